@@ -1,0 +1,146 @@
+//! `skillhost skills grant|revoke`: the operator's side of capabilities.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::Ctx;
+use crate::config::{self, Grant};
+use crate::exec::skill_fingerprint;
+use crate::skill::{Capabilities, FileCapabilities};
+
+#[derive(Debug, Args)]
+pub struct GrantArgs {
+    /// The skill to grant capabilities to.
+    pub name: String,
+    /// Directory the handler may read (as the skill declares it; repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub read: Vec<String>,
+    /// Directory the handler may write (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub write: Vec<String>,
+    /// Host the handler may reach over HTTP (repeatable).
+    #[arg(long, value_name = "HOST")]
+    pub http: Vec<String>,
+    /// Host tool the handler may call (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Vec<String>,
+    /// Let the handler ask the configured model.
+    #[arg(long)]
+    pub llm: bool,
+    /// Let the handler use its key-value store.
+    #[arg(long)]
+    pub kv: bool,
+    /// Write to the user config ($SKILLHOST_HOME/skillhost.toml) instead of
+    /// the workspace's ./skillhost.toml.
+    #[arg(long)]
+    pub user: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RevokeArgs {
+    /// The skill whose grant to remove.
+    pub name: String,
+    /// Remove it from the user config instead of the workspace's.
+    #[arg(long)]
+    pub user: bool,
+}
+
+/// With no capability flags, grants everything the skill declares.
+pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let catalog = ctx.catalog();
+    let skill = catalog.get(&args.name).with_context(|| {
+        format!(
+            "no skill named `{}`; see `skillhost skills list`",
+            args.name
+        )
+    })?;
+    let declared = &skill.meta.skillhost.capabilities;
+    let asked = Capabilities {
+        files: FileCapabilities {
+            read: args.read,
+            write: args.write,
+        },
+        http: args.http,
+        tools: args.tool,
+        llm: args.llm,
+        kv: args.kv,
+    };
+    let capabilities = if asked == Capabilities::default() {
+        declared.clone()
+    } else {
+        let effective = crate::sandbox::grants::intersect(declared, &asked);
+        if effective != asked {
+            eprintln!(
+                "note: the skill does not declare everything granted; it will get only: {}",
+                describe(&effective)
+            );
+        }
+        asked
+    };
+    let pin =
+        skill_fingerprint(skill).with_context(|| format!("cannot read skill `{}`", skill.name))?;
+    let path = if args.user {
+        config::user_file(&ctx.paths)
+    } else {
+        config::workspace_file(&ctx.paths)
+    };
+    config::write_grant(
+        &path,
+        &skill.name,
+        Some(&Grant {
+            pin: pin.clone(),
+            capabilities: capabilities.clone(),
+        }),
+    )?;
+    println!(
+        "granted `{}` {} (pinned to {pin}) in {}",
+        skill.name,
+        describe(&capabilities),
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let path = if args.user {
+        config::user_file(&ctx.paths)
+    } else {
+        config::workspace_file(&ctx.paths)
+    };
+    let cfg = crate::config::Config::load(&ctx.paths)?;
+    if !cfg.grants.contains_key(&args.name) {
+        anyhow::bail!("skill `{}` has no grant to revoke", args.name);
+    }
+    config::write_grant(&path, &args.name, None)?;
+    println!("revoked the grant of `{}` in {}", args.name, path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe(c: &Capabilities) -> String {
+    let mut parts = Vec::new();
+    if !c.files.read.is_empty() {
+        parts.push(format!("read {}", c.files.read.join(", ")));
+    }
+    if !c.files.write.is_empty() {
+        parts.push(format!("write {}", c.files.write.join(", ")));
+    }
+    if !c.http.is_empty() {
+        parts.push(format!("http {}", c.http.join(", ")));
+    }
+    if !c.tools.is_empty() {
+        parts.push(format!("tools {}", c.tools.join(", ")));
+    }
+    if c.llm {
+        parts.push("llm".into());
+    }
+    if c.kv {
+        parts.push("kv".into());
+    }
+    if parts.is_empty() {
+        "nothing beyond computation".into()
+    } else {
+        parts.join("; ")
+    }
+}

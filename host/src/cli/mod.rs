@@ -1,0 +1,93 @@
+//! The command line: argument parsing and output only. Everything a library
+//! user would need lives in the stage modules.
+
+mod grants;
+mod handler;
+mod run;
+mod skills;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::Config;
+use crate::exec::Runner;
+use crate::paths::Paths;
+use crate::skill::{Catalog, LoadOptions};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "skillhost",
+    version,
+    about = "Run agent skills, with their handlers sandboxed",
+    propagate_version = true
+)]
+struct Cli {
+    /// Extra skill root (repeatable; later roots override earlier ones).
+    #[arg(long = "skills", value_name = "DIR", global = true)]
+    skills: Vec<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a task: pick a skill and run its handler in the sandbox (or its template).
+    Run(run::RunArgs),
+    /// List, search, show and validate skills; grant them capabilities.
+    Skills(skills::SkillsArgs),
+    /// Inspect handler components.
+    Handler(handler::HandlerArgs),
+}
+
+/// What every subcommand works with.
+pub(crate) struct Ctx {
+    pub paths: Paths,
+}
+
+impl Ctx {
+    /// A runner over the full catalog with the merged configuration.
+    pub fn runner(&self) -> anyhow::Result<Runner> {
+        let config = Config::load(&self.paths)?;
+        Ok(Runner::new(self.paths.clone(), config, self.catalog()))
+    }
+
+    /// Loads the catalog over every root; warnings go to stderr.
+    pub fn catalog(&self) -> Catalog {
+        let catalog = Catalog::load(&self.paths.roots(), &LoadOptions::default());
+        for w in catalog.warnings() {
+            eprintln!("warning: {w}");
+        }
+        catalog
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = Paths::from_env(cli.skills.clone())
+        .map_err(anyhow::Error::from)
+        .and_then(|mut paths| {
+            // Bundled skills are embedded; they become a folder on first use.
+            match crate::bundled::materialize(&paths.home) {
+                Ok(dir) => paths.bundled = Some(dir),
+                Err(e) => eprintln!(
+                    "warning: bundled skills unavailable: cannot write {}: {e}",
+                    paths.home.join("bundled").display()
+                ),
+            }
+            let ctx = Ctx { paths };
+            match cli.command {
+                Command::Run(args) => run::run(args, &ctx),
+                Command::Skills(args) => skills::run(args, &ctx),
+                Command::Handler(args) => handler::run(args, &ctx),
+            }
+        });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

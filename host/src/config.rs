@@ -1,0 +1,343 @@
+//! `skillhost.toml`: the operator's settings. Read from the user file
+//! (`$SKILLHOST_HOME/skillhost.toml`) and then the workspace file
+//! (`./skillhost.toml`), the workspace winning key by key. Grants live here
+//! because they are the operator's decision, not the skill's.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::paths::Paths;
+use crate::skill::Capabilities;
+
+pub const CONFIG_FILE: &str = "skillhost.toml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid TOML: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub trust: TrustConfig,
+    pub limits: LimitDefaults,
+    pub sandbox: SandboxConfig,
+    pub network: NetworkConfig,
+    /// Operator grants by skill name.
+    pub grants: BTreeMap<String, Grant>,
+}
+
+/// Which sources get what they declare without an explicit grant.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrustConfig {
+    /// Skills shipped inside the binary.
+    pub bundled: bool,
+    /// Skills in the workspace's `.skillhost/skills` and `.agents/skills`.
+    pub workspace: bool,
+}
+
+impl Default for TrustConfig {
+    fn default() -> Self {
+        TrustConfig {
+            bundled: true,
+            workspace: true,
+        }
+    }
+}
+
+/// Limits applied to every handler call, and the ceilings a skill's own
+/// `limits` may not exceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitDefaults {
+    pub memory_mb: u64,
+    pub timeout_ms: u64,
+    pub output_kb: u64,
+    pub tables: u32,
+    pub table_elements: u32,
+    pub instances: u32,
+    pub max_memory_mb: u64,
+    pub max_timeout_ms: u64,
+    pub max_output_kb: u64,
+}
+
+impl Default for LimitDefaults {
+    fn default() -> Self {
+        LimitDefaults {
+            memory_mb: 64,
+            timeout_ms: 5_000,
+            output_kb: 1_024,
+            tables: 20,
+            table_elements: 100_000,
+            instances: 50,
+            max_memory_mb: 1_024,
+            max_timeout_ms: 60_000,
+            max_output_kb: 16 * 1_024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// Use wasmtime's pooling allocator. Off by default: measured slower
+    /// than on-demand allocation for one small component on 2 cores.
+    pub pooling: bool,
+    /// Keep compiled components on disk, keyed by content and engine.
+    pub cache: bool,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            pooling: false,
+            cache: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// Non-public IP addresses that granted HTTP may still reach, e.g. a
+    /// model server on this machine. Empty by default: loopback, private,
+    /// link-local and metadata addresses are refused.
+    pub allow_private: Vec<std::net::IpAddr>,
+}
+
+/// What the operator granted one skill, pinned to its fingerprint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grant {
+    /// The skill's fingerprint (SKILL.md + handler) when it was granted.
+    pub pin: String,
+    #[serde(flatten)]
+    pub capabilities: Capabilities,
+}
+
+impl Config {
+    /// The user file, then the workspace file over it. A missing file is
+    /// not an error; a malformed one is, naming the file.
+    pub fn load(paths: &Paths) -> Result<Config, ConfigError> {
+        let mut merged = toml::Table::new();
+        for path in [user_file(paths), workspace_file(paths)] {
+            if let Some(table) = read_table(&path)? {
+                merge(&mut merged, table);
+            }
+        }
+        Config::deserialize(toml::Value::Table(merged)).map_err(|e| ConfigError::Invalid {
+            path: workspace_file(paths),
+            message: format!("(merged with {}) {e}", user_file(paths).display()),
+        })
+    }
+}
+
+pub fn user_file(paths: &Paths) -> PathBuf {
+    paths.home.join(CONFIG_FILE)
+}
+
+pub fn workspace_file(paths: &Paths) -> PathBuf {
+    paths.workspace.join(CONFIG_FILE)
+}
+
+fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    text.parse::<toml::Table>()
+        .map(Some)
+        .map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+}
+
+/// Tables merge key by key; any other value from `over` replaces.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o))
+                if k != "grants" || b.is_empty() =>
+            {
+                merge(b, o)
+            }
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => {
+                // A grant is replaced whole: merging two grants' lists would
+                // grant what neither file granted alone.
+                for (name, g) in o {
+                    b.insert(name, g);
+                }
+            }
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Sets or removes one skill's grant in a config file, keeping the rest of
+/// the file (comments included) as it was.
+pub fn write_grant(path: &Path, skill: &str, grant: Option<&Grant>) -> Result<(), ConfigError> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+    let grants = doc
+        .entry("grants")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .ok_or_else(|| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: "`grants` must be a table".into(),
+        })?;
+    match grant {
+        Some(g) => {
+            let value = toml::to_string(g).map_err(|e| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+            let table: toml_edit::DocumentMut =
+                value
+                    .parse()
+                    .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
+                        path: path.to_path_buf(),
+                        message: e.to_string(),
+                    })?;
+            grants.insert(skill, toml_edit::Item::Table(table.as_table().clone()));
+        }
+        None => {
+            grants.remove(skill);
+        }
+    }
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|source| ConfigError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    crate::fsutil::write_atomic(path, doc.to_string().as_bytes()).map_err(|source| {
+        ConfigError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(dir: &Path) -> Paths {
+        Paths {
+            home: dir.join("home"),
+            workspace: dir.join("ws"),
+            bundled: None,
+            extra_skills: vec![],
+            cache_override: None,
+        }
+    }
+
+    #[test]
+    fn workspace_overrides_user_and_grants_replace_whole() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = paths(d.path());
+        fs::create_dir_all(&p.home).expect("mkdir");
+        fs::create_dir_all(&p.workspace).expect("mkdir");
+        fs::write(
+            user_file(&p),
+            "[limits]\nmemory_mb = 10\ntimeout_ms = 7\n[grants.a]\npin = \"x\"\nllm = true\ntools = [\"t\"]\n",
+        )
+        .expect("write");
+        fs::write(
+            workspace_file(&p),
+            "[limits]\nmemory_mb = 20\n[grants.a]\npin = \"y\"\nkv = true\n",
+        )
+        .expect("write");
+        let c = Config::load(&p).expect("load");
+        assert_eq!(c.limits.memory_mb, 20);
+        assert_eq!(c.limits.timeout_ms, 7);
+        let g = &c.grants["a"];
+        assert_eq!(g.pin, "y");
+        assert!(g.capabilities.kv);
+        assert!(
+            !g.capabilities.llm,
+            "user file's llm grant must not leak into the workspace grant"
+        );
+        assert!(g.capabilities.tools.is_empty());
+    }
+
+    #[test]
+    fn malformed_file_names_the_file() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = paths(d.path());
+        fs::create_dir_all(&p.workspace).expect("mkdir");
+        fs::write(workspace_file(&p), "[limits\n").expect("write");
+        let e = Config::load(&p).expect_err("malformed").to_string();
+        assert!(e.contains("skillhost.toml"), "{e}");
+    }
+
+    #[test]
+    fn write_grant_keeps_comments_and_round_trips() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let path = d.path().join(CONFIG_FILE);
+        fs::write(&path, "# my settings\n[limits]\nmemory_mb = 32\n").expect("write");
+        let caps = Capabilities {
+            http: vec!["api.example.com".into()],
+            llm: true,
+            ..Capabilities::default()
+        };
+        let g = Grant {
+            pin: "sha256:abc".into(),
+            capabilities: caps,
+        };
+        write_grant(&path, "mailer", Some(&g)).expect("grant");
+        let text = fs::read_to_string(&path).expect("read");
+        assert!(text.contains("# my settings"), "{text}");
+        let c: Config = toml::from_str(&text).expect("parse back");
+        assert_eq!(c.grants["mailer"], g);
+        assert_eq!(c.limits.memory_mb, 32);
+        write_grant(&path, "mailer", None).expect("revoke");
+        let c: Config = toml::from_str(&fs::read_to_string(&path).expect("read")).expect("parse");
+        assert!(c.grants.is_empty());
+    }
+}

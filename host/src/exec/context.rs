@@ -1,0 +1,200 @@
+//! The context a handler or template reads: the skill's declared field
+//! defaults, overridden by what the caller gave, typed by the declaration.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::skill::{ContextField, FieldKind};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    #[error("context argument `{0}` must look like KEY=VALUE")]
+    NotAPair(String),
+    #[error("context field `{field}` must be {expected}, got `{value}`")]
+    WrongType {
+        field: String,
+        expected: &'static str,
+        value: String,
+    },
+    #[error("context field `{0}` is required by the skill and was not given")]
+    Missing(String),
+}
+
+/// Parses `KEY=VALUE` arguments, typing each value by its declared field:
+/// booleans accept true/false/yes/no/1/0, lists accept JSON or
+/// comma-separated text, objects need JSON. Undeclared keys are kept: JSON
+/// if the value parses as JSON, text otherwise.
+pub fn parse_pairs(
+    pairs: &[String],
+    fields: &BTreeMap<String, ContextField>,
+) -> Result<Map<String, Value>, ContextError> {
+    let mut out = Map::new();
+    for pair in pairs {
+        let (key, raw) = pair
+            .split_once('=')
+            .ok_or_else(|| ContextError::NotAPair(pair.clone()))?;
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(ContextError::NotAPair(pair.clone()));
+        }
+        let value = match fields.get(key) {
+            Some(f) => typed(key, raw, f.kind)?,
+            None => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
+        };
+        out.insert(key.to_owned(), value);
+    }
+    Ok(out)
+}
+
+fn typed(key: &str, raw: &str, kind: FieldKind) -> Result<Value, ContextError> {
+    let wrong = |expected| ContextError::WrongType {
+        field: key.to_owned(),
+        expected,
+        value: raw.to_owned(),
+    };
+    let t = raw.trim();
+    Ok(match kind {
+        FieldKind::String => Value::String(raw.to_owned()),
+        FieldKind::Bool => match t.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" | "on" => Value::Bool(true),
+            "false" | "no" | "0" | "off" | "" => Value::Bool(false),
+            _ => return Err(wrong("a boolean (true/false)")),
+        },
+        FieldKind::Integer => t
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| wrong("an integer"))?,
+        FieldKind::Number => {
+            let n = t.parse::<f64>().map_err(|_| wrong("a number"))?;
+            serde_json::Number::from_f64(n)
+                .map(Value::Number)
+                .ok_or_else(|| wrong("a finite number"))?
+        }
+        FieldKind::List => {
+            if t.starts_with('[') {
+                match serde_json::from_str::<Value>(t) {
+                    Ok(v @ Value::Array(_)) => v,
+                    _ => return Err(wrong("a list (JSON array or comma-separated)")),
+                }
+            } else if t.is_empty() {
+                Value::Array(Vec::new())
+            } else {
+                Value::Array(
+                    t.split(',')
+                        .map(|s| Value::String(s.trim().to_owned()))
+                        .collect(),
+                )
+            }
+        }
+        FieldKind::Object => match serde_json::from_str::<Value>(t) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => return Err(wrong("a JSON object")),
+        },
+    })
+}
+
+/// Declared defaults, then `given` over them. A declared field that is
+/// required, has no default and was not given is an error.
+pub fn build(
+    fields: &BTreeMap<String, ContextField>,
+    given: &Map<String, Value>,
+) -> Result<Map<String, Value>, ContextError> {
+    let mut ctx = Map::new();
+    for (name, field) in fields {
+        if let Some(d) = &field.default {
+            ctx.insert(name.clone(), d.clone());
+        }
+    }
+    for (k, v) in given {
+        ctx.insert(k.clone(), v.clone());
+    }
+    for (name, field) in fields {
+        if field.required && ctx.get(name).is_none_or(Value::is_null) {
+            return Err(ContextError::Missing(name.clone()));
+        }
+    }
+    Ok(ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> BTreeMap<String, ContextField> {
+        let f = |kind, default: Option<Value>, required| ContextField {
+            kind,
+            default,
+            description: None,
+            required,
+        };
+        BTreeMap::from([
+            (
+                "tz".to_string(),
+                f(FieldKind::String, Some(Value::from("")), false),
+            ),
+            (
+                "rephrase".to_string(),
+                f(FieldKind::Bool, Some(Value::from(false)), false),
+            ),
+            (
+                "files".to_string(),
+                f(FieldKind::List, Some(Value::Array(vec![])), false),
+            ),
+            ("n".to_string(), f(FieldKind::Integer, None, false)),
+            ("must".to_string(), f(FieldKind::String, None, true)),
+        ])
+    }
+
+    #[test]
+    fn pairs_are_typed_by_declaration() {
+        let m = parse_pairs(
+            &[
+                "rephrase=yes".into(),
+                "files=a.pdf, b.pdf".into(),
+                "n=3".into(),
+                "tz=Europe/Paris".into(),
+                "extra={\"a\":1}".into(),
+                "note=a=b".into(),
+            ],
+            &fields(),
+        )
+        .expect("parse");
+        assert_eq!(m["rephrase"], Value::Bool(true));
+        assert_eq!(m["files"], serde_json::json!(["a.pdf", "b.pdf"]));
+        assert_eq!(m["n"], Value::from(3));
+        assert_eq!(m["tz"], Value::from("Europe/Paris"));
+        assert_eq!(m["extra"], serde_json::json!({"a": 1}));
+        assert_eq!(m["note"], Value::from("a=b"));
+    }
+
+    #[test]
+    fn bad_values_name_the_field() {
+        let e = parse_pairs(&["n=three".into()], &fields()).expect_err("not an int");
+        assert_eq!(
+            e.to_string(),
+            "context field `n` must be an integer, got `three`"
+        );
+        assert!(matches!(
+            parse_pairs(&["novalue".into()], &fields()),
+            Err(ContextError::NotAPair(_))
+        ));
+        assert!(matches!(
+            parse_pairs(&["=x".into()], &fields()),
+            Err(ContextError::NotAPair(_))
+        ));
+    }
+
+    #[test]
+    fn defaults_then_given_then_required() {
+        let e = build(&fields(), &Map::new()).expect_err("must is required");
+        assert_eq!(e, ContextError::Missing("must".into()));
+        let mut given = Map::new();
+        given.insert("must".into(), Value::from("x"));
+        given.insert("tz".into(), Value::from("UTC"));
+        let c = build(&fields(), &given).expect("build");
+        assert_eq!(c["tz"], Value::from("UTC"));
+        assert_eq!(c["rephrase"], Value::Bool(false));
+        assert!(!c.contains_key("n"), "no default, not given: absent");
+    }
+}

@@ -1,0 +1,272 @@
+//! Effective grants: what a handler may use is what its skill declares ∩
+//! what the operator granted. Trusted sources (bundled, workspace, by
+//! default) are granted what they declare; everything else needs a grant
+//! pinned to the skill's fingerprint, so a changed skill loses its grant.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+use crate::config::Config;
+use crate::netguard::pattern_covers;
+use crate::skill::{Capabilities, FileCapabilities, Source};
+
+/// Why a handler got the capabilities it got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Basis {
+    /// Its source is trusted by configuration: it gets what it declares.
+    Trusted(Source),
+    /// An operator grant pinned to this exact fingerprint.
+    Granted,
+    /// A grant exists but was made for another version of the skill.
+    StaleGrant { pinned: String, current: String },
+    /// No grant: pure computation only.
+    NotGranted,
+}
+
+impl fmt::Display for Basis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Basis::Trusted(s) => write!(f, "trusted ({s} skill)"),
+            Basis::Granted => f.write_str("granted"),
+            Basis::StaleGrant { pinned, current } => write!(
+                f,
+                "grant is stale (made for {}, skill is now {})",
+                short(pinned),
+                short(current)
+            ),
+            Basis::NotGranted => f.write_str("not granted"),
+        }
+    }
+}
+
+fn short(v: &str) -> &str {
+    &v[..v.len().min(19)]
+}
+
+/// The capabilities one handler call runs with, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effective {
+    pub capabilities: Capabilities,
+    pub basis: Basis,
+}
+
+impl Effective {
+    /// Nothing beyond computation.
+    pub fn none() -> Self {
+        Effective {
+            capabilities: Capabilities::default(),
+            basis: Basis::NotGranted,
+        }
+    }
+
+    /// A line for the user when the skill asked for more than it got.
+    pub fn notice(&self, skill: &str, declared: &Capabilities) -> Option<String> {
+        if self.capabilities == *declared || *declared == Capabilities::default() {
+            return None;
+        }
+        Some(match &self.basis {
+            Basis::StaleGrant { .. } => format!(
+                "skill `{skill}` changed since it was granted ({}); it runs without its grant until you renew it with `skillhost skills grant {skill}`",
+                self.basis
+            ),
+            Basis::NotGranted => format!(
+                "skill `{skill}` declares capabilities that are not granted; it runs with pure computation only (`skillhost skills grant {skill}` to grant them)"
+            ),
+            _ => format!("skill `{skill}` runs with fewer capabilities than it declares"),
+        })
+    }
+}
+
+/// The fingerprint a grant is pinned to: SKILL.md and the handler bytes.
+pub fn fingerprint(skill_md: &[u8], handler: Option<&[u8]>) -> String {
+    let mut h = Sha256::new();
+    h.update((skill_md.len() as u64).to_le_bytes());
+    h.update(skill_md);
+    if let Some(bytes) = handler {
+        h.update(b"handler");
+        h.update(bytes);
+    }
+    format!("sha256:{}", crate::bundled::hex(&h.finalize()))
+}
+
+/// declared ∩ granted, with trust by source.
+pub fn effective(
+    name: &str,
+    source: Source,
+    declared: &Capabilities,
+    fingerprint: &str,
+    config: &Config,
+) -> Effective {
+    let trusted = match source {
+        Source::Bundled => config.trust.bundled,
+        Source::Workspace => config.trust.workspace,
+        Source::User | Source::Path => false,
+    };
+    if let Some(grant) = config.grants.get(name) {
+        if grant.pin != fingerprint {
+            return Effective {
+                capabilities: Capabilities::default(),
+                basis: Basis::StaleGrant {
+                    pinned: grant.pin.clone(),
+                    current: fingerprint.to_owned(),
+                },
+            };
+        }
+        return Effective {
+            capabilities: intersect(declared, &grant.capabilities),
+            basis: Basis::Granted,
+        };
+    }
+    if trusted {
+        return Effective {
+            capabilities: declared.clone(),
+            basis: Basis::Trusted(source),
+        };
+    }
+    Effective::none()
+}
+
+/// What both sides allow. Paths compare after normalisation; a host
+/// pattern on one side narrows a broader pattern on the other.
+pub fn intersect(declared: &Capabilities, granted: &Capabilities) -> Capabilities {
+    Capabilities {
+        files: FileCapabilities {
+            read: common_paths(&declared.files.read, &granted.files.read),
+            write: common_paths(&declared.files.write, &granted.files.write),
+        },
+        http: declared
+            .http
+            .iter()
+            .filter_map(|d| {
+                granted.http.iter().find_map(|g| {
+                    if pattern_covers(g, d) {
+                        Some(d.clone())
+                    } else if pattern_covers(d, g) {
+                        Some(g.clone())
+                    } else {
+                        None
+                    }
+                })
+            })
+            .collect(),
+        tools: declared
+            .tools
+            .iter()
+            .filter(|t| granted.tools.contains(t))
+            .cloned()
+            .collect(),
+        llm: declared.llm && granted.llm,
+        kv: declared.kv && granted.kv,
+    }
+}
+
+fn common_paths(a: &[String], b: &[String]) -> Vec<String> {
+    let norm = |p: &String| p.trim().trim_end_matches('/').to_owned();
+    a.iter()
+        .filter(|p| b.iter().any(|q| norm(q) == norm(p)))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Grant;
+
+    fn caps() -> Capabilities {
+        Capabilities {
+            files: FileCapabilities {
+                read: vec!["data/".into(), "docs".into()],
+                write: vec!["out".into()],
+            },
+            http: vec!["*.example.com".into(), "api.other.org".into()],
+            tools: vec!["web_search".into(), "http_fetch".into()],
+            llm: true,
+            kv: true,
+        }
+    }
+
+    #[test]
+    fn intersection_keeps_only_what_both_allow() {
+        let granted = Capabilities {
+            files: FileCapabilities {
+                read: vec!["data".into()],
+                write: vec![],
+            },
+            http: vec!["api.example.com".into(), "evil.net".into()],
+            tools: vec!["web_search".into(), "shell".into()],
+            llm: false,
+            kv: true,
+        };
+        let e = intersect(&caps(), &granted);
+        assert_eq!(e.files.read, vec!["data/"]);
+        assert!(e.files.write.is_empty());
+        assert_eq!(e.http, vec!["api.example.com"]);
+        assert_eq!(e.tools, vec!["web_search"]);
+        assert!(!e.llm);
+        assert!(e.kv);
+    }
+
+    #[test]
+    fn untrusted_sources_get_nothing_without_a_grant() {
+        let cfg = Config::default();
+        for src in [Source::User, Source::Path] {
+            let e = effective("s", src, &caps(), "sha256:1", &cfg);
+            assert_eq!(e.capabilities, Capabilities::default());
+            assert_eq!(e.basis, Basis::NotGranted);
+        }
+        let e = effective("s", Source::Bundled, &caps(), "sha256:1", &cfg);
+        assert_eq!(e.capabilities, caps());
+        let mut cfg = Config::default();
+        cfg.trust.workspace = false;
+        let e = effective("s", Source::Workspace, &caps(), "sha256:1", &cfg);
+        assert_eq!(e.basis, Basis::NotGranted);
+    }
+
+    #[test]
+    fn grant_is_pinned_to_the_fingerprint() {
+        let mut cfg = Config::default();
+        cfg.grants.insert(
+            "s".into(),
+            Grant {
+                pin: fingerprint(b"v1", Some(b"wasm")),
+                capabilities: caps(),
+            },
+        );
+        let ok = effective(
+            "s",
+            Source::User,
+            &caps(),
+            &fingerprint(b"v1", Some(b"wasm")),
+            &cfg,
+        );
+        assert_eq!(ok.basis, Basis::Granted);
+        assert_eq!(ok.capabilities, caps());
+        // The handler changed: the grant no longer applies.
+        let stale = effective(
+            "s",
+            Source::User,
+            &caps(),
+            &fingerprint(b"v1", Some(b"wasm2")),
+            &cfg,
+        );
+        assert!(matches!(stale.basis, Basis::StaleGrant { .. }));
+        assert_eq!(stale.capabilities, Capabilities::default());
+        assert!(
+            stale
+                .notice("s", &caps())
+                .expect("notice")
+                .contains("skillhost skills grant s")
+        );
+        // A stale grant also overrides trust: the operator pinned a version.
+        let stale = effective(
+            "s",
+            Source::Bundled,
+            &caps(),
+            &fingerprint(b"v2", None),
+            &cfg,
+        );
+        assert_eq!(stale.capabilities, Capabilities::default());
+    }
+}

@@ -1,0 +1,325 @@
+//! Finding SKILL.md files under one root without ever leaving it.
+//!
+//! Every open goes through a cap-std `Dir` rooted at the skill root, so a
+//! symlink (file or folder) that resolves outside the root is refused by the
+//! kernel (`openat2` with `RESOLVE_BENEATH`) or by cap-std's own resolver,
+//! not by comparing path strings. The walk is depth-first with one open
+//! directory handle per level, bounded in depth, files and folders. Files
+//! are only listed here; `read` reads them later, possibly in parallel.
+
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, ReadDir};
+
+use super::catalog::{LoadOptions, Root, Warning};
+
+/// Accepted file names, most preferred first.
+pub(crate) const SKILL_FILES: [&str; 3] = ["SKILL.md", "skill.md", "Skill.md"];
+/// Never searched: huge and never skills.
+const SKIP_DIRS: [&str; 2] = [".git", "node_modules"];
+/// Folders visited per allowed skill file, so that a tree of empty folders
+/// cannot keep the walk busy.
+const DIRS_PER_FILE: usize = 8;
+
+/// One SKILL.md found by the walk.
+pub(crate) struct Candidate {
+    /// The skill folder (root-relative components joined onto the root).
+    pub dir: PathBuf,
+    /// The SKILL.md itself.
+    pub path: PathBuf,
+    /// The SKILL.md relative to the root, for opening beneath it.
+    pub rel: PathBuf,
+    pub folder_name: String,
+    pub is_link: bool,
+}
+
+/// A folder whose subfolders are still to be visited.
+struct Frame {
+    dir: Dir,
+    path: PathBuf,
+    rel: PathBuf,
+    depth: usize,
+    subdirs: std::vec::IntoIter<(OsString, bool)>,
+}
+
+/// Whether an error is cap-std refusing a path that leads outside its root.
+pub(crate) fn is_escape(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::PermissionDenied && e.to_string().contains("outside")
+}
+
+/// Opens a root. A root that does not exist is empty without a warning:
+/// most users have no user root.
+pub(crate) fn open_root(root: &Root, warnings: &mut Vec<Warning>) -> Option<Dir> {
+    match Dir::open_ambient_dir(&root.dir, ambient_authority()) {
+        Ok(d) => Some(d),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            warnings.push(Warning::new(
+                &root.dir,
+                format!("cannot open skill root: {e}"),
+            ));
+            None
+        }
+    }
+}
+
+/// Walks the opened root `base` for skill files, in a stable order, handing
+/// each to `found` without reading it.
+pub(crate) fn walk(
+    base: &Dir,
+    root: &Root,
+    opts: &LoadOptions,
+    warnings: &mut Vec<Warning>,
+    found: impl FnMut(Candidate),
+) {
+    let mut w = Walker {
+        opts,
+        found,
+        count: 0,
+        dirs: 1,
+        max_dirs: opts.max_files.saturating_mul(DIRS_PER_FILE).max(1024),
+        depth_warned: false,
+        warnings,
+    };
+    let mut stack = Vec::new();
+    let listed = base
+        .entries()
+        .and_then(|entries| Ok((entries, base.try_clone()?)));
+    match listed {
+        Ok((entries, dir)) => {
+            if let Some(subdirs) = w.list(entries, &root.dir, Path::new(""), 0) {
+                stack.push(Frame {
+                    dir,
+                    path: root.dir.clone(),
+                    rel: PathBuf::new(),
+                    depth: 0,
+                    subdirs: subdirs.into_iter(),
+                });
+            }
+        }
+        Err(e) => w.warn(&root.dir, format!("cannot list folder: {e}")),
+    }
+
+    while let Some(top) = stack.last_mut() {
+        let Some((name, is_link)) = top.subdirs.next() else {
+            stack.pop();
+            continue;
+        };
+        let path = top.path.join(&name);
+        let rel = top.rel.join(&name);
+        let depth = top.depth + 1;
+        w.dirs += 1;
+        if w.dirs > w.max_dirs {
+            let msg = format!(
+                "stopped after {} folders (the cap): the rest of this root is not searched",
+                w.max_dirs
+            );
+            w.warn(&root.dir, msg);
+            break;
+        }
+        if is_link {
+            match top.dir.metadata(&name) {
+                Ok(m) if m.is_dir() => {}
+                Err(e) if is_escape(&e) => {
+                    w.warn(
+                        &path,
+                        "symlink leads outside the skill root: not followed".to_owned(),
+                    );
+                    continue;
+                }
+                // A link to a file, or dangling: nothing to search.
+                _ => continue,
+            }
+        }
+        // Listing by name from the parent costs one open; most skill
+        // folders have no subfolders and never need a handle of their own.
+        let entries = match top.dir.read_dir(&name) {
+            Ok(e) => e,
+            Err(e) if is_escape(&e) => {
+                w.warn(
+                    &path,
+                    "symlink leads outside the skill root: not followed".to_owned(),
+                );
+                continue;
+            }
+            Err(e) => {
+                w.warn(&path, format!("cannot list folder: {e}"));
+                continue;
+            }
+        };
+        let Some(subdirs) = w.list(entries, &path, &rel, depth) else {
+            break;
+        };
+        if subdirs.is_empty() {
+            continue;
+        }
+        match top.dir.open_dir(&name) {
+            Ok(dir) => stack.push(Frame {
+                dir,
+                path,
+                rel,
+                depth,
+                subdirs: subdirs.into_iter(),
+            }),
+            Err(e) => w.warn(&path, format!("cannot open folder: {e}")),
+        }
+    }
+}
+
+/// Reads one candidate beneath the root, refusing escapes, non-files and
+/// anything over `max` bytes.
+pub(crate) fn read(base: &Dir, c: &Candidate, max: u64) -> Result<Vec<u8>, String> {
+    read_capped(base, &c.rel, c.is_link, max)
+}
+
+struct Walker<'a, F> {
+    opts: &'a LoadOptions,
+    found: F,
+    count: usize,
+    dirs: usize,
+    max_dirs: usize,
+    depth_warned: bool,
+    warnings: &'a mut Vec<Warning>,
+}
+
+impl<F: FnMut(Candidate)> Walker<'_, F> {
+    fn warn(&mut self, path: &Path, message: String) {
+        self.warnings.push(Warning::new(path, message));
+    }
+
+    /// Takes one folder's listing: its SKILL.md (if any) becomes a
+    /// candidate; returns the subfolders to visit, sorted (none past the
+    /// depth limit). `None` stops the walk: the file cap is reached.
+    fn list(
+        &mut self,
+        entries: ReadDir,
+        path: &Path,
+        rel: &Path,
+        depth: usize,
+    ) -> Option<Vec<(OsString, bool)>> {
+        let mut subdirs = Vec::new();
+        let mut skill_file: Option<(usize, OsString, bool)> = None;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(ft) = entry.file_type() else { continue };
+            let is_link = ft.is_symlink();
+            if let Some(rank) = name
+                .to_str()
+                .and_then(|n| SKILL_FILES.iter().position(|f| *f == n))
+            {
+                if !ft.is_file() && !is_link {
+                    // Never opened: a FIFO would block the open.
+                    self.warn(&path.join(&name), "skipped: not a regular file".to_owned());
+                    continue;
+                }
+                if skill_file.as_ref().is_none_or(|(r, _, _)| rank < *r) {
+                    skill_file = Some((rank, name, is_link));
+                }
+                continue;
+            }
+            if (ft.is_dir() || is_link) && !name.to_str().is_some_and(|n| SKIP_DIRS.contains(&n)) {
+                subdirs.push((name, is_link));
+            }
+        }
+
+        if let Some((_, name, is_link)) = skill_file {
+            if self.count >= self.opts.max_files {
+                let msg = format!(
+                    "stopped after {} skill files (the cap): the rest of this root is not loaded",
+                    self.opts.max_files
+                );
+                self.warn(path, msg);
+                return None;
+            }
+            let folder_name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.count += 1;
+            (self.found)(Candidate {
+                dir: path.to_path_buf(),
+                path: path.join(&name),
+                rel: rel.join(&name),
+                folder_name,
+                is_link,
+            });
+        }
+
+        if depth >= self.opts.max_depth && !subdirs.is_empty() {
+            if !self.depth_warned {
+                self.depth_warned = true;
+                let msg = format!(
+                    "folders more than {} levels below the root are not searched",
+                    self.opts.max_depth
+                );
+                self.warn(path, msg);
+            }
+            subdirs.clear();
+        }
+        subdirs.sort();
+        Some(subdirs)
+    }
+}
+
+/// Reads a file inside `dir`, refusing escapes, non-files and anything over
+/// `max` bytes without reading more than `max + 1` bytes.
+pub(crate) fn read_capped(
+    dir: &Dir,
+    name: impl AsRef<Path>,
+    is_link: bool,
+    max: u64,
+) -> Result<Vec<u8>, String> {
+    let name = name.as_ref();
+    let refused = |e: &io::Error| {
+        if is_link {
+            format!("symlink leads outside the skill root: refused ({e})")
+        } else {
+            format!("path leads outside the skill root: refused ({e})")
+        }
+    };
+    // A symlink is checked before opening so that one pointing at a FIFO
+    // cannot block the open; a plain entry was typed by the directory
+    // listing, and is checked again after opening.
+    if is_link {
+        let meta = dir.metadata(name).map_err(|e| {
+            if is_escape(&e) {
+                refused(&e)
+            } else {
+                format!("cannot read: {e}")
+            }
+        })?;
+        if !meta.is_file() {
+            return Err("not a regular file".to_owned());
+        }
+    }
+    let file = dir.open(name).map_err(|e| {
+        if is_escape(&e) {
+            refused(&e)
+        } else {
+            format!("cannot open: {e}")
+        }
+    })?;
+    let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "file is {} bytes, over the {max}-byte cap",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "file grew past the {max}-byte cap while being read"
+        ));
+    }
+    Ok(bytes)
+}

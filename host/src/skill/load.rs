@@ -1,0 +1,126 @@
+//! Reading and parsing one root's skills. Parsing is most of the work, so
+//! it runs on worker threads while the walk is still listing folders;
+//! results come back in walk order so that which duplicate wins is stable.
+
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, channel};
+
+use cap_std::fs::Dir;
+
+use super::catalog::{LoadOptions, Root, Warning, content_version};
+use super::discover::{self, Candidate};
+use super::model::{Skill, Source};
+use super::parse::parse_skill;
+
+/// Skill files handed to a worker at a time. A root with fewer than this
+/// is loaded on the calling thread alone.
+const BATCH: usize = 64;
+/// Most worker threads, whatever the core count.
+const MAX_WORKERS: usize = 8;
+
+type Loaded = Result<Skill, Warning>;
+
+/// Every skill file under `root`, read and parsed, in walk order. A file
+/// that cannot be read or parsed is the warning that says why.
+pub(crate) fn load_root(
+    root: &Root,
+    opts: &LoadOptions,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Loaded> {
+    let Some(base) = discover::open_root(root, warnings) else {
+        return Vec::new();
+    };
+    let base = &base;
+    let source = root.source;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_WORKERS);
+
+    let (tx, rx) = channel::<(usize, Vec<Candidate>)>();
+    let rx = Mutex::new(rx);
+    let rx = &rx;
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        let mut parts: Vec<(usize, Vec<Loaded>)> = Vec::new();
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut batches = 0;
+        discover::walk(base, root, opts, warnings, |c| {
+            batch.push(c);
+            if batch.len() < BATCH {
+                return;
+            }
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            if workers > 1 && handles.is_empty() {
+                for _ in 0..workers {
+                    handles.push(scope.spawn(move || work(rx, base, source, opts)));
+                }
+            }
+            if handles.is_empty() {
+                parts.push((batches, load_batch(&full, base, source, opts)));
+            } else if let Err(unsent) = tx.send((batches, full)) {
+                // Every worker has gone (which only a panic can do): load
+                // here rather than lose the batch.
+                let (n, full) = unsent.0;
+                parts.push((n, load_batch(&full, base, source, opts)));
+            }
+            batches += 1;
+        });
+        drop(tx);
+        parts.push((batches, load_batch(&batch, base, source, opts)));
+        for h in handles {
+            match h.join() {
+                Ok(done) => parts.extend(done),
+                // The parser does not panic (see the property tests); if it
+                // ever did, the load fails loudly rather than half-empty.
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        parts.sort_unstable_by_key(|p| p.0);
+        parts.into_iter().flat_map(|p| p.1).collect()
+    })
+}
+
+/// A worker: loads batches until the walk is over.
+fn work(
+    rx: &Mutex<Receiver<(usize, Vec<Candidate>)>>,
+    base: &Dir,
+    source: Source,
+    opts: &LoadOptions,
+) -> Vec<(usize, Vec<Loaded>)> {
+    let mut done = Vec::new();
+    loop {
+        let next = match rx.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => break,
+        };
+        let Ok((n, batch)) = next else { break };
+        done.push((n, load_batch(&batch, base, source, opts)));
+    }
+    done
+}
+
+fn load_batch(batch: &[Candidate], base: &Dir, source: Source, opts: &LoadOptions) -> Vec<Loaded> {
+    batch
+        .iter()
+        .map(|c| load_one(base, c, source, opts))
+        .collect()
+}
+
+/// Reads and parses one SKILL.md.
+fn load_one(base: &Dir, c: &Candidate, source: Source, opts: &LoadOptions) -> Loaded {
+    let bytes = discover::read(base, c, opts.max_file_bytes)
+        .map_err(|m| Warning::new(&c.path, format!("skipped: {m}")))?;
+    let parsed = parse_skill(&bytes, &c.folder_name)
+        .map_err(|e| Warning::new(&c.path, format!("skipped: {e}")))?;
+    Ok(Skill {
+        name: parsed.name,
+        description: parsed.description,
+        body: parsed.body,
+        dir: c.dir.clone(),
+        path: c.path.clone(),
+        version: content_version(&bytes),
+        source,
+        warnings: parsed.warnings,
+        meta: parsed.meta,
+    })
+}

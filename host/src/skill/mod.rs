@@ -1,0 +1,21 @@
+//! Skills: lenient parsing of every SKILL.md dialect, discovery over layered
+//! roots, the catalog, retrieval and prompt rendering.
+
+mod catalog;
+mod discover;
+mod files;
+mod load;
+mod model;
+mod parse;
+mod prompt;
+mod search;
+mod validate;
+mod yaml;
+
+pub use catalog::{Catalog, LoadOptions, LoadStats, Root, Warning, content_version};
+pub use files::SkillFileError;
+pub use model::*;
+pub use parse::{ParseError, ParsedSkill, parse_skill};
+pub use prompt::{render_available_skills, xml_escape};
+pub use search::Match;
+pub use validate::{Problem, SPEC_KEYS, Severity, validate_strict};

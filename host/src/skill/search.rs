@@ -1,0 +1,511 @@
+//! Retrieval: which skill fits a task. Built once per catalog so that a
+//! query over ten thousand skills costs microseconds.
+//!
+//! Score = 100 × (triggers matched) + 10 × (tags matched, at most 9)
+//!       + BM25 over name and description squashed into [0, 10).
+//! So any trigger outranks any number of tags, and any tag outranks text
+//! similarity; within a tier, more matches and better text win.
+
+use std::collections::HashMap;
+
+use regex::{Regex, RegexBuilder};
+
+use super::catalog::Warning;
+use super::model::Skill;
+use super::parse::is_regex_trigger;
+
+/// One search result.
+#[derive(Debug, Clone)]
+pub struct Match<'a> {
+    pub skill: &'a Skill,
+    pub score: f64,
+    /// What matched: `trigger 'email'`, `tag 'mail'`, `bm25`.
+    pub why: String,
+}
+
+const TRIGGER_WEIGHT: f64 = 100.0;
+const TAG_WEIGHT: f64 = 10.0;
+const MAX_TAGS_COUNTED: u32 = 9;
+/// BM25 r maps to 10·r/(r+BM25_HALF): below 10, half-way at BM25_HALF.
+const BM25_HALF: f64 = 5.0;
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Regex triggers compiled per skill: compiling is the costly part of
+/// indexing, and a skill needs a handful at most.
+const MAX_REGEX_TRIGGERS: usize = 32;
+/// A regex trigger may not compile to more than this (bytes).
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// Words that carry no meaning for picking a skill (sorted: binary search).
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "i", "if",
+    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "so", "that",
+    "the", "their", "them", "then", "this", "to", "use", "used", "uses", "using", "via", "want",
+    "we", "what", "when", "which", "will", "with", "you", "your",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Trigger,
+    Tag,
+}
+
+/// A keyword trigger or a tag, as lowercase words.
+#[derive(Debug, Clone)]
+struct Phrase {
+    doc: u32,
+    kind: Kind,
+    words: Box<[String]>,
+    text: String,
+}
+
+/// A regex trigger.
+#[derive(Debug, Clone)]
+struct Pattern {
+    doc: u32,
+    regex: Regex,
+    text: String,
+}
+
+/// A BM25 term: its idf and, per skill, the saturated term frequency
+/// (everything but the idf, computed once at build time).
+#[derive(Debug, Clone, Default)]
+struct Term {
+    idf: f32,
+    postings: Vec<(u32, f32)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchIndex {
+    phrases: Vec<Phrase>,
+    /// Phrase ids by their first word.
+    by_first_word: HashMap<String, Vec<u32>>,
+    patterns: Vec<Pattern>,
+    /// BM25 vocabulary: term → index into `term_data`.
+    terms: HashMap<String, u32>,
+    term_data: Vec<Term>,
+}
+
+/// One trigger or tag hit: the skill and the phrase (ids past the phrases
+/// are patterns).
+type Hit = (u32, u32);
+
+impl SearchIndex {
+    /// Tokenizes every skill once. Invalid regex triggers become warnings.
+    pub(crate) fn build(skills: &[Skill]) -> (SearchIndex, Vec<Warning>) {
+        let mut index = SearchIndex::default();
+        let mut warnings = Vec::new();
+        let mut dict: HashMap<String, u32> = HashMap::new();
+        let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
+        let mut doc_len = Vec::with_capacity(skills.len());
+        let mut ids: Vec<u32> = Vec::new();
+        let mut buf = String::new();
+        for (i, skill) in skills.iter().enumerate() {
+            let doc = u32::try_from(i).unwrap_or(u32::MAX);
+            let mut regexes = 0;
+            for t in &skill.meta.triggers {
+                let t = t.trim();
+                if is_regex_trigger(t) {
+                    regexes += 1;
+                    if regexes > MAX_REGEX_TRIGGERS {
+                        if regexes == MAX_REGEX_TRIGGERS + 1 {
+                            warnings.push(Warning::new(
+                                &skill.path,
+                                format!("more than {MAX_REGEX_TRIGGERS} regex triggers: the rest are ignored"),
+                            ));
+                        }
+                        continue;
+                    }
+                    let pattern = &t[1..t.len() - 1];
+                    match RegexBuilder::new(pattern)
+                        .case_insensitive(true)
+                        .size_limit(REGEX_SIZE_LIMIT)
+                        .build()
+                    {
+                        Ok(regex) => index.patterns.push(Pattern {
+                            doc,
+                            regex,
+                            text: t.to_owned(),
+                        }),
+                        Err(e) => warnings.push(Warning::new(
+                            &skill.path,
+                            format!(
+                                "trigger '{t}' is not a valid regex, ignored: {}",
+                                one_line(&e.to_string())
+                            ),
+                        )),
+                    }
+                } else {
+                    index.add_phrase(doc, Kind::Trigger, t);
+                }
+            }
+            for tag in &skill.meta.tags {
+                index.add_phrase(doc, Kind::Tag, tag.trim());
+            }
+            // The name counts twice: it is the skill's own summary.
+            ids.clear();
+            for_each_term(&skill.name, &mut buf, |term| {
+                let id = intern(&mut dict, &mut postings, term);
+                ids.extend([id, id]);
+            });
+            for_each_term(&skill.description, &mut buf, |term| {
+                ids.push(intern(&mut dict, &mut postings, term));
+            });
+            ids.sort_unstable();
+            for run in ids.chunk_by(|a, b| a == b) {
+                postings[run[0] as usize].push((doc, u32::try_from(run.len()).unwrap_or(u32::MAX)));
+            }
+            doc_len.push(u32::try_from(ids.len()).unwrap_or(u32::MAX));
+        }
+        let n = skills.len() as f64;
+        let avg_len = if skills.is_empty() {
+            1.0
+        } else {
+            (doc_len.iter().map(|&l| f64::from(l)).sum::<f64>() / n).max(1.0)
+        };
+        index.terms = dict;
+        index.term_data = postings
+            .into_iter()
+            .map(|post| {
+                let df = post.len() as f64;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32;
+                let postings = post
+                    .into_iter()
+                    .map(|(doc, tf)| {
+                        let tf = f64::from(tf);
+                        let len = f64::from(doc_len[doc as usize]);
+                        let w = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len));
+                        (doc, w as f32)
+                    })
+                    .collect();
+                Term { idf, postings }
+            })
+            .collect();
+        (index, warnings)
+    }
+
+    fn add_phrase(&mut self, doc: u32, kind: Kind, text: &str) {
+        let words = words(text);
+        let Some(first) = words.first().cloned() else {
+            return;
+        };
+        let id = u32::try_from(self.phrases.len()).unwrap_or(u32::MAX);
+        self.phrases.push(Phrase {
+            doc,
+            kind,
+            words: words.into_boxed_slice(),
+            text: text.to_owned(),
+        });
+        self.by_first_word.entry(first).or_default().push(id);
+    }
+
+    fn hit_label(&self, id: u32) -> String {
+        match self.phrases.get(id as usize) {
+            Some(p) if p.kind == Kind::Trigger => format!("trigger '{}'", p.text),
+            Some(p) => format!("tag '{}'", p.text),
+            None => {
+                let text = self
+                    .patterns
+                    .get(id as usize - self.phrases.len())
+                    .map_or("", |p| p.text.as_str());
+                format!("trigger '{text}'")
+            }
+        }
+    }
+
+    pub(crate) fn search<'a>(&self, skills: &'a [Skill], query: &str, k: usize) -> Vec<Match<'a>> {
+        if k == 0 || skills.is_empty() {
+            return Vec::new();
+        }
+        // Trigger and tag hits, each (skill, phrase) once.
+        let mut hits: Vec<Hit> = Vec::new();
+        let qwords = words(query);
+        for (i, w) in qwords.iter().enumerate() {
+            let Some(ids) = self.by_first_word.get(w) else {
+                continue;
+            };
+            for &id in ids {
+                let p = &self.phrases[id as usize];
+                if qwords[i..].starts_with(&p.words) {
+                    hits.push((p.doc, id));
+                }
+            }
+        }
+        let offset = self.phrases.len();
+        for (j, p) in self.patterns.iter().enumerate() {
+            if p.regex.is_match(query) {
+                hits.push((p.doc, u32::try_from(offset + j).unwrap_or(u32::MAX)));
+            }
+        }
+        hits.sort_unstable();
+        hits.dedup();
+
+        let mut bm25 = vec![0f32; skills.len()];
+        let mut qterms: Vec<u32> = Vec::new();
+        for_each_term(query, &mut String::new(), |term| {
+            if let Some(&id) = self.terms.get(term) {
+                qterms.push(id);
+            }
+        });
+        qterms.sort_unstable();
+        qterms.dedup();
+        for &id in &qterms {
+            let t = &self.term_data[id as usize];
+            for &(doc, w) in &t.postings {
+                bm25[doc as usize] += t.idf * w;
+            }
+        }
+
+        // One pass over all skills, with a cursor over the sorted hits.
+        let mut scored: Vec<(u32, f64)> = Vec::new();
+        let mut h = 0;
+        for (doc, &r) in bm25.iter().enumerate() {
+            let doc = u32::try_from(doc).unwrap_or(u32::MAX);
+            let (mut triggers, mut tags) = (0u32, 0u32);
+            while h < hits.len() && hits[h].0 == doc {
+                match self.phrases.get(hits[h].1 as usize) {
+                    Some(p) if p.kind == Kind::Tag => tags += 1,
+                    _ => triggers += 1,
+                }
+                h += 1;
+            }
+            if r <= 0.0 && triggers == 0 && tags == 0 {
+                continue;
+            }
+            let r = f64::from(r);
+            let score = TRIGGER_WEIGHT * f64::from(triggers)
+                + TAG_WEIGHT * f64::from(tags.min(MAX_TAGS_COUNTED))
+                + 10.0 * r / (r + BM25_HALF);
+            scored.push((doc, score));
+        }
+        // Skills are sorted by name, so the index breaks ties by name.
+        let by_rank = |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, by_rank);
+            scored.truncate(k);
+        }
+        scored.sort_by(by_rank);
+
+        scored
+            .into_iter()
+            .map(|(doc, score)| {
+                let mut why: Vec<String> = hits
+                    .iter()
+                    .filter(|h| h.0 == doc)
+                    .map(|h| self.hit_label(h.1))
+                    .collect();
+                if bm25[doc as usize] > 0.0 {
+                    why.push("bm25".to_owned());
+                }
+                Match {
+                    skill: &skills[doc as usize],
+                    score,
+                    why: why.join(", "),
+                }
+            })
+            .collect()
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Lowercase alphanumeric runs: word boundaries for triggers and tags.
+/// Articles are dropped so that "write an email" meets the trigger
+/// "write email".
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !matches!(w.as_str(), "a" | "an" | "the"))
+        .collect()
+}
+
+/// The id of `term`, added to the vocabulary if new.
+fn intern(dict: &mut HashMap<String, u32>, postings: &mut Vec<Vec<(u32, u32)>>, term: &str) -> u32 {
+    if let Some(&id) = dict.get(term) {
+        return id;
+    }
+    let id = u32::try_from(postings.len()).unwrap_or(u32::MAX);
+    dict.insert(term.to_owned(), id);
+    postings.push(Vec::new());
+    id
+}
+
+/// Calls `f` with each BM25 term of `text`: lowercase words without
+/// stopwords, plural endings folded. `buf` is scratch space, so indexing
+/// ten thousand descriptions does not allocate per word.
+fn for_each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    for raw in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        buf.clear();
+        if raw.is_ascii() {
+            buf.extend(raw.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            buf.extend(raw.chars().flat_map(char::to_lowercase));
+        }
+        if is_stopword(buf) {
+            continue;
+        }
+        stem(buf);
+        f(buf);
+    }
+}
+
+fn is_stopword(w: &str) -> bool {
+    STOPWORDS.binary_search(&w).is_ok()
+}
+
+/// Folds the commonest English plural endings so `emails` finds `email`.
+fn stem(w: &mut String) {
+    let n = w.len();
+    if n > 4 && w.ends_with("ies") {
+        w.truncate(n - 3);
+        w.push('y');
+    } else if n > 3
+        && w.ends_with('s')
+        && !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
+    {
+        w.truncate(n - 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::catalog::Catalog;
+    use super::super::model::{SkillMeta, Source};
+    use super::*;
+
+    fn skill(name: &str, description: &str, triggers: &[&str], tags: &[&str]) -> Skill {
+        Skill {
+            name: name.into(),
+            description: description.into(),
+            body: String::new(),
+            dir: format!("/s/{name}").into(),
+            path: format!("/s/{name}/SKILL.md").into(),
+            version: "sha256:0".into(),
+            source: Source::Path,
+            warnings: Vec::new(),
+            meta: SkillMeta {
+                triggers: triggers.iter().map(|s| s.to_string()).collect(),
+                tags: tags.iter().map(|s| s.to_string()).collect(),
+                ..SkillMeta::default()
+            },
+        }
+    }
+
+    fn catalog() -> Catalog {
+        Catalog::from_skills(vec![
+            skill(
+                "email-writer",
+                "Writes professional emails.",
+                &["email", "write email"],
+                &[],
+            ),
+            skill("mailer", "Sends messages to a list.", &[], &["email"]),
+            skill(
+                "notes",
+                "Takes notes about email threads and meetings.",
+                &[],
+                &[],
+            ),
+            skill(
+                "pdf",
+                "Extract text from PDF files.",
+                &["/\\bpdfs?\\b/"],
+                &["documents"],
+            ),
+            skill("weird", "d", &["/(unclosed/"], &[]),
+        ])
+    }
+
+    #[test]
+    fn triggers_beat_tags_beat_text() {
+        let cat = catalog();
+        let m = cat.search("please write an email to Bob", 10);
+        let names: Vec<_> = m.iter().map(|m| m.skill.name.as_str()).collect();
+        assert_eq!(names, ["email-writer", "mailer", "notes"]);
+        assert!(
+            m[0].why.contains("trigger 'email'") && m[0].why.contains("trigger 'write email'"),
+            "{}",
+            m[0].why
+        );
+        assert!(m[1].why.starts_with("tag 'email'"), "{}", m[1].why);
+        assert_eq!(m[2].why, "bm25");
+        assert!(
+            m[0].score >= 200.0 && m[1].score >= 10.0 && m[1].score < 100.0 && m[2].score < 10.0
+        );
+    }
+
+    #[test]
+    fn keyword_triggers_match_on_word_boundaries_only() {
+        let cat = catalog();
+        // "emailing" is not the word "email"; BM25 does not fold -ing either.
+        assert!(
+            cat.search("emailing", 5)
+                .iter()
+                .all(|m| !m.why.contains("trigger"))
+        );
+        assert!(
+            cat.search("EMAIL!", 5)
+                .iter()
+                .any(|m| m.why.contains("trigger 'email'"))
+        );
+    }
+
+    #[test]
+    fn regex_triggers_are_case_insensitive_and_invalid_ones_warn() {
+        let cat = catalog();
+        let m = cat.search("merge these PDFs", 3);
+        assert_eq!(m[0].skill.name, "pdf");
+        assert!(m[0].why.contains("trigger '/\\bpdfs?\\b/'"), "{}", m[0].why);
+        assert!(
+            cat.warnings()
+                .iter()
+                .any(|w| w.message.contains("not a valid regex"))
+        );
+    }
+
+    #[test]
+    fn regex_triggers_per_skill_are_capped() {
+        let many: Vec<String> = (0..40).map(|i| format!("/^word{i}$/")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        let cat = Catalog::from_skills(vec![skill("greedy", "d", &refs, &[])]);
+        assert_eq!(cat.search("word31", 1).len(), 1);
+        assert!(cat.search("word32", 1).is_empty());
+        assert_eq!(cat.warnings().len(), 1);
+        assert!(
+            cat.warnings()[0]
+                .message
+                .contains("more than 32 regex triggers")
+        );
+    }
+
+    #[test]
+    fn zero_scores_are_left_out_and_k_is_honoured() {
+        let cat = catalog();
+        assert!(cat.search("zebra quantum", 5).is_empty());
+        assert!(cat.search("the and of", 5).is_empty());
+        assert_eq!(cat.search("email", 1).len(), 1);
+        assert!(cat.search("email", 0).is_empty());
+    }
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stopword("the") && is_stopword("your") && !is_stopword("email"));
+    }
+
+    #[test]
+    fn plurals_fold_for_text() {
+        let cat = catalog();
+        let m = cat.search("meeting", 5);
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].skill.name, "notes");
+    }
+}

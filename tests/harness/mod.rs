@@ -1,0 +1,182 @@
+//! Shared helpers for the sandbox and CLI tests: build the test guest
+//! components once per test binary, lay out throwaway workspaces, and run
+//! the real `skillhost` binary against them.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use skillhost::config::Config;
+use skillhost::exec::{RunOutcome, RunRequest, Runner};
+use skillhost::paths::Paths;
+use skillhost::skill::{Catalog, LoadOptions};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ is in the repo")
+        .to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|d| {
+            if d.is_absolute() {
+                d
+            } else {
+                repo_root().join(d)
+            }
+        })
+        .unwrap_or_else(|| repo_root().join("target"))
+}
+
+/// Compiled components are cached here for every test of every binary, so
+/// each guest is compiled once per checkout, not once per test.
+pub fn cache_dir() -> PathBuf {
+    target_dir().join("test-component-cache")
+}
+
+/// Builds the guest components under `tests/guests` (once per process;
+/// cargo itself makes concurrent builds from other test binaries safe).
+pub fn guest(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let dir = BUILT
+        .get_or_init(|| {
+            let out = target_dir().join("guests");
+            let status = Command::new(env!("CARGO"))
+                .current_dir(repo_root())
+                .args(["build", "--quiet", "--profile", "guest", "--target", "wasm32-wasip2"])
+                .args(["-p", "echo-guest", "-p", "hostile-guest"])
+                .arg("--target-dir")
+                .arg(&out)
+                .env_remove("RUSTFLAGS")
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .status()
+                .map_err(|e| format!("cannot run cargo: {e}"))?;
+            if !status.success() {
+                return Err("building the test guests failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)".into());
+            }
+            Ok(out.join("wasm32-wasip2").join("guest"))
+        })
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.join(format!("{}.wasm", name.replace('-', "_")));
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
+/// A throwaway home + workspace + skill root.
+pub struct Workspace {
+    _dir: tempfile::TempDir,
+    pub home: PathBuf,
+    pub workspace: PathBuf,
+    /// A `--skills` root for test skills.
+    pub skills: PathBuf,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let workspace = dir.path().join("ws");
+        let skills = dir.path().join("skills");
+        for d in [&home, &workspace, &skills] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        Workspace {
+            _dir: dir,
+            home,
+            workspace,
+            skills,
+        }
+    }
+
+    /// Writes `skills/NAME/SKILL.md` with `front` (YAML lines, indented as
+    /// top-level keys) and copies `handler` to `handler.wasm`.
+    pub fn add_skill(&self, name: &str, front: &str, handler: Option<&Path>) -> PathBuf {
+        let dir = self.skills.join(name);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let md = format!(
+            "---\nname: {name}\ndescription: Test skill {name}.\n{front}\n---\n\n# {name}\n\nTest skill.\n"
+        );
+        std::fs::write(dir.join("SKILL.md"), md).expect("write SKILL.md");
+        if let Some(h) = handler {
+            std::fs::copy(h, dir.join("handler.wasm")).expect("copy handler");
+        }
+        dir
+    }
+
+    pub fn paths(&self) -> Paths {
+        Paths {
+            home: self.home.clone(),
+            workspace: self.workspace.clone(),
+            bundled: None,
+            extra_skills: vec![self.skills.clone()],
+            cache_override: Some(cache_dir()),
+        }
+    }
+
+    /// A runner over this workspace's skills with `config`.
+    pub fn runner(&self, config: Config) -> Runner {
+        let paths = self.paths();
+        let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
+        Runner::new(paths, config, catalog)
+    }
+
+    /// The real binary, isolated in this workspace.
+    pub fn cli(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_skillhost"));
+        c.current_dir(&self.workspace)
+            .env("SKILLHOST_HOME", &self.home)
+            .env("SKILLHOST_CACHE_DIR", cache_dir())
+            .env_remove("RUST_BACKTRACE");
+        c
+    }
+
+    pub fn run_cli(&self, args: &[&str]) -> CliResult {
+        let out = self.cli().args(args).output().expect("run skillhost");
+        CliResult::from(out)
+    }
+}
+
+pub struct CliResult {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for CliResult {
+    fn from(o: Output) -> Self {
+        CliResult {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl CliResult {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!("stdout is not JSON ({e}): {}\n{}", self.stdout, self.stderr)
+        })
+    }
+}
+
+/// Runs `task` on `skill` with context pairs, on a fresh single-use runtime.
+pub fn run(runner: &Runner, skill: &str, task: &str, context: serde_json::Value) -> RunOutcome {
+    let req = RunRequest {
+        task: task.to_owned(),
+        skill: Some(skill.to_owned()),
+        context: context.as_object().cloned().unwrap_or_default(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(runner.run(&req)).expect("run")
+}

@@ -1,0 +1,341 @@
+//! A hostile handler, built from source in `tests/guests/hostile`, attacks
+//! its sandbox. Every attack must be refused or stopped with a clear,
+//! classified failure, and a normal call right after must succeed.
+
+mod harness;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use harness::{Workspace, guest, run};
+use serde_json::json;
+use skillhost::config::{Config, Grant};
+use skillhost::exec::{RunOutcome, Runner, skill_fingerprint};
+
+const HOSTILE_FRONT: &str = r#"metadata:
+  skillhost:
+    handler: handler.wasm
+    capabilities:
+      files: { read: [data] }
+      http: ["127.0.0.1", "[::1]", "169.254.169.254", "10.0.0.1", "localhost", "2130706433", "0177.0.0.1"]
+      tools: [web_search]
+      kv: true"#;
+
+/// The hostile skill, granted everything it declares (the worst case: the
+/// operator trusted it, and the sandbox must still hold).
+fn hostile(configure: impl FnOnce(&mut Config)) -> (Workspace, Runner) {
+    let ws = Workspace::new();
+    let dir = ws.add_skill("hostile", HOSTILE_FRONT, Some(&guest("hostile-guest")));
+    std::fs::create_dir_all(dir.join("data")).expect("mkdir");
+    std::fs::write(dir.join("data/ok.txt"), "inside").expect("write");
+    let probe = ws.runner(Config::default());
+    let skill = probe.catalog().get("hostile").expect("hostile skill loads");
+    let mut config = Config::default();
+    config.grants.insert(
+        "hostile".into(),
+        Grant {
+            pin: skill_fingerprint(skill).expect("fingerprint"),
+            capabilities: skill.meta.skillhost.capabilities.clone(),
+        },
+    );
+    configure(&mut config);
+    let runner = ws.runner(config);
+    (ws, runner)
+}
+
+fn attack(runner: &Runner, what: &str, target: &str) -> RunOutcome {
+    run(runner, "hostile", what, json!({ "target": target }))
+}
+
+/// The attack failed with `class`, its message mentions `needle`, and the
+/// sandbox still serves a normal call.
+fn assert_stopped(runner: &Runner, outcome: &RunOutcome, class: &str, needle: &str) {
+    if let Some(o) = &outcome.output {
+        panic!("attack succeeded: {}", o.body);
+    }
+    let f = outcome.failure.as_ref().expect("a failure");
+    assert_eq!(f.class, class, "{f:?}\nevents: {:?}", outcome.events);
+    assert!(
+        f.message.to_lowercase().contains(&needle.to_lowercase()),
+        "message {:?} should mention {needle:?}",
+        f.message
+    );
+    let next = attack(runner, "ok", "");
+    assert_eq!(
+        next.output.map(|o| o.body).as_deref(),
+        Some("fine"),
+        "next call: {:?}",
+        next.failure
+    );
+}
+
+#[test]
+fn control_reads_inside_the_granted_folder() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "read-file", "data/ok.txt");
+    assert_eq!(o.failure, None);
+    assert!(
+        o.output
+            .expect("output")
+            .body
+            .starts_with("ESCAPED read data/ok.txt: 6")
+    );
+}
+
+#[test]
+fn reading_etc_passwd_is_refused() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "read-file", "/etc/passwd");
+    assert_stopped(&runner, &o, "Blocked", "read");
+}
+
+#[test]
+fn dotdot_escape_from_a_preopen_is_refused() {
+    let (_ws, runner) = hostile(|_| {});
+    for target in [
+        "data/../../../../../../etc/passwd",
+        "data/../SKILL.md",
+        "../etc/passwd",
+    ] {
+        let o = attack(&runner, "read-file", target);
+        assert_stopped(&runner, &o, "Blocked", "read");
+    }
+}
+
+#[test]
+fn symlink_escape_from_a_preopen_is_refused() {
+    let (ws, runner) = hostile(|_| {});
+    let data = ws.skills.join("hostile/data");
+    std::os::unix::fs::symlink("/etc/passwd", data.join("passwd")).expect("symlink");
+    std::os::unix::fs::symlink("/etc", data.join("etc")).expect("symlink");
+    for target in ["data/passwd", "data/etc/passwd"] {
+        let o = attack(&runner, "read-file", target);
+        assert_stopped(&runner, &o, "Blocked", "read");
+    }
+}
+
+#[test]
+fn writing_where_only_read_is_granted_is_refused() {
+    let (ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "write-file", "data/new.txt");
+    assert_stopped(&runner, &o, "Blocked", "write");
+    assert!(!ws.skills.join("hostile/data/new.txt").exists());
+    let o = attack(&runner, "write-file", "data/ok.txt");
+    assert_stopped(&runner, &o, "Blocked", "write");
+    assert_eq!(
+        std::fs::read_to_string(ws.skills.join("hostile/data/ok.txt")).expect("read"),
+        "inside"
+    );
+}
+
+#[test]
+fn environment_and_arguments_are_empty() {
+    // SAFETY: set before any thread of this test reads the environment; the
+    // variable only has to exist in the host process.
+    unsafe { std::env::set_var("SKILLHOST_TEST_SECRET", "hunter2") };
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "env", "");
+    assert_stopped(&runner, &o, "Blocked", "no env, no args");
+}
+
+#[test]
+fn raw_sockets_are_refused() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "socket", &addr);
+    assert_stopped(&runner, &o, "Blocked", "socket");
+    assert!(
+        listener.accept().is_err(),
+        "the guest must not have connected"
+    );
+}
+
+/// A loopback HTTP server that counts the requests it answers.
+fn counting_server() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 2048];
+            let _ = stream.read(&mut buf);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+        }
+    });
+    (port.to_string(), hits)
+}
+
+#[test]
+fn http_to_internal_addresses_is_refused_even_when_granted() {
+    let (port, hits) = counting_server();
+    let (_ws, runner) = hostile(|_| {});
+    let cases = [
+        (format!("http://127.0.0.1:{port}/"), "loopback"),
+        (format!("http://[::1]:{port}/"), "loopback"),
+        (
+            "http://169.254.169.254/latest/meta-data/".to_owned(),
+            "metadata",
+        ),
+        ("http://10.0.0.1/".to_owned(), "private"),
+        (format!("http://localhost:{port}/"), "loopback"),
+        (format!("http://2130706433:{port}/"), "unusual encoding"),
+        (format!("http://0177.0.0.1:{port}/"), "unusual encoding"),
+        ("http://example.com/".to_owned(), "not granted"),
+    ];
+    for (url, reason) in cases {
+        let o = attack(&runner, "http", &url);
+        assert_stopped(&runner, &o, "Blocked", "HttpRequestDenied");
+        assert!(
+            o.events
+                .iter()
+                .any(|e| e.contains("denied") && e.contains(reason)),
+            "{url}: events should give the reason {reason:?}: {:?}",
+            o.events
+        );
+    }
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "no request may reach the server"
+    );
+}
+
+#[test]
+fn http_reaches_a_private_address_only_when_the_operator_allows_it() {
+    let (port, hits) = counting_server();
+    let (_ws, runner) =
+        hostile(|c| c.network.allow_private = vec!["127.0.0.1".parse().expect("ip")]);
+    let o = attack(
+        &runner,
+        "http-allowed",
+        &format!("http://127.0.0.1:{port}/"),
+    );
+    assert_eq!(o.failure, None, "events: {:?}", o.events);
+    assert_eq!(o.output.expect("output").body, "status 200");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    // The allowance is for that address only.
+    let o = attack(&runner, "http", &format!("http://[::1]:{port}/"));
+    assert_stopped(&runner, &o, "Blocked", "HttpRequestDenied");
+}
+
+#[test]
+fn spinning_forever_hits_the_time_limit() {
+    let (_ws, runner) = hostile(|c| c.limits.timeout_ms = 300);
+    let o = attack(&runner, "spin", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "time");
+}
+
+#[test]
+fn growing_memory_to_4_gib_hits_the_memory_limit() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "memory", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "memory");
+}
+
+#[test]
+fn unbounded_recursion_is_stopped() {
+    let (_ws, runner) = hostile(|_| {});
+    // Recursion on the wasm stack hits wasmtime's stack limit.
+    let o = attack(&runner, "recurse", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "stack");
+    // Recursion with frames in linear memory (Rust's shadow stack) runs off
+    // the bottom of memory.
+    let o = attack(&runner, "recurse-shadow", "");
+    assert_stopped(&runner, &o, "Trap", "stack overflowed");
+}
+
+#[test]
+fn a_100_mb_output_is_refused() {
+    // Enough memory to build the string, so the output cap is what stops it.
+    let (_ws, runner) = hostile(|c| c.limits.memory_mb = 512);
+    let o = attack(&runner, "big-output", "");
+    assert_stopped(&runner, &o, "OutputTooLarge", "104857600 bytes");
+    // Within the default memory limit it cannot even be built.
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "big-output", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "memory");
+}
+
+#[test]
+fn a_panic_is_a_trap_of_that_call_only() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "panic", "");
+    assert_stopped(&runner, &o, "Trap", "panicked on purpose");
+}
+
+#[test]
+fn calling_an_ungranted_tool_is_denied() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "tool", "shell");
+    assert_stopped(&runner, &o, "Denied", "tool `shell` is not granted");
+    // A declared and granted tool passes the grant check (this host has no
+    // such tool, which is a different, honest answer).
+    let o = attack(&runner, "tool", "web_search");
+    assert_stopped(&runner, &o, "NotFound", "web_search");
+}
+
+#[test]
+fn asking_the_model_without_the_grant_is_denied() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "model", "");
+    assert_stopped(&runner, &o, "Denied", "capability `llm`");
+}
+
+#[test]
+fn a_changed_skill_loses_its_grant() {
+    let (ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "kv", "");
+    assert_eq!(
+        o.output.map(|o| o.body).as_deref(),
+        Some("42"),
+        "granted kv works: {:?}",
+        o.failure
+    );
+    assert_eq!(o.grants.as_deref(), Some("granted"));
+
+    // The skill changes (one more line); the old grant stays in the config.
+    let md = ws.skills.join("hostile/SKILL.md");
+    let mut text = std::fs::read_to_string(&md).expect("read");
+    text.push_str("\nOne more line.\n");
+    std::fs::write(&md, text).expect("write");
+    let stale = ws.runner(runner.config().clone());
+    let o = attack(&stale, "kv", "");
+    assert_stopped(&stale, &o, "Denied", "capability `kv`");
+    assert!(
+        o.grants.as_deref().unwrap_or("").contains("stale"),
+        "{:?}",
+        o.grants
+    );
+    assert!(
+        o.notices
+            .iter()
+            .any(|n| n.contains("skillhost skills grant hostile")),
+        "run must say how to renew: {:?}",
+        o.notices
+    );
+}
+
+#[test]
+fn an_untrusted_skill_without_a_grant_gets_nothing() {
+    let ws = Workspace::new();
+    let dir = ws.add_skill("hostile", HOSTILE_FRONT, Some(&guest("hostile-guest")));
+    std::fs::create_dir_all(dir.join("data")).expect("mkdir");
+    std::fs::write(dir.join("data/ok.txt"), "inside").expect("write");
+    let runner = ws.runner(Config::default());
+    let o = attack(&runner, "read-file", "data/ok.txt");
+    assert_stopped(&runner, &o, "Blocked", "read");
+    let o = attack(&runner, "kv", "");
+    assert_stopped(&runner, &o, "Denied", "kv");
+    assert!(
+        o.notices.iter().any(|n| n.contains("not granted")),
+        "{:?}",
+        o.notices
+    );
+}
