@@ -212,6 +212,30 @@ fn a_yaml_alias_bomb_fails_fast() {
 }
 
 #[test]
+fn deeply_nested_brackets_fail_fast() {
+    let (catalog, took) = load_with(|root, _| {
+        // Just under the 1 MiB cap: libyaml is quadratic in flow depth.
+        let deep = "[".repeat(1_000_000);
+        write(
+            root,
+            "nested/SKILL.md",
+            format!("---\nname: nested\ndescription: d\nx: {deep}\n---\n"),
+        );
+        let deep = "[".repeat(200_000);
+        write(
+            root,
+            "nested-small/SKILL.md",
+            format!("---\nname: nested-small\ndescription: d\nx: {deep}\n---\n"),
+        );
+    });
+    assert_good_loaded(&catalog);
+    assert!(catalog.get("nested").is_none() && catalog.get("nested-small").is_none());
+    warning_for(&catalog, "nested/SKILL.md", "at most 262144 are read");
+    warning_for(&catalog, "nested-small/SKILL.md", "512 levels deep");
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
+#[test]
 fn invalid_utf8_loads_with_replacement_and_a_warning() {
     let (catalog, _) = load_with(|root, _| {
         write(
@@ -320,6 +344,9 @@ fn skillish() -> impl Strategy<Value = Vec<u8>> {
         Just(b"```\n".to_vec()),
         Just(b"...\n".to_vec()),
         Just(b"!!binary aGk=\n".to_vec()),
+        Just(b"[[{{".to_vec()),
+        Just(b"]}".to_vec()),
+        Just(b"? ".to_vec()),
         proptest::collection::vec(any::<u8>(), 0..24),
     ];
     proptest::collection::vec(piece, 0..24).prop_map(|parts| parts.concat())

@@ -148,6 +148,7 @@ impl Hosted {
                     grants: &self.grants,
                     limits: Limits::default(),
                     roots: &self.roots,
+                    services: Default::default(),
                 },
             )
             .await;

@@ -39,6 +39,12 @@ pub struct Config {
     pub limits: LimitDefaults,
     pub sandbox: SandboxConfig,
     pub network: NetworkConfig,
+    /// The model for tier 2; none configured means tier 2 is skipped.
+    pub model: crate::llm::ModelConfig,
+    /// The model loop.
+    pub agent: AgentConfig,
+    /// Tool policy.
+    pub tools: crate::tools::ToolsConfig,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
 }
@@ -120,6 +126,19 @@ pub struct NetworkConfig {
     /// model server on this machine. Empty by default: loopback, private,
     /// link-local and metadata addresses are refused.
     pub allow_private: Vec<std::net::IpAddr>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Model turns per run before the loop gives up.
+    pub max_steps: u32,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig { max_steps: 10 }
+    }
 }
 
 /// What the operator granted one skill, pinned to its fingerprint.

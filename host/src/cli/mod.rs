@@ -49,8 +49,26 @@ pub(crate) struct Ctx {
 impl Ctx {
     /// A runner over the full catalog with the merged configuration.
     pub fn runner(&self) -> anyhow::Result<Runner> {
-        let config = Config::load(&self.paths)?;
-        Ok(Runner::new(self.paths.clone(), config, self.catalog()))
+        self.runner_with_model(&run::ModelArgs::default())
+    }
+
+    /// A runner whose model settings are overridden by flags.
+    pub fn runner_with_model(&self, flags: &run::ModelArgs) -> anyhow::Result<Runner> {
+        let mut config = Config::load(&self.paths)?;
+        if let Some(n) = flags.max_steps {
+            config.agent.max_steps = n;
+        }
+        config.model = config.model.clone().with_overrides(
+            flags.model.as_deref(),
+            flags.base_url.as_deref(),
+            flags.api_key_env.as_deref(),
+        )?;
+        let provider = config.model.build()?;
+        let runner = Runner::new(self.paths.clone(), config, self.catalog());
+        Ok(match provider {
+            Some(p) => runner.with_provider(p),
+            None => runner,
+        })
     }
 
     /// Loads the catalog over every root; warnings go to stderr.

@@ -19,13 +19,34 @@ pub struct RunArgs {
     /// declared context fields.
     #[arg(long = "context", short = 'c', value_name = "KEY=VALUE")]
     pub context: Vec<String>,
-    /// Print the whole outcome (output, skill, tier, timings, failure) as JSON.
+    /// Print the whole outcome (output, skill, tier, timings, trajectory,
+    /// failure) as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Model settings over `[model]` in skillhost.toml.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ModelArgs {
+    /// PROVIDER:MODEL, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5,
+    /// scripted:replies.json (replays a file; for tests and offline demos).
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "SKILLHOST_MODEL")]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible or Anthropic server.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Name of the environment variable that holds the API key (never the key).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Most model turns before the run fails.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
 }
 
 pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let runner = ctx.runner()?;
+    let runner = ctx.runner_with_model(&args.model)?;
     let started = Instant::now();
     let request = RunRequest {
         task: args.task,

@@ -1,29 +1,36 @@
 //! The task pipeline: pick the skill, build the context, run the first tier
-//! that can answer (handler, model, template), and report what happened.
+//! that can answer, and report what happened.
 //!
-//! Rules (prevention before, validation after) and recording plug in here
-//! at the marked seams; the model tier plugs in through [`ModelTier`].
+//! Tier 1 is the skill's own code: its sandboxed handler, or the tool
+//! pipeline it declares. Tier 2 is the model loop, when a model is
+//! configured. Tier 3 is the skill's template, which always answers.
+//! Rules (prevention before, validation after) and recording plug in at the
+//! marked seams; recovery plugs in through [`RecoveryHook`].
 
 pub mod context;
+mod model_loop;
 pub mod template;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
+use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::sandbox::{
-    self, CallOutcome, CallRequest, Failure, FileRoots, KvHost, LogLine, Output, Sandbox,
-    SandboxOptions, ServiceError, Services,
+    self, BoxFuture, CallOutcome, CallRequest, Effective, Failure, FileRoots, KvHost, LogLine,
+    Output, Sandbox, SandboxOptions, ServiceError, Services, ToolHost,
 };
 use crate::skill::{Catalog, Skill, SkillFileError};
 use crate::store::Store;
+use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 
 pub use context::ContextError;
+pub use model_loop::RecoveryHook;
 
 /// Biggest handler component read from disk (interpreter-based components
 /// for JavaScript and Python are 10-20 MB).
@@ -59,6 +66,8 @@ pub struct RunRequest {
 pub enum Tier {
     /// Tier 1: the skill's sandboxed handler.
     Handler,
+    /// Tier 1: the tool pipeline the skill declares as its handler.
+    Pipeline,
     /// Tier 2: the model loop.
     Model,
     /// Tier 3: the skill's template.
@@ -74,6 +83,34 @@ pub struct Timings {
     pub total_us: u64,
 }
 
+/// One step of a run's trajectory: a model turn or a tool call.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Step {
+    Model {
+        step: u32,
+        request_bytes: usize,
+        response_bytes: usize,
+        tool_calls: usize,
+        duration_us: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    Tool {
+        step: u32,
+        caller: Caller,
+        tool: String,
+        arguments: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        recovery: Option<String>,
+        duration_us: u64,
+    },
+}
+
 /// Everything a run produced; `--json` prints this.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
@@ -85,10 +122,12 @@ pub struct RunOutcome {
     pub output: Option<Output>,
     pub failure: Option<Failure>,
     pub context: Map<String, Value>,
-    /// How the handler's capabilities were decided.
+    /// How the skill's capabilities were decided.
     pub grants: Option<String>,
     /// Things the user should know (e.g. a stale grant).
     pub notices: Vec<String>,
+    /// Model turns and tool calls, in order.
+    pub trajectory: Vec<Step>,
     pub log: Vec<LogLine>,
     pub events: Vec<String>,
     pub timings: Timings,
@@ -100,72 +139,109 @@ impl RunOutcome {
     }
 }
 
-/// Tier 2, filled by the model loop when a model is configured.
-pub trait ModelTier: Send + Sync {
-    fn run<'a>(
-        &'a self,
-        skill: &'a Skill,
-        task: &'a str,
-        context: &'a Map<String, Value>,
-    ) -> sandbox::BoxFuture<'a, Result<Output, Failure>>;
+/// Runs tasks against one catalog and configuration. Cheap to clone; the
+/// sandbox (and its compiled handlers) and the toolbox are created on first
+/// use and shared by clones.
+#[derive(Clone)]
+pub struct Runner {
+    shared: Arc<Shared>,
 }
 
-/// Runs tasks against one catalog and configuration. Cheap to keep around:
-/// the sandbox (and its compiled handlers) is created on first use.
-pub struct Runner {
+struct Shared {
     paths: Paths,
     config: Config,
-    catalog: Catalog,
+    catalog: Arc<Catalog>,
+    provider: Option<Arc<dyn Provider>>,
+    recovery: Option<Arc<dyn RecoveryHook>>,
     sandbox: OnceLock<Result<Arc<Sandbox>, String>>,
-    model: Option<Arc<dyn ModelTier>>,
+    toolbox: OnceLock<Arc<Toolbox>>,
+    kv: Arc<LazyStore>,
+    me: Weak<Shared>,
 }
 
 impl Runner {
     pub fn new(paths: Paths, config: Config, catalog: Catalog) -> Self {
+        Self::build(paths, config, Arc::new(catalog), None, None)
+    }
+
+    fn build(
+        paths: Paths,
+        config: Config,
+        catalog: Arc<Catalog>,
+        provider: Option<Arc<dyn Provider>>,
+        recovery: Option<Arc<dyn RecoveryHook>>,
+    ) -> Self {
+        let kv = Arc::new(LazyStore::new(paths.state_dir()));
         Runner {
-            paths,
-            config,
-            catalog,
-            sandbox: OnceLock::new(),
-            model: None,
+            shared: Arc::new_cyclic(|me| Shared {
+                paths,
+                config,
+                catalog,
+                provider,
+                recovery,
+                sandbox: OnceLock::new(),
+                toolbox: OnceLock::new(),
+                kv,
+                me: me.clone(),
+            }),
         }
     }
 
-    pub fn with_model(mut self, model: Arc<dyn ModelTier>) -> Self {
-        self.model = Some(model);
-        self
+    fn rebuild(
+        &self,
+        provider: Option<Arc<dyn Provider>>,
+        recovery: Option<Arc<dyn RecoveryHook>>,
+    ) -> Self {
+        let s = &self.shared;
+        Self::build(
+            s.paths.clone(),
+            s.config.clone(),
+            s.catalog.clone(),
+            provider,
+            recovery,
+        )
+    }
+
+    /// The same runner with a model for tier 2.
+    pub fn with_provider(self, provider: Arc<dyn Provider>) -> Self {
+        let recovery = self.shared.recovery.clone();
+        self.rebuild(Some(provider), recovery)
+    }
+
+    /// The same runner with a recovery hook for tool errors in the model loop.
+    pub fn with_recovery(self, hook: Arc<dyn RecoveryHook>) -> Self {
+        let provider = self.shared.provider.clone();
+        self.rebuild(provider, Some(hook))
     }
 
     pub fn catalog(&self) -> &Catalog {
-        &self.catalog
+        &self.shared.catalog
     }
 
     pub fn config(&self) -> &Config {
-        &self.config
+        &self.shared.config
+    }
+
+    pub fn paths(&self) -> &Paths {
+        &self.shared.paths
     }
 
     /// The shared sandbox, created on first use.
     pub fn sandbox(&self) -> Result<Arc<Sandbox>, sandbox::SandboxError> {
-        self.sandbox
+        let s = &self.shared;
+        s.sandbox
             .get_or_init(|| {
                 let options = SandboxOptions {
-                    cache_dir: self
+                    cache_dir: s
                         .config
                         .sandbox
                         .cache
-                        .then(|| self.paths.cache_dir().join("components")),
-                    pooling: self.config.sandbox.pooling,
-                };
-                let services = Services {
-                    kv: Some(Arc::new(LazyStore::new(self.paths.state_dir()))),
-                    ..Services::default()
+                        .then(|| s.paths.cache_dir().join("components")),
+                    pooling: s.config.sandbox.pooling,
                 };
                 Sandbox::new(&options)
-                    .map(|s| {
-                        Arc::new(
-                            s.with_services(services)
-                                .with_allow_private(self.config.network.allow_private.clone()),
-                        )
+                    .map(|sb| {
+                        Arc::new(sb.with_allow_private(s.config.network.allow_private.clone()))
                     })
                     .map_err(|e| e.to_string())
             })
@@ -173,16 +249,34 @@ impl Runner {
             .map_err(sandbox::SandboxError::Engine)
     }
 
+    /// The tool registry with the configured policy, created on first use.
+    pub fn toolbox(&self) -> Arc<Toolbox> {
+        let s = &self.shared;
+        s.toolbox
+            .get_or_init(|| {
+                let invoker: Arc<dyn SkillInvoker> = Arc::new(Invoker(s.me.clone()));
+                let mut tb = Toolbox::standard(
+                    Policy::new(s.config.tools.clone()),
+                    s.paths.workspace.clone(),
+                    s.catalog.clone(),
+                    invoker,
+                );
+                tb.allow_private = s.config.network.allow_private.clone();
+                Arc::new(tb)
+            })
+            .clone()
+    }
+
     /// Picks the skill for a request: the named one, or the best match.
     pub fn select(&self, req: &RunRequest) -> Result<(&Skill, String), RunError> {
         if let Some(name) = &req.skill {
             return self
-                .catalog
+                .catalog()
                 .get(name)
                 .map(|s| (s, "--skill".to_owned()))
                 .ok_or_else(|| RunError::UnknownSkill(name.clone()));
         }
-        self.catalog
+        self.catalog()
             .search(&req.task, 1)
             .into_iter()
             .next()
@@ -207,6 +301,19 @@ impl Runner {
         given: &Map<String, Value>,
         started: Instant,
     ) -> Result<RunOutcome, RunError> {
+        self.run_at_depth(skill, selected_by, task, given, started, 0)
+            .await
+    }
+
+    async fn run_at_depth(
+        &self,
+        skill: &Skill,
+        selected_by: String,
+        task: &str,
+        given: &Map<String, Value>,
+        started: Instant,
+        depth: u32,
+    ) -> Result<RunOutcome, RunError> {
         let context = context::build(&skill.meta.context_fields, given)?;
         let select_us = micros(started);
         // Seam: prevention rules edit `context` here.
@@ -221,6 +328,7 @@ impl Runner {
             context,
             grants: None,
             notices: Vec::new(),
+            trajectory: Vec::new(),
             log: Vec::new(),
             events: Vec::new(),
             timings: Timings {
@@ -231,14 +339,27 @@ impl Runner {
 
         if let Some(handler) = skill.meta.skillhost.handler.clone() {
             outcome.tier = Tier::Handler;
-            self.run_handler(skill, &handler, task, &mut outcome)
+            self.run_handler(skill, &handler, task, &mut outcome, depth)
                 .await?;
-        } else if let Some(model) = &self.model {
+        } else if let Some(pipeline) = skill.meta.skillhost.pipeline.clone() {
+            outcome.tier = Tier::Pipeline;
+            self.run_declared_pipeline(skill, &pipeline, task, &mut outcome, depth)
+                .await;
+        } else if let Some(provider) = self.shared.provider.clone() {
             outcome.tier = Tier::Model;
-            match model.run(skill, task, &outcome.context).await {
-                Ok(o) => outcome.output = Some(o),
-                Err(f) => outcome.failure = Some(f),
-            }
+            let grants = self.grants_for(skill, &mut outcome);
+            let max_steps = self.config().agent.max_steps;
+            model_loop::run(
+                self,
+                provider.as_ref(),
+                skill,
+                task,
+                &grants,
+                max_steps,
+                depth,
+                &mut outcome,
+            )
+            .await;
         } else {
             outcome.output = Some(Output {
                 body: template::render(skill, task, &outcome.context),
@@ -255,12 +376,102 @@ impl Runner {
         Ok(outcome)
     }
 
+    /// The skill's effective grants, noted in the outcome.
+    fn grants_for(&self, skill: &Skill, outcome: &mut RunOutcome) -> Effective {
+        let effective = match skill_fingerprint(skill) {
+            Ok(fp) => sandbox::grants::effective(
+                &skill.name,
+                skill.source,
+                &skill.meta.skillhost.capabilities,
+                &fp,
+                self.config(),
+            ),
+            Err(e) => {
+                outcome.notices.push(format!(
+                    "cannot read skill `{}`: {e}; it runs without grants",
+                    skill.name
+                ));
+                Effective::none()
+            }
+        };
+        self.note_grants(skill, &effective, outcome);
+        effective
+    }
+
+    fn note_grants(&self, skill: &Skill, effective: &Effective, outcome: &mut RunOutcome) {
+        outcome.grants = Some(effective.basis.to_string());
+        if let Some(n) = effective.notice(&skill.name, &skill.meta.skillhost.capabilities) {
+            outcome.notices.push(n);
+        }
+    }
+
+    async fn run_declared_pipeline(
+        &self,
+        skill: &Skill,
+        pipeline: &Value,
+        task: &str,
+        outcome: &mut RunOutcome,
+        depth: u32,
+    ) {
+        let grants = self.grants_for(skill, outcome);
+        let args = template::fill_value(pipeline, task, &outcome.context);
+        let parsed: tools::pipeline::Pipeline = match serde_json::from_value(args) {
+            Ok(p) => p,
+            Err(e) => {
+                outcome.failure = Some(Failure::new(
+                    "InvalidPipeline",
+                    format!("metadata.skillhost.pipeline of skill `{}`: {e}", skill.name),
+                ));
+                return;
+            }
+        };
+        let cx = CallContext {
+            skill,
+            grants: &grants.capabilities,
+            trusted: grants.is_trusted(),
+            caller: Caller::Pipeline,
+            depth,
+        };
+        let toolbox = self.toolbox();
+        let call_started = Instant::now();
+        let result = tools::pipeline::run(&toolbox, &cx, &parsed).await;
+        outcome.timings.call_us = micros(call_started);
+        outcome.trajectory.push(Step::Tool {
+            step: 0,
+            caller: Caller::Pipeline,
+            tool: tools::pipeline::NAME.into(),
+            arguments: serde_json::to_value(pipeline).unwrap_or(Value::Null),
+            result: result.as_ref().ok().cloned(),
+            error: result.as_ref().err().map(ToString::to_string),
+            recovery: None,
+            duration_us: outcome.timings.call_us,
+        });
+        match result {
+            Ok(v) => {
+                outcome.output = Some(Output {
+                    body: match v {
+                        Value::String(s) => s,
+                        other => serde_json::to_string_pretty(&other).unwrap_or_default(),
+                    },
+                    content_type: skill
+                        .meta
+                        .output_type
+                        .clone()
+                        .unwrap_or_else(|| "text/plain".into()),
+                    flags: vec!["pipeline".into()],
+                })
+            }
+            Err(e) => outcome.failure = Some(Failure::new(e.class(), e.to_string())),
+        }
+    }
+
     async fn run_handler(
         &self,
         skill: &Skill,
         handler_rel: &str,
         task: &str,
         outcome: &mut RunOutcome,
+        depth: u32,
     ) -> Result<(), RunError> {
         let load_started = Instant::now();
         let (skill_md, wasm) = match read_skill_and_handler(skill) {
@@ -289,12 +500,9 @@ impl Runner {
             skill.source,
             &skill.meta.skillhost.capabilities,
             &fingerprint,
-            &self.config,
+            self.config(),
         );
-        outcome.grants = Some(grants.basis.to_string());
-        if let Some(n) = grants.notice(&skill.name, &skill.meta.skillhost.capabilities) {
-            outcome.notices.push(n);
-        }
+        self.note_grants(skill, &grants, outcome);
         let sandbox = self.sandbox()?;
         let loaded = sandbox.load(&wasm);
         outcome.timings.load_us = micros(load_started);
@@ -310,8 +518,21 @@ impl Runner {
         };
         let roots = FileRoots {
             skill_dir: skill.dir.clone(),
-            workspace: self.paths.workspace.clone(),
+            workspace: self.paths().workspace.clone(),
         };
+        let services =
+            Services {
+                tools: Some(Arc::new(HandlerTools {
+                    runner: self.clone(),
+                    skill: skill.name.clone(),
+                    grants: grants.clone(),
+                    depth,
+                })),
+                model: self.shared.provider.clone().map(|p| {
+                    Arc::new(crate::llm::ProviderModelHost(p)) as Arc<dyn sandbox::ModelHost>
+                }),
+                kv: Some(self.shared.kv.clone()),
+            };
         let call: CallOutcome = sandbox
             .call(
                 &handler,
@@ -322,9 +543,10 @@ impl Runner {
                     grants: &grants,
                     limits: sandbox::Limits::resolve(
                         &skill.meta.skillhost.limits,
-                        &self.config.limits,
+                        &self.config().limits,
                     ),
                     roots: &roots,
+                    services,
                 },
             )
             .await;
@@ -337,6 +559,90 @@ impl Runner {
             Err(f) => outcome.failure = Some(f),
         }
         Ok(())
+    }
+}
+
+/// A handler's `call-tool`: the same toolbox and policy as everyone else.
+struct HandlerTools {
+    runner: Runner,
+    skill: String,
+    grants: Effective,
+    depth: u32,
+}
+
+impl ToolHost for HandlerTools {
+    fn call<'a>(
+        &'a self,
+        _skill: &'a str,
+        name: &'a str,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<String, ServiceError>> {
+        Box::pin(async move {
+            let skill = self
+                .runner
+                .catalog()
+                .get(&self.skill)
+                .ok_or_else(|| ServiceError::NotFound(format!("skill `{}`", self.skill)))?;
+            let args: Value = serde_json::from_str(args)
+                .map_err(|e| ServiceError::Failed(format!("arguments are not JSON: {e}")))?;
+            let cx = CallContext {
+                skill,
+                grants: &self.grants.capabilities,
+                trusted: self.grants.is_trusted(),
+                caller: Caller::Handler,
+                depth: self.depth,
+            };
+            let toolbox = self.runner.toolbox();
+            match toolbox.call(name, args, &cx).await {
+                Ok(v) => Ok(v.to_string()),
+                Err(ToolError::Denied(m)) => Err(ServiceError::Denied(m)),
+                Err(ToolError::UnknownTool(m)) => Err(ServiceError::NotFound(m)),
+                Err(e) => Err(ServiceError::Failed(e.to_string())),
+            }
+        })
+    }
+}
+
+/// Runs `skill_<name>` tools: a nested run of that skill.
+struct Invoker(Weak<Shared>);
+
+impl SkillInvoker for Invoker {
+    fn invoke<'a>(
+        &'a self,
+        skill: &'a str,
+        task: &'a str,
+        context: Map<String, Value>,
+        depth: u32,
+    ) -> BoxFuture<'a, Result<Output, Failure>> {
+        Box::pin(async move {
+            let shared = self
+                .0
+                .upgrade()
+                .ok_or_else(|| Failure::new("Unavailable", "the runner is shutting down"))?;
+            let runner = Runner { shared };
+            let s = runner
+                .catalog()
+                .get(skill)
+                .ok_or_else(|| Failure::new("UnknownSkill", format!("no skill named `{skill}`")))?;
+            let outcome = Box::pin(runner.run_at_depth(
+                s,
+                "tool".into(),
+                task,
+                &context,
+                Instant::now(),
+                depth,
+            ))
+            .await
+            .map_err(|e| Failure::new("RunError", e.to_string()))?;
+            match (outcome.output, outcome.failure) {
+                (_, Some(f)) => Err(f),
+                (Some(o), None) => Ok(o),
+                (None, None) => Err(Failure::new(
+                    "NoOutput",
+                    format!("skill `{skill}` gave no output"),
+                )),
+            }
+        })
     }
 }
 

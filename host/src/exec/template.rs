@@ -1,6 +1,6 @@
 //! Tier 3: the skill's template, which always answers. `{{task}}` and
-//! `{{context.FIELD}}` are replaced in one pass; unknown placeholders
-//! become empty, so a template never fails.
+//! `{{context.FIELD}}` are replaced in one pass (a missing field is empty);
+//! any other `{{...}}` is kept as written, so a template never fails.
 
 use serde_json::{Map, Value};
 
@@ -19,7 +19,35 @@ pub fn render(skill: &Skill, task: &str, context: &Map<String, Value>) -> String
     }
 }
 
+/// Fills `{{task}}` and `{{context.FIELD}}` in every string of a JSON
+/// value (a declared pipeline). Substituted text has `{{` removed, so the
+/// user's words cannot smuggle in a `{{step[N].result}}` reference.
+pub fn fill_value(value: &Value, task: &str, context: &Map<String, Value>) -> Value {
+    match value {
+        Value::String(s) => Value::String(fill_with(s, task, context, |v| v.replace("{{", ""))),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|i| fill_value(i, task, context)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill_value(v, task, context)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn fill(template: &str, task: &str, context: &Map<String, Value>) -> String {
+    fill_with(template, task, context, |v| v.to_owned())
+}
+
+/// One pass over `template`; `clean` processes each substituted value.
+fn fill_with(
+    template: &str,
+    task: &str,
+    context: &Map<String, Value>,
+    clean: impl Fn(&str) -> String,
+) -> String {
     let mut out = String::with_capacity(template.len() + task.len());
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
@@ -31,9 +59,12 @@ fn fill(template: &str, task: &str, context: &Map<String, Value>) -> String {
         };
         let key = after[..end].trim();
         if key == "task" {
-            out.push_str(task);
+            out.push_str(&clean(task));
         } else if let Some(field) = key.strip_prefix("context.") {
-            out.push_str(&display(context.get(field)));
+            out.push_str(&clean(&display(context.get(field))));
+        } else {
+            // Not ours (e.g. a pipeline's step reference): keep it as written.
+            out.push_str(&rest[start..start + 2 + end + 2]);
         }
         rest = &after[end + 2..];
     }
@@ -69,7 +100,7 @@ mod tests {
             "{{context.who}}",
             &c,
         );
-        assert_eq!(out, "To Ana: {{context.who}} [a, b] ");
+        assert_eq!(out, "To Ana: {{context.who}} [a, b] {{unknown}}");
         assert_eq!(
             fill("open {{ never closed", "t", &c),
             "open {{ never closed"

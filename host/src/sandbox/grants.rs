@@ -60,6 +60,11 @@ impl Effective {
         }
     }
 
+    /// Trusted by source or explicitly granted (tool policy's trust layer).
+    pub fn is_trusted(&self) -> bool {
+        matches!(self.basis, Basis::Trusted(_) | Basis::Granted)
+    }
+
     /// A line for the user when the skill asked for more than it got.
     pub fn notice(&self, skill: &str, declared: &Capabilities) -> Option<String> {
         if self.capabilities == *declared || *declared == Capabilities::default() {

@@ -68,6 +68,16 @@ pub struct Services {
     pub kv: Option<Arc<dyn KvHost>>,
 }
 
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("tools", &self.tools.is_some())
+            .field("model", &self.model.is_some())
+            .field("kv", &self.kv.is_some())
+            .finish()
+    }
+}
+
 /// Size limits on what a handler can push through the host interface.
 pub(crate) const MAX_LOG_LINE: usize = 4 * 1024;
 pub(crate) const MAX_KV_KEY: usize = 256;

@@ -78,6 +78,8 @@ pub struct CallRequest<'a> {
     pub grants: &'a Effective,
     pub limits: Limits,
     pub roots: &'a FileRoots,
+    /// What the handler may reach through the host interface.
+    pub services: Services,
 }
 
 /// A successful answer of a handler.
@@ -131,7 +133,6 @@ pub struct Sandbox {
     linker: Linker<HostState>,
     disk: Option<cache::DiskCache>,
     memory: Mutex<HashMap<String, Handler>>,
-    services: Services,
     allow_private: Vec<std::net::IpAddr>,
     _ticker: EpochTicker,
 }
@@ -168,16 +169,9 @@ impl Sandbox {
             linker,
             disk,
             memory: Mutex::new(HashMap::new()),
-            services: Services::default(),
             allow_private: Vec::new(),
             _ticker: ticker,
         })
-    }
-
-    /// The services handlers may reach through the host interface.
-    pub fn with_services(mut self, services: Services) -> Self {
-        self.services = services;
-        self
     }
 
     /// Non-public addresses granted HTTP may still reach (operator config).
@@ -244,7 +238,7 @@ impl Sandbox {
             req.skill,
             req.grants.capabilities.clone(),
             req.limits,
-            self.services.clone(),
+            req.services.clone(),
             req.roots,
             self.allow_private.clone(),
         ) {

@@ -6,13 +6,12 @@
 //! Everything else (spec deviations, odd types, unknown keys) is a warning.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
-use regex::Regex;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::model::{ContextField, FieldKind, SkillMeta, SkillhostMeta};
+use super::meta::{read_meta, scalar_string};
+use super::model::SkillMeta;
+use super::repair::repair;
 use super::yaml;
 
 /// What `parse_skill` makes of one SKILL.md.
@@ -34,11 +33,18 @@ pub enum ParseError {
     InvalidYaml(String),
     #[error("front matter is a {0}, not a mapping of keys to values")]
     NotAMapping(&'static str),
+    #[error("front matter is {size} bytes; at most {max} are read")]
+    FrontMatterTooLarge { size: usize, max: usize },
     #[error(
         "no description: the front matter has no `description` and the body has no paragraph to use"
     )]
     NoDescription,
 }
+
+/// Largest front matter handed to the YAML parser. Real ones are a few
+/// kilobytes; the cap keeps a hostile one from costing more than a few
+/// milliseconds of parsing.
+const MAX_FRONT_MATTER_BYTES: usize = 256 << 10;
 
 /// Longest description taken from the body when the front matter has none.
 const MAX_FALLBACK_DESCRIPTION: usize = 1024;
@@ -231,6 +237,12 @@ fn read_front_matter(
     text: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Map<String, Value>, ParseError> {
+    if text.len() > MAX_FRONT_MATTER_BYTES {
+        return Err(ParseError::FrontMatterTooLarge {
+            size: text.len(),
+            max: MAX_FRONT_MATTER_BYTES,
+        });
+    }
     let mut duplicates = Vec::new();
     let value = match yaml::to_json(text, &mut duplicates) {
         Ok(v) => v,
@@ -260,102 +272,6 @@ fn read_front_matter(
         Value::String(_) => Err(ParseError::NotAMapping("string")),
         Value::Number(_) => Err(ParseError::NotAMapping("number")),
         Value::Bool(_) => Err(ParseError::NotAMapping("boolean")),
-    }
-}
-
-/// `key: value` lines whose plain value is not quoted, bracketed or a block
-/// scalar header. Group 1: indent (and `- `), 2: key, 3: value.
-static KEY_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(\s*(?:-\s+)?)([A-Za-z0-9_][A-Za-z0-9_.\-]*|'[^']*'|\x22[^\x22]*\x22)[ \t]*:[ \t]+(\S.*)$")
-        .expect("static regex")
-});
-
-/// The second attempt: quote plain values that contain `: ` (which YAML
-/// reads as a nested mapping), folding their continuation lines the way YAML
-/// folds a plain multi-line scalar, and turn tab indentation into spaces.
-/// Block scalar contents are left alone. `None` when nothing was changed.
-fn repair(text: &str) -> Option<String> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let mut out = Vec::with_capacity(lines.len());
-    let mut changed = false;
-    let mut block_indent: Option<usize> = None;
-    let mut i = 0;
-    while i < lines.len() {
-        let raw = lines[i];
-        i += 1;
-        let line = detab(raw);
-        changed |= matches!(line, Cow::Owned(_));
-        let indent = indent_of(&line);
-        if let Some(bi) = block_indent {
-            if line.trim().is_empty() || indent > bi {
-                out.push(line.into_owned());
-                continue;
-            }
-            block_indent = None;
-        }
-        let Some(caps) = KEY_LINE.captures(&line) else {
-            out.push(line.into_owned());
-            continue;
-        };
-        let (prefix, key, value) = (&caps[1], &caps[2], caps[3].trim_end());
-        let key_indent = prefix.len();
-        let first = value.chars().next().unwrap_or(' ');
-        if first == '|' || first == '>' {
-            block_indent = Some(indent);
-            out.push(line.into_owned());
-            continue;
-        }
-        let needs_quotes =
-            !matches!(
-                first,
-                '"' | '\'' | '[' | '{' | '&' | '*' | '!' | '%' | '@' | '`' | '#'
-            ) && (value.contains(": ") || value.contains(":\t") || value.ends_with(':'));
-        if !needs_quotes {
-            out.push(line.into_owned());
-            continue;
-        }
-        // A plain scalar ends at ` #` (a comment) and continues on more
-        // indented lines.
-        let mut joined = strip_comment(value).to_owned();
-        while i < lines.len() {
-            let next = detab(lines[i]);
-            if next.trim().is_empty()
-                || indent_of(&next) <= key_indent
-                || next.trim_start().starts_with('#')
-            {
-                break;
-            }
-            joined.push(' ');
-            joined.push_str(strip_comment(next.trim()));
-            i += 1;
-        }
-        out.push(format!("{prefix}{key}: '{}'", joined.replace('\'', "''")));
-        changed = true;
-    }
-    changed.then(|| out.join("\n"))
-}
-
-fn detab(line: &str) -> Cow<'_, str> {
-    let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
-    if line[..lead].contains('\t') {
-        Cow::Owned(format!(
-            "{}{}",
-            line[..lead].replace('\t', "  "),
-            &line[lead..]
-        ))
-    } else {
-        Cow::Borrowed(line)
-    }
-}
-
-fn indent_of(line: &str) -> usize {
-    line.len() - line.trim_start_matches(' ').len()
-}
-
-fn strip_comment(value: &str) -> &str {
-    match value.find(" #").or_else(|| value.find("\t#")) {
-        Some(i) => value[..i].trim_end(),
-        None => value,
     }
 }
 
@@ -485,280 +401,6 @@ pub(crate) fn is_spec_name(name: &str) -> bool {
         })
 }
 
-/// The keys skillhost acts on, read where the ecosystem puts them.
-fn read_meta(fm: &Map<String, Value>, fm_text: &str, warnings: &mut Vec<String>) -> SkillMeta {
-    let metadata = read_metadata_block(fm, warnings);
-    // Seed-style keys live in `metadata`, but some skills put them at top level.
-    let seed = |key: &str| metadata.get(key).or_else(|| fm.get(key));
-    let top = |keys: &[&str]| keys.iter().find_map(|k| fm.get(*k));
-
-    let version = top(&["version"])
-        .or_else(|| metadata.get("version"))
-        .and_then(|v| match v {
-            Value::Number(_) if fm.contains_key("version") => {
-                version_literal(fm_text).or_else(|| scalar_string(v))
-            }
-            _ => scalar_string(v),
-        });
-
-    let allowed_tools = match top(&["allowed-tools", "allowed_tools", "allowedTools"]) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(split_tools(s)),
-        Some(v @ Value::Array(_)) => Some(list_of_strings(v, "allowed-tools", warnings)),
-        Some(v) => match scalar_string(v) {
-            Some(s) => Some(split_tools(&s)),
-            None => {
-                warnings.push("`allowed-tools` is neither text nor a list: ignored".to_owned());
-                None
-            }
-        },
-    };
-
-    let tags = match seed("tags") {
-        Some(Value::String(s)) => split_commas(s),
-        Some(v) => list_of_strings(v, "tags", warnings),
-        None => Vec::new(),
-    };
-    let triggers = match seed("triggers") {
-        Some(Value::String(s)) if is_regex_trigger(s.trim()) => vec![s.trim().to_owned()],
-        Some(Value::String(s)) => split_commas(s),
-        Some(v) => list_of_strings(v, "triggers", warnings),
-        None => Vec::new(),
-    };
-
-    let context_fields = seed("context_fields")
-        .map(|v| read_context_fields(v, warnings))
-        .unwrap_or_default();
-
-    let skillhost = match metadata.get("skillhost") {
-        None | Some(Value::Null) => SkillhostMeta::default(),
-        Some(v) => match SkillhostMeta::deserialize(v) {
-            Ok(s) => s,
-            Err(e) => {
-                warnings.push(format!(
-                    "metadata.skillhost ignored ({e}): the skill gets no handler, template or capabilities until it is fixed"
-                ));
-                SkillhostMeta::default()
-            }
-        },
-    };
-
-    SkillMeta {
-        version,
-        license: top(&["license"]).and_then(scalar_string),
-        compatibility: top(&["compatibility"]).and_then(scalar_string),
-        tags,
-        allowed_tools,
-        disable_model_invocation: read_bool(
-            top(&["disable-model-invocation", "disable_model_invocation"]),
-            "disable-model-invocation",
-            false,
-            warnings,
-        ),
-        user_invocable: read_bool(
-            top(&["user-invocable", "user_invocable"]),
-            "user-invocable",
-            true,
-            warnings,
-        ),
-        triggers,
-        context_fields,
-        output_type: seed("output_type").and_then(scalar_string),
-        skillhost,
-        // Filled by the caller, which owns the map.
-        raw: Value::Null,
-    }
-}
-
-/// `metadata` as a map. OpenClaw sometimes stores it as a JSON string.
-fn read_metadata_block<'a>(
-    fm: &'a Map<String, Value>,
-    warnings: &mut Vec<String>,
-) -> Cow<'a, Map<String, Value>> {
-    match fm.get("metadata") {
-        None | Some(Value::Null) => Cow::Owned(Map::new()),
-        Some(Value::Object(m)) => Cow::Borrowed(m),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(m)) => Cow::Owned(m),
-            _ => {
-                warnings.push("`metadata` is text, not a mapping: ignored".to_owned());
-                Cow::Owned(Map::new())
-            }
-        },
-        Some(_) => {
-            warnings.push("`metadata` is not a mapping: ignored".to_owned());
-            Cow::Owned(Map::new())
-        }
-    }
-}
-
-/// The text of a top-level `version:` number as written (`1.10`, not 1.1).
-fn version_literal(fm_text: &str) -> Option<String> {
-    static VERSION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^version[ \t]*:[ \t]*([0-9][0-9A-Za-z._+\-]*)[ \t]*(?:#.*)?$")
-            .expect("static regex")
-    });
-    VERSION.captures(fm_text).map(|c| c[1].to_owned())
-}
-
-/// Strings, numbers and booleans as text; anything else is not a scalar.
-fn scalar_string(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-fn list_of_strings(v: &Value, key: &str, warnings: &mut Vec<String>) -> Vec<String> {
-    match v {
-        Value::Null => Vec::new(),
-        Value::Array(items) => {
-            let out: Vec<String> = items
-                .iter()
-                .filter_map(scalar_string)
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect();
-            if out.len() < items.len() {
-                warnings.push(format!("`{key}`: entries that are not text were ignored"));
-            }
-            out
-        }
-        other => match scalar_string(other) {
-            Some(s) => split_commas(&s),
-            None => {
-                warnings.push(format!("`{key}` is neither text nor a list: ignored"));
-                Vec::new()
-            }
-        },
-    }
-}
-
-fn split_commas(s: &str) -> Vec<String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// `allowed-tools` as a string: comma-separated (Claude Code) or
-/// space-separated (the spec). Parentheses group: `Bash(git status:*)`.
-fn split_tools(s: &str) -> Vec<String> {
-    let by_comma = {
-        let mut depth = 0i32;
-        s.chars().any(|c| {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                _ => {}
-            }
-            c == ',' && depth <= 0
-        })
-    };
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut depth = 0i32;
-    for c in s.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
-        }
-        let sep = depth <= 0
-            && if by_comma {
-                c == ','
-            } else {
-                c.is_whitespace()
-            };
-        if sep {
-            if !cur.trim().is_empty() {
-                out.push(cur.trim().to_owned());
-            }
-            cur.clear();
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_owned());
-    }
-    out
-}
-
-fn read_bool(v: Option<&Value>, key: &str, default: bool, warnings: &mut Vec<String>) -> bool {
-    match v {
-        None | Some(Value::Null) => default,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" => true,
-            "false" | "no" | "off" => false,
-            _ => {
-                warnings.push(format!("`{key}` is not a boolean ('{s}'): using {default}"));
-                default
-            }
-        },
-        Some(_) => {
-            warnings.push(format!("`{key}` is not a boolean: using {default}"));
-            default
-        }
-    }
-}
-
-/// `/.../`: a regex trigger.
-pub(crate) fn is_regex_trigger(t: &str) -> bool {
-    t.len() >= 2 && t.starts_with('/') && t.ends_with('/')
-}
-
-/// `context_fields` as a map of field → spec (a mapping, or just the type
-/// name), or a list of field names (strings by default).
-fn read_context_fields(
-    v: &Value,
-    warnings: &mut Vec<String>,
-) -> std::collections::BTreeMap<String, ContextField> {
-    let mut out = std::collections::BTreeMap::new();
-    match v {
-        Value::Null => {}
-        Value::Object(m) => {
-            for (name, spec) in m {
-                let field = match spec {
-                    Value::Null => Ok(ContextField::default()),
-                    Value::String(kind) => FieldKind::deserialize(Value::String(
-                        kind.trim().to_lowercase(),
-                    ))
-                    .map(|kind| ContextField {
-                        kind,
-                        ..ContextField::default()
-                    }),
-                    other => ContextField::deserialize(other),
-                };
-                match field {
-                    Ok(f) => {
-                        out.insert(name.clone(), f);
-                    }
-                    Err(e) => warnings.push(format!("context field `{name}` ignored: {e}")),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                match item {
-                    Value::String(name) => {
-                        out.insert(name.clone(), ContextField::default());
-                    }
-                    _ => warnings.push(
-                        "context_fields: an entry that is not a field name was ignored".to_owned(),
-                    ),
-                }
-            }
-        }
-        _ => warnings.push("`context_fields` is neither a mapping nor a list: ignored".to_owned()),
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -809,47 +451,6 @@ mod tests {
     }
 
     #[test]
-    fn list_or_string_fields() {
-        let p = ok(
-            "---\ndescription: d\nallowed-tools: Read, Grep, Bash(git status:*)\ntags: a, b\n---\n",
-        );
-        assert_eq!(
-            p.meta.allowed_tools.as_deref(),
-            Some(
-                &[
-                    "Read".to_owned(),
-                    "Grep".into(),
-                    "Bash(git status:*)".into()
-                ][..]
-            )
-        );
-        assert_eq!(p.meta.tags, vec!["a", "b"]);
-        let p = ok("---\ndescription: d\nallowed-tools: Read Bash(infsh *)\ntags: [x, 'y']\n---\n");
-        assert_eq!(
-            p.meta.allowed_tools.as_deref(),
-            Some(&["Read".to_owned(), "Bash(infsh *)".into()][..])
-        );
-        assert_eq!(p.meta.tags, vec!["x", "y"]);
-        let p = ok("---\ndescription: d\nallowed-tools:\n  - Read\n  - Write\n---\n");
-        assert_eq!(
-            p.meta.allowed_tools,
-            Some(vec!["Read".to_owned(), "Write".into()])
-        );
-    }
-
-    #[test]
-    fn numbers_where_strings_are_expected() {
-        let p = ok("---\nname: 2048\ndescription: 42\nversion: 1.10\n---\n");
-        assert_eq!(p.name, "2048");
-        assert_eq!(p.description, "42");
-        assert_eq!(p.meta.version.as_deref(), Some("1.10"));
-        let p = ok("---\ndescription: d\nversion: 1.0\n---\n");
-        assert_eq!(p.meta.version.as_deref(), Some("1.0"));
-        let p = ok("---\ndescription: d\nmetadata:\n  version: \"2.0.0\"\n---\n");
-        assert_eq!(p.meta.version.as_deref(), Some("2.0.0"));
-    }
-
-    #[test]
     fn unquoted_colon_is_retried_with_quotes() {
         let p = ok(
             "---\nname: my-skill\ndescription: Use when: (1) things, (2) more # note\n  continued here\nlicense: MIT\n---\n",
@@ -864,13 +465,6 @@ mod tests {
             "{:?}",
             p.warnings
         );
-    }
-
-    #[test]
-    fn repair_leaves_block_scalars_alone() {
-        let src = "description: a: b\nbody: |\n  x: y: z\n";
-        let fixed = repair(src).expect("changed");
-        assert_eq!(fixed, "description: 'a: b'\nbody: |\n  x: y: z\n");
     }
 
     #[test]
@@ -932,6 +526,16 @@ mod tests {
     }
 
     #[test]
+    fn oversized_front_matter_is_refused() {
+        let src = format!("---\ndescription: d\nx: '{}'\n---\n", "y".repeat(300 << 10));
+        let e = parse_skill(src.as_bytes(), "x").expect_err("too large");
+        assert!(
+            matches!(e, ParseError::FrontMatterTooLarge { max: 262144, .. }),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn unreadable_yaml_is_refused() {
         let e = parse_skill(b"---\nname: [unclosed\n---\nbody\n", "x").expect_err("bad yaml");
         assert!(matches!(e, ParseError::InvalidYaml(_)), "{e}");
@@ -948,53 +552,6 @@ mod tests {
         let p = ok("---\n# Heading\n\nA paragraph: with a colon.\n");
         assert_eq!(p.description, "A paragraph: with a colon.");
         assert!(p.warnings.iter().any(|w| w.contains("never closed")));
-    }
-
-    #[test]
-    fn seed_keys() {
-        let src = "---\nname: email-writer\ndescription: Writes emails.\nmetadata:\n  triggers: [email, write email, '/e-?mail/']\n  context_fields:\n    has_timezone: { type: bool, default: false }\n    tone: string\n  output_type: text\n  skillhost:\n    handler: handler.wasm\n    capabilities:\n      http: [api.example.com]\n    limits: { memory_mb: 32 }\ndisable-model-invocation: true\nuser-invocable: false\n---\n";
-        let p = parse_skill(src.as_bytes(), "email-writer").expect("parse");
-        assert_eq!(p.meta.triggers, vec!["email", "write email", "/e-?mail/"]);
-        let tz = &p.meta.context_fields["has_timezone"];
-        assert_eq!(tz.kind, FieldKind::Bool);
-        assert_eq!(tz.default, Some(Value::Bool(false)));
-        assert_eq!(p.meta.context_fields["tone"].kind, FieldKind::String);
-        assert_eq!(p.meta.output_type.as_deref(), Some("text"));
-        assert_eq!(p.meta.skillhost.handler.as_deref(), Some("handler.wasm"));
-        assert_eq!(p.meta.skillhost.capabilities.http, vec!["api.example.com"]);
-        assert_eq!(p.meta.skillhost.limits.memory_mb, Some(32));
-        assert!(p.meta.disable_model_invocation);
-        assert!(!p.meta.user_invocable);
-        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
-    }
-
-    #[test]
-    fn bad_skillhost_block_keeps_skill_without_capabilities() {
-        let src = "---\ndescription: d\nmetadata:\n  skillhost:\n    handler: h.wasm\n    capabilities: { http: [x.com], root: true }\n---\n";
-        let p = ok(src);
-        assert_eq!(p.meta.skillhost, SkillhostMeta::default());
-        assert!(
-            p.warnings
-                .iter()
-                .any(|w| w.contains("metadata.skillhost ignored") && w.contains("root")),
-            "{:?}",
-            p.warnings
-        );
-    }
-
-    #[test]
-    fn metadata_as_json_string_and_top_level_triggers() {
-        let p = ok("---\ndescription: d\nmetadata: '{\"triggers\": [\"a\"]}'\n---\n");
-        assert_eq!(p.meta.triggers, vec!["a"]);
-        let p = ok("---\ndescription: d\ntriggers:\n  - x y\n---\n");
-        assert_eq!(p.meta.triggers, vec!["x y"]);
-    }
-
-    #[test]
-    fn unknown_keys_stay_in_raw() {
-        let p = ok("---\ndescription: d\nauthor: me\nmetadata: {emoji: x}\n---\n");
-        assert_eq!(p.meta.raw["author"], "me");
-        assert_eq!(p.meta.raw["metadata"]["emoji"], "x");
     }
 
     #[test]

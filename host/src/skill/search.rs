@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use regex::{Regex, RegexBuilder};
 
 use super::catalog::Warning;
+use super::meta::is_regex_trigger;
 use super::model::Skill;
-use super::parse::is_regex_trigger;
 
 /// One search result.
 #[derive(Debug, Clone)]

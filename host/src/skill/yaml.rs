@@ -21,9 +21,19 @@ const MAX_NODES: usize = 100_000;
 /// Most string bytes one front matter may expand to (aliases included).
 const MAX_STRING_BYTES: usize = 8 << 20;
 
+/// Deepest `[`/`{` nesting handed to the YAML parser. libyaml's scanner is
+/// quadratic in flow depth (16k levels take a second, a megabyte of `[`
+/// would take hours), and serde_norway refuses more than 128 levels anyway.
+const MAX_FLOW_DEPTH: usize = 512;
+
 /// Parses one YAML document into JSON. Returns the parser's message on error.
 /// `duplicates` receives keys that appeared twice in the same mapping.
 pub(crate) fn to_json(text: &str, duplicates: &mut Vec<String>) -> Result<Value, String> {
+    if flow_depth(text) > MAX_FLOW_DEPTH {
+        return Err(format!(
+            "brackets nest more than {MAX_FLOW_DEPTH} levels deep"
+        ));
+    }
     let budget = Budget {
         nodes: Cell::new(MAX_NODES),
         bytes: Cell::new(MAX_STRING_BYTES),
@@ -35,6 +45,23 @@ pub(crate) fn to_json(text: &str, duplicates: &mut Vec<String>) -> Result<Value,
         .map_err(|e| e.to_string())?;
     duplicates.extend(budget.duplicates.into_inner());
     Ok(value)
+}
+
+/// Deepest unclosed `[`/`{` nesting, counting brackets anywhere (quoted
+/// or not): an upper bound of what the parser would see, cheap and linear.
+fn flow_depth(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 struct Budget {
@@ -245,6 +272,26 @@ mod tests {
         let err = parse(&doc).expect_err("bomb must fail");
         assert!(start.elapsed() < std::time::Duration::from_secs(2));
         assert!(err.contains("alias") || err.contains("repetition"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_fails_fast() {
+        let start = std::time::Instant::now();
+        let doc = format!("a: {}{}\n", "[".repeat(500_000), "]".repeat(500_000));
+        let err = parse(&doc).expect_err("too deep");
+        assert!(err.contains("512 levels"), "{err}");
+        let doc = format!("a: {}1{}\n", "{b: ".repeat(10_000), "}".repeat(10_000));
+        assert!(parse(&doc).is_err());
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
+        // Within the bound, serde_norway's own limit (128) still answers.
+        let doc = format!("a: {}{}\n", "[".repeat(300), "]".repeat(300));
+        assert!(
+            parse(&doc)
+                .expect_err("too deep")
+                .contains("recursion limit")
+        );
+        let doc = format!("a: {}{}\n", "[".repeat(20), "]".repeat(20));
+        assert!(parse(&doc).is_ok());
     }
 
     #[test]

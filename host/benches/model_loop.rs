@@ -1,0 +1,119 @@
+//! The model loop's own overhead per step, with the scripted provider (no
+//! network) and a cheap confined tool, minus the tool's own time. Baseline
+//! in the same run: the same number of bare `Provider::chat` calls.
+
+#[path = "../../tests/harness/mod.rs"]
+mod harness;
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use serde_json::json;
+use skillhost::config::Config;
+use skillhost::exec::{RunRequest, Step};
+use skillhost::llm::{
+    ChatRequest, Message, Provider, ScriptToolCall, ScriptTurn, ScriptedProvider,
+};
+
+const STEPS: usize = 20;
+
+fn script() -> Vec<ScriptTurn> {
+    let mut turns: Vec<ScriptTurn> = (0..STEPS - 1)
+        .map(|_| ScriptTurn {
+            tool_calls: vec![ScriptToolCall {
+                name: "list_skill_files".into(),
+                arguments: json!({}),
+                ..ScriptToolCall::default()
+            }],
+            ..ScriptTurn::default()
+        })
+        .collect();
+    turns.push(ScriptTurn {
+        text: Some("done".into()),
+        ..ScriptTurn::default()
+    });
+    turns
+}
+
+fn bench_loop(c: &mut Criterion) {
+    let ws = harness::Workspace::new();
+    ws.add_skill("looper", "", None);
+    let base = ws.runner(Config::default());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("rt");
+    let req = RunRequest {
+        task: "loop".into(),
+        skill: Some("looper".into()),
+        ..RunRequest::default()
+    };
+
+    // (loop time minus tool time, number of model steps)
+    let run_once = || {
+        let provider: Arc<dyn Provider> = Arc::new(ScriptedProvider::from_turns("bench", script()));
+        let runner = base.clone().with_provider(provider);
+        let started = Instant::now();
+        let outcome = rt.block_on(runner.run(&req)).expect("run");
+        let total = started.elapsed();
+        assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+        let tool_time: u64 = outcome
+            .trajectory
+            .iter()
+            .map(|s| match s {
+                Step::Tool { duration_us, .. } => *duration_us,
+                Step::Model { .. } => 0,
+            })
+            .sum();
+        (
+            total.saturating_sub(Duration::from_micros(tool_time)),
+            STEPS,
+        )
+    };
+    let bare_once = || {
+        let provider = ScriptedProvider::from_turns("bench", script());
+        let request = ChatRequest {
+            system: Some("s".into()),
+            messages: vec![Message::User("loop".into())],
+            tools: vec![],
+            max_tokens: None,
+        };
+        let started = Instant::now();
+        for _ in 0..STEPS {
+            black_box(rt.block_on(provider.chat(&request)).expect("chat"));
+        }
+        started.elapsed()
+    };
+
+    let mut g = c.benchmark_group("model_loop");
+    g.bench_function("run_20_steps_scripted", |b| {
+        b.iter(|| black_box(run_once()))
+    });
+    g.bench_function("bare_20_chat_calls", |b| b.iter(|| black_box(bare_once())));
+    g.finish();
+
+    let rounds = 30;
+    let (mut loop_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..rounds {
+        loop_time += run_once().0;
+        bare_time += bare_once();
+    }
+    let per_step = loop_time / (rounds * STEPS as u32);
+    let bare_per_call = bare_time / (rounds * STEPS as u32);
+    println!(
+        "RATIO loop: {per_step:?} per step excluding tool time (target well under 1 ms) vs bare scripted chat {bare_per_call:?} per call = {:.1}x",
+        per_step.as_secs_f64() / bare_per_call.as_secs_f64()
+    );
+}
+
+criterion_group!(benches, bench_loop);
+
+fn main() {
+    benches();
+    criterion::Criterion::default()
+        .configure_from_args()
+        .final_summary();
+}

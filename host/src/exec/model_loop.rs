@@ -1,0 +1,225 @@
+//! Tier 2: the model loop. Bounded by `max_steps`; every tool call goes
+//! through the same toolbox and policy as handlers and pipelines; several
+//! tool calls in one turn run concurrently; each turn and call lands in the
+//! run's trajectory. A tool error goes back to the model as the tool's
+//! result, after the recovery hook had its chance to fix the context.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::{RunOutcome, Runner, Step, micros};
+use crate::llm::{ChatRequest, Message, Provider, ToolCall, ToolSpec};
+use crate::sandbox::{Effective, Failure, Output};
+use crate::skill::{Skill, render_available_skills};
+use crate::tools::{CallContext, Caller, ToolError};
+
+/// Largest tool result handed back to the model.
+const MAX_TOOL_RESULT: usize = 64 * 1024;
+
+/// What the learning stage does when a tool fails: it may edit the run's
+/// context and describe what it did; the model then sees
+/// `[Recovery applied: DESCRIPTION] ORIGINAL ERROR`.
+pub trait RecoveryHook: Send + Sync {
+    fn on_tool_error(
+        &self,
+        skill: &Skill,
+        tool: &str,
+        error: &ToolError,
+        context: &mut Map<String, Value>,
+    ) -> Option<String>;
+}
+
+fn system_prompt(runner: &Runner, skill: &Skill, tools: &[ToolSpec]) -> String {
+    let mut s = format!(
+        "You are carrying out a task with the skill \"{}\": {}\n\
+         Follow the skill's instructions. Use the tools when they help. When you are done, \
+         reply with the final result only.\n\n<skill_instructions>\n{}\n</skill_instructions>\n",
+        skill.name,
+        skill.description,
+        skill.body.trim()
+    );
+    // Other skills are only worth listing when the model can read them.
+    if tools.iter().any(|t| t.name == "read_skill_file") {
+        s.push_str(
+            "\nOther skills are available. To use one, read its SKILL.md with \
+             read_skill_file {\"skill\": NAME, \"path\": \"SKILL.md\"}.\n",
+        );
+        s.push_str(&render_available_skills(runner.catalog()));
+        s.push('\n');
+    }
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn run(
+    runner: &Runner,
+    provider: &dyn Provider,
+    skill: &Skill,
+    task: &str,
+    grants: &Effective,
+    max_steps: u32,
+    depth: u32,
+    outcome: &mut RunOutcome,
+) {
+    let toolbox = runner.toolbox();
+    let cx_for = |caller| CallContext {
+        skill,
+        grants: &grants.capabilities,
+        trusted: grants.is_trusted(),
+        caller,
+        depth,
+    };
+    let tools: Vec<ToolSpec> = toolbox
+        .allowed(&cx_for(Caller::Model))
+        .into_iter()
+        .map(|t| ToolSpec {
+            name: t.name,
+            description: t.description,
+            parameters: t.parameters,
+        })
+        .collect();
+    let context_json = Value::Object(outcome.context.clone()).to_string();
+    let mut request = ChatRequest {
+        system: Some(system_prompt(runner, skill, &tools)),
+        messages: vec![Message::User(format!(
+            "Task: {task}\n\nContext (JSON): {context_json}"
+        ))],
+        tools,
+        max_tokens: None,
+    };
+
+    let mut tool_step = 0u32;
+    for step in 0..max_steps {
+        let started = Instant::now();
+        let reply = provider.chat(&request).await;
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                outcome.trajectory.push(Step::Model {
+                    step,
+                    request_bytes: 0,
+                    response_bytes: 0,
+                    tool_calls: 0,
+                    duration_us: micros(started),
+                    error: Some(e.to_string()),
+                });
+                outcome.failure = Some(Failure::new("ModelError", e.to_string()));
+                return;
+            }
+        };
+        outcome.trajectory.push(Step::Model {
+            step,
+            request_bytes: reply.request_bytes,
+            response_bytes: reply.response_bytes,
+            tool_calls: reply.tool_calls.len(),
+            duration_us: micros(started),
+            error: None,
+        });
+        if reply.tool_calls.is_empty() {
+            outcome.output = Some(Output {
+                body: reply.text.unwrap_or_default(),
+                content_type: skill
+                    .meta
+                    .output_type
+                    .clone()
+                    .unwrap_or_else(|| "text/markdown".into()),
+                flags: vec!["model".into()],
+            });
+            return;
+        }
+
+        // Run this turn's calls concurrently; results keep the call order.
+        let cx = cx_for(Caller::Model);
+        let calls = reply.tool_calls.iter().map(|call| {
+            let toolbox = &toolbox;
+            let cx = &cx;
+            async move {
+                let started = Instant::now();
+                let result = match parse_arguments(call) {
+                    Ok(args) => (args.clone(), toolbox.call(&call.name, args, cx).await),
+                    Err(e) => (Value::String(call.arguments.clone()), Err(e)),
+                };
+                (result, micros(started))
+            }
+        });
+        let results = futures::future::join_all(calls).await;
+
+        request.messages.push(Message::Assistant {
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+        });
+        for (call, ((arguments, result), duration_us)) in reply.tool_calls.iter().zip(results) {
+            let (content, is_error, recovery) = match &result {
+                Ok(v) => (truncate(as_text(v)), false, None),
+                Err(e) => {
+                    let recovery =
+                        runner.shared.recovery.as_ref().and_then(|h| {
+                            h.on_tool_error(skill, &call.name, e, &mut outcome.context)
+                        });
+                    let text = match &recovery {
+                        Some(r) => format!("[Recovery applied: {r}] {e}"),
+                        None => e.to_string(),
+                    };
+                    (text, true, recovery)
+                }
+            };
+            outcome.trajectory.push(Step::Tool {
+                step: tool_step,
+                caller: Caller::Model,
+                tool: call.name.clone(),
+                arguments,
+                result: result.as_ref().ok().cloned(),
+                error: result.as_ref().err().map(ToString::to_string),
+                recovery,
+                duration_us,
+            });
+            tool_step += 1;
+            request.messages.push(Message::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content,
+                is_error,
+            });
+        }
+    }
+    outcome.failure = Some(Failure::new(
+        "StepLimitExceeded",
+        format!(
+            "the model did not finish within {max_steps} steps (raise [agent] max_steps or --max-steps)"
+        ),
+    ));
+}
+
+/// The model's arguments as a JSON object; empty text counts as `{}`.
+fn parse_arguments(call: &ToolCall) -> Result<Value, ToolError> {
+    if call.arguments.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_str::<Value>(&call.arguments).map_err(|e| {
+        ToolError::InvalidArguments(format!(
+            "the arguments for `{}` are not valid JSON ({e}); send one JSON object",
+            call.name
+        ))
+    })
+}
+
+fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn truncate(mut s: String) -> String {
+    if s.len() > MAX_TOOL_RESULT {
+        let mut end = MAX_TOOL_RESULT;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        let dropped = s.len() - end;
+        s.truncate(end);
+        s.push_str(&format!("\n[truncated {dropped} bytes]"));
+    }
+    s
+}

@@ -1,0 +1,544 @@
+//! The `[model]` table of `skillhost.toml` and the command-line overrides.
+//!
+//! ```toml
+//! [model]
+//! provider = "openai"            # openai | anthropic | ollama | scripted
+//! model = "gpt-4o-mini"          # or "openai:gpt-4o-mini" without `provider`
+//! base_url = "http://127.0.0.1:11434/v1"   # optional
+//! api_key_env = "OPENAI_API_KEY" # the NAME of the variable, never the key
+//! timeout_ms = 60000
+//! max_retries = 3
+//! max_tokens = 1024
+//! script = "tests/data/answers.json"       # provider = "scripted" only
+//! ```
+//!
+//! No provider (and no `PROVIDER:MODEL` model, and no script) means no
+//! model: tier 2 is skipped, which is not an error.
+//!
+//! Keys: the official endpoints read `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`
+//! unless `api_key_env` names another variable. Any other base URL (a local
+//! Ollama, a proxy, OpenRouter) gets a key only when `api_key_env` is set
+//! explicitly, so that a key meant for OpenAI is never sent to a third
+//! party by accident.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::http::HttpOptions;
+use super::{AnthropicProvider, LlmError, OpenAiProvider, Provider, ScriptedProvider};
+
+/// Model settings as written in `skillhost.toml` (`[model]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `openai` (any Chat Completions server), `anthropic`, `ollama`
+    /// (OpenAI-compatible, local default URL, no key) or `scripted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model name; `PROVIDER:MODEL` also sets the provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The API root; defaults to the provider's official endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The name of the environment variable holding the API key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Budget for one HTTP attempt (default 60 000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Retries after a 429 or 5xx (default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// The answers file of the scripted provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<PathBuf>,
+    /// Default `max_tokens` for a request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+/// The providers this module can build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    OpenAi,
+    Anthropic,
+    Ollama,
+    Scripted,
+}
+
+const KNOWN: &str = "openai, anthropic, ollama, scripted";
+const OPENAI_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_URL: &str = "https://api.anthropic.com";
+/// 127.0.0.1 rather than `localhost`: Ollama listens on IPv4 by default,
+/// and `localhost` may resolve to `::1` first.
+const OLLAMA_URL: &str = "http://127.0.0.1:11434/v1";
+/// Largest `max_retries` accepted; more only hides an outage.
+const MAX_RETRIES_CAP: u32 = 10;
+
+impl Kind {
+    fn parse(s: &str) -> Option<Kind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "openai" => Some(Kind::OpenAi),
+            "anthropic" => Some(Kind::Anthropic),
+            "ollama" => Some(Kind::Ollama),
+            "scripted" => Some(Kind::Scripted),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::OpenAi => "openai",
+            Kind::Anthropic => "anthropic",
+            Kind::Ollama => "ollama",
+            Kind::Scripted => "scripted",
+        }
+    }
+
+    /// Default URL, its official host (whose key is read by default) and
+    /// the default key variable.
+    fn defaults(self) -> (&'static str, Option<&'static str>, Option<&'static str>) {
+        match self {
+            Kind::OpenAi => (OPENAI_URL, Some("api.openai.com"), Some("OPENAI_API_KEY")),
+            Kind::Anthropic => (
+                ANTHROPIC_URL,
+                Some("api.anthropic.com"),
+                Some("ANTHROPIC_API_KEY"),
+            ),
+            Kind::Ollama | Kind::Scripted => (OLLAMA_URL, None, None),
+        }
+    }
+}
+
+impl ModelConfig {
+    /// Applies `--model PROVIDER:MODEL` (for scripted: `scripted:PATH`),
+    /// `--base-url` and `--api-key-env` over the file settings.
+    ///
+    /// `--model` with another provider than the file's drops the file's
+    /// `base_url`, `api_key_env` and `script`, which belonged to that other
+    /// provider; a bare `--model NAME` keeps the file's provider and only
+    /// changes the model. `--model none` turns the model off (tier 2 is
+    /// skipped).
+    pub fn with_overrides(
+        self,
+        model_flag: Option<&str>,
+        base_url: Option<&str>,
+        api_key_env: Option<&str>,
+    ) -> Result<Self, LlmError> {
+        let mut c = self;
+        if let Some(flag) = model_flag.map(str::trim) {
+            if flag.is_empty() {
+                return Err(LlmError::Config(format!(
+                    "--model is empty; expected PROVIDER:MODEL with PROVIDER one of {KNOWN}"
+                )));
+            }
+            if flag.eq_ignore_ascii_case("none") || flag.eq_ignore_ascii_case("off") {
+                c.provider = None;
+                c.model = None;
+                c.script = None;
+            } else {
+                let file_kind = c.provider.as_deref().and_then(Kind::parse);
+                match flag
+                    .split_once(':')
+                    .and_then(|(p, rest)| Kind::parse(p).map(|k| (k, rest)))
+                {
+                    Some((kind, rest)) => {
+                        let rest = rest.trim();
+                        if rest.is_empty() {
+                            let what = if kind == Kind::Scripted {
+                                "a script path"
+                            } else {
+                                "a model name"
+                            };
+                            return Err(LlmError::Config(format!(
+                                "--model {flag}: {what} is missing after `{}:`",
+                                kind.as_str()
+                            )));
+                        }
+                        if file_kind != Some(kind) {
+                            c.base_url = None;
+                            c.api_key_env = None;
+                            c.script = None;
+                        }
+                        c.provider = Some(kind.as_str().to_string());
+                        if kind == Kind::Scripted {
+                            c.script = Some(PathBuf::from(rest));
+                            c.model = None;
+                        } else {
+                            c.model = Some(rest.to_string());
+                        }
+                    }
+                    None => match file_kind {
+                        // `--model llama3.2:3b` with `provider = "ollama"`.
+                        Some(kind) if kind != Kind::Scripted => c.model = Some(flag.to_string()),
+                        _ => {
+                            return Err(LlmError::Config(format!(
+                                "--model {flag}: no known provider; write it as PROVIDER:MODEL with PROVIDER one of {KNOWN} (e.g. openai:gpt-4o-mini, scripted:answers.json)"
+                            )));
+                        }
+                    },
+                }
+            }
+        }
+        if let Some(url) = base_url.map(str::trim).filter(|u| !u.is_empty()) {
+            c.base_url = Some(url.to_string());
+        }
+        if let Some(var) = api_key_env.map(str::trim).filter(|v| !v.is_empty()) {
+            c.api_key_env = Some(var.to_string());
+        }
+        Ok(c)
+    }
+
+    /// The configured provider, or `None` when no model is configured
+    /// (tier 2 is then skipped). Reads the API key from the environment
+    /// now, so that a missing key is reported before any work starts.
+    pub fn build(&self) -> Result<Option<Arc<dyn Provider>>, LlmError> {
+        self.build_with(&|name| std::env::var(name).ok())
+    }
+
+    /// [`ModelConfig::build`] with the environment lookup injected (tests
+    /// must not mutate the process environment).
+    pub(crate) fn build_with(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<Arc<dyn Provider>>, LlmError> {
+        let Some((kind, model)) = self.resolve()? else {
+            return Ok(None);
+        };
+        if kind == Kind::Scripted {
+            let path = self
+                .script
+                .clone()
+                .or_else(|| model.map(PathBuf::from))
+                .ok_or_else(|| {
+                    LlmError::Config(
+                        "provider \"scripted\" needs a script: set [model] script = \"PATH\" or pass --model scripted:PATH"
+                            .into(),
+                    )
+                })?;
+            return Ok(Some(Arc::new(ScriptedProvider::from_file(&path)?)));
+        }
+        let model = model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+            LlmError::Config(format!(
+                "provider \"{0}\" needs a model name: set [model] model or pass --model {0}:MODEL",
+                kind.as_str()
+            ))
+        })?;
+
+        let (default_url, official_host, default_key_env) = kind.defaults();
+        let base_url = self
+            .base_url
+            .as_deref()
+            .map(str::trim)
+            .unwrap_or(default_url);
+        let parsed = reqwest::Url::parse(base_url)
+            .map_err(|e| LlmError::Config(format!("base_url {base_url:?} is not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(LlmError::Config(format!(
+                "base_url {base_url:?} must be an http:// or https:// URL with a host"
+            )));
+        }
+        let official = official_host.is_some_and(|h| parsed.host_str() == Some(h));
+
+        let explicit = self.api_key_env.as_deref().map(str::trim);
+        if let Some(name) = explicit
+            && !is_env_name(name)
+        {
+            // Do not echo the value: it may be the key pasted by mistake.
+            return Err(LlmError::Config(
+                "api_key_env must be the NAME of an environment variable (letters, digits, `_`), not the key itself"
+                    .into(),
+            ));
+        }
+        let key_env = explicit.or(if official { default_key_env } else { None });
+        let key = match key_env {
+            None => None,
+            Some(name) => match env(name).filter(|v| !v.trim().is_empty()) {
+                Some(v) => Some(v),
+                None => {
+                    return Err(LlmError::Config(format!(
+                        "the API key variable {name} is not set (needed for {base_url}); export it, or name another variable with [model] api_key_env / --api-key-env"
+                    )));
+                }
+            },
+        };
+
+        let timeout_ms = self.timeout_ms.unwrap_or(60_000);
+        if timeout_ms == 0 {
+            return Err(LlmError::Config("timeout_ms must be more than 0".into()));
+        }
+        let http = HttpOptions {
+            timeout: Duration::from_millis(timeout_ms),
+            max_retries: self.max_retries.unwrap_or(3).min(MAX_RETRIES_CAP),
+            ..HttpOptions::default()
+        };
+        let provider: Arc<dyn Provider> = match kind {
+            Kind::Anthropic => Arc::new(
+                AnthropicProvider::new(model, base_url, key.as_deref(), http)?
+                    .with_max_tokens(self.max_tokens),
+            ),
+            _ => Arc::new(
+                OpenAiProvider::new(model, base_url, key.as_deref(), http)?
+                    .with_label(kind.as_str())
+                    .with_max_tokens(self.max_tokens),
+            ),
+        };
+        Ok(Some(provider))
+    }
+
+    /// The provider kind and model name, from `provider` + `model`, a
+    /// `PROVIDER:MODEL` model, or a lone `script`; `None` when there is
+    /// no model.
+    fn resolve(&self) -> Result<Option<(Kind, Option<String>)>, LlmError> {
+        let model = self
+            .model
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty());
+        if let Some(p) = self
+            .provider
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            let kind = Kind::parse(p).ok_or_else(|| {
+                LlmError::Config(format!("unknown provider {p:?}; expected one of {KNOWN}"))
+            })?;
+            return Ok(Some((kind, model.map(str::to_string))));
+        }
+        if let Some(m) = model {
+            return match m
+                .split_once(':')
+                .and_then(|(p, rest)| Kind::parse(p).map(|k| (k, rest)))
+            {
+                Some((kind, rest)) => Ok(Some((kind, Some(rest.trim().to_string())))),
+                None => Err(LlmError::Config(format!(
+                    "model {m:?} has no provider: set [model] provider (one of {KNOWN}) or write the model as PROVIDER:MODEL"
+                ))),
+            };
+        }
+        if self.script.is_some() {
+            return Ok(Some((Kind::Scripted, None)));
+        }
+        Ok(None)
+    }
+}
+
+/// Whether `s` can be an environment variable name we would look up.
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_text: &str) -> ModelConfig {
+        toml::from_str(toml_text).expect("valid [model] table")
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn build(c: &ModelConfig) -> Result<Option<Arc<dyn Provider>>, LlmError> {
+        c.build_with(&no_env)
+    }
+
+    fn name(c: &ModelConfig, env: &dyn Fn(&str) -> Option<String>) -> String {
+        c.build_with(env)
+            .expect("builds")
+            .expect("a provider")
+            .name()
+    }
+
+    #[test]
+    fn nothing_configured_means_no_provider() {
+        assert!(build(&ModelConfig::default()).expect("ok").is_none());
+        assert!(build(&parse("timeout_ms = 5000")).expect("ok").is_none());
+    }
+
+    #[test]
+    fn toml_round_trip_and_unknown_keys_rejected() {
+        let c = parse("provider = \"openai\"\nmodel = \"gpt-4o-mini\"\nmax_retries = 1\n");
+        assert_eq!(c.provider.as_deref(), Some("openai"));
+        let back: ModelConfig =
+            toml::from_str(&toml::to_string(&c).expect("serialize")).expect("reparse");
+        assert_eq!(back, c);
+        assert!(toml::from_str::<ModelConfig>("api_key = \"sk-x\"").is_err());
+    }
+
+    #[test]
+    fn official_endpoints_need_their_key() {
+        let c = parse("provider = \"openai\"\nmodel = \"gpt-4o-mini\"");
+        let e = build(&c).err().expect("missing key").to_string();
+        assert!(
+            e.contains("OPENAI_API_KEY") && e.contains("https://api.openai.com/v1"),
+            "{e}"
+        );
+        let env = |n: &str| (n == "OPENAI_API_KEY").then(|| "sk-secret".to_string());
+        assert_eq!(name(&c, &env), "openai:gpt-4o-mini");
+
+        let c = parse("model = \"anthropic:claude-sonnet-4-5\"");
+        let e = build(&c).err().expect("missing key").to_string();
+        assert!(e.contains("ANTHROPIC_API_KEY"), "{e}");
+        let env = |n: &str| (n == "ANTHROPIC_API_KEY").then(|| "k".to_string());
+        assert_eq!(name(&c, &env), "anthropic:claude-sonnet-4-5");
+    }
+
+    #[test]
+    fn local_servers_need_no_key_and_do_not_get_the_default_one() {
+        // Even with OPENAI_API_KEY set, a custom base URL without an
+        // explicit api_key_env builds without reading it.
+        let read = std::cell::Cell::new(false);
+        let env = |n: &str| {
+            read.set(true);
+            (n == "OPENAI_API_KEY").then(|| "sk".to_string())
+        };
+        let c = parse(
+            "provider = \"openai\"\nmodel = \"qwen\"\nbase_url = \"http://127.0.0.1:8000/v1\"",
+        );
+        assert_eq!(name(&c, &env), "openai:qwen");
+        assert!(
+            !read.get(),
+            "the default key must not be read for a third-party URL"
+        );
+
+        let c = parse("provider = \"ollama\"\nmodel = \"llama3.2\"");
+        assert_eq!(name(&c, &no_env), "ollama:llama3.2");
+    }
+
+    #[test]
+    fn explicit_key_env_is_required_and_named_never_echoed() {
+        let c = parse(
+            "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"https://openrouter.ai/api/v1\"\napi_key_env = \"OPENROUTER_API_KEY\"",
+        );
+        let e = build(&c).err().expect("missing").to_string();
+        assert!(e.contains("OPENROUTER_API_KEY"), "{e}");
+        let env = |n: &str| (n == "OPENROUTER_API_KEY").then(|| "or-key".to_string());
+        assert_eq!(name(&c, &env), "openai:m");
+
+        let mut c = c;
+        c.api_key_env = Some("sk-proj-abc123".into());
+        let e = build(&c).err().expect("a key, not a name").to_string();
+        assert!(!e.contains("sk-proj-abc123"), "{e}");
+        assert!(e.contains("NAME"), "{e}");
+    }
+
+    #[test]
+    fn configuration_errors_are_specific() {
+        let err = |t: &str| build(&parse(t)).err().expect("error").to_string();
+        assert!(
+            err("provider = \"gemini\"\nmodel = \"x\"").contains("unknown provider \"gemini\"")
+        );
+        assert!(err("provider = \"openai\"").contains("needs a model name"));
+        assert!(err("model = \"gpt-4o\"").contains("has no provider"));
+        assert!(
+            err("provider = \"ollama\"\nmodel = \"m\"\nbase_url = \"ftp://x\"").contains("http://")
+        );
+        assert!(
+            err("provider = \"ollama\"\nmodel = \"m\"\nbase_url = \"not a url\"")
+                .contains("not a URL")
+        );
+        assert!(err("provider = \"ollama\"\nmodel = \"m\"\ntimeout_ms = 0").contains("timeout_ms"));
+        assert!(err("provider = \"scripted\"").contains("needs a script"));
+        assert!(
+            err("script = \"/nonexistent/answers.json\"").contains("/nonexistent/answers.json")
+        );
+    }
+
+    #[test]
+    fn scripted_from_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("answers.json");
+        std::fs::write(&path, r#"[{"text": "hi"}]"#).expect("write");
+        let c = ModelConfig::default()
+            .with_overrides(Some(&format!("scripted:{}", path.display())), None, None)
+            .expect("override");
+        assert_eq!(c.script.as_deref(), Some(path.as_path()));
+        assert_eq!(name(&c, &no_env), format!("scripted:{}", path.display()));
+    }
+
+    #[test]
+    fn overrides() {
+        let file = parse(
+            "provider = \"anthropic\"\nmodel = \"claude-x\"\nbase_url = \"http://proxy\"\napi_key_env = \"MY_KEY\"\ntimeout_ms = 1000",
+        );
+        // Same provider: only the model changes.
+        let c = file
+            .clone()
+            .with_overrides(Some("anthropic:claude-y"), None, None)
+            .expect("ok");
+        assert_eq!(
+            (c.model.as_deref(), c.base_url.as_deref()),
+            (Some("claude-y"), Some("http://proxy"))
+        );
+        // Bare model name keeps the provider.
+        let c = file
+            .clone()
+            .with_overrides(Some("claude-z"), None, None)
+            .expect("ok");
+        assert_eq!(
+            (c.provider.as_deref(), c.model.as_deref()),
+            (Some("anthropic"), Some("claude-z"))
+        );
+        // Another provider drops the old provider's URL and key variable.
+        let c = file
+            .clone()
+            .with_overrides(Some("ollama:llama3.2:3b"), None, None)
+            .expect("ok");
+        assert_eq!(c.provider.as_deref(), Some("ollama"));
+        assert_eq!(c.model.as_deref(), Some("llama3.2:3b"));
+        assert_eq!(
+            (c.base_url, c.api_key_env, c.timeout_ms),
+            (None, None, Some(1000))
+        );
+        // Explicit flags win.
+        let c = file
+            .clone()
+            .with_overrides(
+                Some("openai:gpt-4o-mini"),
+                Some("http://127.0.0.1:1/v1"),
+                Some("K"),
+            )
+            .expect("ok");
+        assert_eq!(c.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
+        assert_eq!(c.api_key_env.as_deref(), Some("K"));
+        // Off.
+        let c = file
+            .clone()
+            .with_overrides(Some("none"), None, None)
+            .expect("ok");
+        assert!(build(&c).expect("ok").is_none());
+        // Errors.
+        let e = ModelConfig::default()
+            .with_overrides(Some("gpt-4o"), None, None)
+            .expect_err("no provider");
+        assert!(e.to_string().contains("PROVIDER:MODEL"), "{e}");
+        let e = file
+            .clone()
+            .with_overrides(Some("openai:"), None, None)
+            .expect_err("no model");
+        assert!(e.to_string().contains("model name is missing"), "{e}");
+        let e = file
+            .with_overrides(Some("scripted:"), None, None)
+            .expect_err("no path");
+        assert!(e.to_string().contains("script path is missing"), "{e}");
+    }
+
+    #[test]
+    fn env_names() {
+        assert!(is_env_name("OPENAI_API_KEY") && is_env_name("_x1"));
+        assert!(
+            !is_env_name("") && !is_env_name("1A") && !is_env_name("sk-abc") && !is_env_name("A B")
+        );
+    }
+}

@@ -1,0 +1,373 @@
+//! The HTTP layer both network providers share: one POST with a timeout,
+//! retries with backoff on 429 and 5xx (honouring `Retry-After`), and
+//! errors that name the URL and the cause.
+//!
+//! Transport failures are not retried: "connection refused" almost always
+//! means the server is not running (a local Ollama that was not started),
+//! and a timeout has already spent the whole budget; retrying either would
+//! only make the user wait longer for the same answer.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+
+use super::{LlmError, excerpt};
+
+/// How patient the network providers are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// Budget for one attempt, from connecting to the last byte.
+    pub timeout: Duration,
+    /// Extra attempts after a 429 or 5xx (0 = try once).
+    pub max_retries: u32,
+    /// First backoff delay; doubles on every retry (with jitter).
+    pub backoff_base: Duration,
+    /// Largest backoff delay when the server gave no `Retry-After`.
+    pub backoff_cap: Duration,
+    /// Largest wait a server's `Retry-After` can impose; a server asking
+    /// for an hour should not freeze a run for an hour.
+    pub retry_after_cap: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            timeout: Duration::from_secs(60),
+            max_retries: 3,
+            backoff_base: Duration::from_millis(500),
+            backoff_cap: Duration::from_secs(8),
+            retry_after_cap: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A reqwest client plus the retry policy.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    opts: HttpOptions,
+}
+
+impl HttpClient {
+    pub(crate) fn new(opts: HttpOptions) -> Result<Self, LlmError> {
+        let client = reqwest::Client::builder()
+            .timeout(opts.timeout)
+            .connect_timeout(opts.timeout.min(Duration::from_secs(10)))
+            // A redirect to another host would carry `x-api-key` along
+            // (reqwest only strips `Authorization`); an API endpoint that
+            // redirects is misconfigured anyway, so surface it instead.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("skillhost/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Config(format!("cannot create the HTTP client: {e}")))?;
+        Ok(HttpClient { client, opts })
+    }
+
+    /// POSTs `body` as JSON to `url` and returns the body of the first
+    /// successful answer.
+    pub(crate) async fn post_json(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, LlmError> {
+        let attempts = self.opts.max_retries.saturating_add(1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let sent = self
+                .client
+                .post(url)
+                .headers(headers.clone())
+                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .body(body.clone())
+                .send()
+                .await;
+            let resp = sent.map_err(|e| self.transport_error(url, &e))?;
+            let status = resp.status();
+            let retry_after = retry_after(resp.headers(), SystemTime::now());
+            let bytes = resp
+                .bytes()
+                .await
+                .map_err(|e| self.transport_error(url, &e))?;
+            if status.is_success() {
+                return Ok(bytes.to_vec());
+            }
+            let code = status.as_u16();
+            let retryable = code == 429 || status.is_server_error();
+            if retryable && attempt < attempts {
+                tokio::time::sleep(self.delay(attempt, retry_after)).await;
+                continue;
+            }
+            let excerpt = error_excerpt(&bytes);
+            return Err(if code == 429 {
+                LlmError::RateLimited {
+                    url: url.to_string(),
+                    attempts: attempt,
+                    excerpt,
+                }
+            } else {
+                LlmError::Status {
+                    status: code,
+                    url: url.to_string(),
+                    attempts: attempt,
+                    excerpt,
+                }
+            });
+        }
+    }
+
+    /// The wait before attempt `attempt + 1`: the server's `Retry-After`
+    /// when it gave one (capped), else exponential backoff with jitter so
+    /// that many clients hit by the same outage do not retry in lockstep.
+    fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(d) = retry_after {
+            return d.min(self.opts.retry_after_cap);
+        }
+        let exp = 2u32.saturating_pow(attempt.saturating_sub(1));
+        let nominal = self.opts.backoff_base.saturating_mul(exp);
+        // Jitter in [0.8, 1.2) of the nominal delay.
+        let jittered = nominal.mul_f64(0.8 + 0.4 * unit_random());
+        jittered.min(self.opts.backoff_cap)
+    }
+
+    fn transport_error(&self, url: &str, e: &reqwest::Error) -> LlmError {
+        if e.is_timeout() {
+            LlmError::Timeout {
+                url: url.to_string(),
+                timeout: self.opts.timeout,
+            }
+        } else {
+            LlmError::Unreachable {
+                url: url.to_string(),
+                cause: root_cause(e),
+            }
+        }
+    }
+}
+
+/// The innermost cause of a transport error ("Connection refused (os
+/// error 111)"), which is what the user can act on; the outer layers only
+/// repeat that a request failed.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The API's own error message when the body carries one (OpenAI and
+/// Anthropic: `{"error": {"message": ...}}`, Ollama: `{"error": "..."}`),
+/// else the start of the body.
+pub(crate) fn error_excerpt(body: &[u8]) -> String {
+    const MAX: usize = 300;
+    let text = String::from_utf8_lossy(body);
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+        let msg = v
+            .pointer("/error/message")
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .or_else(|| v.get("message"))
+            .and_then(|m| m.as_str());
+        if let Some(m) = msg {
+            return excerpt(m, MAX);
+        }
+    }
+    if text.trim().is_empty() {
+        "(empty body)".to_string()
+    } else {
+        excerpt(&text, MAX)
+    }
+}
+
+/// How long the server asked us to wait: `retry-after-ms` (OpenAI) or
+/// `Retry-After` as seconds or an HTTP date.
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let v = get("retry-after")?;
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)));
+    }
+    let at = parse_http_date(v)?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only date
+/// form RFC 9110 asks senders to produce.
+fn parse_http_date(s: &str) -> Option<SystemTime> {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let day: u32 = day.parse().ok()?;
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as u32
+        + 1;
+    let year: i64 = year.parse().ok()?;
+    let mut hms = time.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    if hms.next().is_some() || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + m * 60 + sec;
+    Some(UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// A number in [0, 1) that differs between calls; good enough for jitter
+/// without pulling in a random number crate.
+fn unit_random() -> f64 {
+    let mut h = RandomState::new().build_hasher();
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    h.write_u128(nanos);
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).expect("test header"));
+        }
+        h
+    }
+
+    #[test]
+    fn retry_after_seconds_ms_and_date() {
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // 1994-11-06 08:49:30
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "2")]), now),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after-ms", "250"), ("retry-after", "9")]),
+                now
+            ),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:37 GMT")]),
+                now
+            ),
+            Some(Duration::from_secs(7))
+        );
+        // A date in the past means "now".
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after", "Sun, 06 Nov 1994 08:00:00 GMT")]),
+                now
+            ),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
+        assert_eq!(retry_after(&headers(&[("retry-after", "-3")]), now), None);
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn http_date_epoch_math() {
+        assert_eq!(
+            parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"),
+            Some(UNIX_EPOCH)
+        );
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(UNIX_EPOCH + Duration::from_secs(784_111_777))
+        );
+        assert_eq!(parse_http_date("Sun, 06 Foo 1994 08:49:37 GMT"), None);
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49 GMT"), None);
+    }
+
+    #[test]
+    fn backoff_grows_is_capped_and_obeys_retry_after_cap() {
+        let c = HttpClient::new(HttpOptions {
+            backoff_base: Duration::from_millis(500),
+            backoff_cap: Duration::from_secs(2),
+            retry_after_cap: Duration::from_secs(60),
+            ..HttpOptions::default()
+        })
+        .expect("client");
+        let d1 = c.delay(1, None);
+        assert!(
+            d1 >= Duration::from_millis(400) && d1 < Duration::from_millis(600),
+            "{d1:?}"
+        );
+        let d2 = c.delay(2, None);
+        assert!(
+            d2 >= Duration::from_millis(800) && d2 < Duration::from_millis(1200),
+            "{d2:?}"
+        );
+        assert!(c.delay(10, None) <= Duration::from_secs(2));
+        assert_eq!(
+            c.delay(1, Some(Duration::from_secs(3))),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            c.delay(1, Some(Duration::from_secs(3600))),
+            Duration::from_secs(60)
+        );
+    }
+
+    #[test]
+    fn error_excerpt_prefers_api_message() {
+        assert_eq!(
+            error_excerpt(
+                br#"{"error":{"message":"Invalid model","type":"invalid_request_error"}}"#
+            ),
+            "Invalid model"
+        );
+        assert_eq!(
+            error_excerpt(
+                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            error_excerpt(br#"{"error":"model 'x' not found"}"#),
+            "model 'x' not found"
+        );
+        assert_eq!(
+            error_excerpt(b"<html>Bad gateway</html>"),
+            "<html>Bad gateway</html>"
+        );
+        assert_eq!(error_excerpt(b""), "(empty body)");
+        assert_eq!(error_excerpt(&[b'x'; 1000]).chars().count(), 301);
+    }
+}

@@ -1,0 +1,250 @@
+//! Model providers for tier 2.
+//!
+//! One small trait, [`Provider`], with three implementations:
+//! - [`OpenAiProvider`]: the Chat Completions wire format, which OpenAI,
+//!   Ollama, vLLM, llama.cpp's server, LM Studio and OpenRouter all speak;
+//! - [`AnthropicProvider`]: the Anthropic Messages API (`tool_use` /
+//!   `tool_result` content blocks);
+//! - [`ScriptedProvider`]: replays a file of answers, so that tests and
+//!   offline demos exercise the model loop without a network.
+//!
+//! The conversation types ([`ChatRequest`], [`Message`], ...) are neutral:
+//! each provider maps them to its own wire format, so the loop above never
+//! sees a vendor's JSON. Tool-call arguments stay the raw text the model
+//! sent, valid JSON or not, because the loop must be able to show the model
+//! exactly what it got wrong.
+//!
+//! Configuration is the `[model]` table of `skillhost.toml`
+//! ([`ModelConfig`]), overridable from the command line. API keys are read
+//! from an environment variable whose *name* is configured; the key itself
+//! is never logged, printed or written.
+
+mod anthropic;
+mod config;
+mod http;
+mod openai;
+mod scripted;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sandbox::{BoxFuture, ModelHost, ServiceError};
+
+pub use anthropic::AnthropicProvider;
+pub use config::ModelConfig;
+pub use http::HttpOptions;
+pub use openai::OpenAiProvider;
+pub use scripted::{ScriptToolCall, ScriptTurn, ScriptUsage, ScriptedProvider};
+
+/// One request to a model: the whole conversation so far. Providers are
+/// stateless; the caller keeps the transcript and sends it every turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The system prompt. Anthropic takes it as a top-level field, OpenAI
+    /// as a first `system` message; the provider decides.
+    pub system: Option<String>,
+    pub messages: Vec<Message>,
+    /// Tools the model may call this turn. Empty means no tools are offered.
+    pub tools: Vec<ToolSpec>,
+    /// Overrides the configured `max_tokens` for this request.
+    pub max_tokens: Option<u32>,
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User(String),
+    /// What the model said; `tool_calls` is empty for a plain answer.
+    Assistant {
+        text: Option<String>,
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call, answering the call with `call_id`.
+    /// `is_error` tells the model the call failed (Anthropic has a field
+    /// for it; for OpenAI the content is prefixed with `Error: `).
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema object describing the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for the call; the result must quote it back.
+    pub id: String,
+    pub name: String,
+    /// The arguments exactly as the model sent them. May be invalid JSON:
+    /// the loop parses them and tells the model when they do not parse.
+    pub arguments: String,
+}
+
+/// Token counts as the provider reported them (0 when it did not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The model's answer to one [`ChatRequest`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The text part of the answer, if any (may accompany tool calls).
+    pub text: Option<String>,
+    /// Tool calls, in the order the model made them.
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    /// Size of the request body sent (0 for the scripted provider).
+    pub request_bytes: usize,
+    /// Size of the response body received (0 for the scripted provider).
+    pub response_bytes: usize,
+}
+
+/// A model the host can talk to.
+pub trait Provider: Send + Sync {
+    /// `PROVIDER:MODEL`, e.g. `openai:gpt-4o-mini`, for logs and records.
+    fn name(&self) -> String;
+
+    /// Sends the conversation and returns the model's next turn.
+    fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>>;
+}
+
+/// Why a model call or the model configuration failed. Every message names
+/// what the user can act on (the URL, the status, the variable) and never
+/// contains an API key.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// The server could not be reached at all (refused, DNS, TLS...).
+    #[error("model server unreachable at {url}: {cause}")]
+    Unreachable { url: String, cause: String },
+
+    /// The server accepted the connection but did not answer in time.
+    #[error("model server at {url} did not answer within {timeout:?} (raise [model] timeout_ms)")]
+    Timeout {
+        url: String,
+        timeout: std::time::Duration,
+    },
+
+    /// A non-success status (after retries, for 5xx).
+    #[error(
+        "model server at {url} answered HTTP {status} (after {attempts} attempt(s)): {excerpt}"
+    )]
+    Status {
+        status: u16,
+        url: String,
+        attempts: u32,
+        /// The start of the body, or the API's error message.
+        excerpt: String,
+    },
+
+    /// HTTP 429 on every attempt.
+    #[error(
+        "model server at {url} kept rate-limiting (HTTP 429) after {attempts} attempt(s): {excerpt}"
+    )]
+    RateLimited {
+        url: String,
+        attempts: u32,
+        excerpt: String,
+    },
+
+    /// A success status with a body that is not the expected shape.
+    #[error("malformed response from {url}: {what}")]
+    Protocol { url: String, what: String },
+
+    /// The configuration cannot produce a provider.
+    #[error("model configuration: {0}")]
+    Config(String),
+
+    /// The scripted provider has answered every turn of its script.
+    #[error(
+        "script {path} is exhausted: all {turns} turn(s) were used and the model was asked again"
+    )]
+    ScriptExhausted { path: String, turns: usize },
+
+    /// The script file cannot be read or parsed.
+    #[error("invalid script {path}: {reason}")]
+    InvalidScript { path: String, reason: String },
+
+    /// A script turn that simulates a provider failure (`{"error": "..."}`).
+    #[error("scripted model error: {0}")]
+    Scripted(String),
+}
+
+/// Lets a handler's `complete` import use the configured provider: one user
+/// message, no tools, the text of the answer.
+pub struct ProviderModelHost(pub Arc<dyn Provider>);
+
+impl ModelHost for ProviderModelHost {
+    fn complete<'a>(
+        &'a self,
+        system: Option<&'a str>,
+        prompt: &'a str,
+    ) -> BoxFuture<'a, Result<String, ServiceError>> {
+        Box::pin(async move {
+            let req = ChatRequest {
+                system: system.map(str::to_string),
+                messages: vec![Message::User(prompt.to_string())],
+                tools: Vec::new(),
+                max_tokens: None,
+            };
+            let resp = self
+                .0
+                .chat(&req)
+                .await
+                .map_err(|e| ServiceError::Failed(e.to_string()))?;
+            Ok(resp.text.unwrap_or_default())
+        })
+    }
+}
+
+/// At most `max` characters of `s`, with a marker when cut. Used for body
+/// excerpts in errors, so one huge HTML error page does not flood a log.
+pub(crate) fn excerpt(s: &str, max: usize) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_cuts_on_char_boundary() {
+        assert_eq!(excerpt("  héllo ", 10), "héllo");
+        assert_eq!(excerpt("héllo", 2), "hé…");
+    }
+
+    #[tokio::test]
+    async fn model_host_adapter_returns_text() {
+        let p = ScriptedProvider::from_turns(
+            "inline",
+            vec![ScriptTurn {
+                text: Some("hi".into()),
+                ..Default::default()
+            }],
+        );
+        let p = Arc::new(p);
+        let host = ProviderModelHost(p.clone());
+        let out = host.complete(Some("sys"), "hello").await;
+        assert_eq!(out, Ok("hi".to_string()));
+        let seen = p.requests();
+        assert_eq!(seen[0].system.as_deref(), Some("sys"));
+        assert_eq!(seen[0].messages, vec![Message::User("hello".into())]);
+    }
+}

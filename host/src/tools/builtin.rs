@@ -1,0 +1,360 @@
+//! Built-in tools: a skill's own files (progressive disclosure), the
+//! workspace's files under grants, and every runnable skill as a tool.
+
+use std::path::{Component, Path};
+use std::sync::Arc;
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use serde_json::{Map, Value, json};
+
+use super::{CallContext, MAX_DEPTH, SkillInvoker, Tool, ToolError, Toolbox, str_arg};
+use crate::sandbox::BoxFuture;
+use crate::skill::{FieldKind, Skill};
+
+/// Largest file a tool reads or writes.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+const MAX_LISTED_FILES: usize = 500;
+
+pub(super) fn all() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadSkillFile),
+        Arc::new(ListSkillFiles),
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+    ]
+}
+
+/// The skill named in `args.skill`, or the calling skill.
+fn target_skill<'a>(
+    tools: &'a Toolbox,
+    cx: &'a CallContext<'a>,
+    args: &Value,
+) -> Result<&'a Skill, ToolError> {
+    match args.get("skill").and_then(Value::as_str) {
+        None => Ok(cx.skill),
+        Some(name) if name == cx.skill.name => Ok(cx.skill),
+        Some(name) => tools
+            .catalog
+            .get(name)
+            .ok_or_else(|| ToolError::InvalidArguments(format!("no skill named `{name}`"))),
+    }
+}
+
+struct ReadSkillFile;
+
+impl Tool for ReadSkillFile {
+    fn name(&self) -> &str {
+        "read_skill_file"
+    }
+    fn description(&self) -> String {
+        "Read a file of a skill (its SKILL.md, references, scripts), by path relative to the skill folder.".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": { "type": "string", "description": "Path inside the skill folder, e.g. SKILL.md or references/api.md" },
+                "skill": { "type": "string", "description": "Skill name; defaults to the current skill" }
+            },
+            "required": ["path"]
+        })
+    }
+    fn confined(&self) -> bool {
+        true
+    }
+    fn call<'a>(
+        &'a self,
+        tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let skill = target_skill(tools, cx, &args)?;
+            let path = str_arg(&args, "path")?;
+            let bytes = skill
+                .read_file(path, MAX_FILE_BYTES)
+                .map_err(|e| ToolError::failed("FileError", e.to_string()))?;
+            Ok(Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        })
+    }
+}
+
+struct ListSkillFiles;
+
+impl Tool for ListSkillFiles {
+    fn name(&self) -> &str {
+        "list_skill_files"
+    }
+    fn description(&self) -> String {
+        "List the files of a skill folder.".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": { "skill": { "type": "string", "description": "Skill name; defaults to the current skill" } }
+        })
+    }
+    fn confined(&self) -> bool {
+        true
+    }
+    fn call<'a>(
+        &'a self,
+        tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let skill = target_skill(tools, cx, &args)?;
+            let files = skill
+                .list_files(MAX_LISTED_FILES)
+                .map_err(|e| ToolError::failed("FileError", e.to_string()))?;
+            Ok(json!(files))
+        })
+    }
+}
+
+/// A workspace path split into the granted folder it falls under and the
+/// rest, or why it is refused. Write grants imply read.
+fn granted_workspace_path<'p>(
+    path: &'p str,
+    cx: &CallContext<'_>,
+    write: bool,
+) -> Result<(String, &'p Path), String> {
+    let p = Path::new(path);
+    if path.is_empty()
+        || !p
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(format!(
+            "`{path}` must be a relative workspace path without `..`"
+        ));
+    }
+    let grants = &cx.grants.files;
+    let lists: Vec<&Vec<String>> = if write {
+        vec![&grants.write]
+    } else {
+        vec![&grants.read, &grants.write]
+    };
+    for granted in lists.into_iter().flatten() {
+        let Some(dir) = granted.strip_prefix("workspace:") else {
+            continue;
+        };
+        let dir = dir.trim_end_matches('/');
+        if let Ok(rest) = p.strip_prefix(dir) {
+            return Ok((dir.to_owned(), rest));
+        }
+    }
+    Err(format!(
+        "skill `{}` has no {} grant covering `workspace:{path}`",
+        cx.skill.name,
+        if write { "write" } else { "read" }
+    ))
+}
+
+fn open_granted_dir(tools: &Toolbox, dir: &str) -> Result<Dir, ToolError> {
+    Dir::open_ambient_dir(tools.workspace.join(dir), ambient_authority())
+        .map_err(|e| ToolError::failed("FileError", format!("workspace:{dir}: {e}")))
+}
+
+struct ReadFile;
+
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+    fn description(&self) -> String {
+        "Read a text file of the workspace (within the folders granted to the skill).".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": { "path": { "type": "string", "description": "Path relative to the workspace" } },
+            "required": ["path"]
+        })
+    }
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+        let path = args.get("path").and_then(Value::as_str).unwrap_or("");
+        granted_workspace_path(path, cx, false).map(|_| ())
+    }
+    fn call<'a>(
+        &'a self,
+        tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let path = str_arg(&args, "path")?;
+            let (dir, rest) = granted_workspace_path(path, cx, false).map_err(ToolError::Denied)?;
+            let dir = open_granted_dir(tools, &dir)?;
+            let meta = dir
+                .metadata(rest)
+                .map_err(|e| ToolError::failed("FileError", format!("{path}: {e}")))?;
+            if meta.len() > MAX_FILE_BYTES {
+                return Err(ToolError::failed(
+                    "FileTooLarge",
+                    format!(
+                        "{path} is {} bytes, the limit is {MAX_FILE_BYTES}",
+                        meta.len()
+                    ),
+                ));
+            }
+            let text = dir
+                .read_to_string(rest)
+                .map_err(|e| ToolError::failed("FileError", format!("{path}: {e}")))?;
+            Ok(Value::String(text))
+        })
+    }
+}
+
+struct WriteFile;
+
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+    fn description(&self) -> String {
+        "Write a text file in the workspace (within the folders the skill may write).".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": { "type": "string", "description": "Path relative to the workspace" },
+                "content": { "type": "string" }
+            },
+            "required": ["path", "content"]
+        })
+    }
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+        let path = args.get("path").and_then(Value::as_str).unwrap_or("");
+        granted_workspace_path(path, cx, true).map(|_| ())
+    }
+    fn call<'a>(
+        &'a self,
+        tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let path = str_arg(&args, "path")?;
+            let content = str_arg(&args, "content")?;
+            if content.len() as u64 > MAX_FILE_BYTES {
+                return Err(ToolError::failed(
+                    "FileTooLarge",
+                    format!("content over {MAX_FILE_BYTES} bytes"),
+                ));
+            }
+            let (dir, rest) = granted_workspace_path(path, cx, true).map_err(ToolError::Denied)?;
+            let dir = open_granted_dir(tools, &dir)?;
+            let io = |e: std::io::Error| ToolError::failed("FileError", format!("{path}: {e}"));
+            if let Some(parent) = rest.parent().filter(|p| !p.as_os_str().is_empty()) {
+                dir.create_dir_all(parent).map_err(io)?;
+            }
+            // Atomic within the granted folder: temp file, then rename.
+            let name = rest
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let tmp = rest.with_file_name(format!(".{name}.skillhost-tmp"));
+            dir.write(&tmp, content.as_bytes()).map_err(io)?;
+            dir.rename(&tmp, &dir, rest).map_err(io)?;
+            Ok(json!({ "written": path, "bytes": content.len() }))
+        })
+    }
+}
+
+/// A skill that runs without a model (handler or pipeline) as a tool.
+pub(super) struct SkillTool {
+    name: String,
+    skill: String,
+    description: String,
+    parameters: Value,
+    invoker: Arc<dyn SkillInvoker>,
+}
+
+impl SkillTool {
+    pub(super) fn new(skill: &Skill, invoker: Arc<dyn SkillInvoker>) -> Self {
+        SkillTool {
+            name: format!("skill_{}", skill.name),
+            skill: skill.name.clone(),
+            description: skill.description.clone(),
+            parameters: skill_parameters(skill),
+            invoker,
+        }
+    }
+}
+
+/// The task text plus the skill's declared context fields.
+pub fn skill_parameters(skill: &Skill) -> Value {
+    let mut props = Map::new();
+    props.insert(
+        "task".into(),
+        json!({ "type": "string", "description": "What the skill should do, in words" }),
+    );
+    let mut required = vec![Value::from("task")];
+    for (name, field) in &skill.meta.context_fields {
+        let ty = match field.kind {
+            FieldKind::String => "string",
+            FieldKind::Bool => "boolean",
+            FieldKind::Number => "number",
+            FieldKind::Integer => "integer",
+            FieldKind::List => "array",
+            FieldKind::Object => "object",
+        };
+        let mut p = json!({ "type": ty });
+        if let Some(d) = &field.description {
+            p["description"] = Value::from(d.clone());
+        }
+        if let Some(d) = &field.default {
+            p["default"] = d.clone();
+        }
+        if field.required && field.default.is_none() {
+            required.push(Value::from(name.clone()));
+        }
+        props.insert(name.clone(), p);
+    }
+    json!({ "type": "object", "properties": props, "required": required })
+}
+
+impl Tool for SkillTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+    fn parameters(&self) -> Value {
+        self.parameters.clone()
+    }
+    fn call<'a>(
+        &'a self,
+        _tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            if cx.depth >= MAX_DEPTH {
+                return Err(ToolError::failed(
+                    "DepthExceeded",
+                    format!("skills calling skills went {MAX_DEPTH} levels deep"),
+                ));
+            }
+            let task = str_arg(&args, "task")?.to_owned();
+            let mut context = args.as_object().cloned().unwrap_or_default();
+            context.remove("task");
+            match self
+                .invoker
+                .invoke(&self.skill, &task, context, cx.depth + 1)
+                .await
+            {
+                Ok(out) => Ok(Value::String(out.body)),
+                Err(f) => Err(ToolError::Failed {
+                    class: f.class,
+                    message: f.message,
+                }),
+            }
+        })
+    }
+}

@@ -1,0 +1,146 @@
+//! `http_fetch`: GET or POST to a host the skill may reach, through the
+//! same resolved-address guard as the sandbox. The connection goes to the
+//! address that was checked (the client's resolver is pinned to it), and
+//! redirects are not followed: each hop would need its own check.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{CallContext, Tool, ToolError, Toolbox, str_arg};
+use crate::netguard;
+use crate::sandbox::BoxFuture;
+
+const MAX_BODY: usize = 1 << 20;
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+pub(super) struct HttpFetch;
+
+impl Tool for HttpFetch {
+    fn name(&self) -> &str {
+        "http_fetch"
+    }
+    fn description(&self) -> String {
+        "Fetch a URL over HTTP(S) with GET or POST; only hosts granted to the skill, never internal addresses.".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "url": { "type": "string" },
+                "method": { "type": "string", "enum": ["GET", "POST"], "default": "GET" },
+                "body": { "type": "string", "description": "Request body for POST" },
+                "content_type": { "type": "string", "description": "Content-Type of the body" }
+            },
+            "required": ["url"]
+        })
+    }
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+        let url = args.get("url").and_then(Value::as_str).unwrap_or("");
+        let host = parse_url(url)
+            .map(|(_, h, _)| h)
+            .map_err(|e| e.to_string())?;
+        if netguard::host_granted(&host, &cx.grants.http) {
+            Ok(())
+        } else {
+            Err(netguard::NetDenied::HostNotGranted(host).to_string())
+        }
+    }
+    fn call<'a>(
+        &'a self,
+        tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let url = str_arg(&args, "url")?;
+            let method = args
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("GET")
+                .to_ascii_uppercase();
+            if method != "GET" && method != "POST" {
+                return Err(ToolError::InvalidArguments(format!(
+                    "method must be GET or POST, got {method}"
+                )));
+            }
+            let (parsed, host, port) = parse_url(url)?;
+            let checked = netguard::check(
+                &host,
+                port,
+                &cx.grants.http,
+                &tools.allow_private,
+                Duration::from_secs(5),
+            )
+            .await
+            .map_err(|e| ToolError::Denied(format!("{}: {e}", super::Layer::Grants)))?;
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(TIMEOUT)
+                .resolve(&checked.host, checked.addr)
+                .build()
+                .map_err(|e| ToolError::failed("HttpError", e.to_string()))?;
+            let mut req = if method == "POST" {
+                client.post(parsed)
+            } else {
+                client.get(parsed)
+            };
+            if let Some(body) = args.get("body").and_then(Value::as_str) {
+                req = req.body(body.to_owned());
+            }
+            if let Some(ct) = args.get("content_type").and_then(Value::as_str) {
+                req = req.header(reqwest::header::CONTENT_TYPE, ct);
+            }
+            let mut resp = req
+                .send()
+                .await
+                .map_err(|e| ToolError::failed("HttpError", format!("{url}: {e}")))?;
+            let status = resp.status().as_u16();
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let mut body = Vec::new();
+            let mut truncated = false;
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| ToolError::failed("HttpError", format!("{url}: {e}")))?
+            {
+                if body.len() + chunk.len() > MAX_BODY {
+                    body.extend_from_slice(&chunk[..MAX_BODY - body.len()]);
+                    truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(json!({
+                "status": status,
+                "content_type": content_type,
+                "body": String::from_utf8_lossy(&body),
+                "truncated": truncated,
+            }))
+        })
+    }
+}
+
+fn parse_url(url: &str) -> Result<(reqwest::Url, String, u16), ToolError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| ToolError::InvalidArguments(format!("`{url}` is not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ToolError::InvalidArguments(format!(
+            "only http and https URLs, not `{}`",
+            parsed.scheme()
+        )));
+    }
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| ToolError::InvalidArguments(format!("`{url}` has no host")))?
+        .to_owned();
+    let port = parsed
+        .port_or_known_default()
+        .ok_or_else(|| ToolError::InvalidArguments(format!("`{url}` has no port")))?;
+    Ok((parsed, host, port))
+}

@@ -1,0 +1,232 @@
+//! Tools: the registry, the one policy every call goes through (whoever
+//! triggers it: the model, a handler's `call-tool`, a pipeline step), the
+//! built-in tools and `execute_pipeline`.
+
+mod builtin;
+mod http_fetch;
+pub mod pipeline;
+pub mod policy;
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::sandbox::{BoxFuture, Failure, Output};
+use crate::skill::{Capabilities, Catalog, Skill};
+
+pub use policy::{Layer, Policy, ToolsConfig};
+
+/// How deep skills may call skills (a handler tool whose handler calls a
+/// tool...) before the chain is cut.
+pub const MAX_DEPTH: u32 = 4;
+
+/// Who asked for a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Caller {
+    Model,
+    Handler,
+    Pipeline,
+}
+
+/// The skill on whose behalf a tool runs, and what it may do.
+#[derive(Debug, Clone)]
+pub struct CallContext<'a> {
+    pub skill: &'a Skill,
+    /// The skill's effective sandbox grants.
+    pub grants: &'a Capabilities,
+    /// Whether the skill is trusted (by source) or explicitly granted.
+    pub trusted: bool,
+    pub caller: Caller,
+    /// Nesting of skill and pipeline calls.
+    pub depth: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(tag = "class", content = "message")]
+pub enum ToolError {
+    #[error("UnknownTool: {0}")]
+    UnknownTool(String),
+    #[error("Denied: {0}")]
+    Denied(String),
+    #[error("InvalidArguments: {0}")]
+    InvalidArguments(String),
+    #[error("TooManySteps: {0}")]
+    TooManySteps(String),
+    #[error("PipelineError: {0}")]
+    Pipeline(String),
+    #[error("{class}: {message}")]
+    Failed { class: String, message: String },
+}
+
+impl ToolError {
+    pub fn failed(class: &str, message: impl Into<String>) -> Self {
+        ToolError::Failed {
+            class: class.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The failure class, for learning and for the model.
+    pub fn class(&self) -> &str {
+        match self {
+            ToolError::UnknownTool(_) => "UnknownTool",
+            ToolError::Denied(_) => "Denied",
+            ToolError::InvalidArguments(_) => "InvalidArguments",
+            ToolError::TooManySteps(_) => "TooManySteps",
+            ToolError::Pipeline(_) => "PipelineError",
+            ToolError::Failed { class, .. } => class,
+        }
+    }
+}
+
+/// A tool the host offers.
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> String;
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// Whether the tool only reads the calling skill's own files. Untrusted
+    /// skills get these tools and nothing else.
+    fn confined(&self) -> bool {
+        false
+    }
+    /// The sandbox-grant layer: what this call needs from the skill's
+    /// grants (a folder, a host). `Err` names what is missing.
+    fn authorize(&self, _cx: &CallContext<'_>, _args: &Value) -> Result<(), String> {
+        Ok(())
+    }
+    fn call<'a>(
+        &'a self,
+        tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+/// Runs a skill as a tool (`skill_<name>`); implemented by the exec stage.
+pub trait SkillInvoker: Send + Sync {
+    fn invoke<'a>(
+        &'a self,
+        skill: &'a str,
+        task: &'a str,
+        context: Map<String, Value>,
+        depth: u32,
+    ) -> BoxFuture<'a, Result<Output, Failure>>;
+}
+
+/// Describes a tool to a model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// The registry plus the policy and the host facts tools need.
+pub struct Toolbox {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    pub policy: Policy,
+    pub workspace: PathBuf,
+    pub allow_private: Vec<IpAddr>,
+    pub catalog: Arc<Catalog>,
+}
+
+impl Toolbox {
+    /// An empty toolbox (no tools) with a policy.
+    pub fn new(policy: Policy, workspace: PathBuf, catalog: Arc<Catalog>) -> Self {
+        Toolbox {
+            tools: BTreeMap::new(),
+            policy,
+            workspace,
+            allow_private: Vec::new(),
+            catalog,
+        }
+    }
+
+    /// The built-in tools, `execute_pipeline`, and one `skill_<name>` tool
+    /// per skill that can run without a model.
+    pub fn standard(
+        policy: Policy,
+        workspace: PathBuf,
+        catalog: Arc<Catalog>,
+        invoker: Arc<dyn SkillInvoker>,
+    ) -> Self {
+        let mut tb = Toolbox::new(policy, workspace, catalog.clone());
+        for t in builtin::all() {
+            tb.register(t);
+        }
+        tb.register(Arc::new(http_fetch::HttpFetch));
+        tb.register(Arc::new(pipeline::ExecutePipeline));
+        for skill in catalog.skills() {
+            if skill.meta.skillhost.handler.is_some() || skill.meta.skillhost.pipeline.is_some() {
+                tb.register(Arc::new(builtin::SkillTool::new(skill, invoker.clone())));
+            }
+        }
+        tb
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.name().to_owned(), tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// The tools this caller may use, for a model's tool list.
+    pub fn allowed(&self, cx: &CallContext<'_>) -> Vec<ToolInfo> {
+        self.tools
+            .values()
+            .filter(|t| self.policy.check(t.as_ref(), cx).is_ok())
+            .map(|t| ToolInfo {
+                name: t.name().to_owned(),
+                description: t.description(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    /// Every tool call goes through here: global allow/deny, the skill's
+    /// `allowed-tools`, its trust, then the tool's grant check.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        cx: &CallContext<'_>,
+    ) -> Result<Value, ToolError> {
+        let tool = self
+            .tools
+            .get(name)
+            .ok_or_else(|| ToolError::UnknownTool(format!("no tool named `{name}`")))?;
+        self.policy
+            .check(tool.as_ref(), cx)
+            .map_err(|(layer, why)| ToolError::Denied(format!("{layer}: {why}")))?;
+        tool.authorize(cx, &args)
+            .map_err(|why| ToolError::Denied(format!("{}: {why}", Layer::Grants)))?;
+        if !args.is_object() {
+            return Err(ToolError::InvalidArguments(format!(
+                "arguments of `{name}` must be a JSON object"
+            )));
+        }
+        tool.call(self, cx, args).await
+    }
+}
+
+/// A required string argument.
+pub(crate) fn str_arg<'v>(args: &'v Value, key: &str) -> Result<&'v str, ToolError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::InvalidArguments(format!("`{key}` (a string) is required")))
+}
+
+#[cfg(test)]
+mod tests;

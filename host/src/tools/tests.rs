@@ -1,0 +1,379 @@
+//! Policy layers and pipelines, with small in-memory tools.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::pipeline::{self, Pipeline};
+use super::*;
+use crate::skill::{Capabilities, FileCapabilities, SkillMeta, Source};
+
+fn skill(allowed_tools: Option<Vec<&str>>) -> Skill {
+    Skill {
+        name: "s".into(),
+        description: "test".into(),
+        body: String::new(),
+        dir: std::env::temp_dir(),
+        path: std::env::temp_dir().join("SKILL.md"),
+        version: "sha256:0".into(),
+        source: Source::Workspace,
+        warnings: Vec::new(),
+        meta: SkillMeta {
+            allowed_tools: allowed_tools.map(|v| v.into_iter().map(String::from).collect()),
+            ..SkillMeta::default()
+        },
+    }
+}
+
+/// Returns its arguments; optionally waits on a shared barrier first.
+struct Echo {
+    name: &'static str,
+    barrier: Option<Arc<tokio::sync::Barrier>>,
+}
+
+impl Tool for Echo {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> String {
+        "echo".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn call<'a>(
+        &'a self,
+        _t: &'a Toolbox,
+        _cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            if let Some(b) = &self.barrier {
+                b.wait().await;
+            }
+            Ok(args.get("v").cloned().unwrap_or(Value::Null))
+        })
+    }
+}
+
+fn toolbox(config: ToolsConfig, barrier: Option<Arc<tokio::sync::Barrier>>) -> Toolbox {
+    let mut tb = Toolbox::new(
+        Policy::new(config),
+        std::env::temp_dir(),
+        Arc::new(Catalog::from_skills(vec![])),
+    );
+    tb.register(Arc::new(Echo {
+        name: "echo",
+        barrier: None,
+    }));
+    tb.register(Arc::new(Echo {
+        name: "meet",
+        barrier,
+    }));
+    for t in builtin::all() {
+        tb.register(t);
+    }
+    tb.register(Arc::new(http_fetch::HttpFetch));
+    tb.register(Arc::new(pipeline::ExecutePipeline));
+    tb
+}
+
+fn cx<'a>(skill: &'a Skill, grants: &'a Capabilities, trusted: bool) -> CallContext<'a> {
+    CallContext {
+        skill,
+        grants,
+        trusted,
+        caller: Caller::Model,
+        depth: 0,
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn pipe(v: Value) -> Pipeline {
+    serde_json::from_value(v).expect("pipeline")
+}
+
+fn denied_by(r: Result<Value, ToolError>, layer: Layer) -> String {
+    match r {
+        Err(ToolError::Denied(m)) => {
+            assert!(
+                m.starts_with(&layer.to_string()),
+                "denied by the wrong layer: {m}"
+            );
+            m
+        }
+        other => panic!("expected a denial by {layer}, got {other:?}"),
+    }
+}
+
+#[test]
+fn global_layer_denies() {
+    let s = skill(None);
+    let g = Capabilities::default();
+    let deny = ToolsConfig {
+        deny: vec!["ec*".into()],
+        ..ToolsConfig::default()
+    };
+    let r = rt().block_on(toolbox(deny, None).call("echo", json!({}), &cx(&s, &g, true)));
+    denied_by(r, Layer::Global);
+    let allow_only = ToolsConfig {
+        allow: vec!["meet".into()],
+        ..ToolsConfig::default()
+    };
+    let tb = toolbox(allow_only, None);
+    let r = rt().block_on(tb.call("echo", json!({}), &cx(&s, &g, true)));
+    denied_by(r, Layer::Global);
+    assert_eq!(
+        tb.allowed(&cx(&s, &g, true)).len(),
+        1,
+        "the model is offered only allowed tools"
+    );
+}
+
+#[test]
+fn allowed_tools_layer_denies() {
+    let s = skill(Some(vec!["Read", "meet"]));
+    let g = Capabilities::default();
+    let tb = toolbox(ToolsConfig::default(), None);
+    let r = rt().block_on(tb.call("echo", json!({}), &cx(&s, &g, true)));
+    let m = denied_by(r, Layer::AllowedTools);
+    assert!(m.contains("does not list `echo`"), "{m}");
+    let names: Vec<String> = tb
+        .allowed(&cx(&s, &g, true))
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        names,
+        vec!["meet", "read_file", "read_skill_file"],
+        "`Read` maps to our read tools"
+    );
+}
+
+#[test]
+fn trust_layer_denies() {
+    let s = skill(None);
+    let g = Capabilities::default();
+    let tb = toolbox(ToolsConfig::default(), None);
+    let r = rt().block_on(tb.call(
+        "http_fetch",
+        json!({"url": "https://example.com/"}),
+        &cx(&s, &g, false),
+    ));
+    let m = denied_by(r, Layer::Trust);
+    assert!(m.contains("skillhost skills grant s"), "{m}");
+    // Tools confined to the skill's own files stay available.
+    let names: Vec<String> = tb
+        .allowed(&cx(&s, &g, false))
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, vec!["list_skill_files", "read_skill_file"]);
+}
+
+#[test]
+fn grants_layer_denies() {
+    let s = skill(None);
+    let tb = toolbox(ToolsConfig::default(), None);
+    let g = Capabilities {
+        files: FileCapabilities {
+            read: vec!["workspace:notes".into()],
+            write: vec![],
+        },
+        http: vec!["api.example.com".into()],
+        ..Capabilities::default()
+    };
+    let c = cx(&s, &g, true);
+    let r = rt().block_on(tb.call("read_file", json!({"path": "secrets/key.txt"}), &c));
+    denied_by(r, Layer::Grants);
+    let r = rt().block_on(tb.call("read_file", json!({"path": "notes/../secrets/key.txt"}), &c));
+    denied_by(r, Layer::Grants);
+    let r = rt().block_on(tb.call(
+        "write_file",
+        json!({"path": "notes/x.txt", "content": "x"}),
+        &c,
+    ));
+    denied_by(r, Layer::Grants);
+    let r = rt().block_on(tb.call(
+        "http_fetch",
+        json!({"url": "https://evil.example.org/"}),
+        &c,
+    ));
+    denied_by(r, Layer::Grants);
+    // Granted host, but it resolves to loopback: the guard refuses it.
+    let g2 = Capabilities {
+        http: vec!["localhost".into()],
+        ..Capabilities::default()
+    };
+    let r = rt().block_on(tb.call(
+        "http_fetch",
+        json!({"url": "http://localhost:9/"}),
+        &cx(&s, &g2, true),
+    ));
+    let m = denied_by(r, Layer::Grants);
+    assert!(m.contains("loopback"), "{m}");
+}
+
+#[test]
+fn workspace_files_under_grants() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(ws.path().join("notes")).expect("mkdir");
+    std::fs::write(ws.path().join("notes/a.txt"), "alpha").expect("write");
+    std::os::unix::fs::symlink("/etc/passwd", ws.path().join("notes/leak")).expect("symlink");
+    let mut tb = toolbox(ToolsConfig::default(), None);
+    tb.workspace = PathBuf::from(ws.path());
+    let s = skill(None);
+    let g = Capabilities {
+        files: FileCapabilities {
+            read: vec![],
+            write: vec!["workspace:notes".into()],
+        },
+        ..Capabilities::default()
+    };
+    let c = cx(&s, &g, true);
+    let rt = rt();
+    assert_eq!(
+        rt.block_on(tb.call("read_file", json!({"path": "notes/a.txt"}), &c)),
+        Ok(json!("alpha"))
+    );
+    rt.block_on(tb.call(
+        "write_file",
+        json!({"path": "notes/sub/b.txt", "content": "beta"}),
+        &c,
+    ))
+    .expect("write");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes/sub/b.txt")).expect("read"),
+        "beta"
+    );
+    let r = rt.block_on(tb.call("read_file", json!({"path": "notes/leak"}), &c));
+    assert!(
+        matches!(r, Err(ToolError::Failed { .. })),
+        "symlink out of the folder must fail: {r:?}"
+    );
+}
+
+#[test]
+fn pipeline_checks_everything_before_running() {
+    let s = skill(None);
+    let g = Capabilities::default();
+    let tb = toolbox(
+        ToolsConfig {
+            pipeline_allow: vec!["echo".into(), "meet".into()],
+            pipeline_max_steps: 3,
+            ..ToolsConfig::default()
+        },
+        None,
+    );
+    let c = cx(&s, &g, true);
+    let rt = rt();
+    let too_many = pipe(
+        json!({"steps": [{"tool": "echo"}, {"tool": "echo"}, {"tool": "echo"}, {"tool": "echo"}]}),
+    );
+    assert!(matches!(
+        rt.block_on(pipeline::run(&tb, &c, &too_many)),
+        Err(ToolError::TooManySteps(_))
+    ));
+    let outside = pipe(
+        json!({"steps": [{"tool": "echo"}, {"tool": "read_skill_file", "args": {"path": "x"}}]}),
+    );
+    assert!(matches!(
+        rt.block_on(pipeline::run(&tb, &c, &outside)),
+        Err(ToolError::UnknownTool(_))
+    ));
+    let missing = pipe(json!({"steps": [{"tool": "nope"}]}));
+    assert!(matches!(
+        rt.block_on(pipeline::run(&tb, &c, &missing)),
+        Err(ToolError::UnknownTool(_))
+    ));
+    let forward = pipe(
+        json!({"steps": [{"tool": "echo", "args": {"v": "{{step[1].result}}"}}, {"tool": "echo"}]}),
+    );
+    let e = rt
+        .block_on(pipeline::run(&tb, &c, &forward))
+        .expect_err("forward reference");
+    assert!(e.to_string().contains("has not run yet"), "{e}");
+    let dangling = pipe(json!({"steps": [{"tool": "echo", "args": {"v": "{{step[7].result}}"}}]}));
+    let e = rt
+        .block_on(pipeline::run(&tb, &c, &dangling))
+        .expect_err("missing step");
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    let recursive = pipe(json!({"steps": [{"tool": "execute_pipeline", "args": {"steps": []}}]}));
+    let e = rt
+        .block_on(pipeline::run(&tb, &c, &recursive))
+        .expect_err("self call");
+    assert!(
+        e.to_string().contains("cannot call execute_pipeline"),
+        "{e}"
+    );
+}
+
+#[test]
+fn pipeline_interpolates_and_returns_last_or_all() {
+    let s = skill(None);
+    let g = Capabilities::default();
+    let tb = toolbox(ToolsConfig::default(), None);
+    let c = cx(&s, &g, true);
+    let p = pipe(json!({
+        "steps": [
+            {"tool": "echo", "args": {"v": "{{step[0].result}} injected"}},
+            {"tool": "echo", "args": {"v": "got <{{step[0].result}}>"}}
+        ],
+        "result": "last"
+    }));
+    // Step 0 gets its own (not yet existing) reference? No: refused up front.
+    assert!(rt().block_on(pipeline::run(&tb, &c, &p)).is_err());
+    let p = pipe(json!({
+        "steps": [
+            {"tool": "echo", "args": {"v": "a {{"}},
+            {"tool": "echo", "args": {"v": "got <{{step[0].result}}>"}}
+        ]
+    }));
+    let all = rt().block_on(pipeline::run(&tb, &c, &p)).expect("run");
+    assert_eq!(
+        all[1]["result"], "got <a >",
+        "the substituted value had its `{{{{` removed"
+    );
+    assert_eq!(all[0]["tool"], "echo");
+}
+
+#[test]
+fn parallel_steps_run_together_and_results_keep_step_order() {
+    let s = skill(None);
+    let g = Capabilities::default();
+    // Both `meet` steps wait on a barrier for two: run one after the other,
+    // they would never get past it.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let tb = toolbox(ToolsConfig::default(), Some(barrier));
+    let c = cx(&s, &g, true);
+    let p = pipe(json!({
+        "parallel": true,
+        "steps": [
+            {"tool": "meet", "args": {"v": "first"}},
+            {"tool": "meet", "args": {"v": "second"}},
+            {"tool": "echo", "args": {"v": "{{step[0].result}}+{{step[1].result}}"}}
+        ]
+    }));
+    let rt = rt();
+    let all = rt
+        .block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), pipeline::run(&tb, &c, &p)).await
+        })
+        .expect("parallel steps must not wait for each other")
+        .expect("run");
+    let results: Vec<&Value> = all
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| &r["result"])
+        .collect();
+    assert_eq!(results, vec!["first", "second", "first+second"]);
+}

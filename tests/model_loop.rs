@@ -1,0 +1,493 @@
+//! The model loop (tier 2) against a real HTTP server on loopback that
+//! speaks the OpenAI and Anthropic wire formats, and a scripted end-to-end
+//! run through the CLI with two tools and a pipeline.
+
+mod harness;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use harness::{Workspace, run};
+use serde_json::{Value, json};
+use skillhost::config::Config;
+use skillhost::exec::{RunOutcome, Runner, Step};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One canned HTTP answer; `None` never answers (for timeouts).
+type Reply = Option<(u16, Vec<(&'static str, String)>, Value)>;
+
+/// A loopback HTTP/1.1 server answering requests with canned replies in
+/// order and recording each request body.
+struct Server {
+    url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Server {
+    fn start(replies: Vec<Reply>) -> Server {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let queue = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let recorded = requests.clone();
+        rt.spawn(async move {
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else { return };
+                let recorded = recorded.clone();
+                let queue = queue.clone();
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 8192];
+                    let body_start = loop {
+                        let Ok(n) = sock.read(&mut chunk).await else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break p + 4;
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..body_start]).to_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    while buf.len() < body_start + len {
+                        let Ok(n) = sock.read(&mut chunk).await else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                    let body: Value = serde_json::from_slice(&buf[body_start..body_start + len]).unwrap_or(Value::Null);
+                    recorded.lock().expect("lock").push(body);
+                    let reply = queue.lock().expect("lock").pop_front().flatten();
+                    let Some((status, headers, json)) = reply else {
+                        // Never answer: the client must time out.
+                        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                        return;
+                    };
+                    let text = json.to_string();
+                    let mut resp = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                        text.len()
+                    );
+                    for (k, v) in headers {
+                        resp.push_str(&format!("{k}: {v}\r\n"));
+                    }
+                    resp.push_str("\r\n");
+                    resp.push_str(&text);
+                    let _ = sock.write_all(resp.as_bytes()).await;
+                });
+            }
+        });
+        Server {
+            url,
+            requests,
+            _rt: rt,
+        }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+fn ok(v: Value) -> Reply {
+    Some((200, vec![], v))
+}
+
+fn openai_text(text: &str) -> Reply {
+    ok(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    }))
+}
+
+fn openai_calls(calls: &[(&str, &str, &str)]) -> Reply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}}))
+        .collect();
+    ok(json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": calls}}]
+    }))
+}
+
+/// A workspace skill (trusted) without a handler, so tier 2 runs, and a
+/// runner whose model is the local server.
+fn runner_for(
+    server: &Server,
+    provider: &str,
+    configure: impl FnOnce(&mut Config),
+) -> (Workspace, Runner) {
+    let ws = Workspace::new();
+    ws.add_skill(
+        "helper",
+        "allowed-tools: [read_skill_file, list_skill_files]",
+        None,
+    );
+    let mut config = Config::default();
+    config.model.provider = Some(provider.into());
+    config.model.model = Some("test-model".into());
+    config.model.base_url = Some(server.url.clone());
+    config.model.max_retries = Some(2);
+    configure(&mut config);
+    let provider = config.model.build().expect("provider").expect("configured");
+    let runner = ws.runner(config).with_provider(provider);
+    (ws, runner)
+}
+
+fn tool_steps(o: &RunOutcome) -> Vec<(String, Option<String>)> {
+    o.trajectory
+        .iter()
+        .filter_map(|s| match s {
+            Step::Tool { tool, error, .. } => Some((tool.clone(), error.clone())),
+            Step::Model { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn openai_plain_answer() {
+    let server = Server::start(vec![openai_text("Hello there.")]);
+    let (_ws, runner) = runner_for(&server, "openai", |_| {});
+    let o = run(&runner, "helper", "say hello", json!({}));
+    assert_eq!(o.failure, None);
+    assert_eq!(o.output.expect("output").body, "Hello there.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let system = reqs[0]["messages"][0]["content"]
+        .as_str()
+        .expect("system prompt");
+    assert!(
+        system.contains("<skill_instructions>") && system.contains("<available_skills>"),
+        "{system}"
+    );
+    let tools: Vec<&str> = reqs[0]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        tools,
+        vec!["list_skill_files", "read_skill_file"],
+        "only the skill's allowed tools are offered"
+    );
+}
+
+#[test]
+fn openai_several_tool_calls_in_one_turn() {
+    let server = Server::start(vec![
+        openai_calls(&[
+            ("c1", "read_skill_file", r#"{"path": "SKILL.md"}"#),
+            ("c2", "list_skill_files", "{}"),
+        ]),
+        openai_text("Read it."),
+    ]);
+    let (_ws, runner) = runner_for(&server, "openai", |_| {});
+    let o = run(&runner, "helper", "look at yourself", json!({}));
+    assert_eq!(o.failure, None, "{:?}", o.trajectory);
+    assert_eq!(
+        tool_steps(&o),
+        vec![
+            ("read_skill_file".into(), None),
+            ("list_skill_files".into(), None)
+        ]
+    );
+    let second = &server.requests()[1]["messages"];
+    let tool_msgs: Vec<&Value> = second
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(tool_msgs.len(), 2);
+    assert_eq!(tool_msgs[0]["tool_call_id"], "c1");
+    assert!(
+        tool_msgs[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Test skill helper")
+    );
+    assert_eq!(tool_msgs[1]["content"], "[\"SKILL.md\"]");
+}
+
+#[test]
+fn invalid_tool_arguments_are_told_to_the_model_and_the_loop_goes_on() {
+    let server = Server::start(vec![
+        openai_calls(&[("c1", "read_skill_file", "{\"path\": SKILL.md")]),
+        openai_calls(&[("c2", "read_skill_file", "{\"path\": \"SKILL.md\"}")]),
+        openai_text("Fixed it."),
+    ]);
+    let (_ws, runner) = runner_for(&server, "openai", |_| {});
+    let o = run(&runner, "helper", "read", json!({}));
+    assert_eq!(o.output.as_ref().expect("output").body, "Fixed it.");
+    let steps = tool_steps(&o);
+    assert!(
+        steps[0]
+            .1
+            .as_deref()
+            .unwrap_or("")
+            .contains("not valid JSON"),
+        "{steps:?}"
+    );
+    assert_eq!(steps[1].1, None);
+    let told = &server.requests()[1]["messages"];
+    let last = told
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("a message");
+    assert_eq!(last["role"], "tool");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not valid JSON"),
+        "{last}"
+    );
+}
+
+#[test]
+fn the_step_cap_ends_the_loop_with_a_clear_failure() {
+    let looping: Vec<Reply> = (0..10)
+        .map(|i| openai_calls(&[(if i % 2 == 0 { "a" } else { "b" }, "list_skill_files", "{}")]))
+        .collect();
+    let server = Server::start(looping);
+    let (_ws, runner) = runner_for(&server, "openai", |c| c.agent.max_steps = 3);
+    let o = run(&runner, "helper", "loop", json!({}));
+    let f = o.failure.expect("failure");
+    assert_eq!(f.class, "StepLimitExceeded");
+    assert!(f.message.contains("3 steps"), "{}", f.message);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn rate_limit_then_success() {
+    let server = Server::start(vec![
+        Some((
+            429,
+            vec![("retry-after", "0".into())],
+            json!({"error": {"message": "slow down"}}),
+        )),
+        openai_text("after the wait"),
+    ]);
+    let (_ws, runner) = runner_for(&server, "openai", |_| {});
+    let o = run(&runner, "helper", "hi", json!({}));
+    assert_eq!(o.output.expect("output").body, "after the wait");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn server_errors_three_times_fail_clearly() {
+    let err = || Some((500, vec![], json!({"error": {"message": "boom"}})));
+    let server = Server::start(vec![err(), err(), err()]);
+    let (_ws, runner) = runner_for(&server, "openai", |_| {});
+    let o = run(&runner, "helper", "hi", json!({}));
+    let f = o.failure.expect("failure");
+    assert_eq!(f.class, "ModelError");
+    assert!(f.message.contains("500"), "{}", f.message);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn a_model_that_never_answers_times_out() {
+    let server = Server::start(vec![None, None, None]);
+    let (_ws, runner) = runner_for(&server, "openai", |c| {
+        c.model.timeout_ms = Some(300);
+        c.model.max_retries = Some(0);
+    });
+    let o = run(&runner, "helper", "hi", json!({}));
+    let f = o.failure.expect("failure");
+    assert_eq!(f.class, "ModelError");
+    assert!(
+        f.message.contains("did not answer within 300ms"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn anthropic_tool_use_round_trip() {
+    let server = Server::start(vec![
+        ok(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "tool_use",
+            "content": [
+                {"type": "text", "text": "Let me check."},
+                {"type": "tool_use", "id": "toolu_1", "name": "list_skill_files", "input": {}}
+            ],
+            "usage": {"input_tokens": 5, "output_tokens": 5}
+        })),
+        ok(json!({
+            "id": "msg_2", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": "One file."}],
+            "usage": {"input_tokens": 9, "output_tokens": 2}
+        })),
+    ]);
+    let (_ws, runner) = runner_for(&server, "anthropic", |_| {});
+    let o = run(&runner, "helper", "count files", json!({}));
+    assert_eq!(o.output.expect("output").body, "One file.");
+    let second = &server.requests()[1];
+    assert!(
+        second["system"]
+            .as_str()
+            .unwrap_or("")
+            .contains("<skill_instructions>")
+    );
+    let last = second["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("message")
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"][0]["type"], "tool_result");
+    assert_eq!(last["content"][0]["tool_use_id"], "toolu_1");
+}
+
+#[test]
+fn scripted_run_with_two_tools_and_a_pipeline_through_the_cli() {
+    let ws = Workspace::new();
+    let skill_dir = ws.workspace.join(".skillhost/skills/notes-digest");
+    std::fs::create_dir_all(&skill_dir).expect("mkdir");
+    std::fs::write(
+        skill_dir.join("SKILL.md"),
+        "---\nname: notes-digest\ndescription: Digests the team's notes.\nmetadata:\n  skillhost:\n    capabilities:\n      files: { read: [\"workspace:notes\"] }\n---\n\nRead the notes and summarize them.\n",
+    )
+    .expect("write skill");
+    std::fs::create_dir_all(ws.workspace.join("notes")).expect("mkdir");
+    std::fs::write(
+        ws.workspace.join("notes/a.txt"),
+        "Ship the sandbox on Friday.",
+    )
+    .expect("write");
+    std::fs::write(
+        ws.workspace.join("notes/b.txt"),
+        "The sandbox blocks loopback. Lunch was pizza. The sandbox caches compiled handlers.",
+    )
+    .expect("write");
+    let script = json!([
+        {"text": "Reading the notes.", "tool_calls": [
+            {"name": "read_file", "arguments": {"path": "notes/a.txt"}},
+            {"name": "list_skill_files", "arguments": {}}
+        ]},
+        {"tool_calls": [{"name": "execute_pipeline", "arguments": {
+            "steps": [
+                {"tool": "read_file", "args": {"path": "notes/b.txt"}},
+                {"tool": "skill_text-summarizer", "args": {"task": "summarize", "text": "{{step[0].result}}", "sentences": 2}}
+            ],
+            "result": "last"
+        }}]},
+        {"text": "Digest: ship on Friday; the sandbox blocks loopback and caches handlers."}
+    ]);
+    let script_path = ws.workspace.join("replies.json");
+    std::fs::write(&script_path, script.to_string()).expect("write script");
+
+    let r = ws.run_cli(&[
+        "run",
+        "digest the notes",
+        "--skill",
+        "notes-digest",
+        "--model",
+        &format!("scripted:{}", script_path.display()),
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["tier"], "model");
+    assert!(
+        v["output"]["body"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Digest:")
+    );
+    let traj = v["trajectory"].as_array().expect("trajectory");
+    let models = traj.iter().filter(|s| s["kind"] == "model").count();
+    assert_eq!(models, 3);
+    let tools: Vec<&Value> = traj.iter().filter(|s| s["kind"] == "tool").collect();
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        vec!["read_file", "list_skill_files", "execute_pipeline"]
+    );
+    assert_eq!(tools[0]["result"], "Ship the sandbox on Friday.");
+    assert_eq!(tools[0]["arguments"]["path"], "notes/a.txt");
+    let summary = tools[2]["result"].as_str().expect("pipeline result");
+    assert!(
+        summary.contains("sandbox") && !summary.contains("pizza"),
+        "{summary}"
+    );
+    assert!(
+        tools
+            .iter()
+            .all(|t| t["error"].is_null() && t["duration_us"].is_u64())
+    );
+}
+
+#[test]
+fn a_declared_pipeline_runs_as_the_skills_handler() {
+    let ws = Workspace::new();
+    let dir = ws.workspace.join(".skillhost/skills/brief");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        r#"---
+name: brief
+description: Summarizes a text and emails the summary.
+metadata:
+  context_fields:
+    text: { type: string, default: "" }
+  skillhost:
+    pipeline:
+      steps:
+        - tool: skill_text-summarizer
+          args: { task: "{{task}}", text: "{{context.text}}", sentences: 1 }
+        - tool: skill_email-writer
+          args: { task: "Email the team about {{step[0].result}}" }
+      result: last
+---
+Summarize, then email.
+"#,
+    )
+    .expect("write");
+    let text = "Sandboxed handlers ship in the next release of the sandboxed handlers host. Cats nap. {{step[0].result}}";
+    let r = ws.run_cli(&[
+        "run",
+        "summarize",
+        "--skill",
+        "brief",
+        "-c",
+        &format!("text={text}"),
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["tier"], "pipeline");
+    let body = v["output"]["body"].as_str().expect("body");
+    assert!(
+        body.starts_with("Subject:") && body.contains("andboxed handlers"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("{{"),
+        "injected references are stripped: {body}"
+    );
+    assert_eq!(v["trajectory"][0]["tool"], "execute_pipeline");
+}
