@@ -45,6 +45,8 @@ pub struct Config {
     pub agent: AgentConfig,
     /// Tool policy.
     pub tools: crate::tools::ToolsConfig,
+    /// Recording runs and learning rules.
+    pub learning: crate::learn::LearningConfig,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
 }

@@ -3,6 +3,8 @@
 
 mod grants;
 mod handler;
+mod learn;
+mod mcp;
 mod run;
 mod skills;
 
@@ -39,6 +41,16 @@ enum Command {
     Skills(skills::SkillsArgs),
     /// Inspect handler components.
     Handler(handler::HandlerArgs),
+    /// Recorded runs: list, show, export.
+    Runs(learn::RunsArgs),
+    /// Learned rules: list, show, enable, disable, remove, explain a run.
+    Rules(learn::RulesArgs),
+    /// Run a learning cycle over the recorded failures.
+    Learn(learn::LearnArgs),
+    /// Evaluations (ablation of learned rules).
+    Eval(learn::EvalArgs),
+    /// Serve the skills over MCP (stdio by default).
+    Mcp(mcp::McpArgs),
 }
 
 /// What every subcommand works with.
@@ -64,11 +76,26 @@ impl Ctx {
             flags.api_key_env.as_deref(),
         )?;
         let provider = config.model.build()?;
-        let runner = Runner::new(self.paths.clone(), config, self.catalog());
-        Ok(match provider {
-            Some(p) => runner.with_provider(p),
-            None => runner,
-        })
+        let learning = if config.learning.apply {
+            let path = crate::learn::rules_path(&self.paths.state_dir());
+            let (l, warnings) = crate::learn::Learning::open(&path, crate::learn::RuleFilter::All)?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            Some(std::sync::Arc::new(l))
+        } else {
+            None
+        };
+        Ok(Runner::with_catalog(
+            self.paths.clone(),
+            config,
+            std::sync::Arc::new(self.catalog()),
+            crate::exec::Extras {
+                provider,
+                learning,
+                ..crate::exec::Extras::default()
+            },
+        ))
     }
 
     /// Loads the catalog over every root; warnings go to stderr.
@@ -99,6 +126,11 @@ pub fn main() -> ExitCode {
                 Command::Run(args) => run::run(args, &ctx),
                 Command::Skills(args) => skills::run(args, &ctx),
                 Command::Handler(args) => handler::run(args, &ctx),
+                Command::Runs(args) => learn::runs(args, &ctx),
+                Command::Rules(args) => learn::rules(args, &ctx),
+                Command::Learn(args) => learn::learn_cmd(args, &ctx),
+                Command::Eval(args) => learn::eval(args, &ctx),
+                Command::Mcp(args) => mcp::run(args, &ctx),
             }
         });
     match result {

@@ -19,6 +19,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
+use crate::learn::condition::Facts;
+use crate::learn::{Applied, Learning};
 use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::sandbox::{
@@ -106,6 +108,8 @@ pub enum Step {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        error_class: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         recovery: Option<String>,
         duration_us: u64,
     },
@@ -114,6 +118,8 @@ pub enum Step {
 /// Everything a run produced; `--json` prints this.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
+    /// The run's id in the store, when it was recorded.
+    pub run_id: Option<i64>,
     pub skill: String,
     pub skill_version: String,
     /// Why this skill was chosen.
@@ -126,6 +132,11 @@ pub struct RunOutcome {
     pub grants: Option<String>,
     /// Things the user should know (e.g. a stale grant).
     pub notices: Vec<String>,
+    /// Learned rules that fired, and what they changed.
+    pub rules_applied: Vec<Applied>,
+    /// 1, or 2 when a validation rule retried the run.
+    pub attempts: u32,
+    pub model_calls: u32,
     /// Model turns and tool calls, in order.
     pub trajectory: Vec<Step>,
     pub log: Vec<LogLine>,
@@ -153,65 +164,135 @@ struct Shared {
     catalog: Arc<Catalog>,
     provider: Option<Arc<dyn Provider>>,
     recovery: Option<Arc<dyn RecoveryHook>>,
+    learning: Option<Arc<Learning>>,
+    /// Use the model even when the skill has a handler (ablations).
+    prefer_model: bool,
     sandbox: OnceLock<Result<Arc<Sandbox>, String>>,
     toolbox: OnceLock<Arc<Toolbox>>,
-    kv: Arc<LazyStore>,
+    store: Arc<LazyStore>,
     me: Weak<Shared>,
+}
+
+/// Optional parts of a runner.
+#[derive(Clone, Default)]
+pub struct Extras {
+    pub provider: Option<Arc<dyn Provider>>,
+    pub recovery: Option<Arc<dyn RecoveryHook>>,
+    pub learning: Option<Arc<Learning>>,
+    pub prefer_model: bool,
 }
 
 impl Runner {
     pub fn new(paths: Paths, config: Config, catalog: Catalog) -> Self {
-        Self::build(paths, config, Arc::new(catalog), None, None)
+        Self::build(paths, config, Arc::new(catalog), Extras::default())
     }
 
-    fn build(
+    /// A runner sharing a catalog that is already behind an `Arc`.
+    pub fn with_catalog(
         paths: Paths,
         config: Config,
         catalog: Arc<Catalog>,
-        provider: Option<Arc<dyn Provider>>,
-        recovery: Option<Arc<dyn RecoveryHook>>,
+        extras: Extras,
     ) -> Self {
-        let kv = Arc::new(LazyStore::new(paths.state_dir()));
+        Self::build(paths, config, catalog, extras)
+    }
+
+    fn build(paths: Paths, config: Config, catalog: Arc<Catalog>, extras: Extras) -> Self {
+        let store = Arc::new(LazyStore::new(paths.state_dir()));
         Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 paths,
                 config,
                 catalog,
-                provider,
-                recovery,
+                provider: extras.provider,
+                recovery: extras.recovery,
+                learning: extras.learning,
+                prefer_model: extras.prefer_model,
                 sandbox: OnceLock::new(),
                 toolbox: OnceLock::new(),
-                kv,
+                store,
                 me: me.clone(),
             }),
         }
     }
 
-    fn rebuild(
-        &self,
-        provider: Option<Arc<dyn Provider>>,
-        recovery: Option<Arc<dyn RecoveryHook>>,
-    ) -> Self {
+    fn extras(&self) -> Extras {
         let s = &self.shared;
-        Self::build(
-            s.paths.clone(),
-            s.config.clone(),
-            s.catalog.clone(),
-            provider,
-            recovery,
-        )
+        Extras {
+            provider: s.provider.clone(),
+            recovery: s.recovery.clone(),
+            learning: s.learning.clone(),
+            prefer_model: s.prefer_model,
+        }
+    }
+
+    fn rebuild(&self, extras: Extras) -> Self {
+        let s = &self.shared;
+        Self::build(s.paths.clone(), s.config.clone(), s.catalog.clone(), extras)
     }
 
     /// The same runner with a model for tier 2.
     pub fn with_provider(self, provider: Arc<dyn Provider>) -> Self {
-        let recovery = self.shared.recovery.clone();
-        self.rebuild(Some(provider), recovery)
+        self.rebuild(Extras {
+            provider: Some(provider),
+            ..self.extras()
+        })
     }
 
     /// The same runner with a recovery hook for tool errors in the model loop.
     pub fn with_recovery(self, hook: Arc<dyn RecoveryHook>) -> Self {
-        let provider = self.shared.provider.clone();
-        self.rebuild(provider, Some(hook))
+        self.rebuild(Extras {
+            recovery: Some(hook),
+            ..self.extras()
+        })
+    }
+
+    /// The same runner applying these learned rules.
+    pub fn with_learning(self, learning: Arc<Learning>) -> Self {
+        self.rebuild(Extras {
+            learning: Some(learning),
+            ..self.extras()
+        })
+    }
+
+    /// The workspace store (opened on first use).
+    pub fn store(&self) -> Result<&Store, ServiceError> {
+        self.shared.store.get_store()
+    }
+
+    /// The learned rules in force, if any.
+    pub fn learning(&self) -> Option<&Arc<Learning>> {
+        self.shared.learning.as_ref()
+    }
+
+    /// A tool error in the model loop: learned recovery rules first, then
+    /// the recovery hook.
+    pub(crate) fn recover(
+        &self,
+        skill: &Skill,
+        task: &str,
+        tool: &str,
+        error: &ToolError,
+        context: &mut Map<String, Value>,
+    ) -> Option<Applied> {
+        if let Some(l) = &self.shared.learning
+            && let Some(a) = l.recover(
+                &skill.name,
+                task,
+                error.class(),
+                &error.to_string(),
+                context,
+            )
+        {
+            return Some(a);
+        }
+        let hook = self.shared.recovery.as_ref()?;
+        hook.on_tool_error(skill, tool, error, context)
+            .map(|effect| Applied {
+                id: "hook".into(),
+                kind: crate::learn::rules::Kind::Recovery,
+                effect,
+            })
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -316,9 +397,8 @@ impl Runner {
     ) -> Result<RunOutcome, RunError> {
         let context = context::build(&skill.meta.context_fields, given)?;
         let select_us = micros(started);
-        // Seam: prevention rules edit `context` here.
-
         let mut outcome = RunOutcome {
+            run_id: None,
             skill: skill.name.clone(),
             skill_version: skill.version.clone(),
             selected_by,
@@ -328,6 +408,9 @@ impl Runner {
             context,
             grants: None,
             notices: Vec::new(),
+            rules_applied: Vec::new(),
+            attempts: 0,
+            model_calls: 0,
             trajectory: Vec::new(),
             log: Vec::new(),
             events: Vec::new(),
@@ -336,28 +419,117 @@ impl Runner {
                 ..Timings::default()
             },
         };
+        let learning = self.shared.learning.clone();
+        let mut instructions = Vec::new();
 
-        if let Some(handler) = skill.meta.skillhost.handler.clone() {
-            outcome.tier = Tier::Handler;
-            self.run_handler(skill, &handler, task, &mut outcome, depth)
+        // Prevention: rules edit the context and the model's instructions.
+        let mut refused = None;
+        if let Some(l) = &learning {
+            let (applied, refusal) =
+                l.prevent(&skill.name, task, &mut outcome.context, &mut instructions);
+            outcome.rules_applied.extend(applied);
+            refused = refusal;
+        }
+        let (validators, invalid) = crate::learn::validators(&skill.meta.skillhost.validators);
+        outcome.notices.extend(
+            invalid
+                .into_iter()
+                .map(|w| format!("skill `{}`: {w}", skill.name)),
+        );
+
+        if let Some(message) = refused {
+            outcome.failure = Some(Failure::new("RequiredField", message));
+        } else {
+            self.attempt(skill, task, &instructions, depth, &mut outcome)
                 .await?;
-        } else if let Some(pipeline) = skill.meta.skillhost.pipeline.clone() {
+            self.validate(skill, task, &validators, &mut outcome);
+            // Validation: a rule for this failure applies its remedy and the
+            // run is tried once more.
+            let remedy = match (&learning, &outcome.failure) {
+                (Some(l), Some(f)) => l.validation_for(&Facts {
+                    task,
+                    skill: &skill.name,
+                    context: &outcome.context,
+                    output: outcome.output.as_ref().map(|o| o.body.as_str()),
+                    failure: Some(f.class.as_str()),
+                }),
+                _ => None,
+            };
+            if let Some((id, class, actions)) = remedy {
+                let effect =
+                    crate::learn::rules::apply(&actions, &mut outcome.context, &mut instructions);
+                outcome.rules_applied.push(Applied {
+                    id,
+                    kind: crate::learn::rules::Kind::Validation,
+                    effect: format!(
+                        "caught {class}; retried after: {}",
+                        effect.changes.join("; ")
+                    ),
+                });
+                outcome.output = None;
+                outcome.failure = None;
+                self.attempt(skill, task, &instructions, depth, &mut outcome)
+                    .await?;
+                self.validate(skill, task, &validators, &mut outcome);
+            }
+        }
+        outcome.model_calls = outcome
+            .trajectory
+            .iter()
+            .filter(|s| matches!(s, Step::Model { .. }))
+            .count() as u32;
+        outcome.timings.total_us = micros(started);
+        if let Some(l) = &learning
+            && let Err(e) = l.record(&outcome.rules_applied, outcome.failure.is_none())
+        {
+            outcome
+                .notices
+                .push(format!("rule statistics not saved: {e}"));
+        }
+        if depth == 0 {
+            self.record(task, &mut outcome);
+        }
+        Ok(outcome)
+    }
+
+    /// One go at the first tier that can answer.
+    async fn attempt(
+        &self,
+        skill: &Skill,
+        task: &str,
+        instructions: &[String],
+        depth: u32,
+        outcome: &mut RunOutcome,
+    ) -> Result<(), RunError> {
+        outcome.attempts += 1;
+        let model = self.shared.provider.clone();
+        let prefer_model = self.shared.prefer_model && model.is_some();
+        if let (Some(handler), false) = (skill.meta.skillhost.handler.clone(), prefer_model) {
+            outcome.tier = Tier::Handler;
+            self.run_handler(skill, &handler, task, outcome, depth)
+                .await?;
+        } else if let (Some(pipeline), false) =
+            (skill.meta.skillhost.pipeline.clone(), prefer_model)
+        {
             outcome.tier = Tier::Pipeline;
-            self.run_declared_pipeline(skill, &pipeline, task, &mut outcome, depth)
+            self.run_declared_pipeline(skill, &pipeline, task, outcome, depth)
                 .await;
-        } else if let Some(provider) = self.shared.provider.clone() {
+        } else if let Some(provider) = model {
             outcome.tier = Tier::Model;
-            let grants = self.grants_for(skill, &mut outcome);
+            let grants = self.grants_for(skill, outcome);
             let max_steps = self.config().agent.max_steps;
             model_loop::run(
                 self,
                 provider.as_ref(),
-                skill,
-                task,
-                &grants,
-                max_steps,
-                depth,
-                &mut outcome,
+                model_loop::Turn {
+                    skill,
+                    task,
+                    grants: &grants,
+                    instructions,
+                    max_steps,
+                    depth,
+                },
+                outcome,
             )
             .await;
         } else {
@@ -371,9 +543,74 @@ impl Runner {
                 flags: vec!["template".into()],
             });
         }
-        // Seams: validation rules check `outcome.output`; the run is recorded.
-        outcome.timings.total_us = micros(started);
-        Ok(outcome)
+        Ok(())
+    }
+
+    /// The skill's validators read the answer; the first that fails names
+    /// the failure.
+    fn validate(
+        &self,
+        skill: &Skill,
+        task: &str,
+        validators: &[crate::learn::Validator],
+        outcome: &mut RunOutcome,
+    ) {
+        let Some(output) = &outcome.output else {
+            return;
+        };
+        let facts = Facts {
+            task,
+            skill: &skill.name,
+            context: &outcome.context,
+            output: Some(&output.body),
+            failure: None,
+        };
+        if let Some(v) = validators.iter().find(|v| v.fails(&facts)) {
+            outcome.failure = Some(Failure::new(v.class.clone(), v.message.clone()));
+            outcome.output = None;
+        }
+    }
+
+    /// Stores the run (context redacted) and runs a learning cycle every
+    /// `auto_every` runs.
+    fn record(&self, task: &str, outcome: &mut RunOutcome) {
+        let cfg = &self.config().learning;
+        if !cfg.record {
+            return;
+        }
+        let store = match self.shared.store.get_store() {
+            Ok(s) => s,
+            Err(e) => {
+                outcome.notices.push(format!("run not recorded: {e}"));
+                return;
+            }
+        };
+        let record = run_record(task, outcome);
+        match store.record_run(&record) {
+            Ok(id) => outcome.run_id = Some(id),
+            Err(e) => {
+                outcome.notices.push(format!("run not recorded: {e}"));
+                return;
+            }
+        }
+        if cfg.auto_every > 0
+            && let Ok(n) = store.run_count()
+            && n % cfg.auto_every == 0
+        {
+            match crate::learn::cycle::learn_from_store(
+                store,
+                self.paths(),
+                self.catalog(),
+                &cfg.thresholds,
+            ) {
+                Ok(r) if r.rules_added > 0 => outcome.notices.push(format!(
+                    "learning cycle after {n} runs added {} rule(s)",
+                    r.rules_added
+                )),
+                Ok(_) => {}
+                Err(e) => outcome.notices.push(format!("learning cycle failed: {e}")),
+            }
+        }
     }
 
     /// The skill's effective grants, noted in the outcome.
@@ -443,6 +680,7 @@ impl Runner {
             arguments: serde_json::to_value(pipeline).unwrap_or(Value::Null),
             result: result.as_ref().ok().cloned(),
             error: result.as_ref().err().map(ToString::to_string),
+            error_class: result.as_ref().err().map(|e| e.class().to_owned()),
             recovery: None,
             duration_us: outcome.timings.call_us,
         });
@@ -531,7 +769,7 @@ impl Runner {
                 model: self.shared.provider.clone().map(|p| {
                     Arc::new(crate::llm::ProviderModelHost(p)) as Arc<dyn sandbox::ModelHost>
                 }),
-                kv: Some(self.shared.kv.clone()),
+                kv: Some(self.shared.store.clone()),
             };
         let call: CallOutcome = sandbox
             .call(
@@ -663,6 +901,76 @@ pub fn skill_fingerprint(skill: &Skill) -> Result<String, SkillFileError> {
     Ok(sandbox::fingerprint(&md, wasm.as_deref()))
 }
 
+/// The stored form of a run: context redacted, tool steps kept.
+fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
+    use crate::store::{AppliedRecord, RunRecord, StepRecord};
+    let steps = o
+        .trajectory
+        .iter()
+        .map(|s| match s {
+            Step::Model {
+                duration_us, error, ..
+            } => StepRecord {
+                kind: "model".into(),
+                tool: None,
+                detail: serde_json::to_value(s).unwrap_or(Value::Null),
+                error: error.clone(),
+                error_class: error.as_ref().map(|_| "ModelError".to_owned()),
+                duration_us: *duration_us as i64,
+            },
+            Step::Tool {
+                tool,
+                error,
+                error_class,
+                duration_us,
+                ..
+            } => StepRecord {
+                kind: "tool".into(),
+                tool: Some(tool.clone()),
+                detail: serde_json::to_value(s).unwrap_or(Value::Null),
+                error: error.clone(),
+                error_class: error_class.clone(),
+                duration_us: *duration_us as i64,
+            },
+        })
+        .collect();
+    RunRecord {
+        id: 0,
+        at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+        skill: o.skill.clone(),
+        skill_version: o.skill_version.clone(),
+        task: task.to_owned(),
+        tier: serde_json::to_value(o.tier)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        success: o.failure.is_none(),
+        failure_class: o.failure.as_ref().map(|f| f.class.clone()),
+        failure_message: o.failure.as_ref().map(|f| f.message.clone()),
+        context: Value::Object(crate::learn::redact::redact(&o.context)),
+        output: o.output.as_ref().map(|x| x.body.clone()),
+        duration_us: o.timings.total_us as i64,
+        model_calls: i64::from(o.model_calls),
+        origin: o.selected_by.clone(),
+        steps,
+        rules_applied: o
+            .rules_applied
+            .iter()
+            .map(|a| AppliedRecord {
+                rule_id: a.id.clone(),
+                kind: serde_json::to_value(a.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                effect: a.effect.clone(),
+            })
+            .collect(),
+    }
+}
+
 fn micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
@@ -682,7 +990,7 @@ impl LazyStore {
         }
     }
 
-    fn get_store(&self) -> Result<&Store, ServiceError> {
+    pub(crate) fn get_store(&self) -> Result<&Store, ServiceError> {
         self.store
             .get_or_init(|| Store::open_in(&self.dir).map_err(|e| e.to_string()))
             .as_ref()

@@ -30,7 +30,23 @@ pub trait RecoveryHook: Send + Sync {
     ) -> Option<String>;
 }
 
-fn system_prompt(runner: &Runner, skill: &Skill, tools: &[ToolSpec]) -> String {
+/// One run of the loop: the skill, the task and what it may use.
+pub(super) struct Turn<'a> {
+    pub skill: &'a Skill,
+    pub task: &'a str,
+    pub grants: &'a Effective,
+    /// Instructions from learned rules, shown in a `<learned_rules>` block.
+    pub instructions: &'a [String],
+    pub max_steps: u32,
+    pub depth: u32,
+}
+
+fn system_prompt(
+    runner: &Runner,
+    skill: &Skill,
+    tools: &[ToolSpec],
+    instructions: &[String],
+) -> String {
     let mut s = format!(
         "You are carrying out a task with the skill \"{}\": {}\n\
          Follow the skill's instructions. Use the tools when they help. When you are done, \
@@ -48,20 +64,32 @@ fn system_prompt(runner: &Runner, skill: &Skill, tools: &[ToolSpec]) -> String {
         s.push_str(&render_available_skills(runner.catalog()));
         s.push('\n');
     }
+    if !instructions.is_empty() {
+        s.push_str(
+            "\nLessons learned from earlier runs of this skill; follow them:\n<learned_rules>\n",
+        );
+        for i in instructions {
+            s.push_str(&format!("- {i}\n"));
+        }
+        s.push_str("</learned_rules>\n");
+    }
     s
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn run(
     runner: &Runner,
     provider: &dyn Provider,
-    skill: &Skill,
-    task: &str,
-    grants: &Effective,
-    max_steps: u32,
-    depth: u32,
+    turn: Turn<'_>,
     outcome: &mut RunOutcome,
 ) {
+    let Turn {
+        skill,
+        task,
+        grants,
+        instructions,
+        max_steps,
+        depth,
+    } = turn;
     let toolbox = runner.toolbox();
     let cx_for = |caller| CallContext {
         skill,
@@ -81,7 +109,7 @@ pub(super) async fn run(
         .collect();
     let context_json = Value::Object(outcome.context.clone()).to_string();
     let mut request = ChatRequest {
-        system: Some(system_prompt(runner, skill, &tools)),
+        system: Some(system_prompt(runner, skill, &tools, instructions)),
         messages: vec![Message::User(format!(
             "Task: {task}\n\nContext (JSON): {context_json}"
         ))],
@@ -153,10 +181,11 @@ pub(super) async fn run(
             let (content, is_error, recovery) = match &result {
                 Ok(v) => (truncate(as_text(v)), false, None),
                 Err(e) => {
-                    let recovery =
-                        runner.shared.recovery.as_ref().and_then(|h| {
-                            h.on_tool_error(skill, &call.name, e, &mut outcome.context)
-                        });
+                    let applied = runner.recover(skill, task, &call.name, e, &mut outcome.context);
+                    let recovery = applied.as_ref().map(|a| a.effect.clone());
+                    if let Some(a) = applied {
+                        outcome.rules_applied.push(a);
+                    }
                     let text = match &recovery {
                         Some(r) => format!("[Recovery applied: {r}] {e}"),
                         None => e.to_string(),
@@ -171,6 +200,7 @@ pub(super) async fn run(
                 arguments,
                 result: result.as_ref().ok().cloned(),
                 error: result.as_ref().err().map(ToString::to_string),
+                error_class: result.as_ref().err().map(|e| e.class().to_owned()),
                 recovery,
                 duration_us,
             });

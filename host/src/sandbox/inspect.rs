@@ -144,22 +144,29 @@ fn guess_language(producers: &[String]) -> Option<String> {
     let has = |needle: &str| producers.iter().any(|p| p.to_lowercase().contains(needle));
     let lang = if has("componentize-js") || has("componentizejs") || has("spidermonkey") {
         "JavaScript"
-    } else if has("componentize-py") {
+    } else if has("componentize-py") || has("component-init-transform") {
+        // componentize-py 0.25 leaves no marker of its own; it pre-initialises
+        // CPython with its `component-init-transform` crate, which nothing
+        // else in our toolchains uses.
         "Python"
-    } else if has("language: rust") || has("wit-bindgen-rust") {
+    } else if has("wit-bindgen-rust") {
         "Rust"
     } else if has("tinygo") || has("language: go") {
         "Go"
+    } else if has("language: c++") || has("language: c_plus_plus") {
+        "C++"
     } else if has("language: c11")
         || has("language: c99")
         || has("language: c17")
         || has("language: c ")
+        || has("clang")
+        || has("wit-bindgen-c")
     {
+        // Checked before a bare `language: Rust`: the WASI preview1 adapter
+        // that C components are wrapped with is written in Rust and says so.
         "C"
-    } else if has("language: c++") || has("language: c_plus_plus") {
-        "C++"
-    } else if has("clang") || has("wit-bindgen-c") {
-        "C"
+    } else if has("language: rust") {
+        "Rust"
     } else {
         return None;
     };
@@ -194,6 +201,31 @@ mod tests {
             guess_language(&p(&["processed-by: componentize-py 0.17"])).as_deref(),
             Some("Python")
         );
+        // What componentize-py 0.25.1 actually writes (no own marker; the
+        // CPython core module says Rust).
+        assert_eq!(
+            guess_language(&p(&[
+                "processed-by: wit-component 0.245.1",
+                "language: Rust ",
+                "processed-by: rustc 1.75.0 (82e1608df 2023-12-21)",
+                "processed-by: component-init-transform 0.2.0"
+            ]))
+            .as_deref(),
+            Some("Python")
+        );
+        // What componentize-js 0.23.0 writes: its engine is C++ and Rust.
+        assert_eq!(
+            guess_language(&p(&[
+                "language: C11 ",
+                "language: Rust ",
+                "language: C_plus_plus_14 ",
+                "processed-by: wit-bindgen-c 0.52.0",
+                "processed-by: ComponentizeJS 0.23.0",
+                "language: JavaScript "
+            ]))
+            .as_deref(),
+            Some("JavaScript")
+        );
         assert_eq!(
             guess_language(&p(&["processed-by: clang 19"])).as_deref(),
             Some("C")
@@ -205,6 +237,23 @@ mod tests {
                 "processed-by: wit-bindgen-c 0.51"
             ]))
             .as_deref(),
+            Some("Rust")
+        );
+        // What clang-19 + wit-bindgen c 0.63 + the preview1 adapter write.
+        assert_eq!(
+            guess_language(&p(&[
+                "language: C99 ",
+                "processed-by: Debian clang 14.0.6",
+                "processed-by: wit-bindgen-c 0.63.0",
+                "language: Rust ",
+                "processed-by: rustc 1.97.0 (2d8144b78 2026-07-07)",
+                "processed-by: wit-component 0.263.0"
+            ]))
+            .as_deref(),
+            Some("C")
+        );
+        assert_eq!(
+            guess_language(&p(&["language: Rust ", "processed-by: rustc 1.95"])).as_deref(),
             Some("Rust")
         );
         assert_eq!(

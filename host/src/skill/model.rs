@@ -162,6 +162,10 @@ pub struct SkillhostMeta {
     pub template: Option<String>,
     /// A tool pipeline used as the handler (see the tools module).
     pub pipeline: Option<Value>,
+    /// Checks on every answer, whichever tier gave it: each is
+    /// `{class, message, when: [conditions]}` (see `learn::condition`); an
+    /// answer matching all conditions of one is that class of failure.
+    pub validators: Vec<Value>,
 }
 
 /// Capabilities a skill declares (and, with the same shape, what an operator grants).

@@ -46,7 +46,94 @@ const MIGRATIONS: &[&str] = &[
         updated_at INTEGER NOT NULL,
         PRIMARY KEY (skill, key)
     );",
+    // 2: every run, its tool steps and the rules applied to it.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        skill TEXT NOT NULL,
+        skill_version TEXT NOT NULL,
+        task TEXT NOT NULL,
+        tier TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        failure_class TEXT,
+        failure_message TEXT,
+        context_json TEXT NOT NULL,
+        output TEXT,
+        duration_us INTEGER NOT NULL,
+        model_calls INTEGER NOT NULL,
+        origin TEXT NOT NULL
+    );
+    CREATE INDEX runs_skill_class ON runs (skill, failure_class);
+    CREATE TABLE steps (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        tool TEXT,
+        detail_json TEXT NOT NULL,
+        error TEXT,
+        error_class TEXT,
+        duration_us INTEGER NOT NULL,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE TABLE rules_applied (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        rule_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        effect TEXT NOT NULL
+    );
+    CREATE INDEX rules_applied_run ON rules_applied (run_id);",
 ];
+
+/// One run as stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunRecord {
+    pub id: i64,
+    pub at: i64,
+    pub skill: String,
+    pub skill_version: String,
+    pub task: String,
+    pub tier: String,
+    pub success: bool,
+    pub failure_class: Option<String>,
+    pub failure_message: Option<String>,
+    pub context: serde_json::Value,
+    pub output: Option<String>,
+    pub duration_us: i64,
+    pub model_calls: i64,
+    pub origin: String,
+    pub steps: Vec<StepRecord>,
+    pub rules_applied: Vec<AppliedRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StepRecord {
+    pub kind: String,
+    pub tool: Option<String>,
+    pub detail: serde_json::Value,
+    pub error: Option<String>,
+    pub error_class: Option<String>,
+    pub duration_us: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AppliedRecord {
+    pub rule_id: String,
+    pub kind: String,
+    pub effect: String,
+}
+
+/// Failures of one class for one skill (or one tool error class).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailureGroup {
+    pub skill: String,
+    pub class: String,
+    /// True for tool errors inside runs, false for run failures.
+    pub tool_error: bool,
+    pub count: u64,
+    /// Runs of the skill in the window.
+    pub runs: u64,
+    pub sample_runs: Vec<i64>,
+}
 
 pub struct Store {
     conn: Mutex<Connection>,
@@ -114,6 +201,209 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Stores a run with its steps and applied rules in one transaction;
+    /// returns its id. `id` in `run` is ignored.
+    pub fn record_run(&self, run: &RunRecord) -> Result<i64, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO runs (at, skill, skill_version, task, tier, success, failure_class, failure_message,
+                               context_json, output, duration_us, model_calls, origin)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                run.at,
+                run.skill,
+                run.skill_version,
+                run.task,
+                run.tier,
+                run.success,
+                run.failure_class,
+                run.failure_message,
+                run.context.to_string(),
+                run.output,
+                run.duration_us,
+                run.model_calls,
+                run.origin
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        for (i, s) in run.steps.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![id, i as i64, s.kind, s.tool, s.detail.to_string(), s.error, s.error_class, s.duration_us],
+            )?;
+        }
+        for a in &run.rules_applied {
+            tx.execute(
+                "INSERT INTO rules_applied (run_id, rule_id, kind, effect) VALUES (?1, ?2, ?3, ?4)",
+                params![id, a.rule_id, a.kind, a.effect],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {
+        let context: String = r.get(9)?;
+        Ok(RunRecord {
+            id: r.get(0)?,
+            at: r.get(1)?,
+            skill: r.get(2)?,
+            skill_version: r.get(3)?,
+            task: r.get(4)?,
+            tier: r.get(5)?,
+            success: r.get(6)?,
+            failure_class: r.get(7)?,
+            failure_message: r.get(8)?,
+            context: serde_json::from_str(&context).unwrap_or(serde_json::Value::Null),
+            output: r.get(10)?,
+            duration_us: r.get(11)?,
+            model_calls: r.get(12)?,
+            origin: r.get(13)?,
+            steps: Vec::new(),
+            rules_applied: Vec::new(),
+        })
+    }
+
+    const RUN_COLUMNS: &'static str =
+        "id, at, skill, skill_version, task, tier, success, failure_class, failure_message,
+         context_json, output, duration_us, model_calls, origin";
+
+    /// The newest runs first (without steps).
+    pub fn list_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs ORDER BY id DESC LIMIT ?1",
+            Self::RUN_COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![limit as i64], Self::run_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every run in id order, for export (without steps).
+    pub fn all_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs ORDER BY id",
+            Self::RUN_COLUMNS
+        ))?;
+        let rows = stmt.query_map([], Self::run_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One run with its steps and applied rules.
+    pub fn get_run(&self, id: i64) -> Result<Option<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let run = conn
+            .query_row(
+                &format!("SELECT {} FROM runs WHERE id = ?1", Self::RUN_COLUMNS),
+                params![id],
+                Self::run_from_row,
+            )
+            .optional()?;
+        let Some(mut run) = run else { return Ok(None) };
+        let mut stmt = conn.prepare(
+            "SELECT kind, tool, detail_json, error, error_class, duration_us FROM steps WHERE run_id = ?1 ORDER BY idx",
+        )?;
+        run.steps = stmt
+            .query_map(params![id], |r| {
+                let detail: String = r.get(2)?;
+                Ok(StepRecord {
+                    kind: r.get(0)?,
+                    tool: r.get(1)?,
+                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+                    error: r.get(3)?,
+                    error_class: r.get(4)?,
+                    duration_us: r.get(5)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut stmt =
+            conn.prepare("SELECT rule_id, kind, effect FROM rules_applied WHERE run_id = ?1")?;
+        run.rules_applied = stmt
+            .query_map(params![id], |r| {
+                Ok(AppliedRecord {
+                    rule_id: r.get(0)?,
+                    kind: r.get(1)?,
+                    effect: r.get(2)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(Some(run))
+    }
+
+    /// Failures by (skill, class) over the last `window` runs, with the
+    /// skill's run count, plus tool errors inside those runs.
+    pub fn failure_groups(&self, window: usize) -> Result<Vec<FailureGroup>, StoreError> {
+        let conn = self.conn();
+        let since: i64 = conn.query_row(
+            "SELECT COALESCE(MIN(id), 0) FROM (SELECT id FROM runs ORDER BY id DESC LIMIT ?1)",
+            params![window as i64],
+            |r| r.get(0),
+        )?;
+        let mut runs_per_skill = std::collections::HashMap::new();
+        {
+            let mut stmt =
+                conn.prepare("SELECT skill, COUNT(*) FROM runs WHERE id >= ?1 GROUP BY skill")?;
+            for row in stmt.query_map(params![since], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })? {
+                let (skill, n) = row?;
+                runs_per_skill.insert(skill, n as u64);
+            }
+        }
+        let mut groups = Vec::new();
+        let queries = [
+            (
+                false,
+                "SELECT skill, failure_class, COUNT(*), GROUP_CONCAT(id) FROM
+                   (SELECT skill, failure_class, id FROM runs WHERE id >= ?1 AND success = 0 AND failure_class IS NOT NULL ORDER BY id)
+                 GROUP BY skill, failure_class ORDER BY skill, failure_class",
+            ),
+            (
+                true,
+                "SELECT r.skill, s.error_class, COUNT(*), GROUP_CONCAT(r.id) FROM steps s JOIN runs r ON r.id = s.run_id
+                 WHERE r.id >= ?1 AND s.error_class IS NOT NULL GROUP BY r.skill, s.error_class ORDER BY r.skill, s.error_class",
+            ),
+        ];
+        for (tool_error, sql) in queries {
+            let mut stmt = conn.prepare(sql)?;
+            let rows = stmt.query_map(params![since], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
+            })?;
+            for row in rows {
+                let (skill, class, count, ids) = row?;
+                let sample_runs = ids
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|x| x.parse().ok())
+                    .take(10)
+                    .collect();
+                groups.push(FailureGroup {
+                    runs: runs_per_skill.get(&skill).copied().unwrap_or(0),
+                    skill,
+                    class,
+                    tool_error,
+                    count: count as u64,
+                    sample_runs,
+                });
+            }
+        }
+        Ok(groups)
+    }
+
+    pub fn run_count(&self) -> Result<u64, StoreError> {
+        Ok(self
+            .conn()
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64)
     }
 
     pub fn kv_get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, StoreError> {

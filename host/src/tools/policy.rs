@@ -78,11 +78,16 @@ impl Policy {
             ));
         }
         if let Some(allowed) = &cx.skill.meta.allowed_tools
-            && !allowed.iter().any(|entry| allowed_tools_entry_covers(entry, name))
+            && !allowed
+                .iter()
+                .any(|entry| allowed_tools_entry_covers(entry, name))
         {
             return Err((
                 Layer::AllowedTools,
-                format!("skill `{}` does not list `{name}` in allowed-tools", cx.skill.name),
+                format!(
+                    "skill `{}` does not list `{name}` in allowed-tools",
+                    cx.skill.name
+                ),
             ));
         }
         if !cx.trusted && !tool.confined() {

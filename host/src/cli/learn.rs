@@ -1,0 +1,432 @@
+//! `skillhost runs|rules|learn|eval`: the learning loop at the terminal.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+
+use super::Ctx;
+use crate::config::Config;
+use crate::learn::{self, ablation, rules::RuleSet};
+use crate::store::Store;
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    command: RunsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum RunsCommand {
+    /// The most recent runs.
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run with its steps and the rules applied.
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every run as JSON Lines (to stdout, or --out FILE).
+    Export {
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    command: RulesCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum RulesCommand {
+    /// Every rule with its kind, scope, confidence and state.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One rule in full.
+    Show {
+        id: String,
+    },
+    Disable {
+        id: String,
+    },
+    Enable {
+        id: String,
+    },
+    Remove {
+        id: String,
+    },
+    /// Which rules fired on a run and what they changed.
+    Explain {
+        run_id: i64,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct LearnArgs {
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    #[command(subcommand)]
+    command: EvalCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum EvalCommand {
+    /// Baseline vs prevention rules vs all learned rules, on the same tasks and seeds.
+    Ablation {
+        /// The scenario (only `email` for now).
+        #[arg(long, default_value = "email")]
+        scenario: String,
+        #[arg(long, default_value_t = 50)]
+        train: usize,
+        #[arg(long, default_value_t = 50)]
+        eval: usize,
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+        /// Evaluation tasks, one per line (replaces the generated ones).
+        #[arg(long, value_name = "FILE")]
+        tasks: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: super::run::ModelArgs,
+    },
+}
+
+fn open_store(ctx: &Ctx) -> anyhow::Result<Store> {
+    Ok(Store::open_in(&ctx.paths.state_dir())?)
+}
+
+fn rules_file(ctx: &Ctx) -> PathBuf {
+    learn::rules_path(&ctx.paths.state_dir())
+}
+
+pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let store = open_store(ctx)?;
+    match args.command {
+        RunsCommand::List { limit, json } => {
+            let runs = store.list_runs(limit)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&runs)?);
+            } else {
+                println!(
+                    "{:>6}  {:<7} {:<20} {:<9} {:<18} task",
+                    "id", "result", "skill", "tier", "failure"
+                );
+                for r in runs {
+                    let task: String = r.task.chars().take(60).collect();
+                    println!(
+                        "{:>6}  {:<7} {:<20} {:<9} {:<18} {task}",
+                        r.id,
+                        if r.success { "ok" } else { "failed" },
+                        r.skill,
+                        r.tier,
+                        r.failure_class.unwrap_or_default()
+                    );
+                }
+            }
+        }
+        RunsCommand::Show { id, json } => {
+            let run = store
+                .get_run(id)?
+                .with_context(|| format!("no run {id}; see `skillhost runs list`"))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&run)?);
+            } else {
+                println!(
+                    "run {} of skill {} ({}), tier {}",
+                    run.id, run.skill, run.skill_version, run.tier
+                );
+                println!("task: {}", run.task);
+                println!("context: {}", run.context);
+                match (&run.failure_class, &run.failure_message) {
+                    (Some(c), m) => println!("failed: {c}: {}", m.clone().unwrap_or_default()),
+                    _ => println!("succeeded"),
+                }
+                for a in &run.rules_applied {
+                    println!("rule {} ({}): {}", a.rule_id, a.kind, a.effect);
+                }
+                for s in &run.steps {
+                    println!(
+                        "step {} {}{}",
+                        s.kind,
+                        s.tool.clone().unwrap_or_default(),
+                        s.error
+                            .as_ref()
+                            .map(|e| format!(" error: {e}"))
+                            .unwrap_or_default()
+                    );
+                }
+                if let Some(o) = &run.output {
+                    println!("output:\n{o}");
+                }
+            }
+        }
+        RunsCommand::Export { out } => {
+            let runs = store.all_runs()?;
+            let mut w: Box<dyn Write> = match &out {
+                Some(p) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(p)
+                        .with_context(|| format!("cannot create {}", p.display()))?,
+                )),
+                None => Box::new(std::io::stdout().lock()),
+            };
+            for r in &runs {
+                writeln!(w, "{}", serde_json::to_string(r)?)?;
+            }
+            w.flush()?;
+            if let Some(p) = out {
+                eprintln!("exported {} runs to {}", runs.len(), p.display());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let path = rules_file(ctx);
+    let edit = |id: &str, f: &dyn Fn(&mut RuleSet) -> anyhow::Result<()>| -> anyhow::Result<()> {
+        let _lock = learn::lock(&path);
+        let mut set = RuleSet::load(&path)?;
+        if set.get(id).is_none() {
+            anyhow::bail!("no rule `{id}`; see `skillhost rules list`");
+        }
+        f(&mut set)?;
+        set.save(&path)?;
+        Ok(())
+    };
+    match args.command {
+        RulesCommand::List { json } => {
+            let set = RuleSet::load(&path)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&set)?);
+            } else if set.rules.is_empty() {
+                println!(
+                    "no rules yet; they are learned from recorded failures (`skillhost learn`)"
+                );
+            } else {
+                println!(
+                    "{:<48} {:<10} {:<16} {:>5} {:>7}  state",
+                    "id", "kind", "scope", "conf", "applied"
+                );
+                for r in &set.rules {
+                    let state = if r.rejected {
+                        "rejected".to_owned()
+                    } else if r.enabled {
+                        "enabled".to_owned()
+                    } else {
+                        format!(
+                            "disabled: {}",
+                            r.disabled_reason.clone().unwrap_or_default()
+                        )
+                    };
+                    println!(
+                        "{:<48} {:<10} {:<16} {:>5.2} {:>3}/{:<3}  {state}",
+                        r.id,
+                        format!("{:?}", r.kind).to_lowercase(),
+                        r.scope,
+                        r.confidence,
+                        r.succeeded,
+                        r.applied
+                    );
+                }
+            }
+        }
+        RulesCommand::Show { id } => {
+            let set = RuleSet::load(&path)?;
+            let r = set
+                .get(&id)
+                .with_context(|| format!("no rule `{id}`; see `skillhost rules list`"))?;
+            println!("{}", serde_json::to_string_pretty(r)?);
+        }
+        RulesCommand::Disable { id } => {
+            edit(&id, &|s| {
+                if let Some(r) = s.get_mut(&id) {
+                    r.enabled = false;
+                    r.disabled_reason = Some("disabled by the operator".into());
+                }
+                Ok(())
+            })?;
+            println!("disabled {id}");
+        }
+        RulesCommand::Enable { id } => {
+            edit(&id, &|s| {
+                if let Some(r) = s.get_mut(&id) {
+                    r.enabled = true;
+                    r.disabled_reason = None;
+                }
+                Ok(())
+            })?;
+            println!("enabled {id}");
+        }
+        RulesCommand::Remove { id } => {
+            edit(&id, &|s| {
+                s.rules.retain(|r| r.id != id);
+                Ok(())
+            })?;
+            println!("removed {id}");
+        }
+        RulesCommand::Explain { run_id } => {
+            let store = open_store(ctx)?;
+            let run = store
+                .get_run(run_id)?
+                .with_context(|| format!("no run {run_id}; see `skillhost runs list`"))?;
+            if run.rules_applied.is_empty() {
+                println!("no rules fired on run {run_id}");
+            }
+            for a in &run.rules_applied {
+                println!("{} ({}): {}", a.rule_id, a.kind, a.effect);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let store = open_store(ctx)?;
+    let config = Config::load(&ctx.paths)?;
+    let catalog = ctx.catalog();
+    let report =
+        learn::cycle::learn_from_store(&store, &ctx.paths, &catalog, &config.learning.thresholds)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        if report.groups.is_empty() {
+            println!("no failures recorded yet");
+        }
+        for g in &report.groups {
+            println!(
+                "{} / {}: {} of {} runs failed: {}",
+                g.skill, g.class, g.failures, g.runs, g.outcome
+            );
+            for id in &g.rules_added {
+                println!("  + {id}");
+            }
+        }
+        println!(
+            "{} rule(s) added; rules are in {}",
+            report.rules_added,
+            rules_file(ctx).display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let EvalCommand::Ablation {
+        scenario,
+        train,
+        eval,
+        seeds,
+        tasks,
+        json,
+        model,
+    } = args.command;
+    if scenario != "email" {
+        anyhow::bail!("unknown scenario `{scenario}`; available: email");
+    }
+    let eval_tasks = match &tasks {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            let lines: Vec<String> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned)
+                .collect();
+            if lines.is_empty() {
+                anyhow::bail!("{} has no tasks (one per line)", p.display());
+            }
+            Some(lines)
+        }
+        None => None,
+    };
+    let mut config = Config::load(&ctx.paths)?;
+    config.model = config.model.clone().with_overrides(
+        model.model.as_deref(),
+        model.base_url.as_deref(),
+        model.api_key_env.as_deref(),
+    )?;
+    let real_model = if model.model.is_some() {
+        config.model.build()?
+    } else {
+        None
+    };
+    let catalog = Arc::new(ctx.catalog());
+    let opts = ablation::Options {
+        train,
+        eval,
+        seeds,
+        eval_tasks,
+        model: real_model,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let report = rt.block_on(ablation::run_email(&ctx.paths, catalog, &config, &opts))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "ablation: scenario {}, model {}, {} training and {} evaluation tasks, {} seeds ({:.1} s)",
+        report.scenario,
+        report.model,
+        report.train,
+        report.eval,
+        report.seeds.len(),
+        report.seconds
+    );
+    for s in &report.seeds {
+        let rates: Vec<String> = s
+            .arms
+            .iter()
+            .map(|a| format!("{:?} {:.0}%", a.arm, a.success_rate * 100.0))
+            .collect();
+        println!(
+            "seed {:>2}: {} rules learned; {}",
+            s.seed,
+            s.rules_learned.len(),
+            rates.join(", ")
+        );
+    }
+    println!();
+    println!(
+        "{:<16} {:>8} {:>17} {:>12} {:>8}  failures by class",
+        "arm", "success", "95% interval", "calls/task", "applied"
+    );
+    for a in &report.summary {
+        let failures: Vec<String> = a
+            .failures_by_class
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        println!(
+            "{:<16} {:>7.1}% {:>7.1}%-{:>6.1}% {:>12.2} {:>8}  {}",
+            format!("{:?}", a.arm),
+            a.mean_success * 100.0,
+            a.ci95.0 * 100.0,
+            a.ci95.1 * 100.0,
+            a.model_calls_per_task,
+            a.rules_applied,
+            failures.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,269 @@
+//! A learning cycle: failures grouped by (skill, class), frequent ones
+//! matched against the pattern library and turned into rules. Rule ids are
+//! derived from (kind, class, scope), so a cycle never duplicates a rule.
+
+use serde::Serialize;
+
+use super::patterns::{Library, Stage};
+use super::rules::{Kind, Origin, Rule, RuleSet};
+use crate::store::FailureGroup;
+
+/// When a group of failures is worth a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Thresholds {
+    /// At least this many failures of the class.
+    pub min_failures: u64,
+    /// And at least this share of the skill's runs.
+    pub min_frequency: f64,
+    /// Over this many most recent runs.
+    pub window: usize,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        // One failure is enough when a pattern backs the class: the pattern
+        // is the knowledge, the failure shows it applies here, and a rule
+        // that does not help disables itself.
+        Thresholds {
+            min_failures: 1,
+            min_frequency: 0.01,
+            window: 5_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupReport {
+    pub skill: String,
+    pub class: String,
+    pub failures: u64,
+    pub runs: u64,
+    pub outcome: String,
+    pub rules_added: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CycleReport {
+    pub groups: Vec<GroupReport>,
+    pub rules_added: usize,
+}
+
+pub fn rule_id(kind: Kind, class: &str, scope: &str) -> String {
+    let kind = match kind {
+        Kind::Prevention => "prevent",
+        Kind::Validation => "validate",
+        Kind::Recovery => "recover",
+    };
+    let slug: String = format!("{class}-{scope}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{kind}-{slug}")
+}
+
+fn make(kind: Kind, class: &str, scope: &str, stage: &Stage, group: &FailureGroup) -> Rule {
+    Rule {
+        id: rule_id(kind, class, scope),
+        kind,
+        class: class.to_owned(),
+        scope: scope.to_owned(),
+        conditions: stage.conditions.clone(),
+        actions: stage.actions.clone(),
+        origin: Origin {
+            pattern: class.to_owned(),
+            failures: group.sample_runs.clone(),
+            failure_count: group.count,
+        },
+        confidence: 0.5,
+        applied: 0,
+        succeeded: 0,
+        enabled: true,
+        disabled_reason: None,
+        rejected: false,
+    }
+}
+
+/// Turns failure groups into rules (adding to `rules`); `library_for`
+/// gives the pattern library for a skill (shipped + user + skill-local).
+pub fn run(
+    groups: &[FailureGroup],
+    library_for: &dyn Fn(&str) -> Library,
+    rules: &mut RuleSet,
+    t: &Thresholds,
+) -> CycleReport {
+    let mut report = CycleReport::default();
+    for g in groups {
+        let frequency = if g.runs == 0 {
+            0.0
+        } else {
+            g.count as f64 / g.runs as f64
+        };
+        let mut gr = GroupReport {
+            skill: g.skill.clone(),
+            class: g.class.clone(),
+            failures: g.count,
+            runs: g.runs,
+            outcome: String::new(),
+            rules_added: Vec::new(),
+        };
+        if g.count < t.min_failures || frequency < t.min_frequency {
+            gr.outcome = format!(
+                "below thresholds ({} failures, {:.1}% of runs; need {} and {:.1}%)",
+                g.count,
+                frequency * 100.0,
+                t.min_failures,
+                t.min_frequency * 100.0
+            );
+            report.groups.push(gr);
+            continue;
+        }
+        let library = library_for(&g.skill);
+        let Some(pattern) = library.get(&g.class) else {
+            gr.outcome = "no pattern for this class".into();
+            report.groups.push(gr);
+            continue;
+        };
+        let scope = match pattern.scope.as_deref() {
+            Some("global") => "*".to_owned(),
+            _ => g.skill.clone(),
+        };
+        let stages: Vec<(Kind, &Option<Stage>)> = if g.tool_error {
+            vec![(Kind::Recovery, &pattern.recovery)]
+        } else {
+            vec![
+                (Kind::Prevention, &pattern.prevention),
+                (Kind::Validation, &pattern.validation),
+            ]
+        };
+        for (kind, stage) in stages {
+            let Some(stage) = stage else { continue };
+            if kind == Kind::Prevention && !pattern.preventable {
+                continue;
+            }
+            let rule = make(kind, &g.class, &scope, stage, g);
+            let id = rule.id.clone();
+            if rules.insert(rule) {
+                gr.rules_added.push(id);
+            }
+        }
+        gr.outcome = if gr.rules_added.is_empty() {
+            "rules already exist".into()
+        } else {
+            format!(
+                "added {} rule(s) from pattern {}",
+                gr.rules_added.len(),
+                g.class
+            )
+        };
+        report.rules_added += gr.rules_added.len();
+        report.groups.push(gr);
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(class: &str, count: u64, runs: u64) -> FailureGroup {
+        FailureGroup {
+            skill: "email-writer".into(),
+            class: class.into(),
+            tool_error: false,
+            count,
+            runs,
+            sample_runs: vec![1, 2, 3],
+        }
+    }
+
+    #[test]
+    fn frequent_failures_become_rules_once() {
+        let lib = |_: &str| Library::shipped().expect("shipped");
+        let mut rules = RuleSet::default();
+        let groups = vec![
+            group("TimezoneError", 10, 50),
+            group("FormatError", 3, 50),
+            group("SpamTriggerError", 1, 50),
+        ];
+        let strict = Thresholds {
+            min_failures: 2,
+            ..Thresholds::default()
+        };
+        let r = run(&groups, &lib, &mut rules, &strict);
+        let ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "prevent-timezoneerror-email-writer",
+                "validate-timezoneerror-email-writer",
+                "validate-formaterror-email-writer"
+            ],
+            "FormatError is not preventable; one SpamTriggerError is below the threshold"
+        );
+        assert_eq!(r.rules_added, 3);
+        // A second cycle over the same failures adds nothing.
+        let again = run(&groups, &lib, &mut rules, &strict);
+        assert_eq!(again.rules_added, 0);
+        assert_eq!(rules.rules.len(), 3);
+    }
+
+    #[test]
+    fn unknown_classes_are_reported_not_invented() {
+        let lib = |_: &str| Library::shipped().expect("shipped");
+        let mut rules = RuleSet::default();
+        let r = run(
+            &[group("WeirdError", 9, 10)],
+            &lib,
+            &mut rules,
+            &Thresholds::default(),
+        );
+        assert!(rules.rules.is_empty());
+        assert_eq!(r.groups[0].outcome, "no pattern for this class");
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LearnError {
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Rules(#[from] super::rules::RulesError),
+}
+
+/// A cycle over the workspace store, writing `.skillhost/learning/rules.json`
+/// under its lock. Patterns: shipped, then `$SKILLHOST_HOME/patterns/`,
+/// then the skill's own `patterns.yaml`.
+pub fn learn_from_store(
+    store: &crate::store::Store,
+    paths: &crate::paths::Paths,
+    catalog: &crate::skill::Catalog,
+    t: &Thresholds,
+) -> Result<CycleReport, LearnError> {
+    let groups = store.failure_groups(t.window)?;
+    let (base, _warnings) = Library::load(&paths.home.join("patterns"));
+    let library_for = |skill: &str| {
+        let mut lib = base.clone();
+        if let Some(s) = catalog.get(skill) {
+            let local = s.dir.join("patterns.yaml");
+            if local.is_file() {
+                let _ = lib.add_file(&local);
+            }
+        }
+        lib
+    };
+    let path = super::rules_path(&paths.state_dir());
+    let _lock = super::lock(&path);
+    let mut rules = RuleSet::load(&path)?;
+    let report = run(&groups, &library_for, &mut rules, t);
+    if report.rules_added > 0 {
+        rules.save(&path)?;
+    }
+    Ok(report)
+}

@@ -1,0 +1,329 @@
+//! Learning: every run recorded, recurring failures turned into readable
+//! rules (prevention, validation, recovery), the gain proven by ablation.
+//!
+//! [`Learning`] is what the task pipeline talks to: it applies the enabled
+//! rules at the three points of a run and keeps their statistics.
+
+pub mod ablation;
+pub mod condition;
+pub mod cycle;
+pub mod patterns;
+pub mod redact;
+pub mod rules;
+pub mod simulated;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use condition::{Compiled, Condition, Facts};
+use rules::{Active, Kind, RuleSet, RulesError};
+
+/// `[learning]` in skillhost.toml.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LearningConfig {
+    /// Record every run in the store.
+    pub record: bool,
+    /// Apply learned rules.
+    pub apply: bool,
+    /// Run a learning cycle every N recorded runs (0: only `skillhost learn`).
+    pub auto_every: u64,
+    pub thresholds: cycle::Thresholds,
+}
+
+impl Default for LearningConfig {
+    fn default() -> Self {
+        LearningConfig {
+            record: true,
+            apply: true,
+            auto_every: 25,
+            thresholds: cycle::Thresholds::default(),
+        }
+    }
+}
+
+/// Which rules a run may use (the arms of an ablation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleFilter {
+    None,
+    PreventionOnly,
+    All,
+}
+
+/// A rule that fired on a run, and what it changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    pub id: String,
+    pub kind: Kind,
+    pub effect: String,
+}
+
+/// The rules in force, with their compiled conditions; statistics are
+/// written back to `rules.json` (when there is one) after each run.
+pub struct Learning {
+    path: Option<PathBuf>,
+    filter: RuleFilter,
+    state: Mutex<State>,
+}
+
+struct State {
+    set: RuleSet,
+    active: Vec<Active>,
+}
+
+impl Learning {
+    /// Rules from `path` (missing file: none yet).
+    pub fn open(path: &Path, filter: RuleFilter) -> Result<(Learning, Vec<String>), RulesError> {
+        let set = RuleSet::load(path)?;
+        let (learning, warnings) = Learning::from_set(set, filter);
+        Ok((
+            Learning {
+                path: Some(path.to_path_buf()),
+                ..learning
+            },
+            warnings,
+        ))
+    }
+
+    /// In-memory rules (ablation, tests).
+    pub fn from_set(set: RuleSet, filter: RuleFilter) -> (Learning, Vec<String>) {
+        let (active, warnings) = set.active();
+        (
+            Learning {
+                path: None,
+                filter,
+                state: Mutex::new(State { set, active }),
+            },
+            warnings,
+        )
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn rules(&self) -> RuleSet {
+        self.state().set.clone()
+    }
+
+    fn allowed(&self, kind: Kind) -> bool {
+        match self.filter {
+            RuleFilter::None => false,
+            RuleFilter::PreventionOnly => kind == Kind::Prevention,
+            RuleFilter::All => true,
+        }
+    }
+
+    /// Prevention: every matching rule edits the context and instructions.
+    /// Returns what fired and, if a rule requires a missing field, the
+    /// refusal message.
+    pub fn prevent(
+        &self,
+        skill: &str,
+        task: &str,
+        context: &mut Map<String, Value>,
+        instructions: &mut Vec<String>,
+    ) -> (Vec<Applied>, Option<String>) {
+        if !self.allowed(Kind::Prevention) {
+            return (Vec::new(), None);
+        }
+        let state = self.state();
+        let mut applied = Vec::new();
+        let mut refused = None;
+        for a in state
+            .active
+            .iter()
+            .filter(|a| a.rule.kind == Kind::Prevention && a.rule.in_scope(skill))
+        {
+            let snapshot = context.clone();
+            let facts = Facts {
+                task,
+                skill,
+                context: &snapshot,
+                output: None,
+                failure: None,
+            };
+            if !a.matches(&facts) {
+                continue;
+            }
+            let effect = rules::apply(&a.rule.actions, context, instructions);
+            if refused.is_none() {
+                refused = effect.refused.clone();
+            }
+            applied.push(Applied {
+                id: a.rule.id.clone(),
+                kind: Kind::Prevention,
+                effect: effect.changes.join("; "),
+            });
+        }
+        (applied, refused)
+    }
+
+    /// Validation: the first rule whose class is the run's failure, or
+    /// whose conditions find the failure in the output. Returns the rule
+    /// id, class and remedy actions.
+    pub fn validation_for(
+        &self,
+        facts: &Facts<'_>,
+    ) -> Option<(String, String, Vec<rules::Action>)> {
+        if !self.allowed(Kind::Validation) {
+            return None;
+        }
+        let state = self.state();
+        state
+            .active
+            .iter()
+            .filter(|a| a.rule.kind == Kind::Validation && a.rule.in_scope(facts.skill))
+            .find(|a| {
+                facts.failure == Some(a.rule.class.as_str())
+                    || (facts.output.is_some() && a.matches(facts))
+            })
+            .map(|a| {
+                (
+                    a.rule.id.clone(),
+                    a.rule.class.clone(),
+                    a.rule.actions.clone(),
+                )
+            })
+    }
+
+    /// Recovery after a tool error of `class` with `message`.
+    pub fn recover(
+        &self,
+        skill: &str,
+        task: &str,
+        class: &str,
+        message: &str,
+        context: &mut Map<String, Value>,
+    ) -> Option<Applied> {
+        if !self.allowed(Kind::Recovery) {
+            return None;
+        }
+        let state = self.state();
+        let snapshot = context.clone();
+        let facts = Facts {
+            task,
+            skill,
+            context: &snapshot,
+            output: Some(message),
+            failure: Some(class),
+        };
+        let a = state
+            .active
+            .iter()
+            .filter(|a| {
+                a.rule.kind == Kind::Recovery && a.rule.in_scope(skill) && a.rule.class == class
+            })
+            .find(|a| a.matches(&facts))?;
+        let mut instructions = Vec::new();
+        let effect = rules::apply(&a.rule.actions, context, &mut instructions);
+        Some(Applied {
+            id: a.rule.id.clone(),
+            kind: Kind::Recovery,
+            effect: effect.changes.join("; "),
+        })
+    }
+
+    /// Updates the statistics of the rules that fired on a run, disables
+    /// those that evidently do not help, and saves.
+    pub fn record(&self, applied: &[Applied], success: bool) -> Result<(), RulesError> {
+        if applied.is_empty() {
+            return Ok(());
+        }
+        let mut state = self.state();
+        // Another process may have changed the file: merge into its rules.
+        if let Some(path) = &self.path {
+            let _lock = lock(path);
+            let mut fresh = RuleSet::load(path)?;
+            for a in applied {
+                if let Some(r) = fresh.get_mut(&a.id) {
+                    r.record(success);
+                }
+            }
+            fresh.save(path)?;
+            state.active = fresh.active().0;
+            state.set = fresh;
+        } else {
+            let State { set, active } = &mut *state;
+            for a in applied {
+                if let Some(r) = set.get_mut(&a.id) {
+                    r.record(success);
+                }
+            }
+            *active = set.active().0;
+        }
+        Ok(())
+    }
+}
+
+/// An exclusive lock on `<path>.lock` for read-modify-write of rules.json
+/// by several processes; released when dropped.
+pub fn lock(path: &Path) -> Option<std::fs::File> {
+    let lock_path = path.with_extension("json.lock");
+    if let Some(dir) = lock_path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .ok()?;
+    f.lock().ok()?;
+    Some(f)
+}
+
+/// A skill's own validators (`metadata.skillhost.validators`).
+#[derive(Debug, Clone)]
+pub struct Validator {
+    pub class: String,
+    pub message: String,
+    conditions: Vec<Compiled>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ValidatorSpec {
+    class: String,
+    #[serde(default)]
+    message: String,
+    when: Vec<Condition>,
+}
+
+/// Parses a skill's validators; invalid ones are reported and skipped.
+pub fn validators(raw: &[Value]) -> (Vec<Validator>, Vec<String>) {
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for (i, v) in raw.iter().enumerate() {
+        match serde_json::from_value::<ValidatorSpec>(v.clone()) {
+            Ok(spec) => match condition::compile_all(&spec.when) {
+                Ok(conditions) => ok.push(Validator {
+                    message: if spec.message.is_empty() {
+                        format!("the answer failed the skill's {} check", spec.class)
+                    } else {
+                        spec.message
+                    },
+                    class: spec.class,
+                    conditions,
+                }),
+                Err(e) => bad.push(format!("validator {i}: {e}")),
+            },
+            Err(e) => bad.push(format!("validator {i}: {e}")),
+        }
+    }
+    (ok, bad)
+}
+
+impl Validator {
+    pub fn fails(&self, facts: &Facts<'_>) -> bool {
+        condition::all(&self.conditions, facts)
+    }
+}
+
+pub fn rules_path(state_dir: &Path) -> PathBuf {
+    state_dir.join("learning").join(rules::RULES_FILE)
+}

@@ -1,0 +1,438 @@
+//! Rules: conditions → actions, of three kinds (prevention before a run,
+//! validation after it, recovery on a tool error), kept in a readable,
+//! diffable `rules.json` with their statistics. Confidence is the mean of a
+//! Beta posterior over "the run succeeded when the rule was applied"; a rule
+//! whose posterior says it does not help is disabled, with the reason.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::condition::{self, Compiled, Condition, ConditionError, Facts};
+
+pub const RULES_FILE: &str = "rules.json";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Prevention,
+    Validation,
+    Recovery,
+}
+
+/// What a rule does when it fires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// Sets a context field (only when it is missing or empty, unless `force`).
+    SetField {
+        field: String,
+        value: Value,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        force: bool,
+    },
+    /// Adds a flag to the context's `_flags` list.
+    AddFlag { flag: String },
+    /// Adds an instruction for the model (in its prompt) and the handler
+    /// (in the context's `_instructions` list).
+    AddInstruction { text: String },
+    /// Fails the run before it starts when the field is missing.
+    RequireField { field: String, message: String },
+}
+
+/// Where a rule came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Origin {
+    /// The pattern it was made from, or "model" for a model proposal.
+    pub pattern: String,
+    /// Failures (run ids) it was learned from, the first few.
+    pub failures: Vec<i64>,
+    /// How many failures of the class were seen.
+    pub failure_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    pub id: String,
+    pub kind: Kind,
+    /// The failure class the rule addresses.
+    pub class: String,
+    /// A skill name, or `*` for every skill.
+    pub scope: String,
+    /// When the rule applies (prevention, recovery) or what in the output
+    /// shows the failure (validation).
+    pub conditions: Vec<Condition>,
+    /// Prevention: what to change. Validation: the remedy before the retry.
+    /// Recovery: what to change after a tool error.
+    pub actions: Vec<Action>,
+    pub origin: Origin,
+    /// Posterior mean of Beta(1 + succeeded, 1 + applied - succeeded).
+    pub confidence: f64,
+    pub applied: u64,
+    pub succeeded: u64,
+    pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled_reason: Option<String>,
+    /// Rejected model proposals are kept, with their replay figures.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rejected: bool,
+}
+
+/// Disable a rule once it was applied this often and its posterior says
+/// success when applied is below [`MIN_HELPFUL`] with ~95% confidence.
+pub const MIN_APPLICATIONS: u64 = 8;
+pub const MIN_HELPFUL: f64 = 0.5;
+
+impl Rule {
+    pub fn posterior(&self) -> (f64, f64) {
+        let a = 1.0 + self.succeeded as f64;
+        let b = 1.0 + self.applied.saturating_sub(self.succeeded) as f64;
+        (a, b)
+    }
+
+    /// Records one application and its outcome; disables the rule when it
+    /// evidently does not help.
+    pub fn record(&mut self, success: bool) {
+        self.applied += 1;
+        if success {
+            self.succeeded += 1;
+        }
+        let (a, b) = self.posterior();
+        let mean = a / (a + b);
+        let sd = (a * b / ((a + b).powi(2) * (a + b + 1.0))).sqrt();
+        self.confidence = mean;
+        if self.enabled && self.applied >= MIN_APPLICATIONS && mean + 2.0 * sd < MIN_HELPFUL {
+            self.enabled = false;
+            self.disabled_reason = Some(format!(
+                "runs succeeded {} of {} times when it was applied (posterior mean {:.2}, upper bound {:.2} < {MIN_HELPFUL})",
+                self.succeeded,
+                self.applied,
+                mean,
+                mean + 2.0 * sd
+            ));
+        }
+    }
+
+    pub fn in_scope(&self, skill: &str) -> bool {
+        self.scope == "*" || self.scope == skill
+    }
+}
+
+/// A rule with its conditions compiled.
+#[derive(Debug, Clone)]
+pub struct Active {
+    pub rule: Rule,
+    conditions: Vec<Compiled>,
+}
+
+impl Active {
+    pub fn new(rule: Rule) -> Result<Self, ConditionError> {
+        let conditions = condition::compile_all(&rule.conditions)?;
+        Ok(Active { rule, conditions })
+    }
+
+    pub fn matches(&self, facts: &Facts<'_>) -> bool {
+        condition::all(&self.conditions, facts)
+    }
+}
+
+/// What applying actions did, for the run record and the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Effect {
+    pub changes: Vec<String>,
+    /// Set by `require_field`: the run must fail with this message.
+    pub refused: Option<String>,
+}
+
+/// Applies `actions` to the context; instructions also land in
+/// `instructions` for the model prompt.
+pub fn apply(
+    actions: &[Action],
+    context: &mut Map<String, Value>,
+    instructions: &mut Vec<String>,
+) -> Effect {
+    let mut effect = Effect::default();
+    for a in actions {
+        match a {
+            Action::SetField {
+                field,
+                value,
+                force,
+            } => {
+                let empty = match context.get(field) {
+                    None | Some(Value::Null) => true,
+                    Some(Value::String(s)) => s.is_empty(),
+                    Some(Value::Array(v)) => v.is_empty(),
+                    Some(_) => false,
+                };
+                if *force || empty {
+                    context.insert(field.clone(), value.clone());
+                    effect.changes.push(format!("set {field} = {value}"));
+                }
+            }
+            Action::AddFlag { flag } => {
+                let flags = context
+                    .entry("_flags")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(list) = flags
+                    && !list.iter().any(|f| f == flag.as_str())
+                {
+                    list.push(Value::from(flag.clone()));
+                    effect.changes.push(format!("flag {flag}"));
+                }
+            }
+            Action::AddInstruction { text } => {
+                if !instructions.contains(text) {
+                    instructions.push(text.clone());
+                    let list = context
+                        .entry("_instructions")
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(l) = list {
+                        l.push(Value::from(text.clone()));
+                    }
+                    effect.changes.push(format!("instruction: {text}"));
+                }
+            }
+            Action::RequireField { field, message } => {
+                let missing = match context.get(field) {
+                    None | Some(Value::Null) => true,
+                    Some(Value::String(s)) => s.is_empty(),
+                    Some(Value::Array(v)) => v.is_empty(),
+                    Some(_) => false,
+                };
+                if missing {
+                    effect.refused = Some(message.clone());
+                    effect.changes.push(format!("required {field}"));
+                }
+            }
+        }
+    }
+    effect
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid rules file: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// All rules, in a stable order (kind, scope, class, id).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    /// Reads `path`; a missing file is an empty set.
+    pub fn load(path: &Path) -> Result<RuleSet, RulesError> {
+        let text = match fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RuleSet::default()),
+            Err(source) => {
+                return Err(RulesError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        serde_json::from_str(&text).map_err(|e| RulesError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+
+    pub fn sort(&mut self) {
+        self.rules.sort_by(|a, b| {
+            (a.kind, &a.scope, &a.class, &a.id).cmp(&(b.kind, &b.scope, &b.class, &b.id))
+        });
+    }
+
+    /// Pretty, sorted, atomically replaced.
+    pub fn save(&mut self, path: &Path) -> Result<(), RulesError> {
+        self.sort();
+        let write_err = |source| RulesError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(write_err)?;
+        }
+        let mut text =
+            serde_json::to_string_pretty(self).map_err(|e| write_err(std::io::Error::other(e)))?;
+        text.push('\n');
+        crate::fsutil::write_atomic(path, text.as_bytes()).map_err(write_err)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Rule> {
+        self.rules.iter_mut().find(|r| r.id == id)
+    }
+
+    /// Adds a rule unless one with the same id exists; true if added.
+    pub fn insert(&mut self, rule: Rule) -> bool {
+        if self.get(&rule.id).is_some() {
+            return false;
+        }
+        self.rules.push(rule);
+        true
+    }
+
+    /// Enabled rules with compiled conditions; rules that fail to compile
+    /// are skipped and reported.
+    pub fn active(&self) -> (Vec<Active>, Vec<String>) {
+        let mut ok = Vec::new();
+        let mut bad = Vec::new();
+        for r in self.rules.iter().filter(|r| r.enabled && !r.rejected) {
+            match Active::new(r.clone()) {
+                Ok(a) => ok.push(a),
+                Err(e) => bad.push(format!("rule {}: {e}", r.id)),
+            }
+        }
+        (ok, bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::condition::Op;
+    use serde_json::json;
+
+    pub(crate) fn rule(id: &str, kind: Kind) -> Rule {
+        Rule {
+            id: id.into(),
+            kind,
+            class: "TimezoneError".into(),
+            scope: "email-writer".into(),
+            conditions: vec![Condition {
+                field: "task.description".into(),
+                op: Op::Matches,
+                value: json!("(?i)\\dpm"),
+                not: false,
+            }],
+            actions: vec![
+                Action::SetField {
+                    field: "timezone".into(),
+                    value: json!("UTC"),
+                    force: false,
+                },
+                Action::AddInstruction {
+                    text: "Give times with a timezone.".into(),
+                },
+            ],
+            origin: Origin {
+                pattern: "TimezoneError".into(),
+                failures: vec![1, 2],
+                failure_count: 2,
+            },
+            confidence: 0.5,
+            applied: 0,
+            succeeded: 0,
+            enabled: true,
+            disabled_reason: None,
+            rejected: false,
+        }
+    }
+
+    #[test]
+    fn rules_json_round_trips_in_stable_order() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let path = d.path().join("learning").join(RULES_FILE);
+        let mut set = RuleSet::default();
+        assert!(set.insert(rule("b", Kind::Validation)));
+        assert!(set.insert(rule("a", Kind::Prevention)));
+        assert!(!set.insert(rule("a", Kind::Prevention)), "no duplicates");
+        set.save(&path).expect("save");
+        let first = fs::read_to_string(&path).expect("read");
+        let loaded = RuleSet::load(&path).expect("load");
+        assert_eq!(loaded, set);
+        assert_eq!(loaded.rules[0].id, "a", "prevention sorts first");
+        let mut again = loaded.clone();
+        again.save(&path).expect("save again");
+        assert_eq!(
+            fs::read_to_string(&path).expect("read"),
+            first,
+            "saving is deterministic"
+        );
+        assert!(
+            first.contains("\n  \"rules\": ["),
+            "pretty-printed: {first}"
+        );
+    }
+
+    #[test]
+    fn beta_update_disables_a_harmful_rule() {
+        let mut r = rule("x", Kind::Prevention);
+        for _ in 0..MIN_APPLICATIONS - 1 {
+            r.record(false);
+        }
+        assert!(r.enabled, "not before enough evidence");
+        r.record(false);
+        assert!(!r.enabled);
+        assert!(
+            r.disabled_reason
+                .as_deref()
+                .unwrap_or("")
+                .contains("0 of 8"),
+            "{:?}",
+            r.disabled_reason
+        );
+        assert!(r.confidence < 0.2);
+
+        let mut good = rule("y", Kind::Prevention);
+        for i in 0..40 {
+            good.record(i % 10 != 0);
+        }
+        assert!(good.enabled);
+        assert!((good.confidence - 37.0 / 42.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn actions_edit_context_and_instructions() {
+        let mut ctx = Map::new();
+        ctx.insert("timezone".into(), json!(""));
+        let mut instr = Vec::new();
+        let e = apply(&rule("x", Kind::Prevention).actions, &mut ctx, &mut instr);
+        assert_eq!(ctx["timezone"], "UTC");
+        assert_eq!(instr, vec!["Give times with a timezone."]);
+        assert_eq!(ctx["_instructions"], json!(["Give times with a timezone."]));
+        assert_eq!(e.changes.len(), 2);
+        // A value the caller gave is kept unless forced.
+        ctx.insert("timezone".into(), json!("CET"));
+        apply(&rule("x", Kind::Prevention).actions, &mut ctx, &mut instr);
+        assert_eq!(ctx["timezone"], "CET");
+        let e = apply(
+            &[Action::RequireField {
+                field: "attachments".into(),
+                message: "list the attachments".into(),
+            }],
+            &mut ctx,
+            &mut instr,
+        );
+        assert_eq!(e.refused.as_deref(), Some("list the attachments"));
+        apply(
+            &[Action::AddFlag {
+                flag: "rephrase".into(),
+            }],
+            &mut ctx,
+            &mut instr,
+        );
+        assert_eq!(ctx["_flags"], json!(["rephrase"]));
+    }
+}

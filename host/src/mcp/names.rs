@@ -1,0 +1,208 @@
+//! Which skills become MCP tools, under which names, with which input
+//! schema. MCP clients accept tool names matching `^[a-zA-Z0-9_-]{1,64}$`,
+//! while skill names come from folders and front matter written by anyone,
+//! so the mapping is lossy; the table keeps the way back.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::skill::{Catalog, FieldKind, Skill};
+
+/// Longest tool name MCP clients accept.
+pub const MAX_TOOL_NAME: usize = 64;
+/// Prefix of every skill tool, so skills never shadow the fixed tools.
+pub const SKILL_TOOL_PREFIX: &str = "skill_";
+
+/// Whether a skill answers without a model: it has a handler, a declared
+/// pipeline or a template. Only these are tools; a skill that would need a
+/// model to do anything is better read (`read_skill`, prompts) by the
+/// client's own model.
+pub fn runs_without_model(skill: &Skill) -> bool {
+    let s = &skill.meta.skillhost;
+    s.handler.is_some() || s.pipeline.is_some() || s.template.is_some()
+}
+
+/// Whether `name` is a valid MCP tool name.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_TOOL_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// `skill_<name>` when that is a valid tool name and free; otherwise the
+/// name with every other character replaced by `_`, shortened, and made
+/// unique with a hash of the real skill name (so two skills that sanitize
+/// alike still get distinct, stable names).
+pub fn tool_name(skill: &str, taken: &HashSet<String>) -> String {
+    let plain = format!("{SKILL_TOOL_PREFIX}{skill}");
+    if is_valid_tool_name(&plain) && !taken.contains(&plain) {
+        return plain;
+    }
+    let sanitized: String = plain
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let digest = Sha256::digest(skill.as_bytes());
+    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    // `sanitized` is ASCII, so byte truncation is safe.
+    let keep = MAX_TOOL_NAME - hash.len() - 1;
+    let stem = &sanitized[..sanitized.len().min(keep)];
+    let mut name = format!("{stem}-{hash}");
+    let mut n = 2u32;
+    while taken.contains(&name) {
+        let suffix = format!("-{hash}{n}");
+        let stem = &sanitized[..sanitized.len().min(MAX_TOOL_NAME - suffix.len())];
+        name = format!("{stem}{suffix}");
+        n += 1;
+    }
+    name
+}
+
+/// The JSON Schema of a skill tool's arguments: the task text plus the
+/// skill's declared context fields (required when declared required
+/// without a default). Mirrors the schema the model loop's `skill_*` tools
+/// use, so a skill looks the same to every caller.
+pub fn input_schema(skill: &Skill) -> Map<String, Value> {
+    let mut props = Map::new();
+    props.insert(
+        "task".into(),
+        json!({ "type": "string", "description": "What the skill should do, in words" }),
+    );
+    let mut required = vec![Value::from("task")];
+    for (name, field) in &skill.meta.context_fields {
+        if name == "task" {
+            continue;
+        }
+        let mut p = json!({ "type": json_type(field.kind) });
+        if let Some(d) = &field.description {
+            p["description"] = Value::from(d.clone());
+        }
+        if let Some(d) = &field.default {
+            p["default"] = d.clone();
+        }
+        if field.required && field.default.is_none() {
+            required.push(Value::from(name.clone()));
+        }
+        props.insert(name.clone(), p);
+    }
+    let mut schema = Map::new();
+    schema.insert("type".into(), Value::from("object"));
+    schema.insert("properties".into(), Value::Object(props));
+    schema.insert("required".into(), Value::Array(required));
+    schema
+}
+
+/// The JSON Schema type name of a declared field kind.
+pub fn json_type(kind: FieldKind) -> &'static str {
+    match kind {
+        FieldKind::String => "string",
+        FieldKind::Bool => "boolean",
+        FieldKind::Number => "number",
+        FieldKind::Integer => "integer",
+        FieldKind::List => "array",
+        FieldKind::Object => "object",
+    }
+}
+
+/// Tool name → skill name, for every skill that runs without a model.
+/// Built once per server from the catalog, in catalog order, so names are
+/// stable across restarts of the same catalog.
+#[derive(Debug, Default, Clone)]
+pub struct ToolTable {
+    by_tool: BTreeMap<String, String>,
+    by_skill: BTreeMap<String, String>,
+}
+
+impl ToolTable {
+    pub fn new(catalog: &Catalog) -> Self {
+        let mut table = ToolTable::default();
+        let mut taken: HashSet<String> = HashSet::new();
+        for skill in catalog.skills().iter().filter(|s| runs_without_model(s)) {
+            let name = tool_name(&skill.name, &taken);
+            taken.insert(name.clone());
+            table.by_tool.insert(name.clone(), skill.name.clone());
+            table.by_skill.insert(skill.name.clone(), name);
+        }
+        table
+    }
+
+    /// The skill behind a tool name.
+    pub fn skill(&self, tool: &str) -> Option<&str> {
+        self.by_tool.get(tool).map(String::as_str)
+    }
+
+    /// The tool name of a skill, if it is a tool.
+    pub fn tool(&self, skill: &str) -> Option<&str> {
+        self.by_skill.get(skill).map(String::as_str)
+    }
+
+    /// (tool name, skill name) pairs, ordered by tool name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.by_tool.iter().map(|(t, s)| (t.as_str(), s.as_str()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_tool.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_tool.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_names_keep_the_skill_name() {
+        let taken = HashSet::new();
+        assert_eq!(tool_name("email-writer", &taken), "skill_email-writer");
+        assert_eq!(tool_name("a_b-9", &taken), "skill_a_b-9");
+    }
+
+    #[test]
+    fn odd_names_become_valid_distinct_names() {
+        let taken = HashSet::new();
+        let a = tool_name("pdf tools/v2", &taken);
+        let b = tool_name("pdf tools:v2", &taken);
+        let long = tool_name(&"x".repeat(200), &taken);
+        let unicode = tool_name("résumé", &taken);
+        for n in [&a, &b, &long, &unicode] {
+            assert!(is_valid_tool_name(n), "{n} is not a valid tool name");
+            assert!(n.starts_with(SKILL_TOOL_PREFIX), "{n}");
+        }
+        assert_ne!(a, b, "names that sanitize alike must stay distinct");
+        assert!(long.len() <= MAX_TOOL_NAME);
+        // Stable: the same skill gets the same name next time.
+        assert_eq!(a, tool_name("pdf tools/v2", &taken));
+    }
+
+    #[test]
+    fn a_taken_name_is_not_reused() {
+        let mut taken = HashSet::new();
+        let first = tool_name("a.b", &taken);
+        taken.insert(first.clone());
+        let second = tool_name("a.b", &taken);
+        assert_ne!(first, second);
+        assert!(is_valid_tool_name(&second));
+    }
+
+    #[test]
+    fn invalid_names_are_rejected() {
+        assert!(!is_valid_tool_name(""));
+        assert!(!is_valid_tool_name("a b"));
+        assert!(!is_valid_tool_name(&"a".repeat(65)));
+        assert!(is_valid_tool_name(&"a".repeat(64)));
+    }
+}

@@ -1,0 +1,528 @@
+//! The MCP `ServerHandler`: tools, resources and prompts over one
+//! [`Runner`]. The tool set is one tool per skill, known only at start, so
+//! the list/call methods are written by hand instead of with rmcp's static
+//! tool router.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use super::names::{self, ToolTable};
+use super::resources;
+use crate::exec::{RunError, RunOutcome, Runner, context};
+use crate::skill::{FieldKind, Skill, SkillFileError};
+
+/// Name of the tool that lists every skill.
+pub const LIST_SKILLS: &str = "list_skills";
+/// Name of the tool that reads a skill's files.
+pub const READ_SKILL: &str = "read_skill";
+
+/// Biggest skill file `read_skill` and `resources/read` return.
+pub const MAX_READ_BYTES: u64 = 1 << 20;
+/// Most files listed as resources per skill, and in all.
+const MAX_FILES_PER_SKILL: usize = 200;
+const MAX_RESOURCES: usize = 5000;
+
+/// Serves one catalog over MCP. Cheap to clone (the runner and the tool
+/// table are shared), as rmcp's HTTP transport wants one per session.
+#[derive(Clone)]
+pub struct SkillServer {
+    runner: Runner,
+    tools: Arc<ToolTable>,
+}
+
+impl SkillServer {
+    pub fn new(runner: Runner) -> Self {
+        let tools = Arc::new(ToolTable::new(runner.catalog()));
+        SkillServer { runner, tools }
+    }
+
+    pub fn runner(&self) -> &Runner {
+        &self.runner
+    }
+
+    pub fn tool_table(&self) -> &ToolTable {
+        &self.tools
+    }
+
+    /// Every tool: the two fixed ones, then one per runnable skill.
+    pub fn tools(&self) -> Vec<Tool> {
+        let mut out = vec![
+            Tool::new(
+                LIST_SKILLS,
+                "List every skill this host knows: name, description, version, source, and whether it runs as a tool here.",
+                object_schema(json!({ "type": "object", "properties": {} })),
+            ),
+            Tool::new(
+                READ_SKILL,
+                "Read a skill's instructions (its SKILL.md) or another file of its folder, by path relative to the skill folder.",
+                object_schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "name": { "type": "string", "description": "Skill name, as list_skills gives it" },
+                        "path": { "type": "string", "description": "File inside the skill folder; default SKILL.md" }
+                    },
+                    "required": ["name"]
+                })),
+            ),
+        ];
+        for (tool, skill) in self.tools.iter() {
+            let Some(skill) = self.runner.catalog().get(skill) else {
+                continue;
+            };
+            out.push(Tool::new(
+                tool.to_owned(),
+                tool_description(skill),
+                names::input_schema(skill),
+            ));
+        }
+        out
+    }
+
+    /// Runs a tool call to completion. Every failure, including a handler
+    /// that traps or hits a limit, becomes an error *result*; only an
+    /// unknown tool name is a protocol error, as the MCP spec asks.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match name {
+            LIST_SKILLS => Ok(self.list_skills()),
+            READ_SKILL => Ok(self.read_skill(&args)),
+            _ => {
+                let skill = self.tools.skill(name).ok_or_else(|| {
+                    ErrorData::invalid_params(format!("unknown tool `{name}`"), None)
+                })?;
+                Ok(self.run_skill_tool(skill, args).await)
+            }
+        }
+    }
+
+    /// The same path as `skillhost run --skill NAME`: grants, limits, tool
+    /// policy and recording all live in [`Runner::run_skill`].
+    async fn run_skill_tool(
+        &self,
+        skill_name: &str,
+        mut args: Map<String, Value>,
+    ) -> CallToolResult {
+        let started = Instant::now();
+        let Some(skill) = self.runner.catalog().get(skill_name) else {
+            return failure_result("UnknownSkill", &format!("no skill named `{skill_name}`"));
+        };
+        let task = match args.remove("task") {
+            Some(Value::String(t)) => t,
+            Some(other) => {
+                return failure_result(
+                    "InvalidArguments",
+                    &format!("`task` must be a string, got {other}"),
+                );
+            }
+            None => return failure_result("InvalidArguments", "`task` is required"),
+        };
+        let given = match coerce_context(skill, args) {
+            Ok(g) => g,
+            Err(e) => return failure_result("InvalidContext", &e.to_string()),
+        };
+        match self
+            .runner
+            .run_skill(skill, "mcp".into(), &task, &given, started)
+            .await
+        {
+            Ok(outcome) => outcome_result(&outcome),
+            Err(e) => failure_result(run_error_class(&e), &e.to_string()),
+        }
+    }
+
+    fn list_skills(&self) -> CallToolResult {
+        let skills: Vec<Value> = self
+            .runner
+            .catalog()
+            .skills()
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "description": s.description,
+                    "version": s.meta.version,
+                    "content_version": s.version,
+                    "source": s.source.to_string(),
+                    "tool": self.tools.tool(&s.name),
+                    "runnable": names::runs_without_model(s),
+                    "has_handler": s.meta.skillhost.handler.is_some(),
+                    "model_invocable": s.model_invocable(),
+                    "user_invocable": s.meta.user_invocable,
+                    "resource": resources::uri(&s.name, &s.file_name()),
+                })
+            })
+            .collect();
+        CallToolResult::structured(json!({ "skills": skills }))
+    }
+
+    fn read_skill(&self, args: &Map<String, Value>) -> CallToolResult {
+        let Some(name) = args.get("name").and_then(Value::as_str) else {
+            return failure_result("InvalidArguments", "`name` (a string) is required");
+        };
+        let Some(skill) = self.runner.catalog().get(name) else {
+            return failure_result("UnknownSkill", &format!("no skill named `{name}`"));
+        };
+        let path = match args.get("path") {
+            None | Some(Value::Null) => skill.file_name(),
+            Some(Value::String(p)) => p.clone(),
+            Some(other) => {
+                return failure_result(
+                    "InvalidArguments",
+                    &format!("`path` must be a string, got {other}"),
+                );
+            }
+        };
+        match skill.read_file(&path, MAX_READ_BYTES) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+                Err(_) => failure_result(
+                    "BinaryFile",
+                    &format!(
+                        "`{path}` of skill `{name}` is not text; read it as the resource {}",
+                        resources::uri(name, &path)
+                    ),
+                ),
+            },
+            Err(e) => failure_result(file_error_class(&e), &e.to_string()),
+        }
+    }
+
+    /// Every file of every skill, as `skill://NAME/PATH` resources.
+    pub fn resources(&self) -> Vec<Resource> {
+        let mut out = Vec::new();
+        'skills: for skill in self.runner.catalog().skills() {
+            let files = match skill.list_files(MAX_FILES_PER_SKILL) {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!(
+                        "warning: cannot list the files of skill `{}`: {e}",
+                        skill.name
+                    );
+                    continue;
+                }
+            };
+            let skill_md = skill.file_name();
+            for path in files {
+                if out.len() >= MAX_RESOURCES {
+                    eprintln!(
+                        "warning: more than {MAX_RESOURCES} skill files; the rest are not listed as resources"
+                    );
+                    break 'skills;
+                }
+                let mut r = Resource::new(
+                    resources::uri(&skill.name, &path),
+                    format!("{}/{path}", skill.name),
+                )
+                .with_mime_type(resources::mime_type(&path));
+                if path == skill_md {
+                    r = r.with_description(skill.description.clone());
+                }
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    /// Reads a `skill://` resource through [`Skill::read_file`]: inside the
+    /// skill folder, size-capped.
+    pub fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        let (name, path) = resources::parse_uri(uri).ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!("`{uri}` is not a skill resource (skill://NAME/PATH)"),
+                None,
+            )
+        })?;
+        let skill = self.runner.catalog().get(&name).ok_or_else(|| {
+            ErrorData::resource_not_found(format!("no skill named `{name}`"), None)
+        })?;
+        let bytes = skill
+            .read_file(&path, MAX_READ_BYTES)
+            .map_err(|e| match e {
+                SkillFileError::NotFound { .. } => {
+                    ErrorData::resource_not_found(e.to_string(), None)
+                }
+                _ => ErrorData::invalid_params(e.to_string(), None),
+            })?;
+        let mime = resources::mime_type(&path);
+        let contents = match String::from_utf8(bytes) {
+            Ok(text) => ResourceContents::text(text, uri).with_mime_type(mime),
+            Err(e) => {
+                ResourceContents::blob(resources::base64(e.as_bytes()), uri).with_mime_type(mime)
+            }
+        };
+        Ok(ReadResourceResult::new(vec![contents]))
+    }
+
+    /// One prompt per user-invocable skill: its task plus its context fields.
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.runner
+            .catalog()
+            .skills()
+            .iter()
+            .filter(|s| s.meta.user_invocable)
+            .map(|s| {
+                let mut args = vec![
+                    PromptArgument::new("task")
+                        .with_description("What the skill should do, in words")
+                        .with_required(true),
+                ];
+                for (name, field) in &s.meta.context_fields {
+                    if name == "task" {
+                        continue;
+                    }
+                    let mut a = PromptArgument::new(name.clone())
+                        .with_required(field.required && field.default.is_none());
+                    if let Some(d) = &field.description {
+                        a = a.with_description(d.clone());
+                    }
+                    args.push(a);
+                }
+                Prompt::new(s.name.clone(), Some(s.description.clone()), Some(args))
+            })
+            .collect()
+    }
+
+    /// The user message that hands a skill's instructions and the task to
+    /// the client's model.
+    pub fn prompt(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let skill = self
+            .runner
+            .catalog()
+            .get(name)
+            .filter(|s| s.meta.user_invocable)
+            .ok_or_else(|| ErrorData::invalid_params(format!("no prompt named `{name}`"), None))?;
+        let task = match args.get("task") {
+            Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "argument `task` is required",
+                    None,
+                ));
+            }
+        };
+        let mut text = format!(
+            "Use the skill `{}` for this task.\n\nTask: {task}\n",
+            skill.name
+        );
+        let context: Vec<String> = args
+            .iter()
+            .filter(|(k, _)| k.as_str() != "task")
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("- {k}: {s}"),
+                other => format!("- {k}: {other}"),
+            })
+            .collect();
+        if !context.is_empty() {
+            text.push_str("\nContext:\n");
+            text.push_str(&context.join("\n"));
+            text.push('\n');
+        }
+        if let Some(tool) = self.tools.tool(&skill.name) {
+            text.push_str(&format!(
+                "\nThe tool `{tool}` runs this skill's own code; prefer it when it fits.\n"
+            ));
+        }
+        text.push_str(&format!(
+            "\nThe skill's instructions ({}):\n\n{}\n",
+            resources::uri(&skill.name, &skill.file_name()),
+            skill.body.trim()
+        ));
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description(skill.description.clone()),
+        )
+    }
+}
+
+impl ServerHandler for SkillServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new("skillhost", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Agent skills. Call list_skills to see them and read_skill to read one's instructions; \
+             skills with their own code are tools named skill_<name>.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        self.call(&request.name, args).await.map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(self.resources()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read(&request.uri).map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(self.prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        self.prompt(&request.name, &args).map(Into::into)
+    }
+}
+
+/// A skill's tool description; skills that ask not to be picked by a model
+/// on their own say so, since an MCP client's model does the picking.
+fn tool_description(skill: &Skill) -> String {
+    if skill.model_invocable() {
+        skill.description.clone()
+    } else {
+        format!(
+            "{} (Use only when the user asks for this skill by name.)",
+            skill.description
+        )
+    }
+}
+
+fn object_schema(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// The tool result of a finished run: the output as text, or the failure
+/// as `CLASS: message` with `{class, message}` as structured content.
+pub fn outcome_result(outcome: &RunOutcome) -> CallToolResult {
+    if let Some(f) = &outcome.failure {
+        return failure_result(&f.class, &f.message);
+    }
+    let mut content = vec![ContentBlock::text(
+        outcome
+            .output
+            .as_ref()
+            .map(|o| o.body.clone())
+            .unwrap_or_default(),
+    )];
+    for n in &outcome.notices {
+        content.push(ContentBlock::text(format!("note: {n}")));
+    }
+    CallToolResult::success(content)
+}
+
+/// An error tool result that names the failure's class, so the client (and
+/// its model) can tell a limit from a bad input.
+pub fn failure_result(class: &str, message: &str) -> CallToolResult {
+    let mut r = CallToolResult::structured_error(json!({ "class": class, "message": message }));
+    r.content = vec![ContentBlock::text(format!("{class}: {message}"))];
+    r
+}
+
+fn run_error_class(e: &RunError) -> &'static str {
+    match e {
+        RunError::UnknownSkill(_) => "UnknownSkill",
+        RunError::NoMatch => "NoMatch",
+        RunError::Context(_) => "InvalidContext",
+        RunError::Sandbox(_) => "SandboxError",
+    }
+}
+
+fn file_error_class(e: &SkillFileError) -> &'static str {
+    match e {
+        SkillFileError::NotFound { .. } => "NotFound",
+        SkillFileError::TooLarge { .. } => "FileTooLarge",
+        SkillFileError::NotRelative { .. } | SkillFileError::Escape { .. } => "Denied",
+        SkillFileError::NotAFile { .. } | SkillFileError::Io { .. } => "FileError",
+    }
+}
+
+/// Types the tool arguments by the skill's declared context fields. MCP
+/// clients send JSON typed by the input schema, but some send every value
+/// as text (prompt-style); text for a non-text field is parsed the way
+/// `skillhost run -c KEY=VALUE` parses it. Undeclared keys pass through.
+pub fn coerce_context(
+    skill: &Skill,
+    args: Map<String, Value>,
+) -> Result<Map<String, Value>, context::ContextError> {
+    let fields = &skill.meta.context_fields;
+    let mut out = Map::new();
+    for (key, value) in args {
+        let typed = match (fields.get(&key), value) {
+            (Some(f), Value::String(s)) if f.kind != FieldKind::String => {
+                let pair = [format!("{key}={s}")];
+                context::parse_pairs(&pair, fields)?
+                    .remove(&key)
+                    .unwrap_or(Value::Null)
+            }
+            (Some(f), v) if !v.is_null() && !fits(f.kind, &v) => {
+                return Err(context::ContextError::WrongType {
+                    field: key,
+                    expected: names::json_type(f.kind),
+                    value: v.to_string(),
+                });
+            }
+            (_, v) => v,
+        };
+        out.insert(key, typed);
+    }
+    Ok(out)
+}
+
+fn fits(kind: FieldKind, v: &Value) -> bool {
+    match kind {
+        FieldKind::String => v.is_string(),
+        FieldKind::Bool => v.is_boolean(),
+        FieldKind::Number => v.is_number(),
+        FieldKind::Integer => v.is_i64() || v.is_u64(),
+        FieldKind::List => v.is_array(),
+        FieldKind::Object => v.is_object(),
+    }
+}

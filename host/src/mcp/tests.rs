@@ -1,0 +1,341 @@
+//! The MCP mapping without a client: which skills are tools, their schema,
+//! error results, resources and prompts. The end-to-end test with the
+//! official Python client is `tests/mcp_python.rs`.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::*;
+use crate::config::Config;
+use crate::paths::Paths;
+use crate::skill::{Catalog, LoadOptions, Root, Source};
+
+fn write_skill(root: &Path, name: &str, front: &str, body: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Skill {name}.\n{front}\n---\n\n{body}\n"),
+    )
+    .expect("write");
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    server: SkillServer,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("skills");
+    write_skill(
+        &root,
+        "greeter",
+        "metadata:\n  context_fields:\n    name: { type: string, required: true, description: Who to greet }\n    loud: { type: bool, default: false }\n  skillhost:\n    template: \"Hello {{context.name}}: {{task}}\"",
+        "# Greeter\n\nGreet people.",
+    );
+    write_skill(
+        &root,
+        "manual-only",
+        "disable-model-invocation: true\nmetadata:\n  skillhost:\n    template: \"done: {{task}}\"",
+        "Only when asked.",
+    );
+    write_skill(
+        &root,
+        "instructions-only",
+        "user-invocable: false",
+        "Just prose.",
+    );
+    std::fs::create_dir_all(root.join("greeter/references")).expect("mkdir");
+    std::fs::write(root.join("greeter/references/tone.md"), "Be kind.").expect("write");
+    let home = dir.path().join("home");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    let paths = Paths {
+        home: home.clone(),
+        workspace: ws,
+        bundled: None,
+        extra_skills: vec![root.clone()],
+        cache_override: Some(home.join("cache")),
+    };
+    let catalog = Catalog::load(&[Root::new(root, Source::Path)], &LoadOptions::default());
+    assert_eq!(catalog.len(), 3, "{:?}", catalog.warnings());
+    let runner = Runner::new(paths, Config::default(), catalog);
+    Fixture {
+        _dir: dir,
+        server: SkillServer::new(runner),
+    }
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(f)
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn text(r: &rmcp::model::CallToolResult) -> String {
+    r.content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn only_skills_that_run_without_a_model_are_tools() {
+    let f = fixture();
+    let names: Vec<String> = f
+        .server
+        .tools()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            LIST_SKILLS,
+            READ_SKILL,
+            "skill_greeter",
+            "skill_manual-only"
+        ],
+        "the prose-only skill is read, not run"
+    );
+}
+
+#[test]
+fn a_skill_tool_schema_is_the_task_plus_its_context_fields() {
+    let f = fixture();
+    let tools = f.server.tools();
+    let greeter = tools
+        .iter()
+        .find(|t| t.name == "skill_greeter")
+        .expect("greeter tool");
+    let schema = Value::Object((*greeter.input_schema).clone());
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["task"]["type"], "string");
+    assert_eq!(schema["properties"]["name"]["type"], "string");
+    assert_eq!(schema["properties"]["loud"]["type"], "boolean");
+    assert_eq!(schema["properties"]["loud"]["default"], false);
+    assert_eq!(schema["required"], json!(["task", "name"]));
+    let manual = tools
+        .iter()
+        .find(|t| t.name == "skill_manual-only")
+        .expect("manual tool");
+    assert!(
+        manual
+            .description
+            .as_deref()
+            .is_some_and(|d| d.contains("only when the user asks")),
+        "{:?}",
+        manual.description
+    );
+}
+
+#[test]
+fn a_call_runs_the_skill_like_run_does() {
+    let f = fixture();
+    let r = block_on(f.server.call(
+        "skill_greeter",
+        args(json!({ "task": "welcome aboard", "name": "Dana", "loud": "yes" })),
+    ))
+    .expect("known tool");
+    assert_eq!(r.is_error, Some(false));
+    assert_eq!(text(&r), "Hello Dana: welcome aboard");
+}
+
+#[test]
+fn bad_input_is_an_error_result_with_a_class_not_a_crash() {
+    let f = fixture();
+    let cases = [
+        (json!({ "name": "Dana" }), "InvalidArguments"),
+        (json!({ "task": 7, "name": "Dana" }), "InvalidArguments"),
+        (json!({ "task": "hi" }), "InvalidContext"),
+        (
+            json!({ "task": "hi", "name": "D", "loud": "maybe" }),
+            "InvalidContext",
+        ),
+        (
+            json!({ "task": "hi", "name": "D", "loud": [1] }),
+            "InvalidContext",
+        ),
+    ];
+    for (a, class) in cases {
+        let r = block_on(f.server.call("skill_greeter", args(a.clone()))).expect("known tool");
+        assert_eq!(r.is_error, Some(true), "{a}");
+        assert!(
+            text(&r).starts_with(&format!("{class}: ")),
+            "{a}: {}",
+            text(&r)
+        );
+        let s = r.structured_content.expect("structured");
+        assert_eq!(s["class"], class);
+        assert!(s["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+}
+
+#[test]
+fn an_unknown_tool_is_a_protocol_error() {
+    let f = fixture();
+    let e = block_on(f.server.call("skill_nope", Map::new())).expect_err("unknown tool");
+    assert!(e.message.contains("skill_nope"), "{}", e.message);
+}
+
+#[test]
+fn list_and_read_skill_give_progressive_disclosure() {
+    let f = fixture();
+    let r = block_on(f.server.call(LIST_SKILLS, Map::new())).expect("tool");
+    let s = r.structured_content.expect("structured");
+    let skills = s["skills"].as_array().expect("array");
+    assert_eq!(skills.len(), 3);
+    let manual = skills
+        .iter()
+        .find(|s| s["name"] == "manual-only")
+        .expect("listed");
+    assert_eq!(manual["model_invocable"], false);
+    assert_eq!(manual["tool"], "skill_manual-only");
+    let prose = skills
+        .iter()
+        .find(|s| s["name"] == "instructions-only")
+        .expect("listed");
+    assert_eq!(prose["runnable"], false);
+    assert_eq!(prose["tool"], Value::Null);
+
+    let r = block_on(
+        f.server
+            .call(READ_SKILL, args(json!({ "name": "greeter" }))),
+    )
+    .expect("tool");
+    assert!(text(&r).contains("Greet people."), "{}", text(&r));
+    let r = block_on(f.server.call(
+        READ_SKILL,
+        args(json!({ "name": "greeter", "path": "references/tone.md" })),
+    ))
+    .expect("tool");
+    assert_eq!(text(&r), "Be kind.");
+    for (a, class) in [
+        (
+            json!({ "name": "greeter", "path": "../manual-only/SKILL.md" }),
+            "Denied",
+        ),
+        (
+            json!({ "name": "greeter", "path": "/etc/passwd" }),
+            "Denied",
+        ),
+        (
+            json!({ "name": "greeter", "path": "missing.md" }),
+            "NotFound",
+        ),
+        (json!({ "name": "nope" }), "UnknownSkill"),
+        (json!({}), "InvalidArguments"),
+    ] {
+        let r = block_on(f.server.call(READ_SKILL, args(a.clone()))).expect("tool");
+        assert_eq!(r.is_error, Some(true), "{a}");
+        assert!(
+            text(&r).starts_with(&format!("{class}: ")),
+            "{a}: {}",
+            text(&r)
+        );
+    }
+}
+
+#[test]
+fn skill_files_are_resources_and_reads_stay_inside() {
+    let f = fixture();
+    let uris: Vec<String> = f.server.resources().iter().map(|r| r.uri.clone()).collect();
+    assert!(
+        uris.contains(&"skill://greeter/SKILL.md".to_owned()),
+        "{uris:?}"
+    );
+    assert!(
+        uris.contains(&"skill://greeter/references/tone.md".to_owned()),
+        "{uris:?}"
+    );
+    let md = f
+        .server
+        .resources()
+        .into_iter()
+        .find(|r| r.uri == "skill://greeter/SKILL.md")
+        .expect("listed");
+    assert_eq!(md.mime_type.as_deref(), Some("text/markdown"));
+
+    let r = f
+        .server
+        .read("skill://greeter/references/tone.md")
+        .expect("read");
+    let v = serde_json::to_value(&r).expect("json");
+    assert_eq!(v["contents"][0]["text"], "Be kind.");
+    for bad in [
+        "skill://greeter/../manual-only/SKILL.md",
+        "skill://greeter/%2E%2E/manual-only/SKILL.md",
+        "skill://nope/SKILL.md",
+        "file:///etc/passwd",
+    ] {
+        assert!(f.server.read(bad).is_err(), "{bad} must be refused");
+    }
+}
+
+#[test]
+fn user_invocable_skills_are_prompts() {
+    let f = fixture();
+    let prompts = f.server.prompts();
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["greeter", "manual-only"]);
+    let greeter = &prompts[0];
+    let arg_names: Vec<(&str, Option<bool>)> = greeter
+        .arguments
+        .iter()
+        .flatten()
+        .map(|a| (a.name.as_str(), a.required))
+        .collect();
+    assert_eq!(
+        arg_names,
+        [
+            ("task", Some(true)),
+            ("loud", Some(false)),
+            ("name", Some(true))
+        ]
+    );
+    let p = f
+        .server
+        .prompt(
+            "greeter",
+            &args(json!({ "task": "say hi", "name": "Dana" })),
+        )
+        .expect("prompt");
+    let v = serde_json::to_value(&p).expect("json");
+    let msg = v["messages"][0]["content"]["text"].as_str().expect("text");
+    assert!(msg.contains("Task: say hi"), "{msg}");
+    assert!(msg.contains("- name: Dana"), "{msg}");
+    assert!(msg.contains("Greet people."), "{msg}");
+    assert!(
+        f.server.prompt("greeter", &Map::new()).is_err(),
+        "task is required"
+    );
+    assert!(
+        f.server
+            .prompt("instructions-only", &args(json!({"task": "x"})))
+            .is_err()
+    );
+}
+
+#[test]
+fn remote_binds_need_an_explicit_opt_in() {
+    let local: std::net::SocketAddr = "127.0.0.1:8080".parse().expect("addr");
+    let local6: std::net::SocketAddr = "[::1]:8080".parse().expect("addr");
+    let any: std::net::SocketAddr = "0.0.0.0:8080".parse().expect("addr");
+    assert!(check_bind(local, false).is_ok());
+    assert!(check_bind(local6, false).is_ok());
+    assert!(matches!(
+        check_bind(any, false),
+        Err(McpError::RemoteBind(_))
+    ));
+    assert!(check_bind(any, true).is_ok());
+}

@@ -1,0 +1,474 @@
+//! The example handlers in `examples/` (the same unit converter in Rust,
+//! JavaScript, Python and C) and `skillhost handler new` for each language.
+//!
+//! Each example is built by its own `build.sh` once per test process, then
+//! run through the real `skillhost run` on one table of inputs. Every
+//! language must give exactly the table's answer or failure, so all four
+//! are checked to behave identically, not just to "work". A toolchain that
+//! is missing fails the test with a message naming it: CI installs them all
+//! (.ci/install-example-toolchains.sh), and a silent skip would hide a
+//! broken example.
+//!
+//! The JavaScript and Python components are 12-18 MB and take a minute to
+//! compile in a debug build; `SKILLHOST_CACHE_DIR` points at the harness's
+//! shared cache so that happens once per checkout, not once per run.
+
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use harness::{Workspace, repo_root};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    Rust,
+    Js,
+    Python,
+    C,
+}
+
+const LANGS: [Lang; 4] = [Lang::Rust, Lang::Js, Lang::Python, Lang::C];
+
+impl Lang {
+    fn dir(self) -> &'static str {
+        match self {
+            Lang::Rust => "rust",
+            Lang::Js => "js",
+            Lang::Python => "python",
+            Lang::C => "c",
+        }
+    }
+    /// What `handler inspect` must report.
+    fn language(self) -> &'static str {
+        match self {
+            Lang::Rust => "Rust",
+            Lang::Js => "JavaScript",
+            Lang::Python => "Python",
+            Lang::C => "C",
+        }
+    }
+    /// The toolchain a failed build points at.
+    fn toolchain(self) -> &'static str {
+        match self {
+            Lang::Rust => "Rust (cargo with the wasm32-wasip2 target)",
+            Lang::Js => {
+                "JavaScript (node + @bytecodealliance/componentize-js 0.23 in examples/js/node_modules)"
+            }
+            Lang::Python => "Python (componentize-py 0.25.1 in target/example-tools/venv)",
+            Lang::C => {
+                "C (clang-19, lld-19, libclang-rt-19-dev-wasm32, wasi-libc, wit-bindgen, wasm-tools and the preview1 adapter in target/example-tools)"
+            }
+        }
+    }
+    fn index(self) -> usize {
+        LANGS.iter().position(|l| *l == self).unwrap_or(0)
+    }
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => d,
+        Some(d) => repo_root().join(d),
+        None => repo_root().join("target"),
+    }
+}
+
+fn tools_dir() -> PathBuf {
+    target_dir().join("example-tools")
+}
+
+/// The toolchain channel pinned in rust-toolchain.toml: scaffolded crates
+/// live outside the repo, where rustup would otherwise pick its default
+/// toolchain (which may lack the wasm32-wasip2 target).
+fn pinned_toolchain() -> Option<String> {
+    let text = std::fs::read_to_string(repo_root().join("rust-toolchain.toml")).ok()?;
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("channel"))
+        .and_then(|rest| rest.split('"').nth(1))
+        .map(str::to_owned)
+}
+
+/// PATH and friends under which every toolchain the install script put in
+/// target/example-tools and examples/js is found.
+fn toolchain_env(cmd: &mut Command) -> &mut Command {
+    let tools = tools_dir();
+    let mut path = vec![
+        tools.join("bin"),
+        tools.join("venv").join("bin"),
+        repo_root().join("examples/js/node_modules/.bin"),
+    ];
+    if let Some(p) = std::env::var_os("PATH") {
+        path.extend(std::env::split_paths(&p));
+    }
+    cmd.env("PATH", std::env::join_paths(path).expect("PATH"))
+        .env(
+            "WASI_ADAPTER",
+            tools.join("wasi_snapshot_preview1.reactor.wasm"),
+        )
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    if let Some(t) = pinned_toolchain() {
+        cmd.env("RUSTUP_TOOLCHAIN", t);
+    }
+    cmd
+}
+
+/// Runs a build script; on failure, a message naming the toolchain.
+fn run_build(lang: Lang, script: &Path) -> Result<(), String> {
+    let mut cmd = Command::new("bash");
+    toolchain_env(&mut cmd);
+    if !script.starts_with(repo_root()) {
+        // A scaffolded crate builds into its own corner of target/, not into
+        // target/ itself, whose lock the workspace's own builds hold.
+        cmd.env(
+            "CARGO_TARGET_DIR",
+            target_dir().join("examples").join("scaffolded"),
+        );
+    }
+    let out = cmd
+        .arg(script)
+        .output()
+        .map_err(|e| format!("cannot run bash {}: {e}", script.display()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "building the {lang:?} handler with {} failed; the {} toolchain is missing or broken \
+         (install it with .ci/install-example-toolchains.sh).\nstdout:\n{}\nstderr:\n{}",
+        script.display(),
+        lang.toolchain(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    ))
+}
+
+/// The example's skill root (`examples/<lang>`), after building its
+/// handler once per process.
+fn example(lang: Lang) -> PathBuf {
+    static BUILT: [OnceLock<Result<(), String>>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    let root = repo_root().join("examples").join(lang.dir());
+    let skill = root.join("unit-converter");
+    BUILT[lang.index()]
+        .get_or_init(|| run_build(lang, &skill.join("build.sh")))
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        skill.join("handler.wasm").is_file(),
+        "{lang:?}: no handler.wasm"
+    );
+    root
+}
+
+/// One row of the shared table: a task, context pairs, and the exact answer
+/// (`Ok`) or failure class and message (`Err`).
+struct Case {
+    task: &'static str,
+    context: &'static [&'static str],
+    expect: Result<&'static str, (&'static str, &'static str)>,
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            task: "convert 5 km to mi",
+            context: &[],
+            expect: Ok("5 km = 3.1069 mi"),
+        },
+        Case {
+            task: "convert 100 C to F",
+            context: &[],
+            expect: Ok("100 C = 212 F"),
+        },
+        Case {
+            task: "Convert -40 Fahrenheit into celsius",
+            context: &[],
+            expect: Ok("-40 F = -40 C"),
+        },
+        Case {
+            task: "convert 12.5 lbs in kg",
+            context: &[],
+            expect: Ok("12.5 lb = 5.6699 kg"),
+        },
+        Case {
+            task: "convert 1 in to cm",
+            context: &[],
+            expect: Ok("1 in = 2.54 cm"),
+        },
+        Case {
+            task: "0 K to C",
+            context: &[],
+            expect: Ok("0 K = -273.15 C"),
+        },
+        Case {
+            task: "convert .5 oz to g",
+            context: &[],
+            expect: Ok("0.5 oz = 14.1748 g"),
+        },
+        Case {
+            task: "convert this please",
+            context: &["value=3", "from=ft", "to=m"],
+            expect: Ok("3 ft = 0.9144 m"),
+        },
+        Case {
+            task: "convert 5 km to mi",
+            context: &["to= yd "],
+            expect: Ok("5 km = 5468.0665 yd"),
+        },
+        Case {
+            task: "convert 5 furlong to mi",
+            context: &[],
+            expect: Err((
+                "UnknownUnit",
+                "unknown unit \"furlong\"; valid units: m, km, cm, mi, yd, ft, in, kg, g, lb, oz, C, F, K",
+            )),
+        },
+        Case {
+            task: "convert 5 km to kg",
+            context: &[],
+            expect: Err((
+                "IncompatibleUnits",
+                "cannot convert km (length) to kg (mass)",
+            )),
+        },
+        Case {
+            task: "convert five km to mi",
+            context: &[],
+            expect: Err(("InvalidInput", "\"five\" is not a number")),
+        },
+        Case {
+            task: "convert 1e3 m to km",
+            context: &[],
+            expect: Err(("InvalidInput", "\"1e3\" is not a number")),
+        },
+        Case {
+            task: "what is the weather",
+            context: &[],
+            expect: Err((
+                "InvalidInput",
+                "write the task as \"convert 5 km to mi\", or set the context fields value, from and to",
+            )),
+        },
+        Case {
+            task: "convert 2000000 m to km",
+            context: &[],
+            expect: Err(("InvalidInput", "value must be between -1000000 and 1000000")),
+        },
+    ]
+}
+
+/// Runs one case through `skillhost run --json`: the answer body, or the
+/// failure's class and message.
+fn run_case(ws: &Workspace, root: &Path, case: &Case) -> Result<String, (String, String)> {
+    let mut cmd = ws.cli();
+    cmd.arg("--skills")
+        .arg(root)
+        .args(["run", case.task, "--skill", "unit-converter", "--json"]);
+    for pair in case.context {
+        cmd.args(["-c", pair]);
+    }
+    let out = harness::CliResult::from(cmd.output().expect("run skillhost"));
+    let v = out.json();
+    assert_eq!(
+        v["tier"], "handler",
+        "the handler did not answer: {}",
+        out.stdout
+    );
+    match v["failure"].as_object() {
+        None => {
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            Ok(v["output"]["body"].as_str().unwrap_or_default().to_owned())
+        }
+        Some(f) => {
+            assert_eq!(out.code, 1, "a failure exits 1: {}", out.stderr);
+            let s = |k: &str| {
+                f.get(k)
+                    .and_then(|x| x.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            Err((s("class"), s("message")))
+        }
+    }
+}
+
+/// Builds the example, checks `handler inspect` names its language, and
+/// runs the whole table.
+fn check_example(lang: Lang) {
+    let root = example(lang);
+    let ws = Workspace::new();
+    let wasm = root.join("unit-converter/handler.wasm");
+    let inspect = ws.run_cli(&["handler", "inspect", "--json", &wasm.display().to_string()]);
+    assert_eq!(inspect.code, 0, "{}{}", inspect.stdout, inspect.stderr);
+    let report = inspect.json();
+    assert_eq!(
+        report["language"],
+        lang.language(),
+        "{lang:?}: {}",
+        inspect.stdout
+    );
+    assert_eq!(report["fits_handler_world"], true);
+
+    let mut wrong = Vec::new();
+    for case in cases() {
+        let got = run_case(&ws, &root, &case);
+        let want = case
+            .expect
+            .map(str::to_owned)
+            .map_err(|(c, m)| (c.to_owned(), m.to_owned()));
+        if got != want {
+            wrong.push(format!(
+                "  {:?} {:?}\n    got  {got:?}\n    want {want:?}",
+                case.task, case.context
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{lang:?} handler differs from the shared table:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn rust_example_converts_and_classifies_failures() {
+    check_example(Lang::Rust);
+}
+
+#[test]
+fn js_example_converts_and_classifies_failures() {
+    check_example(Lang::Js);
+}
+
+#[test]
+fn python_example_converts_and_classifies_failures() {
+    check_example(Lang::Python);
+}
+
+#[test]
+fn c_example_converts_and_classifies_failures() {
+    check_example(Lang::C);
+}
+
+/// `handler new NAME --lang L`, then its build.sh, then `skillhost run`.
+fn check_scaffold(lang: Lang) {
+    let ws = Workspace::new();
+    let name = format!("hello-{}", lang.dir());
+    let skills = ws.skills.display().to_string();
+    let new = ws.run_cli(&[
+        "handler",
+        "new",
+        &name,
+        "--lang",
+        lang.dir(),
+        "--dir",
+        &skills,
+    ]);
+    assert_eq!(new.code, 0, "handler new: {}{}", new.stdout, new.stderr);
+    let again = ws.run_cli(&[
+        "handler",
+        "new",
+        &name,
+        "--lang",
+        lang.dir(),
+        "--dir",
+        &skills,
+    ]);
+    assert_ne!(again.code, 0, "handler new overwrote an existing folder");
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+
+    let folder = ws.skills.join(&name);
+    if let Err(e) = run_build(lang, &folder.join("build.sh")) {
+        panic!("the scaffolded {lang:?} handler does not build as generated: {e}");
+    }
+    let out = ws.run_cli(&[
+        "--skills",
+        &skills,
+        "run",
+        "say hello",
+        "--skill",
+        &name,
+        "-c",
+        "name=Ada",
+        "--json",
+    ]);
+    let v = out.json();
+    assert_eq!(v["tier"], "handler", "{}", out.stdout);
+    let who = if lang == Lang::C { "world" } else { "Ada" };
+    assert_eq!(
+        v["output"]["body"],
+        format!("Hello, {who}! You asked: say hello"),
+        "{}",
+        out.stdout
+    );
+    let empty = ws.run_cli(&["--skills", &skills, "run", " ", "--skill", &name, "--json"]);
+    assert_eq!(
+        empty.json()["failure"]["class"],
+        "InvalidInput",
+        "{}",
+        empty.stdout
+    );
+
+    let inspect = ws.run_cli(&[
+        "handler",
+        "inspect",
+        "--json",
+        &folder.join("handler.wasm").display().to_string(),
+    ]);
+    assert_eq!(
+        inspect.json()["language"],
+        lang.language(),
+        "{}",
+        inspect.stdout
+    );
+}
+
+#[test]
+fn handler_new_rust_builds_and_runs() {
+    check_scaffold(Lang::Rust);
+}
+
+#[test]
+fn handler_new_js_builds_and_runs() {
+    check_scaffold(Lang::Js);
+}
+
+#[test]
+fn handler_new_python_builds_and_runs() {
+    check_scaffold(Lang::Python);
+}
+
+#[test]
+fn handler_new_c_builds_and_runs() {
+    check_scaffold(Lang::C);
+}
+
+#[test]
+fn handler_new_refuses_bad_names_before_writing() {
+    let ws = Workspace::new();
+    let skills = ws.skills.display().to_string();
+    for bad in ["../escape", "Upper", "a b", "9lives", "double--hyphen", ""] {
+        let out = ws.run_cli(&["handler", "new", bad, "--lang", "c", "--dir", &skills]);
+        assert_ne!(out.code, 0, "{bad:?} accepted");
+        assert!(
+            out.stderr.contains("invalid skill name"),
+            "{bad:?}: {}",
+            out.stderr
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&ws.skills).expect("read").collect();
+    assert!(left.is_empty(), "something was written for a bad name");
+    assert!(
+        !ws.skills
+            .parent()
+            .map(|p| p.join("escape").exists())
+            .unwrap_or(false)
+    );
+}

@@ -1,0 +1,250 @@
+//! The learning loop end to end through the CLI: runs recorded, failures
+//! turned into rules, rules firing and keeping statistics, a harmful rule
+//! disabled, concurrent writers, and the ablation.
+
+mod harness;
+
+use harness::Workspace;
+use serde_json::{Value, json};
+
+fn ok(ws: &Workspace, args: &[&str]) -> String {
+    let r = ws.run_cli(args);
+    assert_eq!(r.code, 0, "skillhost {args:?}:\n{}\n{}", r.stdout, r.stderr);
+    r.stdout
+}
+
+#[test]
+fn handler_path_timezone_error_before_learn_success_after() {
+    let ws = Workspace::new();
+    let task = "Email Dana about the review at 3pm";
+    for _ in 0..3 {
+        let r = ws.run_cli(&["run", task, "--json"]);
+        assert_eq!(r.code, 1);
+        assert_eq!(r.json()["failure"]["class"], "TimezoneError");
+    }
+    let runs: Value = serde_json::from_str(&ok(&ws, &["runs", "list", "--json"])).expect("json");
+    assert_eq!(runs.as_array().expect("runs").len(), 3);
+    assert_eq!(runs[0]["failure_class"], "TimezoneError");
+
+    let learned = ok(&ws, &["learn"]);
+    assert!(
+        learned.contains("+ prevent-timezoneerror-email-writer"),
+        "{learned}"
+    );
+    let again = ok(&ws, &["learn"]);
+    assert!(
+        again.contains("0 rule(s) added"),
+        "a second cycle duplicates nothing: {again}"
+    );
+
+    let r = ws.run_cli(&["run", task, "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert!(
+        v["output"]["body"]
+            .as_str()
+            .unwrap_or("")
+            .contains("3pm (UTC)"),
+        "{v}"
+    );
+    let fired: Vec<&str> = v["rules_applied"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|a| a["id"].as_str())
+        .collect();
+    assert_eq!(fired, vec!["prevent-timezoneerror-email-writer"]);
+    let run_id = v["run_id"].as_i64().expect("recorded");
+    let explained = ok(&ws, &["rules", "explain", &run_id.to_string()]);
+    assert!(
+        explained.contains("prevent-timezoneerror-email-writer")
+            && explained.contains("set timezone"),
+        "{explained}"
+    );
+
+    // The rule's statistics went up; it can be disabled and enabled.
+    let rules: Value = serde_json::from_str(&ok(&ws, &["rules", "list", "--json"])).expect("json");
+    let rule = rules["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .find(|r| r["id"] == "prevent-timezoneerror-email-writer")
+        .expect("rule")
+        .clone();
+    assert_eq!(
+        (rule["applied"].as_u64(), rule["succeeded"].as_u64()),
+        (Some(1), Some(1))
+    );
+    ok(
+        &ws,
+        &["rules", "disable", "prevent-timezoneerror-email-writer"],
+    );
+    // The disabled rule no longer fires; the validation rule now catches the
+    // failure and retries with its remedy.
+    let v = ws.run_cli(&["run", task, "--json"]).json();
+    let fired: Vec<&str> = v["rules_applied"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|a| a["id"].as_str())
+        .collect();
+    assert_eq!(fired, vec!["validate-timezoneerror-email-writer"], "{v}");
+    assert_eq!(v["attempts"], 2);
+    assert!(v["failure"].is_null(), "{v}");
+    ok(
+        &ws,
+        &["rules", "enable", "prevent-timezoneerror-email-writer"],
+    );
+    assert_eq!(ws.run_cli(&["run", task]).code, 0);
+
+    // Export is JSON Lines, one run per line.
+    let export = ok(&ws, &["runs", "export"]);
+    assert_eq!(export.lines().count(), 6);
+    for line in export.lines() {
+        serde_json::from_str::<Value>(line).expect("each line is JSON");
+    }
+}
+
+#[test]
+fn a_harmful_rule_is_disabled_with_its_reason() {
+    let ws = Workspace::new();
+    let rules = json!({"rules": [{
+        "id": "prevent-bad-text-summarizer",
+        "kind": "prevention",
+        "class": "Made-up",
+        "scope": "text-summarizer",
+        "conditions": [],
+        "actions": [{"action": "set_field", "field": "sentences", "value": 0, "force": true}],
+        "origin": {"pattern": "test", "failures": [], "failure_count": 0},
+        "confidence": 0.5, "applied": 0, "succeeded": 0, "enabled": true
+    }]});
+    let dir = ws.workspace.join(".skillhost/learning");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("rules.json"), rules.to_string()).expect("write");
+    let args = [
+        "run",
+        "summarize",
+        "--skill",
+        "text-summarizer",
+        "-c",
+        "text=One sentence here. Another one.",
+    ];
+    for i in 0..8 {
+        let r = ws.run_cli(&args);
+        assert_eq!(r.code, 1, "run {i}: the rule breaks the run");
+    }
+    let set: Value = serde_json::from_str(&ok(&ws, &["rules", "list", "--json"])).expect("json");
+    let r = &set["rules"][0];
+    assert_eq!(r["enabled"], false);
+    assert!(
+        r["disabled_reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("0 of 8"),
+        "{r}"
+    );
+    ok(&ws, &args);
+}
+
+#[test]
+fn concurrent_processes_lose_no_runs() {
+    let ws = Workspace::new();
+    ws.add_skill(
+        "quick",
+        "metadata:\n  skillhost:\n    template: \"done: {{task}}\"",
+        None,
+    );
+    let skills = ws.skills.to_string_lossy().into_owned();
+    let children: Vec<_> = (0..6)
+        .map(|p| {
+            let skills = skills.clone();
+            let mut cmd = ws.cli();
+            cmd.args([
+                "--skills",
+                &skills,
+                "run",
+                &format!("task from process {p}"),
+                "--skill",
+                "quick",
+            ]);
+            std::thread::spawn(move || {
+                for _ in 0..5 {
+                    let out = cmd.output().expect("run");
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for c in children {
+        c.join().expect("writer thread");
+    }
+    let runs: Value = serde_json::from_str(&ok(&ws, &["runs", "list", "--limit", "100", "--json"]))
+        .expect("json");
+    assert_eq!(runs.as_array().expect("runs").len(), 30);
+}
+
+fn arm<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["summary"]
+        .as_array()
+        .expect("summary")
+        .iter()
+        .find(|a| a["arm"] == name)
+        .expect("arm")
+}
+
+#[test]
+fn ablation_shows_the_gain_on_seen_and_new_phrasings() {
+    let ws = Workspace::new();
+    let phrasings = harness::repo_root().join("tests/data/email-new-phrasings.txt");
+    for extra in [vec![], vec!["--tasks", phrasings.to_str().expect("utf8")]] {
+        let mut args = vec![
+            "eval",
+            "ablation",
+            "--scenario",
+            "email",
+            "--seeds",
+            "3",
+            "--json",
+        ];
+        args.extend(extra);
+        let report: Value = serde_json::from_str(&ok(&ws, &args)).expect("json");
+        let base = arm(&report, "none")["mean_success"].as_f64().expect("rate");
+        let prevention = arm(&report, "prevention-only")["mean_success"]
+            .as_f64()
+            .expect("rate");
+        let all = arm(&report, "all")["mean_success"].as_f64().expect("rate");
+        assert!(
+            base < 0.85,
+            "the baseline has the scenario's errors: {base}"
+        );
+        assert!(
+            prevention > base,
+            "prevention helps: {prevention} vs {base}"
+        );
+        assert!(
+            all >= 0.93 && all >= prevention,
+            "validation catches the rest: {all}"
+        );
+        let calls_base = arm(&report, "none")["model_calls_per_task"]
+            .as_f64()
+            .expect("calls");
+        let calls_all = arm(&report, "all")["model_calls_per_task"]
+            .as_f64()
+            .expect("calls");
+        assert!(
+            calls_all <= calls_base * 1.15,
+            "{calls_all} vs {calls_base}"
+        );
+        assert!(
+            arm(&report, "all")["failures_by_class"]
+                .get("TimezoneError")
+                .is_none()
+                || arm(&report, "none")["failures_by_class"]["TimezoneError"].as_u64()
+                    > arm(&report, "all")["failures_by_class"]["TimezoneError"].as_u64()
+        );
+    }
+}
