@@ -40,7 +40,10 @@ fn script() -> Vec<ScriptTurn> {
 fn bench_loop(c: &mut Criterion) {
     let ws = harness::Workspace::new();
     ws.add_skill("looper", "", None);
-    let base = ws.runner(Config::default());
+    let mut config = Config::default();
+    config.agent.max_steps = STEPS as u32 + 5;
+    config.learning.record = false;
+    let base = ws.runner(config);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -139,11 +139,10 @@ impl Learning {
             .iter()
             .filter(|a| a.rule.kind == Kind::Prevention && a.rule.in_scope(skill))
         {
-            let snapshot = context.clone();
             let facts = Facts {
                 task,
                 skill,
-                context: &snapshot,
+                context,
                 output: None,
                 failure: None,
             };

@@ -206,8 +206,22 @@ impl Store {
     /// Stores a run with its steps and applied rules in one transaction;
     /// returns its id. `id` in `run` is ignored.
     pub fn record_run(&self, run: &RunRecord) -> Result<i64, StoreError> {
+        Ok(self.record_runs(std::slice::from_ref(run))?[0])
+    }
+
+    /// Stores many runs in one transaction (imports, benchmarks).
+    pub fn record_runs(&self, runs: &[RunRecord]) -> Result<Vec<i64>, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut ids = Vec::with_capacity(runs.len());
+        for run in runs {
+            ids.push(Self::insert_run(&tx, run)?);
+        }
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    fn insert_run(tx: &rusqlite::Transaction<'_>, run: &RunRecord) -> Result<i64, StoreError> {
         tx.execute(
             "INSERT INTO runs (at, skill, skill_version, task, tier, success, failure_class, failure_message,
                                context_json, output, duration_us, model_calls, origin)
@@ -242,7 +256,6 @@ impl Store {
                 params![id, a.rule_id, a.kind, a.effect],
             )?;
         }
-        tx.commit()?;
         Ok(id)
     }
 

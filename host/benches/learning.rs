@@ -1,0 +1,163 @@
+//! Learning benchmarks, each with a baseline from the same run:
+//! - a learning cycle over 100,000 recorded runs vs reading those runs;
+//! - prevention with 1,000 rules per task vs with 1 rule.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use serde_json::{Map, Value, json};
+use skillhost::learn::condition::{Condition, Op};
+use skillhost::learn::cycle::{self, Thresholds};
+use skillhost::learn::patterns::Library;
+use skillhost::learn::rules::{Action, Kind, Origin, Rule, RuleSet};
+use skillhost::learn::{Learning, RuleFilter};
+use skillhost::store::{RunRecord, Store};
+
+const CLASSES: [&str; 5] = [
+    "TimezoneError",
+    "SpamTriggerError",
+    "AttachmentError",
+    "FormatError",
+    "WeirdError",
+];
+
+fn run(i: usize) -> RunRecord {
+    let failed = i.is_multiple_of(3);
+    RunRecord {
+        id: 0,
+        at: i as i64,
+        skill: format!("skill-{}", i % 20),
+        skill_version: "sha256:0".into(),
+        task: format!("task number {i} at 3pm"),
+        tier: "model".into(),
+        success: !failed,
+        failure_class: failed.then(|| CLASSES[i % CLASSES.len()].to_owned()),
+        failure_message: failed.then(|| "failed".to_owned()),
+        context: json!({"timezone": ""}),
+        output: (!failed).then(|| "Subject: ok".to_owned()),
+        duration_us: 10,
+        model_calls: 1,
+        origin: "bench".into(),
+        steps: vec![],
+        rules_applied: vec![],
+    }
+}
+
+fn rule(i: usize) -> Rule {
+    Rule {
+        id: format!("prevent-{i}"),
+        kind: Kind::Prevention,
+        class: "X".into(),
+        scope: "*".into(),
+        conditions: vec![
+            Condition {
+                field: "task.description".into(),
+                op: Op::Matches,
+                value: json!(format!("(?i)\\bword{i}\\b")),
+                not: false,
+            },
+            Condition {
+                field: "context.timezone".into(),
+                op: Op::Missing,
+                value: Value::Null,
+                not: false,
+            },
+        ],
+        actions: vec![Action::AddInstruction {
+            text: format!("rule {i}"),
+        }],
+        origin: Origin::default(),
+        confidence: 0.5,
+        applied: 0,
+        succeeded: 0,
+        enabled: true,
+        disabled_reason: None,
+        rejected: false,
+    }
+}
+
+fn bench_cycle(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("bench.db")).expect("store");
+    let runs: Vec<RunRecord> = (0..100_000).map(run).collect();
+    store.record_runs(&runs).expect("insert");
+    let lib = Library::shipped().expect("patterns");
+    let t = Thresholds {
+        window: 100_000,
+        ..Thresholds::default()
+    };
+    let cycle_once = || {
+        let groups = store.failure_groups(t.window).expect("groups");
+        let mut rules = RuleSet::default();
+        black_box(cycle::run(&groups, &|_: &str| lib.clone(), &mut rules, &t));
+    };
+    let read_once = || {
+        black_box(store.all_runs().expect("runs").len());
+    };
+    let mut g = c.benchmark_group("learning_cycle_100k_runs");
+    g.sample_size(10);
+    g.bench_function("cycle", |b| b.iter(cycle_once));
+    g.bench_function("baseline_read_all_runs", |b| b.iter(read_once));
+    g.finish();
+    let time = |f: &dyn Fn(), n: u32| {
+        let s = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        s.elapsed() / n
+    };
+    let tc = time(&cycle_once, 5);
+    let tr = time(&read_once, 5);
+    println!(
+        "RATIO cycle: learning cycle over 100,000 runs {tc:?} / reading them {tr:?} = {:.2}x",
+        tc.as_secs_f64() / tr.as_secs_f64()
+    );
+}
+
+fn bench_rules(c: &mut Criterion) {
+    let make = |n: usize| {
+        let set = RuleSet {
+            rules: (0..n).map(rule).collect(),
+        };
+        Learning::from_set(set, RuleFilter::All).0
+    };
+    let many = make(1000);
+    let one = make(1);
+    let apply = |l: &Learning| {
+        let mut ctx = Map::new();
+        ctx.insert("timezone".into(), json!(""));
+        let mut instr = Vec::new();
+        black_box(l.prevent(
+            "email-writer",
+            "Write to Dana about word500 at 3pm",
+            &mut ctx,
+            &mut instr,
+        ));
+    };
+    let mut g = c.benchmark_group("prevention_per_task");
+    g.bench_function("1000_rules", |b| b.iter(|| apply(&many)));
+    g.bench_function("1_rule", |b| b.iter(|| apply(&one)));
+    g.finish();
+    let time = |l: &Learning| {
+        let n = 2000;
+        let s = Instant::now();
+        for _ in 0..n {
+            apply(l);
+        }
+        s.elapsed() / n
+    };
+    let (tm, t1): (Duration, Duration) = (time(&many), time(&one));
+    println!(
+        "RATIO rules: 1,000 rules {tm:?} per task / 1 rule {t1:?} = {:.0}x ({:?} per rule)",
+        tm.as_secs_f64() / t1.as_secs_f64(),
+        tm / 1000
+    );
+}
+
+criterion_group!(benches, bench_cycle, bench_rules);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
