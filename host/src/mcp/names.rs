@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::skill::{Catalog, FieldKind, Skill};
@@ -73,33 +73,11 @@ pub fn tool_name(skill: &str, taken: &HashSet<String>) -> String {
 /// without a default). Mirrors the schema the model loop's `skill_*` tools
 /// use, so a skill looks the same to every caller.
 pub fn input_schema(skill: &Skill) -> Map<String, Value> {
-    let mut props = Map::new();
-    props.insert(
-        "task".into(),
-        json!({ "type": "string", "description": "What the skill should do, in words" }),
-    );
-    let mut required = vec![Value::from("task")];
-    for (name, field) in &skill.meta.context_fields {
-        if name == "task" {
-            continue;
-        }
-        let mut p = json!({ "type": json_type(field.kind) });
-        if let Some(d) = &field.description {
-            p["description"] = Value::from(d.clone());
-        }
-        if let Some(d) = &field.default {
-            p["default"] = d.clone();
-        }
-        if field.required && field.default.is_none() {
-            required.push(Value::from(name.clone()));
-        }
-        props.insert(name.clone(), p);
+    // One schema for every caller: the same as the `skill_<name>` tool's.
+    match crate::tools::skill_parameters(skill) {
+        Value::Object(m) => m,
+        _ => Map::new(),
     }
-    let mut schema = Map::new();
-    schema.insert("type".into(), Value::from("object"));
-    schema.insert("properties".into(), Value::Object(props));
-    schema.insert("required".into(), Value::Array(required));
-    schema
 }
 
 /// The JSON Schema type name of a declared field kind.

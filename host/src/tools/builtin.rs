@@ -295,6 +295,10 @@ pub fn skill_parameters(skill: &Skill) -> Value {
     );
     let mut required = vec![Value::from("task")];
     for (name, field) in &skill.meta.context_fields {
+        // `task` is the task text itself; a context field cannot shadow it.
+        if name == "task" {
+            continue;
+        }
         let ty = match field.kind {
             FieldKind::String => "string",
             FieldKind::Bool => "boolean",

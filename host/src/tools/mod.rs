@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use crate::sandbox::{BoxFuture, Failure, Output};
 use crate::skill::{Capabilities, Catalog, Skill};
 
+pub use builtin::skill_parameters;
 pub use policy::{Layer, Policy, ToolsConfig};
 
 /// How deep skills may call skills (a handler tool whose handler calls a
