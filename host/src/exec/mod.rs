@@ -614,15 +614,20 @@ impl Runner {
     }
 
     /// The skill's effective grants, noted in the outcome.
+    /// declared ∩ granted for the skill at this fingerprint.
+    fn effective_grants(&self, skill: &Skill, fingerprint: &str) -> Effective {
+        sandbox::grants::effective(
+            &skill.name,
+            skill.source,
+            &skill.meta.skillhost.capabilities,
+            fingerprint,
+            self.config(),
+        )
+    }
+
     fn grants_for(&self, skill: &Skill, outcome: &mut RunOutcome) -> Effective {
         let effective = match skill_fingerprint(skill) {
-            Ok(fp) => sandbox::grants::effective(
-                &skill.name,
-                skill.source,
-                &skill.meta.skillhost.capabilities,
-                &fp,
-                self.config(),
-            ),
+            Ok(fp) => self.effective_grants(skill, &fp),
             Err(e) => {
                 outcome.notices.push(format!(
                     "cannot read skill `{}`: {e}; it runs without grants",
@@ -733,13 +738,7 @@ impl Runner {
             }
         };
         let fingerprint = sandbox::fingerprint(&skill_md, Some(&wasm));
-        let grants = sandbox::grants::effective(
-            &skill.name,
-            skill.source,
-            &skill.meta.skillhost.capabilities,
-            &fingerprint,
-            self.config(),
-        );
+        let grants = self.effective_grants(skill, &fingerprint);
         self.note_grants(skill, &grants, outcome);
         let sandbox = self.sandbox()?;
         let loaded = sandbox.load(&wasm);

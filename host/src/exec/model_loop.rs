@@ -12,6 +12,7 @@ use super::{RunOutcome, Runner, Step, micros};
 use crate::llm::{ChatRequest, Message, Provider, ToolCall, ToolSpec};
 use crate::sandbox::{Effective, Failure, Output};
 use crate::skill::{Skill, render_available_skills};
+use crate::tools::pipeline::as_text;
 use crate::tools::{CallContext, Caller, ToolError};
 
 /// Largest tool result handed back to the model.
@@ -232,13 +233,6 @@ fn parse_arguments(call: &ToolCall) -> Result<Value, ToolError> {
             call.name
         ))
     })
-}
-
-fn as_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 fn truncate(mut s: String) -> String {

@@ -232,8 +232,8 @@ fn collect_refs(v: &Value, out: &mut BTreeSet<usize>) {
     }
 }
 
-/// The text a result contributes when substituted.
-fn as_text(v: &Value) -> String {
+/// The text a tool result contributes when substituted or shown to a model.
+pub(crate) fn as_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
