@@ -12,6 +12,10 @@
 #   target/example-tools/wasi_snapshot_preview1.reactor.wasm
 #                                 the preview1 -> preview2 adapter for C
 #   examples/js/node_modules     componentize-js (npm ci, from package-lock.json)
+#
+# componentize-js 0.23 imports @bytecodealliance/preview2-shim at build time
+# but lists it only as a devDependency of its own, so npm does not install it;
+# examples/js/package.json pins it next to componentize-js.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
