@@ -105,6 +105,150 @@ fn handler_path_timezone_error_before_learn_success_after() {
     }
 }
 
+/// A skill whose template greets casually, and whose validator fails a
+/// formal request answered that way: a class no shipped pattern knows.
+const GREETER: &str = r#"metadata:
+  context_fields:
+    name: { type: string, default: "Ada" }
+    greeting: { type: string, default: "Hey" }
+  skillhost:
+    validators:
+      - class: ToneError
+        message: "a formal request got a casual greeting"
+        when:
+          - { field: task.description, op: matches, value: "(?i)\\bformal\\b" }
+          - { field: output.body, op: matches, value: "^Hey" }
+    template: "{{context.greeting}} {{context.name}}, about: {{task}}""#;
+
+/// Fails every request to sign, whatever the context says.
+const MEMO: &str = r#"metadata:
+  skillhost:
+    validators:
+      - class: SignatureError
+        message: "the memo is not signed"
+        when:
+          - { field: task.description, op: matches, value: "(?i)\\bsign" }
+    template: "Memo: {{task}}""#;
+
+#[test]
+fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
+    let ws = Workspace::new();
+    ws.add_skill("greeter", GREETER, None);
+    ws.add_skill("memo", MEMO, None);
+    let skills = ws.skills.to_string_lossy().into_owned();
+    let run = |skill: &str, task: &str| {
+        ws.run_cli(&["--skills", &skills, "run", task, "--skill", skill, "--json"])
+    };
+    for i in 0..3 {
+        let r = run("greeter", &format!("a formal invitation #{i}"));
+        assert_eq!(r.json()["failure"]["class"], "ToneError", "{}", r.stderr);
+        assert_eq!(run("greeter", &format!("a quick hello #{i}")).code, 0);
+        assert_eq!(run("memo", &format!("sign the lease #{i}")).code, 1);
+        assert_eq!(run("memo", &format!("note the budget #{i}")).code, 0);
+    }
+    // The failed answers are kept in the record: a validation rule is
+    // replayed against what the skill wrote.
+    let runs: Value =
+        serde_json::from_str(&ok(&ws, &["runs", "list", "--json"])).expect("runs json");
+    let failed = runs
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|r| r["failure_class"] == "ToneError")
+        .expect("a ToneError run");
+    assert!(
+        failed["output"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Hey Ada"),
+        "{failed}"
+    );
+
+    // Without a model the classes are only reported.
+    let plain = ok(&ws, &["--skills", &skills, "learn"]);
+    assert_eq!(
+        plain.matches("no pattern for this class").count(),
+        2,
+        "{plain}"
+    );
+
+    // The model answers in the order of the groups: greeter, then memo.
+    // Its greeter rule singles out the formal requests; its memo rule
+    // would fire on every memo.
+    let greeter_rule = json!({
+        "kind": "prevention",
+        "conditions": [{"field": "task.description", "op": "matches", "value": "(?i)\\bformal\\b"}],
+        "actions": [{"action": "set_field", "field": "greeting", "value": "Dear", "force": true}],
+        "rationale": "formal requests need a formal greeting"
+    });
+    let memo_rule = json!({
+        "kind": "prevention",
+        "conditions": [{"field": "task.description", "op": "exists"}],
+        "actions": [{"action": "add_instruction", "text": "Sign the memo."}]
+    });
+    let script = ws.workspace.join("proposals.json");
+    let turns = json!([
+        {"text": format!("Here is the rule:\n```json\n{greeter_rule}\n```")},
+        {"text": memo_rule.to_string()}
+    ]);
+    std::fs::write(&script, turns.to_string()).expect("write script");
+    let model = format!("scripted:{}", script.display());
+    let learned = ok(&ws, &["--skills", &skills, "learn", "--model", &model]);
+    assert!(
+        learned.contains("+ proposed-toneerror-greeter")
+            && learned
+                .contains("kept: matches 3 of 3 failures (100%) and 0 of 3 successful runs (0%)"),
+        "{learned}"
+    );
+    assert!(
+        learned.contains("- proposed-signatureerror-memo (rejected")
+            && learned.contains("too many successful runs matched (at most 10%)"),
+        "{learned}"
+    );
+
+    let shown: Value =
+        serde_json::from_str(&ok(&ws, &["rules", "show", "proposed-signatureerror-memo"]))
+            .expect("rule json");
+    assert_eq!(shown["rejected"], true);
+    assert_eq!(shown["origin"]["pattern"], "model");
+    assert_eq!(
+        (
+            shown["replay"]["failures_matched"].as_u64(),
+            shown["replay"]["successes_matched"].as_u64()
+        ),
+        (Some(3), Some(3))
+    );
+    let listed = ok(&ws, &["rules", "list"]);
+    assert!(
+        listed.contains("rejected: too many successful runs"),
+        "{listed}"
+    );
+
+    // The kept rule fixes formal requests; the rejected one never fires.
+    let v = run("greeter", "a formal invitation to the gala").json();
+    assert!(v["failure"].is_null(), "{v}");
+    assert!(
+        v["output"]["body"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Dear Ada"),
+        "{v}"
+    );
+    assert_eq!(v["rules_applied"][0]["id"], "proposed-toneerror-greeter");
+    let v = run("memo", "sign the new lease").json();
+    assert_eq!(v["failure"]["class"], "SignatureError");
+    assert_eq!(v["rules_applied"], json!([]));
+
+    // The model is not asked again about classes it has answered for: an
+    // empty script would fail if it were.
+    std::fs::write(&script, "[]").expect("empty script");
+    let again = ok(&ws, &["--skills", &skills, "learn", "--model", &model]);
+    assert!(
+        again.contains("0 rule(s) added") && !again.contains("asking the model failed"),
+        "{again}"
+    );
+}
+
 #[test]
 fn a_harmful_rule_is_disabled_with_its_reason() {
     let ws = Workspace::new();

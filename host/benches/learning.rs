@@ -74,6 +74,7 @@ fn rule(i: usize) -> Rule {
         enabled: true,
         disabled_reason: None,
         rejected: false,
+        replay: None,
     }
 }
 

@@ -77,6 +77,11 @@ enum RulesCommand {
 pub struct LearnArgs {
     #[arg(long)]
     json: bool,
+    /// Do not ask the model for rules for classes no pattern knows.
+    #[arg(long)]
+    no_propose: bool,
+    #[command(flatten)]
+    model: super::run::ModelArgs,
 }
 
 #[derive(Debug, Args)]
@@ -226,7 +231,8 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 );
                 for r in &set.rules {
                     let state = if r.rejected {
-                        "rejected".to_owned()
+                        let verdict = r.replay.as_ref().map(|p| p.verdict.as_str());
+                        verdict.unwrap_or("rejected").to_owned()
                     } else if r.enabled {
                         "enabled".to_owned()
                     } else {
@@ -267,6 +273,13 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         RulesCommand::Enable { id } => {
             edit(&id, &|s| {
                 if let Some(r) = s.get_mut(&id) {
+                    if r.rejected && r.conditions.is_empty() {
+                        anyhow::bail!(
+                            "rule `{id}` is a rejected proposal with no conditions; remove it instead"
+                        );
+                    }
+                    // The operator overrides a failed replay knowingly.
+                    r.rejected = false;
                     r.enabled = true;
                     r.disabled_reason = None;
                 }
@@ -299,10 +312,16 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let config = Config::load(&ctx.paths)?;
+    let (config, model) = ctx.config_with_model(&args.model)?;
+    let model = model.filter(|_| !args.no_propose);
     let catalog = ctx.catalog();
-    let report =
-        learn::cycle::learn_from_store(&store, &ctx.paths, &catalog, &config.learning.thresholds)?;
+    let report = super::runtime()?.block_on(learn::cycle::learn_from_store(
+        &store,
+        &ctx.paths,
+        &catalog,
+        &config.learning,
+        model.as_deref(),
+    ))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -317,6 +336,9 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             for id in &g.rules_added {
                 println!("  + {id}");
             }
+        }
+        for id in &report.rules_rejected {
+            println!("  - {id} (rejected; `skillhost rules show {id}` has the figures)");
         }
         println!(
             "{} rule(s) added; rules are in {}",
@@ -376,9 +398,7 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         eval_tasks,
         model: real_model,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let rt = super::runtime()?;
     let report = rt.block_on(ablation::run_email(&ctx.paths, catalog, &config, &opts))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);

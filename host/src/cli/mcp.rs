@@ -27,9 +27,7 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         );
     }
     let runner = ctx.runner()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let rt = super::runtime()?;
     rt.block_on(crate::mcp::serve_stdio(runner))?;
     Ok(ExitCode::SUCCESS)
 }

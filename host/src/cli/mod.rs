@@ -53,6 +53,13 @@ enum Command {
     Mcp(mcp::McpArgs),
 }
 
+/// The async runtime a command runs its work on.
+pub(crate) fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
+
 /// What every subcommand works with.
 pub(crate) struct Ctx {
     pub paths: Paths,
@@ -66,16 +73,7 @@ impl Ctx {
 
     /// A runner whose model settings are overridden by flags.
     pub fn runner_with_model(&self, flags: &run::ModelArgs) -> anyhow::Result<Runner> {
-        let mut config = Config::load(&self.paths)?;
-        if let Some(n) = flags.max_steps {
-            config.agent.max_steps = n;
-        }
-        config.model = config.model.clone().with_overrides(
-            flags.model.as_deref(),
-            flags.base_url.as_deref(),
-            flags.api_key_env.as_deref(),
-        )?;
-        let provider = config.model.build()?;
+        let (config, provider) = self.config_with_model(flags)?;
         let learning = if config.learning.apply {
             let path = crate::learn::rules_path(&self.paths.state_dir());
             let (l, warnings) = crate::learn::Learning::open(&path, crate::learn::RuleFilter::All)?;
@@ -96,6 +94,25 @@ impl Ctx {
                 ..crate::exec::Extras::default()
             },
         ))
+    }
+
+    /// The merged configuration with the flags' model settings, and the
+    /// model it configures (None: no model).
+    pub fn config_with_model(
+        &self,
+        flags: &run::ModelArgs,
+    ) -> anyhow::Result<(Config, Option<std::sync::Arc<dyn crate::llm::Provider>>)> {
+        let mut config = Config::load(&self.paths)?;
+        if let Some(n) = flags.max_steps {
+            config.agent.max_steps = n;
+        }
+        config.model = config.model.clone().with_overrides(
+            flags.model.as_deref(),
+            flags.base_url.as_deref(),
+            flags.api_key_env.as_deref(),
+        )?;
+        let provider = config.model.build()?;
+        Ok((config, provider))
     }
 
     /// Loads the catalog over every root; warnings go to stderr.

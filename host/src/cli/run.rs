@@ -56,9 +56,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let (skill, selected_by) = runner.select(&request)?;
     // Context values are typed by the chosen skill's declared fields.
     let given = context::parse_pairs(&args.context, &skill.meta.context_fields)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let rt = super::runtime()?;
     let outcome =
         rt.block_on(runner.run_skill(skill, selected_by, &request.task, &given, started))?;
 

@@ -127,6 +127,10 @@ pub struct RunOutcome {
     pub tier: Tier,
     pub output: Option<Output>,
     pub failure: Option<Failure>,
+    /// The answer a validator refused, kept for the run record: learning
+    /// needs to see what was wrong with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_output: Option<String>,
     pub context: Map<String, Value>,
     /// How the skill's capabilities were decided.
     pub grants: Option<String>,
@@ -405,6 +409,7 @@ impl Runner {
             tier: Tier::Template,
             output: None,
             failure: None,
+            rejected_output: None,
             context,
             grants: None,
             notices: Vec::new(),
@@ -468,6 +473,7 @@ impl Runner {
                 });
                 outcome.output = None;
                 outcome.failure = None;
+                outcome.rejected_output = None;
                 self.attempt(skill, task, &instructions, depth, &mut outcome)
                     .await?;
                 self.validate(skill, task, &validators, &mut outcome);
@@ -487,7 +493,7 @@ impl Runner {
                 .push(format!("rule statistics not saved: {e}"));
         }
         if depth == 0 {
-            self.record(task, &mut outcome);
+            self.record(task, &mut outcome).await;
         }
         Ok(outcome)
     }
@@ -567,13 +573,13 @@ impl Runner {
         };
         if let Some(v) = validators.iter().find(|v| v.fails(&facts)) {
             outcome.failure = Some(Failure::new(v.class.clone(), v.message.clone()));
-            outcome.output = None;
+            outcome.rejected_output = outcome.output.take().map(|o| o.body);
         }
     }
 
     /// Stores the run (context redacted) and runs a learning cycle every
     /// `auto_every` runs.
-    fn record(&self, task: &str, outcome: &mut RunOutcome) {
+    async fn record(&self, task: &str, outcome: &mut RunOutcome) {
         let cfg = &self.config().learning;
         if !cfg.record {
             return;
@@ -597,12 +603,16 @@ impl Runner {
             && let Ok(n) = store.run_count()
             && n % cfg.auto_every == 0
         {
+            let model = self.shared.provider.as_deref();
             match crate::learn::cycle::learn_from_store(
                 store,
                 self.paths(),
                 self.catalog(),
-                &cfg.thresholds,
-            ) {
+                cfg,
+                model,
+            )
+            .await
+            {
                 Ok(r) if r.rules_added > 0 => outcome.notices.push(format!(
                     "learning cycle after {n} runs added {} rule(s)",
                     r.rules_added
@@ -950,7 +960,11 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
         failure_class: o.failure.as_ref().map(|f| f.class.clone()),
         failure_message: o.failure.as_ref().map(|f| f.message.clone()),
         context: Value::Object(crate::learn::redact::redact(&o.context)),
-        output: o.output.as_ref().map(|x| x.body.clone()),
+        output: o
+            .output
+            .as_ref()
+            .map(|x| x.body.clone())
+            .or_else(|| o.rejected_output.clone()),
         duration_us: o.timings.total_us as i64,
         model_calls: i64::from(o.model_calls),
         origin: o.selected_by.clone(),

@@ -75,10 +75,19 @@ pub struct Compiled {
 
 impl Condition {
     pub fn compile(&self) -> Result<Compiled, ConditionError> {
-        if !(self.field.starts_with("task.")
-            || self.field.starts_with("context.")
-            || self.field.starts_with("output."))
-        {
+        let known = matches!(
+            self.field.as_str(),
+            "task"
+                | "task.description"
+                | "task.skill"
+                | "output"
+                | "output.body"
+                | "output.failure"
+        ) || self
+            .field
+            .strip_prefix("context.")
+            .is_some_and(|name| !name.is_empty());
+        if !known {
             return Err(ConditionError::UnknownField(self.field.clone()));
         }
         let regex = match self.op {
@@ -282,10 +291,15 @@ mod tests {
             .compile()
             .expect_err("invalid")
         };
-        assert!(matches!(
-            bad("env.HOME", Op::Exists, Value::Null),
-            ConditionError::UnknownField(_)
-        ));
+        for field in ["env.HOME", "task.descripton", "output.text", "context."] {
+            assert!(
+                matches!(
+                    bad(field, Op::Exists, Value::Null),
+                    ConditionError::UnknownField(_)
+                ),
+                "{field}"
+            );
+        }
         assert!(matches!(
             bad("task.description", Op::Matches, json!("(")),
             ConditionError::Regex { .. }

@@ -41,12 +41,19 @@ pub struct GroupReport {
     pub runs: u64,
     pub outcome: String,
     pub rules_added: Vec<String>,
+    /// Above the thresholds, but no pattern knows the class: a candidate
+    /// for a model proposal.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_pattern: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CycleReport {
     pub groups: Vec<GroupReport>,
     pub rules_added: usize,
+    /// Model proposals that failed their replay (stored as rejected).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules_rejected: Vec<String>,
 }
 
 pub fn rule_id(kind: Kind, class: &str, scope: &str) -> String {
@@ -55,7 +62,13 @@ pub fn rule_id(kind: Kind, class: &str, scope: &str) -> String {
         Kind::Validation => "validate",
         Kind::Recovery => "recover",
     };
-    let slug: String = format!("{class}-{scope}")
+    format!("{kind}-{}", slug(class, scope))
+}
+
+/// `class-scope` in lower case, anything but ASCII letters and digits
+/// replaced by `-`: the stable part of a rule id.
+pub fn slug(class: &str, scope: &str) -> String {
+    format!("{class}-{scope}")
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -64,8 +77,7 @@ pub fn rule_id(kind: Kind, class: &str, scope: &str) -> String {
                 '-'
             }
         })
-        .collect();
-    format!("{kind}-{slug}")
+        .collect()
 }
 
 fn make(kind: Kind, class: &str, scope: &str, stage: &Stage, group: &FailureGroup) -> Rule {
@@ -80,6 +92,7 @@ fn make(kind: Kind, class: &str, scope: &str, stage: &Stage, group: &FailureGrou
             pattern: class.to_owned(),
             failures: group.sample_runs.clone(),
             failure_count: group.count,
+            ..Origin::default()
         },
         confidence: 0.5,
         applied: 0,
@@ -87,11 +100,13 @@ fn make(kind: Kind, class: &str, scope: &str, stage: &Stage, group: &FailureGrou
         enabled: true,
         disabled_reason: None,
         rejected: false,
+        replay: None,
     }
 }
 
 /// Turns failure groups into rules (adding to `rules`); `library_for`
 /// gives the pattern library for a skill (shipped + user + skill-local).
+/// The report has one entry per group, in the same order.
 pub fn run(
     groups: &[FailureGroup],
     library_for: &dyn Fn(&str) -> Library,
@@ -112,6 +127,7 @@ pub fn run(
             runs: g.runs,
             outcome: String::new(),
             rules_added: Vec::new(),
+            no_pattern: false,
         };
         if g.count < t.min_failures || frequency < t.min_frequency {
             gr.outcome = format!(
@@ -127,6 +143,7 @@ pub fn run(
         let library = library_for(&g.skill);
         let Some(pattern) = library.get(&g.class) else {
             gr.outcome = "no pattern for this class".into();
+            gr.no_pattern = true;
             report.groups.push(gr);
             continue;
         };
@@ -239,13 +256,17 @@ pub enum LearnError {
 
 /// A cycle over the workspace store, writing `.skillhost/learning/rules.json`
 /// under its lock. Patterns: shipped, then `$SKILLHOST_HOME/patterns/`,
-/// then the skill's own `patterns.yaml`.
-pub fn learn_from_store(
+/// then the skill's own `patterns.yaml`. With a `model`, classes no pattern
+/// knows get a rule proposed by it (see [`super::propose`]); the lock is not
+/// held while the model thinks.
+pub async fn learn_from_store(
     store: &crate::store::Store,
     paths: &crate::paths::Paths,
     catalog: &crate::skill::Catalog,
-    t: &Thresholds,
+    config: &super::LearningConfig,
+    model: Option<&dyn crate::llm::Provider>,
 ) -> Result<CycleReport, LearnError> {
+    let t = &config.thresholds;
     let groups = store.failure_groups(t.window)?;
     let (base, _warnings) = Library::load(&paths.home.join("patterns"));
     let library_for = |skill: &str| {
@@ -259,11 +280,88 @@ pub fn learn_from_store(
         lib
     };
     let path = super::rules_path(&paths.state_dir());
-    let _lock = super::lock(&path);
-    let mut rules = RuleSet::load(&path)?;
-    let report = run(&groups, &library_for, &mut rules, t);
-    if report.rules_added > 0 {
-        rules.save(&path)?;
+    let (mut report, candidates) = {
+        let _lock = super::lock(&path);
+        let mut rules = RuleSet::load(&path)?;
+        let report = run(&groups, &library_for, &mut rules, t);
+        if report.rules_added > 0 {
+            rules.save(&path)?;
+        }
+        let proposals = &config.proposals;
+        // `run` reports one group per failure group, in order.
+        let candidates: Vec<usize> = match model {
+            Some(_) if proposals.enabled => (0..groups.len())
+                .filter(|&i| {
+                    report.groups[i].no_pattern
+                        && super::propose::wants_proposal(&groups[i], &rules, proposals)
+                })
+                .take(proposals.max_per_cycle)
+                .collect(),
+            _ => Vec::new(),
+        };
+        (report, candidates)
+    };
+    let Some(model) = model else {
+        return Ok(report);
+    };
+    for i in candidates {
+        let (group, gr) = (&groups[i], &mut report.groups[i]);
+        let runs = store.recent_runs_of(&group.skill, t.window)?;
+        let tool_errors = if group.tool_error {
+            store.tool_errors_of(&group.skill, &group.class, t.window)?
+        } else {
+            Vec::new()
+        };
+        let evidence = super::propose::Evidence {
+            runs: &runs,
+            tool_errors: &tool_errors,
+        };
+        let description = catalog
+            .get(&group.skill)
+            .map(|s| s.description.clone())
+            .unwrap_or_default();
+        let rule =
+            match super::propose::propose(model, &description, group, &evidence, &config.proposals)
+                .await
+            {
+                Ok(rule) => rule,
+                Err(e) => {
+                    gr.outcome = format!("no pattern for this class; asking the model failed: {e}");
+                    continue;
+                }
+            };
+        let verdict = rule
+            .replay
+            .as_ref()
+            .map(|r| r.verdict.clone())
+            .unwrap_or_default();
+        let kind = format!("{:?}", rule.kind).to_lowercase();
+        let kept = !rule.rejected;
+        let id = rule.id.clone();
+        {
+            let _lock = super::lock(&path);
+            let mut rules = RuleSet::load(&path)?;
+            // Another process may have proposed meanwhile: a live rule
+            // wins; a stale rejected one is replaced.
+            match rules.get(&id) {
+                Some(existing) if !existing.rejected => {
+                    gr.outcome = "no pattern for this class; a rule was proposed meanwhile".into();
+                    continue;
+                }
+                Some(_) => rules.rules.retain(|r| r.id != id),
+                None => {}
+            }
+            rules.insert(rule);
+            rules.save(&path)?;
+        }
+        gr.outcome =
+            format!("no pattern for this class; the model proposed a {kind} rule, {verdict}");
+        if kept {
+            gr.rules_added.push(id);
+            report.rules_added += 1;
+        } else {
+            report.rules_rejected.push(id);
+        }
     }
     Ok(report)
 }

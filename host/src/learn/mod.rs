@@ -8,6 +8,7 @@ pub mod ablation;
 pub mod condition;
 pub mod cycle;
 pub mod patterns;
+pub mod propose;
 pub mod redact;
 pub mod rules;
 pub mod simulated;
@@ -32,6 +33,8 @@ pub struct LearningConfig {
     /// Run a learning cycle every N recorded runs (0: only `skillhost learn`).
     pub auto_every: u64,
     pub thresholds: cycle::Thresholds,
+    /// Rules proposed by the configured model for classes no pattern knows.
+    pub proposals: propose::ProposalConfig,
 }
 
 impl Default for LearningConfig {
@@ -41,6 +44,7 @@ impl Default for LearningConfig {
             apply: true,
             auto_every: 25,
             thresholds: cycle::Thresholds::default(),
+            proposals: propose::ProposalConfig::default(),
         }
     }
 }

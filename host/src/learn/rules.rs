@@ -52,6 +52,26 @@ pub struct Origin {
     pub failures: Vec<i64>,
     /// How many failures of the class were seen.
     pub failure_count: u64,
+    /// The model that proposed the rule (`PROVIDER:MODEL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Why the model thinks the rule helps, in its words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+}
+
+/// How a proposed rule fared when replayed over the recorded runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Replay {
+    /// Recorded failures of the rule's class, and how many it matched.
+    pub failures: u64,
+    pub failures_matched: u64,
+    /// Recorded successful runs of the skill, and how many it matched.
+    pub successes: u64,
+    pub successes_matched: u64,
+    /// `kept: ...` or `rejected: ...`, with the figures and thresholds.
+    pub verdict: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +99,9 @@ pub struct Rule {
     /// Rejected model proposals are kept, with their replay figures.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rejected: bool,
+    /// For model proposals: the replay that kept or rejected the rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
 }
 
 /// Disable a rule once it was applied this often and its posterior says
@@ -340,6 +363,7 @@ mod tests {
                 pattern: "TimezoneError".into(),
                 failures: vec![1, 2],
                 failure_count: 2,
+                ..Origin::default()
             },
             confidence: 0.5,
             applied: 0,
@@ -347,6 +371,7 @@ mod tests {
             enabled: true,
             disabled_reason: None,
             rejected: false,
+            replay: None,
         }
     }
 

@@ -307,6 +307,38 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The newest `limit` runs of `skill`, newest first (without steps):
+    /// what a proposed rule is replayed over.
+    pub fn recent_runs_of(&self, skill: &str, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs WHERE skill = ?1 ORDER BY id DESC LIMIT ?2",
+            Self::RUN_COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![skill, limit as i64], Self::run_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Tool errors of `class` in the newest `limit` runs of `skill`:
+    /// (run id, error message), oldest first.
+    pub fn tool_errors_of(
+        &self,
+        skill: &str,
+        class: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT s.run_id, COALESCE(s.error, '') FROM steps s
+               JOIN (SELECT id FROM runs WHERE skill = ?1 ORDER BY id DESC LIMIT ?3) r ON r.id = s.run_id
+             WHERE s.error_class = ?2 ORDER BY s.run_id, s.idx",
+        )?;
+        let rows = stmt.query_map(params![skill, class, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// One run with its steps and applied rules.
     pub fn get_run(&self, id: i64) -> Result<Option<RunRecord>, StoreError> {
         let conn = self.conn();
