@@ -15,12 +15,24 @@ use std::sync::OnceLock;
 use harness::{Workspace, cache_dir, guest, repo_root};
 use serde_json::Value;
 
+/// How the client reaches the server.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
 /// One client session against a workspace whose `--skills` root holds the
-/// hostile test guest as skill `hostile` (300 ms time limit). The session
-/// is run once and shared by the tests below.
-fn session() -> &'static Value {
-    static SESSION: OnceLock<Value> = OnceLock::new();
-    SESSION.get_or_init(|| {
+/// hostile test guest as skill `hostile` (300 ms time limit), run once per
+/// transport and shared by the tests below.
+fn session_over(transport: Transport) -> &'static Value {
+    static STDIO: OnceLock<Value> = OnceLock::new();
+    static HTTP: OnceLock<Value> = OnceLock::new();
+    let cell = match transport {
+        Transport::Stdio => &STDIO,
+        Transport::Http => &HTTP,
+    };
+    cell.get_or_init(|| {
         let ws = Workspace::new();
         let dir = ws.add_skill(
             "hostile",
@@ -33,8 +45,12 @@ fn session() -> &'static Value {
         std::fs::write(&secret, "secret").expect("write secret");
         std::os::unix::fs::symlink(&secret, dir.join("outside.txt")).expect("symlink");
         let script = repo_root().join("tests/mcp/client.py");
-        let out = Command::new("python3")
-            .arg(&script)
+        let mut client = Command::new("python3");
+        client.arg(&script);
+        if transport == Transport::Http {
+            client.arg("--http");
+        }
+        let out = client
             .arg(env!("CARGO_BIN_EXE_skillhost"))
             .arg("--skills")
             .arg(&ws.skills)
@@ -60,6 +76,10 @@ fn session() -> &'static Value {
             panic!("the client's output is not JSON ({e}):\n{stdout}\nstderr:\n{stderr}")
         })
     })
+}
+
+fn session() -> &'static Value {
+    session_over(Transport::Stdio)
 }
 
 fn call(name: &str) -> &'static Value {
@@ -219,4 +239,68 @@ fn user_invocable_skills_are_prompts() {
     let text = messages[0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("Task: check the sandbox"), "{text}");
     assert!(text.contains("Test skill."), "{text}");
+}
+
+#[test]
+fn the_same_session_works_over_streamable_http() {
+    let http = session_over(Transport::Http);
+    let stdio = session();
+    assert!(
+        http["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("http://127.0.0.1:") && u.ends_with("/mcp")),
+        "{}",
+        http["url"]
+    );
+    assert_eq!(http["initialize"], stdio["initialize"]);
+    let names = |v: &Value| {
+        let mut n: Vec<String> = v["tools"]
+            .as_object()
+            .expect("tools")
+            .keys()
+            .cloned()
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(http), names(stdio));
+    let calls = &http["calls"];
+    assert_eq!(calls["ok"]["text"], "fine", "{}", calls["ok"]);
+    assert_failure(&calls["invalid"], "InvalidInput", "unknown attack");
+    assert_failure(&calls["spin"], "LimitExceeded", "time");
+    assert_failure(&calls["memory"], "LimitExceeded", "memory");
+    assert_eq!(calls["after"]["text"], "fine", "the server keeps serving");
+    assert_failure(&calls["read_escape"], "Denied", "outside");
+    assert_eq!(http["read_resource"], stdio["read_resource"]);
+    assert_eq!(http["get_prompt"], stdio["get_prompt"]);
+}
+
+#[test]
+fn the_http_server_refuses_browsers_and_other_paths() {
+    let guards = &session_over(Transport::Http)["http_guards"];
+    assert_eq!(
+        guards["plain"], 200,
+        "a plain MCP client is served: {guards}"
+    );
+    assert_eq!(guards["other_path"], 404, "{guards}");
+    assert_eq!(
+        guards["browser_origin"], 403,
+        "a web page must not drive the server: {guards}"
+    );
+    assert_eq!(
+        guards["foreign_host"], 403,
+        "DNS rebinding: a foreign Host is refused: {guards}"
+    );
+}
+
+#[test]
+fn a_non_loopback_bind_is_refused_without_allow_remote() {
+    let ws = Workspace::new();
+    let r = ws.run_cli(&["mcp", "--http", "0.0.0.0:0"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not a loopback address") && r.stderr.contains("--allow-remote"),
+        "{}",
+        r.stderr
+    );
 }

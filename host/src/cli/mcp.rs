@@ -21,13 +21,24 @@ pub struct McpArgs {
 
 pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(addr) = args.http {
+        // Refuse a remote bind before loading anything.
         crate::mcp::check_bind(addr, args.allow_remote)?;
-        anyhow::bail!(
-            "the streamable HTTP transport is not available in this build; run `skillhost mcp` without --http to serve over stdio"
-        );
     }
     let runner = ctx.runner()?;
     let rt = super::runtime()?;
-    rt.block_on(crate::mcp::serve_stdio(runner))?;
+    match args.http {
+        Some(addr) => rt.block_on(crate::mcp::serve_http(
+            runner,
+            addr,
+            args.allow_remote,
+            |bound| {
+                eprintln!(
+                    "skillhost: serving MCP (streamable HTTP) at http://{bound}{}",
+                    crate::mcp::HTTP_PATH
+                )
+            },
+        ))?,
+        None => rt.block_on(crate::mcp::serve_stdio(runner))?,
+    }
     Ok(ExitCode::SUCCESS)
 }

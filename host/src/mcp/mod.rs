@@ -24,6 +24,7 @@ pub mod resources;
 mod server;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use rmcp::ServiceExt;
 
@@ -44,6 +45,8 @@ pub enum McpError {
         "refusing to serve MCP on {0}: it is not a loopback address and anyone who can reach it could run skills; pass --allow-remote if that is intended"
     )]
     RemoteBind(SocketAddr),
+    #[error("cannot serve MCP on {0}: {1}")]
+    Bind(SocketAddr, String),
 }
 
 /// Serves `runner`'s catalog on stdin/stdout until the client closes the
@@ -61,6 +64,87 @@ pub async fn serve_stdio(runner: Runner) -> Result<(), McpError> {
         .await
         .map_err(|e| McpError::Stopped(e.to_string()))?;
     Ok(())
+}
+
+/// The path the streamable-HTTP transport serves MCP on.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// Serves `runner`'s catalog over MCP streamable HTTP at
+/// `http://ADDR/mcp` until the process is stopped; `ready` gets the bound
+/// address (useful with port 0). Must run inside a tokio runtime with IO
+/// enabled.
+///
+/// Browsers are kept out: a request whose `Host` is not a loopback name is
+/// refused (DNS rebinding) unless remote clients are allowed, and any
+/// request carrying an `Origin` header is refused (a web page cannot drive
+/// the server from the user's browser). MCP clients send neither.
+pub async fn serve_http(
+    runner: Runner,
+    addr: SocketAddr,
+    allow_remote: bool,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), McpError> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    check_bind(addr, allow_remote)?;
+    let bind_err = |e: std::io::Error| McpError::Bind(addr, e.to_string());
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(bind_err)?;
+    ready(listener.local_addr().map_err(bind_err)?);
+
+    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
+    if allow_remote {
+        // The operator chose to serve every client that reaches the port,
+        // whatever name it uses for this host.
+        config = config.disable_allowed_hosts();
+    }
+    let server = SkillServer::new(runner);
+    let mcp = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    loop {
+        let (stream, _peer) = match listener.accept().await {
+            Ok(conn) => conn,
+            // Out of file descriptors and the like: keep serving the
+            // connections we have and try again shortly.
+            Err(e) => {
+                eprintln!("skillhost mcp: cannot accept a connection: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let mcp = mcp.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let mut mcp = mcp.clone();
+                async move {
+                    if req.uri().path() != HTTP_PATH {
+                        return Ok(not_found());
+                    }
+                    tower_service::Service::call(&mut mcp, req).await
+                }
+            });
+            // A client that goes away mid-request is its own business.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+type HttpResponse =
+    http::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>>;
+
+fn not_found() -> HttpResponse {
+    use http_body_util::BodyExt;
+    let body = format!("skillhost serves MCP on {HTTP_PATH}\n");
+    let mut resp = http::Response::new(http_body_util::Full::new(bytes::Bytes::from(body)).boxed());
+    *resp.status_mut() = http::StatusCode::NOT_FOUND;
+    resp
 }
 
 /// A network transport runs skills for whoever connects, so only loopback
