@@ -171,6 +171,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
         2,
         "{plain}"
     );
+    assert!(plain.contains("skillhost learn --model"), "{plain}");
 
     // The model answers in the order of the groups: greeter, then memo.
     // Its greeter rule singles out the formal requests; its memo rule
@@ -246,6 +247,11 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
     assert!(
         again.contains("0 rule(s) added") && !again.contains("asking the model failed"),
         "{again}"
+    );
+    assert!(
+        again.contains("rule proposed-toneerror-greeter addresses it")
+            && again.contains("it is asked again once the class failed 6 times"),
+        "each class says why the model was not asked: {again}"
     );
 }
 

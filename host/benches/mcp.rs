@@ -1,8 +1,10 @@
 //! What MCP costs: a `tools/call` round trip to `skillhost mcp` over stdio
-//! (JSON-RPC framing, process boundary, rmcp dispatch) for the bundled Rust
-//! handler `email-writer`, vs `Runner::run_skill` of the same skill
-//! in-process. Both use the same compiled-component cache and are measured
-//! in the same run; the ratio is printed as `RATIO mcp: ...`.
+//! (JSON-RPC framing, process boundary, rmcp dispatch) and over streamable
+//! HTTP (`--http 127.0.0.1:0`: HTTP/1.1, SSE framing, sessions) for the
+//! bundled Rust handler `email-writer`, vs `Runner::run_skill` of the same
+//! skill in-process. All use the same compiled-component cache and are
+//! measured interleaved in the same run; the ratios are printed as
+//! `RATIO mcp: ...` and `RATIO mcp-http: ...`.
 
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
@@ -22,33 +24,17 @@ use skillhost::skill::{Catalog, LoadOptions};
 const SKILL: &str = "email-writer";
 const TASK: &str = "Write an email to Dana about the budget review";
 
-/// A minimal MCP client: newline-delimited JSON-RPC on the child's pipes.
-struct McpChild {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
+/// A minimal MCP client; the transports differ only in how one message
+/// goes out and the answer to a request comes back.
+trait McpClient {
+    /// Sends a notification.
+    fn notify(&mut self, msg: &Value);
+    /// Sends a request and returns the response with the same `id`.
+    fn exchange(&mut self, id: u64, msg: &Value) -> Value;
+    fn next_id(&mut self) -> u64;
 
-impl McpChild {
-    fn start(ws: &harness::Workspace) -> Self {
-        let mut child = ws
-            .cli()
-            .arg("mcp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn skillhost mcp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut c = McpChild {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        let init = c.request(
+    fn handshake(&mut self) {
+        let init = self.request(
             "initialize",
             json!({
                 "protocolVersion": "2025-06-18",
@@ -57,33 +43,18 @@ impl McpChild {
             }),
         );
         assert_eq!(init["serverInfo"]["name"], "skillhost", "{init}");
-        c.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
-        c
+        self.notify(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     }
 
-    fn send(&mut self, msg: &Value) {
-        let mut line = msg.to_string();
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).expect("write");
-        self.stdin.flush().expect("flush");
-    }
-
-    /// Sends a request and returns its `result`, skipping notifications.
+    /// Sends a request and returns its `result`.
     fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "skillhost mcp closed stdout");
-            let msg: Value = serde_json::from_str(&line).expect("JSON-RPC line");
-            if msg["id"] == json!(id) {
-                assert!(msg.get("error").is_none(), "{msg}");
-                return msg["result"].clone();
-            }
-        }
+        let id = self.next_id();
+        let msg = self.exchange(
+            id,
+            &json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        );
+        assert!(msg.get("error").is_none(), "{msg}");
+        msg["result"].clone()
     }
 
     fn call_tool(&mut self) -> Value {
@@ -96,10 +67,178 @@ impl McpChild {
     }
 }
 
-impl Drop for McpChild {
+/// The server process; killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Newline-delimited JSON-RPC on the child's pipes.
+struct McpStdio {
+    _server: Server,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl McpStdio {
+    fn start(ws: &harness::Workspace) -> Self {
+        let mut child = ws
+            .cli()
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn skillhost mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut c = McpStdio {
+            _server: Server(child),
+            stdin,
+            stdout,
+            next_id: 1,
+        };
+        c.handshake();
+        c
+    }
+}
+
+impl McpClient for McpStdio {
+    fn notify(&mut self, msg: &Value) {
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Skips notifications and other responses until ours.
+    fn exchange(&mut self, id: u64, msg: &Value) -> Value {
+        self.notify(msg);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "skillhost mcp closed stdout");
+            let msg: Value = serde_json::from_str(&line).expect("JSON-RPC line");
+            if msg["id"] == json!(id) {
+                return msg;
+            }
+        }
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+/// Streamable HTTP to `skillhost mcp --http 127.0.0.1:0`, with reqwest on
+/// a small runtime.
+struct McpHttp {
+    _server: Server,
+    url: String,
+    session: Option<String>,
+    client: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+    next_id: u64,
+}
+
+impl McpHttp {
+    fn start(ws: &harness::Workspace) -> Self {
+        let mut child = ws
+            .cli()
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn skillhost mcp --http");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let server = Server(child);
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            let n = stderr.read_line(&mut line).expect("read stderr");
+            assert!(n > 0, "skillhost mcp --http exited before serving");
+            if line.contains("serving MCP") {
+                break line
+                    .trim()
+                    .rsplit(' ')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stderr.lines() {});
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("rt");
+        let mut c = McpHttp {
+            _server: server,
+            url,
+            session: None,
+            client: reqwest::Client::new(),
+            rt,
+            next_id: 1,
+        };
+        c.handshake();
+        c
+    }
+
+    /// Posts one message; returns the response body's JSON-RPC messages
+    /// (plain JSON or the `data:` lines of an SSE stream).
+    fn post(&mut self, msg: &Value) -> Vec<Value> {
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(msg);
+        if let Some(id) = &self.session {
+            req = req.header("mcp-session-id", id);
+        }
+        let (session, body) = self.rt.block_on(async {
+            let resp = req.send().await.expect("POST");
+            assert!(resp.status().is_success(), "HTTP {}", resp.status());
+            let session = resp
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            (session, resp.text().await.expect("body"))
+        });
+        if session.is_some() {
+            self.session = session;
+        }
+        body.lines()
+            .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+impl McpClient for McpHttp {
+    fn notify(&mut self, msg: &Value) {
+        self.post(msg);
+    }
+
+    fn exchange(&mut self, id: u64, msg: &Value) -> Value {
+        self.post(msg)
+            .into_iter()
+            .find(|m| m["id"] == json!(id))
+            .expect("a response to the request")
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
     }
 }
 
@@ -128,11 +267,13 @@ fn bench_mcp(c: &mut Criterion) {
         assert!(o.failure.is_none(), "{:?}", o.failure);
         o
     };
-    let mut mcp = McpChild::start(&ws);
-    // Warm both: compile or load the component, first instantiation.
+    let mut mcp = McpStdio::start(&ws);
+    let mut http = McpHttp::start(&ws);
+    // Warm all: compile or load the component, first instantiation.
     for _ in 0..5 {
         black_box(direct_once());
         black_box(mcp.call_tool());
+        black_box(http.call_tool());
     }
 
     let mut g = c.benchmark_group("mcp");
@@ -140,24 +281,36 @@ fn bench_mcp(c: &mut Criterion) {
     g.bench_function("mcp_stdio_tools_call", |b| {
         b.iter(|| black_box(mcp.call_tool()))
     });
+    g.bench_function("mcp_http_tools_call", |b| {
+        b.iter(|| black_box(http.call_tool()))
+    });
     g.finish();
 
-    // Interleaved, so both see the same machine load.
+    // Interleaved, so all see the same machine load.
     let rounds: u32 = 200;
-    let (mut direct, mut over_mcp) = (Duration::ZERO, Duration::ZERO);
+    let (mut direct, mut over_stdio, mut over_http) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {
         let t = Instant::now();
         black_box(direct_once());
         direct += t.elapsed();
         let t = Instant::now();
         black_box(mcp.call_tool());
-        over_mcp += t.elapsed();
+        over_stdio += t.elapsed();
+        let t = Instant::now();
+        black_box(http.call_tool());
+        over_http += t.elapsed();
     }
-    let (d, m) = (direct / rounds, over_mcp / rounds);
+    let (d, m, h) = (direct / rounds, over_stdio / rounds, over_http / rounds);
     println!(
         "RATIO mcp: tools/call over stdio {m:?} / in-process run_skill {d:?} per call = {:.2}x (+{:?} per call for MCP)",
         m.as_secs_f64() / d.as_secs_f64(),
         m.saturating_sub(d)
+    );
+    println!(
+        "RATIO mcp-http: tools/call over streamable HTTP {h:?} / in-process run_skill {d:?} per call = {:.2}x ({:.2}x stdio)",
+        h.as_secs_f64() / d.as_secs_f64(),
+        h.as_secs_f64() / m.as_secs_f64()
     );
 }
 

@@ -337,6 +337,12 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 println!("  + {id}");
             }
         }
+        let could_propose = !args.no_propose && config.learning.proposals.enabled;
+        if could_propose && model.is_none() && report.groups.iter().any(|g| g.no_pattern) {
+            println!(
+                "  (with a model configured, classes no pattern knows get a rule proposed by it: `skillhost learn --model PROVIDER:MODEL`)"
+            );
+        }
         for id in &report.rules_rejected {
             println!("  - {id} (rejected; `skillhost rules show {id}` has the figures)");
         }

@@ -283,22 +283,30 @@ pub async fn learn_from_store(
     let (mut report, candidates) = {
         let _lock = super::lock(&path);
         let mut rules = RuleSet::load(&path)?;
-        let report = run(&groups, &library_for, &mut rules, t);
+        let mut report = run(&groups, &library_for, &mut rules, t);
         if report.rules_added > 0 {
             rules.save(&path)?;
         }
         let proposals = &config.proposals;
         // `run` reports one group per failure group, in order.
-        let candidates: Vec<usize> = match model {
-            Some(_) if proposals.enabled => (0..groups.len())
-                .filter(|&i| {
-                    report.groups[i].no_pattern
-                        && super::propose::wants_proposal(&groups[i], &rules, proposals)
-                })
-                .take(proposals.max_per_cycle)
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut candidates = Vec::new();
+        if model.is_some() && proposals.enabled {
+            for (i, gr) in report.groups.iter_mut().enumerate() {
+                if !gr.no_pattern {
+                    continue;
+                }
+                match super::propose::reason_not_to_ask(&groups[i], &rules, proposals) {
+                    Some(why) => gr.outcome = format!("no pattern for this class; {why}"),
+                    None if candidates.len() < proposals.max_per_cycle => candidates.push(i),
+                    None => {
+                        gr.outcome = format!(
+                            "no pattern for this class; the model is asked in a later cycle (at most {} per cycle)",
+                            proposals.max_per_cycle
+                        )
+                    }
+                }
+            }
+        }
         (report, candidates)
     };
     let Some(model) = model else {

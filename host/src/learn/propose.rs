@@ -68,24 +68,35 @@ pub fn proposal_id(class: &str, scope: &str) -> String {
     format!("proposed-{}", slug(class, scope))
 }
 
-/// Whether to ask the model about `group`: no pattern covers it (the
-/// caller's job), it failed often enough, no live rule addresses it, and
-/// any earlier rejected proposal is stale (the class has since failed
-/// twice as often).
-pub fn wants_proposal(group: &FailureGroup, rules: &RuleSet, cfg: &ProposalConfig) -> bool {
-    if group.count < cfg.min_failures.max(1) {
-        return false;
+/// Why not to ask the model about `group`, or None to ask. Asked when no
+/// pattern covers the class (the caller's job), it failed often enough, no
+/// rule addresses it, and any earlier rejected proposal is stale (the class
+/// has since failed twice as often). A disabled rule still addresses its
+/// class: being switched off, by the operator or by its statistics, is a
+/// verdict that stands until the rule is removed (`skillhost rules remove`).
+pub fn reason_not_to_ask(
+    group: &FailureGroup,
+    rules: &RuleSet,
+    cfg: &ProposalConfig,
+) -> Option<String> {
+    let min = cfg.min_failures.max(1);
+    if group.count < min {
+        return Some(format!("the model is asked once it failed {min} times"));
     }
     let covered = rules
         .rules
         .iter()
-        .any(|r| r.class == group.class && r.in_scope(&group.skill) && !r.rejected);
-    if covered {
-        return false;
+        .find(|r| r.class == group.class && r.in_scope(&group.skill) && !r.rejected);
+    if let Some(rule) = covered {
+        return Some(format!("rule {} addresses it", rule.id));
     }
-    match rules.get(&proposal_id(&group.class, &group.skill)) {
-        Some(earlier) => group.count >= 2 * earlier.origin.failure_count.max(1),
-        None => true,
+    let id = proposal_id(&group.class, &group.skill);
+    match rules.get(&id) {
+        Some(earlier) if group.count < 2 * earlier.origin.failure_count.max(1) => Some(format!(
+            "the model's proposal {id} was rejected; it is asked again once the class failed {} times",
+            2 * earlier.origin.failure_count.max(1)
+        )),
+        _ => None,
     }
 }
 
@@ -737,25 +748,36 @@ mod tests {
         let cfg = ProposalConfig::default();
         let mut g = group(false);
         let mut rules = RuleSet::default();
-        assert!(wants_proposal(&g, &rules, &cfg));
+        let why = |g: &FailureGroup, rules: &RuleSet| reason_not_to_ask(g, rules, &cfg);
+        assert_eq!(why(&g, &rules), None);
         g.count = 2;
-        assert!(!wants_proposal(&g, &rules, &cfg), "below min_failures");
-        g.count = 4;
-        let rejected = decide("nothing");
-        rules.insert(rejected);
-        assert!(!wants_proposal(&g, &rules, &cfg), "just rejected");
-        g.count = 8;
-        assert!(
-            wants_proposal(&g, &rules, &cfg),
-            "the class failed twice as often"
+        assert_eq!(
+            why(&g, &rules).as_deref(),
+            Some("the model is asked once it failed 3 times")
         );
-        let kept = decide(&answer(
+        g.count = 4;
+        rules.insert(decide("nothing"));
+        assert!(
+            why(&g, &rules)
+                .unwrap_or_default()
+                .contains("was rejected; it is asked again once the class failed 8 times"),
+            "{:?}",
+            why(&g, &rules)
+        );
+        g.count = 8;
+        assert_eq!(why(&g, &rules), None, "the class failed twice as often");
+        let mut kept = decide(&answer(
             "prevention",
             json!([{"field": "task", "op": "matches", "value": "formal"}]),
         ));
+        kept.enabled = false;
         rules.rules.clear();
         rules.insert(kept);
-        assert!(!wants_proposal(&g, &rules, &cfg), "a live rule covers it");
+        assert_eq!(
+            why(&g, &rules).as_deref(),
+            Some("rule proposed-toneerror-greeter addresses it"),
+            "even disabled, until removed"
+        );
     }
 
     #[test]
