@@ -244,7 +244,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     println!(
                         "{:<48} {:<10} {:<16} {:>5.2} {:>3}/{:<3}  {state}",
                         r.id,
-                        format!("{:?}", r.kind).to_lowercase(),
+                        r.kind.to_string(),
                         r.scope,
                         r.confidence,
                         r.succeeded,

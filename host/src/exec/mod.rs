@@ -974,10 +974,7 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
             .iter()
             .map(|a| AppliedRecord {
                 rule_id: a.id.clone(),
-                kind: serde_json::to_value(a.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                kind: a.kind.to_string(),
                 effect: a.effect.clone(),
             })
             .collect(),

@@ -287,31 +287,18 @@ pub async fn learn_from_store(
         if report.rules_added > 0 {
             rules.save(&path)?;
         }
-        let proposals = &config.proposals;
-        // `run` reports one group per failure group, in order.
-        let mut candidates = Vec::new();
-        if model.is_some() && proposals.enabled {
-            for (i, gr) in report.groups.iter_mut().enumerate() {
-                if !gr.no_pattern {
-                    continue;
-                }
-                match super::propose::reason_not_to_ask(&groups[i], &rules, proposals) {
-                    Some(why) => gr.outcome = format!("no pattern for this class; {why}"),
-                    None if candidates.len() < proposals.max_per_cycle => candidates.push(i),
-                    None => {
-                        gr.outcome = format!(
-                            "no pattern for this class; the model is asked in a later cycle (at most {} per cycle)",
-                            proposals.max_per_cycle
-                        )
-                    }
-                }
+        let candidates = match model {
+            Some(_) if config.proposals.enabled => {
+                proposal_candidates(&groups, &mut report, &rules, &config.proposals)
             }
-        }
+            _ => Vec::new(),
+        };
         (report, candidates)
     };
     let Some(model) = model else {
         return Ok(report);
     };
+    // The model is asked without holding the rules lock: it may take seconds.
     for i in candidates {
         let (group, gr) = (&groups[i], &mut report.groups[i]);
         let runs = store.recent_runs_of(&group.skill, t.window)?;
@@ -326,44 +313,29 @@ pub async fn learn_from_store(
         };
         let description = catalog
             .get(&group.skill)
-            .map(|s| s.description.clone())
+            .map(|s| s.description.as_str())
             .unwrap_or_default();
-        let rule =
-            match super::propose::propose(model, &description, group, &evidence, &config.proposals)
-                .await
-            {
-                Ok(rule) => rule,
-                Err(e) => {
-                    gr.outcome = format!("no pattern for this class; asking the model failed: {e}");
-                    continue;
-                }
-            };
-        let verdict = rule
-            .replay
-            .as_ref()
-            .map(|r| r.verdict.clone())
-            .unwrap_or_default();
-        let kind = format!("{:?}", rule.kind).to_lowercase();
-        let kept = !rule.rejected;
-        let id = rule.id.clone();
-        {
-            let _lock = super::lock(&path);
-            let mut rules = RuleSet::load(&path)?;
-            // Another process may have proposed meanwhile: a live rule
-            // wins; a stale rejected one is replaced.
-            match rules.get(&id) {
-                Some(existing) if !existing.rejected => {
-                    gr.outcome = "no pattern for this class; a rule was proposed meanwhile".into();
-                    continue;
-                }
-                Some(_) => rules.rules.retain(|r| r.id != id),
-                None => {}
+        let proposed =
+            super::propose::propose(model, description, group, &evidence, &config.proposals).await;
+        let rule = match proposed {
+            Ok(rule) => rule,
+            Err(e) => {
+                gr.outcome = format!("no pattern for this class; asking the model failed: {e}");
+                continue;
             }
-            rules.insert(rule);
-            rules.save(&path)?;
+        };
+        let (id, kept) = (rule.id.clone(), !rule.rejected);
+        let verdict = rule.replay.as_ref().map(|r| r.verdict.clone());
+        let outcome = format!(
+            "no pattern for this class; the model proposed a {} rule, {}",
+            rule.kind,
+            verdict.unwrap_or_default()
+        );
+        if !store_proposal(&path, rule)? {
+            gr.outcome = "no pattern for this class; a rule was proposed meanwhile".into();
+            continue;
         }
-        gr.outcome =
-            format!("no pattern for this class; the model proposed a {kind} rule, {verdict}");
+        gr.outcome = outcome;
         if kept {
             gr.rules_added.push(id);
             report.rules_added += 1;
@@ -372,4 +344,48 @@ pub async fn learn_from_store(
         }
     }
     Ok(report)
+}
+
+/// The groups to ask the model about (indices into `groups`, which `run`
+/// reported one by one, in order), at most `max_per_cycle`; the others
+/// without a pattern get the reason in their outcome.
+fn proposal_candidates(
+    groups: &[FailureGroup],
+    report: &mut CycleReport,
+    rules: &RuleSet,
+    cfg: &super::propose::ProposalConfig,
+) -> Vec<usize> {
+    let mut candidates = Vec::new();
+    for (i, gr) in report.groups.iter_mut().enumerate() {
+        if !gr.no_pattern {
+            continue;
+        }
+        let why = super::propose::reason_not_to_ask(&groups[i], rules, cfg).or_else(|| {
+            (candidates.len() >= cfg.max_per_cycle).then(|| {
+                format!(
+                    "the model is asked in a later cycle (at most {} per cycle)",
+                    cfg.max_per_cycle
+                )
+            })
+        });
+        match why {
+            Some(why) => gr.outcome = format!("no pattern for this class; {why}"),
+            None => candidates.push(i),
+        }
+    }
+    candidates
+}
+
+/// Writes a proposal under the rules lock, replacing a rejected one in its
+/// slot. False when another process stored a live rule there meanwhile.
+fn store_proposal(path: &std::path::Path, rule: Rule) -> Result<bool, LearnError> {
+    let _lock = super::lock(path);
+    let mut rules = RuleSet::load(path)?;
+    if rules.get(&rule.id).is_some_and(|r| !r.rejected) {
+        return Ok(false);
+    }
+    rules.rules.retain(|r| r.id != rule.id);
+    rules.insert(rule);
+    rules.save(path)?;
+    Ok(true)
 }

@@ -22,6 +22,17 @@ pub enum Kind {
     Recovery,
 }
 
+impl std::fmt::Display for Kind {
+    /// The lower-case name, as in `rules.json`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Kind::Prevention => "prevention",
+            Kind::Validation => "validation",
+            Kind::Recovery => "recovery",
+        })
+    }
+}
+
 /// What a rule does when it fires.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
