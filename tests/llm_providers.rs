@@ -379,12 +379,14 @@ async fn openai_several_tool_calls_and_their_results_go_back() {
         name: "get_weather".into(),
         content: "sunny, 24C".into(),
         is_error: false,
+        note: None,
     });
     req.messages.push(Message::ToolResult {
         call_id: "call_2".into(),
         name: "get_weather".into(),
         content: "service unavailable".into(),
         is_error: true,
+        note: None,
     });
     let second = p.chat(&req).await.expect("turn 2");
     assert_eq!(second.text.as_deref(), Some("Paris is sunnier."));
@@ -710,6 +712,7 @@ async fn anthropic_several_tool_calls_and_results_in_one_user_message() {
             name: call.name.clone(),
             content: content.into(),
             is_error,
+            note: None,
         });
     }
     let second = p.chat(&req).await.expect("turn 2");

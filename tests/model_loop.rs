@@ -263,6 +263,64 @@ fn invalid_tool_arguments_are_told_to_the_model_and_the_loop_goes_on() {
 }
 
 #[test]
+fn a_tool_error_becomes_a_recovery_rule_that_the_model_is_told_about() {
+    let bad_call = || openai_calls(&[("c1", "read_skill_file", "{\"path\": SKILL.md")]);
+    let server = Server::start(vec![
+        bad_call(),
+        openai_text("Gave up."),
+        bad_call(),
+        openai_text("Retried."),
+    ]);
+    let (ws, runner) = runner_for(&server, "openai", |_| {});
+    // Run 1: no rules yet; the tool error is recorded with its class.
+    let o = run(&runner, "helper", "read yourself", json!({}));
+    assert!(o.rules_applied.is_empty());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let report = rt
+        .block_on(skillhost::learn::cycle::learn_from_store(
+            runner.store().expect("store"),
+            &ws.paths(),
+            runner.catalog(),
+            &skillhost::learn::LearningConfig::default(),
+            None,
+        ))
+        .expect("learn");
+    let rule = "recover-invalidarguments-helper";
+    assert!(
+        report.groups.iter().any(|g| g.rules_added == [rule]),
+        "{report:?}"
+    );
+
+    // Run 2: the recovery rule fires on the same error, and the model reads
+    // what was done before the error itself.
+    let path = skillhost::learn::rules_path(&ws.paths().state_dir());
+    let (learning, warnings) =
+        skillhost::learn::Learning::open(&path, skillhost::learn::RuleFilter::All).expect("rules");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let runner = runner.with_learning(Arc::new(learning));
+    let o = run(&runner, "helper", "read yourself", json!({}));
+    assert_eq!(o.rules_applied.len(), 1, "{:?}", o.rules_applied);
+    assert_eq!(o.rules_applied[0].id, rule);
+    let told = &server.requests()[3]["messages"];
+    let last = told
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("a message");
+    let content = last["content"].as_str().unwrap_or_default();
+    assert!(
+        content.starts_with(
+            "[Recovery applied: instruction: Check each tool's parameters: send one JSON object with every required field.] Error: "
+        ) && content.contains("not valid JSON"),
+        "{content}"
+    );
+    let recovered = o.trajectory.iter().any(|s| {
+        matches!(s, Step::Tool { recovery: Some(r), .. } if r.contains("Check each tool's parameters"))
+    });
+    assert!(recovered, "the trajectory records the recovery");
+}
+
+#[test]
 fn the_step_cap_ends_the_loop_with_a_clear_failure() {
     let looping: Vec<Reply> = (0..10)
         .map(|i| openai_calls(&[(if i % 2 == 0 { "a" } else { "b" }, "list_skill_files", "{}")]))

@@ -187,13 +187,10 @@ pub(super) async fn run(
                     if let Some(a) = applied {
                         outcome.rules_applied.push(a);
                     }
-                    let text = match &recovery {
-                        Some(r) => format!("[Recovery applied: {r}] {e}"),
-                        None => e.to_string(),
-                    };
-                    (text, true, recovery)
+                    (e.to_string(), true, recovery)
                 }
             };
+            let note = recovery.as_ref().map(|r| format!("Recovery applied: {r}"));
             outcome.trajectory.push(Step::Tool {
                 step: tool_step,
                 caller: Caller::Model,
@@ -211,6 +208,7 @@ pub(super) async fn run(
                 name: call.name.clone(),
                 content,
                 is_error,
+                note,
             });
         }
     }

@@ -139,12 +139,13 @@ pub(crate) fn request_body(model: &str, max_tokens: u32, req: &ChatRequest) -> V
                 call_id,
                 content,
                 is_error,
+                note,
                 ..
             } => {
                 let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": call_id,
-                    "content": content,
+                    "content": super::tool_result_text(note.as_deref(), "", content),
                 });
                 if *is_error {
                     block["is_error"] = json!(true);
@@ -303,6 +304,7 @@ mod tests {
             name: "t".into(),
             content: content.into(),
             is_error,
+            note: None,
         }
     }
 

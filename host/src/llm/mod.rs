@@ -69,7 +69,21 @@ pub enum Message {
         name: String,
         content: String,
         is_error: bool,
+        /// What the host did about this result (`Recovery applied: ...`);
+        /// the model reads it first, in brackets, before the result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
+}
+
+/// A tool result's text as the model reads it: the host's note first, in
+/// brackets, then `error_marker` (how a format without an error flag says
+/// the call failed; empty otherwise), then the result.
+pub(crate) fn tool_result_text(note: Option<&str>, error_marker: &str, content: &str) -> String {
+    match note {
+        Some(note) => format!("[{note}] {error_marker}{content}"),
+        None => format!("{error_marker}{content}"),
+    }
 }
 
 /// A tool as offered to the model.
@@ -223,6 +237,16 @@ pub(crate) fn excerpt(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_note_is_read_before_the_error_marker() {
+        assert_eq!(
+            tool_result_text(Some("Recovery applied: retried"), "Error: ", "boom"),
+            "[Recovery applied: retried] Error: boom"
+        );
+        assert_eq!(tool_result_text(None, "Error: ", "boom"), "Error: boom");
+        assert_eq!(tool_result_text(None, "", "fine"), "fine");
+    }
 
     #[test]
     fn excerpt_cuts_on_char_boundary() {

@@ -133,12 +133,17 @@ pub(crate) fn request_body(model: &str, max_tokens: Option<u32>, req: &ChatReque
                 call_id,
                 content,
                 is_error,
+                note,
                 ..
             } => json!({
                 "role": "tool",
                 "tool_call_id": call_id,
                 // The format has no error flag; say it in the content.
-                "content": if *is_error { format!("Error: {content}") } else { content.clone() },
+                "content": super::tool_result_text(
+                    note.as_deref(),
+                    if *is_error { "Error: " } else { "" },
+                    content,
+                ),
             }),
         });
     }
@@ -300,6 +305,7 @@ mod tests {
                     name: "weather".into(),
                     content: "sunny".into(),
                     is_error: false,
+                    note: None,
                 },
             ],
             tools: vec![ToolSpec {
@@ -354,6 +360,7 @@ mod tests {
                     name: "t".into(),
                     content: "bad arguments".into(),
                     is_error: true,
+                    note: None,
                 },
             ],
             ..Default::default()
