@@ -338,6 +338,37 @@ mod tests {
     }
 
     #[test]
+    fn learning_thresholds_load_and_bad_shares_are_refused() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = paths(d.path());
+        fs::create_dir_all(&p.workspace).expect("mkdir");
+        fs::write(
+            workspace_file(&p),
+            "[learning.proposals]\nmin_failures = 5\nmin_failure_match = 0.8\n",
+        )
+        .expect("write");
+        let c = Config::load(&p).expect("load");
+        assert_eq!(c.learning.proposals.min_failures, 5);
+        assert_eq!(c.learning.proposals.min_failure_match, 0.8);
+        assert_eq!(c.learning.proposals.max_success_match, 0.1, "default kept");
+        for bad in [
+            "[learning.proposals]\nmax_success_match = 10\n",
+            "[learning.thresholds]\nmin_frequency = -0.5\n",
+        ] {
+            fs::write(workspace_file(&p), bad).expect("write");
+            let e = Config::load(&p).expect_err(bad).to_string();
+            assert!(e.contains("is not a share"), "{bad}: {e}");
+        }
+        fs::write(
+            workspace_file(&p),
+            "[learning.proposals]\nmin_falures = 2\n",
+        )
+        .expect("write");
+        let e = Config::load(&p).expect_err("typo").to_string();
+        assert!(e.contains("min_falures"), "{e}");
+    }
+
+    #[test]
     fn write_grant_keeps_comments_and_round_trips() {
         let d = tempfile::tempdir().expect("tempdir");
         let path = d.path().join(CONFIG_FILE);

@@ -15,6 +15,7 @@ pub struct Thresholds {
     /// At least this many failures of the class.
     pub min_failures: u64,
     /// And at least this share of the skill's runs.
+    #[serde(deserialize_with = "super::share")]
     pub min_frequency: f64,
     /// Over this many most recent runs.
     pub window: usize,

@@ -35,8 +35,10 @@ pub struct ProposalConfig {
     pub max_per_cycle: usize,
     /// Keep a rule only if its conditions match at least this share of the
     /// class's recorded failures ...
+    #[serde(deserialize_with = "super::share")]
     pub min_failure_match: f64,
     /// ... and at most this share of the skill's successful runs.
+    #[serde(deserialize_with = "super::share")]
     pub max_success_match: f64,
     /// Failed and successful runs shown to the model (each).
     pub examples: usize,
