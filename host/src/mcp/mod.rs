@@ -117,6 +117,10 @@ pub async fn serve_http(
                 continue;
             }
         };
+        // Responses go out as several small writes (headers, SSE events):
+        // without this, Nagle's algorithm meets the client's delayed ACK and
+        // every call waits ~40 ms.
+        let _ = stream.set_nodelay(true);
         let mcp = mcp.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
