@@ -8,6 +8,11 @@
 //! the model is not asked again until the class has failed twice as often
 //! as when the proposal was rejected.
 //!
+//! A model cannot widen what a skill may do through a proposal: rules only
+//! have the rule language's actions, which edit the run's context and the
+//! instructions it is given; grants, limits and tool policy stay as they
+//! are, and the answer is parsed against that language, never executed.
+//!
 //! What the replay looks at depends on the rule's kind, because that is
 //! what the rule would see when it fires: a prevention rule sees the task
 //! and context before the run (no output), a validation rule also sees the
