@@ -15,6 +15,11 @@ use std::sync::OnceLock;
 use harness::{Workspace, cache_dir, guest, repo_root};
 use serde_json::Value;
 
+/// Template skills added to the session's catalog: with the fixed tools
+/// and the bundled skills, more than one page of tools, resources and
+/// prompts.
+const PAGED_SKILLS: usize = skillhost::mcp::PAGE_SIZE + 20;
+
 /// How the client reaches the server.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Transport {
@@ -44,6 +49,10 @@ fn session_over(transport: Transport) -> &'static Value {
         let secret = ws.workspace.join("secret.txt");
         std::fs::write(&secret, "secret").expect("write secret");
         std::os::unix::fs::symlink(&secret, dir.join("outside.txt")).expect("symlink");
+        // More skills than one page holds, so the client must follow cursors.
+        for i in 0..PAGED_SKILLS {
+            ws.add_skill(&format!("zz-paged-{i:03}"), "metadata:\n  skillhost:\n    template: \"ok {{task}}\"", None);
+        }
         let script = repo_root().join("tests/mcp/client.py");
         let mut client = Command::new("python3");
         client.arg(&script);
@@ -303,4 +312,20 @@ fn a_non_loopback_bind_is_refused_without_allow_remote() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn long_lists_come_in_pages_and_a_client_gets_every_item() {
+    let s = session();
+    for list in ["tools", "resources", "prompts"] {
+        assert_eq!(s["pages"][list], 2, "{list}: {}", s["pages"]);
+    }
+    let tools = s["tools"].as_object().expect("tools");
+    let paged = tools
+        .keys()
+        .filter(|k| k.starts_with("skill_zz-paged-"))
+        .count();
+    assert_eq!(paged, PAGED_SKILLS, "every skill is a tool, across pages");
+    let prompts = s["prompts"].as_object().expect("prompts");
+    assert!(prompts.contains_key("hostile") && prompts.contains_key("zz-paged-519"));
 }

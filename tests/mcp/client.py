@@ -143,6 +143,20 @@ def http_guards(url):
     }
 
 
+async def all_pages(list_page, field, out):
+    """Every item of a paginated list, following the server's cursors as a
+    client must; the number of pages goes into out["pages"][field]."""
+    items, cursor, pages = [], None, 0
+    while True:
+        page = await list_page(cursor=cursor)
+        items += getattr(page, field)
+        pages += 1
+        cursor = page.nextCursor
+        if not cursor:
+            out.setdefault("pages", {})[field] = pages
+            return items
+
+
 async def exercise(session, out):
     """The same session, whatever the transport: what a client does."""
     init = await session.initialize()
@@ -154,8 +168,8 @@ async def exercise(session, out):
         "prompts": init.capabilities.prompts is not None,
     }
 
-    tools = await session.list_tools()
-    out["tools"] = {t.name: {"description": t.description, "schema": t.inputSchema} for t in tools.tools}
+    tools = await all_pages(session.list_tools, "tools", out)
+    out["tools"] = {t.name: {"description": t.description, "schema": t.inputSchema} for t in tools}
 
     # Success, then failures the handler classifies itself, then
     # failures the sandbox imposes; the next call must still work.
@@ -178,10 +192,8 @@ async def exercise(session, out):
     )
     out["calls"] = calls
 
-    resources = await session.list_resources()
-    out["resources"] = [
-        {"uri": str(r.uri), "mime": r.mimeType} for r in resources.resources
-    ]
+    resources = await all_pages(session.list_resources, "resources", out)
+    out["resources"] = [{"uri": str(r.uri), "mime": r.mimeType} for r in resources]
     read = await session.read_resource("skill://hostile/SKILL.md")
     out["read_resource"] = [
         {"uri": str(c.uri), "mime": c.mimeType, "text": getattr(c, "text", None)}
@@ -195,10 +207,10 @@ async def exercise(session, out):
     except McpError as e:
         out["read_resource_escape"] = str(e.error.message)
 
-    prompts = await session.list_prompts()
+    prompts = await all_pages(session.list_prompts, "prompts", out)
     out["prompts"] = {
         p.name: [{"name": a.name, "required": a.required} for a in (p.arguments or [])]
-        for p in prompts.prompts
+        for p in prompts
     }
     prompt = await session.get_prompt("hostile", {"task": "check the sandbox"})
     out["get_prompt"] = [

@@ -32,6 +32,9 @@ pub const MAX_READ_BYTES: u64 = 1 << 20;
 /// Most files listed as resources per skill, and in all.
 const MAX_FILES_PER_SKILL: usize = 200;
 const MAX_RESOURCES: usize = 5000;
+/// Tools, resources and prompts per list response; a client with thousands
+/// of skills gets them in pages, with the cursors MCP defines.
+pub const PAGE_SIZE: usize = 500;
 
 /// Serves one catalog over MCP. Cheap to clone (the runner and the tool
 /// table are shared), as rmcp's HTTP transport wants one per session.
@@ -370,10 +373,13 @@ impl ServerHandler for SkillServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let (tools, next) = page(self.tools(), request)?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn call_tool(
@@ -387,10 +393,13 @@ impl ServerHandler for SkillServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(self.resources()))
+        let (resources, next) = page(self.resources(), request)?;
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn read_resource(
@@ -403,10 +412,13 @@ impl ServerHandler for SkillServer {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(self.prompts()))
+        let (prompts, next) = page(self.prompts(), request)?;
+        let mut result = ListPromptsResult::with_all_items(prompts);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn get_prompt(
@@ -417,6 +429,30 @@ impl ServerHandler for SkillServer {
         let args = request.arguments.unwrap_or_default();
         self.prompt(&request.name, &args).map(Into::into)
     }
+}
+
+/// The page of `items` that starts at the request's cursor (an offset this
+/// server handed out), and the cursor of the next page when there is one.
+pub fn page<T>(
+    mut items: Vec<T>,
+    request: Option<PaginatedRequestParams>,
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let start = match request.and_then(|r| r.cursor) {
+        None => 0,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n <= items.len())
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!("invalid cursor `{cursor}`: list again from the start, without one"),
+                    None,
+                )
+            })?,
+    };
+    let end = start.saturating_add(PAGE_SIZE).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items.drain(start..end).collect(), next))
 }
 
 /// A skill's tool description; skills that ask not to be picked by a model

@@ -339,3 +339,24 @@ fn remote_binds_need_an_explicit_opt_in() {
     ));
     assert!(check_bind(any, true).is_ok());
 }
+
+#[test]
+fn pages_follow_their_cursors_and_bad_cursors_are_refused() {
+    let items: Vec<usize> = (0..PAGE_SIZE * 2 + 7).collect();
+    let with = |cursor: Option<&str>| {
+        Some(rmcp::model::PaginatedRequestParams::default().with_cursor(cursor.map(str::to_owned)))
+    };
+    let (first, next) = page(items.clone(), None).expect("first page");
+    assert_eq!((first.len(), first[0]), (PAGE_SIZE, 0));
+    let next = next.expect("a second page");
+    let (second, next) = page(items.clone(), with(Some(&next))).expect("second page");
+    assert_eq!(second[0], PAGE_SIZE);
+    let (third, last) = page(items.clone(), with(next.as_deref())).expect("third page");
+    assert_eq!((third.len(), last), (7, None));
+    for bad in ["-1", "abc", "99999"] {
+        let e = page(items.clone(), with(Some(bad))).expect_err(bad);
+        assert!(e.message.contains("invalid cursor"), "{bad}: {}", e.message);
+    }
+    let (empty, none) = page(Vec::<u8>::new(), None).expect("empty list");
+    assert!(empty.is_empty() && none.is_none());
+}
