@@ -42,7 +42,10 @@ fn write_email(task: Task) -> HandlerResult {
             "the task is empty: say what the email is about",
         ));
     }
-    let recipient = task.str("recipient").trim().to_owned();
+    let recipient = match task.str("recipient").trim() {
+        "" => recipient_of(&topic_of(request)).unwrap_or_default(),
+        given => given.to_owned(),
+    };
     let sender = task.str("sender").trim().to_owned();
     let timezone = task.str("timezone").trim().to_owned();
     let tone = task.str("tone").trim().to_lowercase();
@@ -255,6 +258,24 @@ fn topic_of(request: &str) -> String {
     topic.trim().to_owned()
 }
 
+/// "to Dana Ross about the launch" -> "Dana Ross": the capitalised name
+/// right after a leading "to", when the task names one ("to the team" does
+/// not).
+fn recipient_of(topic: &str) -> Option<String> {
+    let rest = topic.strip_prefix("to ")?;
+    let name: Vec<&str> = rest
+        .split_whitespace()
+        .map(|w| w.trim_end_matches([',', '.', ':', ';']))
+        .take_while(|w| {
+            w.chars().next().is_some_and(char::is_uppercase)
+                && w.chars()
+                    .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+        })
+        .take(3)
+        .collect();
+    (!name.is_empty()).then(|| name.join(" "))
+}
+
 /// "to Bob about the launch" -> "about the launch"; a topic with no
 /// preposition gets "regarding".
 fn about_phrase(topic: &str) -> String {
@@ -328,6 +349,21 @@ mod tests {
     fn attachments_detected() {
         assert!(mentions_attachment("send the quarterly report"));
         assert!(!mentions_attachment("thank Ana for lunch"));
+    }
+
+    #[test]
+    fn the_recipient_is_read_from_the_task_when_not_given() {
+        let r = |task: &str| recipient_of(&topic_of(task));
+        assert_eq!(
+            r("Write an email to Dana about the budget review").as_deref(),
+            Some("Dana")
+        );
+        assert_eq!(
+            r("email to Dana Ross: the launch").as_deref(),
+            Some("Dana Ross")
+        );
+        assert_eq!(r("Write an email to the team about lunch"), None);
+        assert_eq!(r("Email about the review"), None);
     }
 
     #[test]
