@@ -45,12 +45,12 @@ fn run(i: usize) -> RunRecord {
 }
 
 fn rule(i: usize) -> Rule {
-    Rule {
-        id: format!("prevent-{i}"),
-        kind: Kind::Prevention,
-        class: "X".into(),
-        scope: "*".into(),
-        conditions: vec![
+    Rule::new(
+        format!("prevent-{i}"),
+        Kind::Prevention,
+        "X",
+        "*",
+        vec![
             Condition {
                 field: "task.description".into(),
                 op: Op::Matches,
@@ -64,18 +64,11 @@ fn rule(i: usize) -> Rule {
                 not: false,
             },
         ],
-        actions: vec![Action::AddInstruction {
+        vec![Action::AddInstruction {
             text: format!("rule {i}"),
         }],
-        origin: Origin::default(),
-        confidence: 0.5,
-        applied: 0,
-        succeeded: 0,
-        enabled: true,
-        disabled_reason: None,
-        rejected: false,
-        replay: None,
-    }
+        Origin::default(),
+    )
 }
 
 fn bench_cycle(c: &mut Criterion) {

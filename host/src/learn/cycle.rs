@@ -82,27 +82,20 @@ pub fn slug(class: &str, scope: &str) -> String {
 }
 
 fn make(kind: Kind, class: &str, scope: &str, stage: &Stage, group: &FailureGroup) -> Rule {
-    Rule {
-        id: rule_id(kind, class, scope),
+    Rule::new(
+        rule_id(kind, class, scope),
         kind,
-        class: class.to_owned(),
-        scope: scope.to_owned(),
-        conditions: stage.conditions.clone(),
-        actions: stage.actions.clone(),
-        origin: Origin {
+        class,
+        scope,
+        stage.conditions.clone(),
+        stage.actions.clone(),
+        Origin {
             pattern: class.to_owned(),
             failures: group.sample_runs.clone(),
             failure_count: group.count,
             ..Origin::default()
         },
-        confidence: 0.5,
-        applied: 0,
-        succeeded: 0,
-        enabled: true,
-        disabled_reason: None,
-        rejected: false,
-        replay: None,
-    }
+    )
 }
 
 /// Turns failure groups into rules (adding to `rules`); `library_for`

@@ -389,30 +389,26 @@ pub fn rule(
         model: Some(model.to_owned()),
         rationale,
     };
-    let default_kind = if group.tool_error {
-        Kind::Recovery
-    } else {
-        Kind::Prevention
-    };
-    let mut rule = Rule {
-        id: proposal_id(&group.class, &group.skill),
-        kind: default_kind,
-        class: group.class.clone(),
-        scope: group.skill.clone(),
-        conditions: Vec::new(),
-        actions: Vec::new(),
-        origin: origin(None),
-        confidence: 0.5,
-        applied: 0,
-        succeeded: 0,
-        enabled: false,
-        disabled_reason: None,
-        rejected: true,
-        replay: None,
-    };
+    let id = proposal_id(&group.class, &group.skill);
     let answer = match answer {
         Ok(a) => a,
         Err(why) => {
+            let kind = if group.tool_error {
+                Kind::Recovery
+            } else {
+                Kind::Prevention
+            };
+            let mut rule = Rule::new(
+                id,
+                kind,
+                &group.class,
+                &group.skill,
+                Vec::new(),
+                Vec::new(),
+                origin(None),
+            );
+            rule.enabled = false;
+            rule.rejected = true;
             rule.replay = Some(Replay {
                 verdict: format!("rejected: the model's answer is not a usable rule: {why}"),
                 ..Replay::default()
@@ -430,16 +426,19 @@ pub fn rule(
     };
     let keep = figures.verdict.is_empty() && judge(&mut figures, cfg);
     let rationale = Some(excerpt(&answer.rationale, MAX_TEXT)).filter(|r| !r.is_empty());
-    Rule {
-        kind: answer.kind,
-        conditions: answer.conditions,
-        actions: answer.actions,
-        origin: origin(rationale),
-        enabled: keep,
-        rejected: !keep,
-        replay: Some(figures),
-        ..rule
-    }
+    let mut rule = Rule::new(
+        id,
+        answer.kind,
+        &group.class,
+        &group.skill,
+        answer.conditions,
+        answer.actions,
+        origin(rationale),
+    );
+    rule.enabled = keep;
+    rule.rejected = !keep;
+    rule.replay = Some(figures);
+    rule
 }
 
 /// Asks `model` for a rule for `group` and replays it. An unreachable or

@@ -121,6 +121,34 @@ pub const MIN_APPLICATIONS: u64 = 8;
 pub const MIN_HELPFUL: f64 = 0.5;
 
 impl Rule {
+    /// A rule never applied yet: enabled, with the flat prior's confidence.
+    pub fn new(
+        id: String,
+        kind: Kind,
+        class: &str,
+        scope: &str,
+        conditions: Vec<Condition>,
+        actions: Vec<Action>,
+        origin: Origin,
+    ) -> Rule {
+        Rule {
+            id,
+            kind,
+            class: class.to_owned(),
+            scope: scope.to_owned(),
+            conditions,
+            actions,
+            origin,
+            confidence: 0.5,
+            applied: 0,
+            succeeded: 0,
+            enabled: true,
+            disabled_reason: None,
+            rejected: false,
+            replay: None,
+        }
+    }
+
     pub fn posterior(&self) -> (f64, f64) {
         let a = 1.0 + self.succeeded as f64;
         let b = 1.0 + self.applied.saturating_sub(self.succeeded) as f64;
@@ -349,18 +377,18 @@ mod tests {
     use serde_json::json;
 
     pub(crate) fn rule(id: &str, kind: Kind) -> Rule {
-        Rule {
-            id: id.into(),
+        Rule::new(
+            id.into(),
             kind,
-            class: "TimezoneError".into(),
-            scope: "email-writer".into(),
-            conditions: vec![Condition {
+            "TimezoneError",
+            "email-writer",
+            vec![Condition {
                 field: "task.description".into(),
                 op: Op::Matches,
                 value: json!("(?i)\\dpm"),
                 not: false,
             }],
-            actions: vec![
+            vec![
                 Action::SetField {
                     field: "timezone".into(),
                     value: json!("UTC"),
@@ -370,20 +398,13 @@ mod tests {
                     text: "Give times with a timezone.".into(),
                 },
             ],
-            origin: Origin {
+            Origin {
                 pattern: "TimezoneError".into(),
                 failures: vec![1, 2],
                 failure_count: 2,
                 ..Origin::default()
             },
-            confidence: 0.5,
-            applied: 0,
-            succeeded: 0,
-            enabled: true,
-            disabled_reason: None,
-            rejected: false,
-            replay: None,
-        }
+        )
     }
 
     #[test]

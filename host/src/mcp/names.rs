@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::skill::{Catalog, FieldKind, Skill};
+use crate::skill::{Catalog, Skill};
 
 /// Longest tool name MCP clients accept.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -77,18 +77,6 @@ pub fn input_schema(skill: &Skill) -> Map<String, Value> {
     match crate::tools::skill_parameters(skill) {
         Value::Object(m) => m,
         _ => Map::new(),
-    }
-}
-
-/// The JSON Schema type name of a declared field kind.
-pub fn json_type(kind: FieldKind) -> &'static str {
-    match kind {
-        FieldKind::String => "string",
-        FieldKind::Bool => "boolean",
-        FieldKind::Number => "number",
-        FieldKind::Integer => "integer",
-        FieldKind::List => "array",
-        FieldKind::Object => "object",
     }
 }
 

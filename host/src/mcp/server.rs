@@ -541,7 +541,7 @@ pub fn coerce_context(
             (Some(f), v) if !v.is_null() && !fits(f.kind, &v) => {
                 return Err(context::ContextError::WrongType {
                     field: key,
-                    expected: names::json_type(f.kind),
+                    expected: f.kind.json_type(),
                     value: v.to_string(),
                 });
             }

@@ -147,6 +147,20 @@ pub enum FieldKind {
     Object,
 }
 
+impl FieldKind {
+    /// The JSON Schema type name, for tool schemas and type errors.
+    pub fn json_type(self) -> &'static str {
+        match self {
+            FieldKind::String => "string",
+            FieldKind::Bool => "boolean",
+            FieldKind::Number => "number",
+            FieldKind::Integer => "integer",
+            FieldKind::List => "array",
+            FieldKind::Object => "object",
+        }
+    }
+}
+
 /// `metadata.skillhost`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

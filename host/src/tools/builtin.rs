@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{CallContext, MAX_DEPTH, SkillInvoker, Tool, ToolError, Toolbox, str_arg};
 use crate::sandbox::BoxFuture;
-use crate::skill::{FieldKind, Skill};
+use crate::skill::Skill;
 
 /// Largest file a tool reads or writes.
 const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -299,15 +299,7 @@ pub fn skill_parameters(skill: &Skill) -> Value {
         if name == "task" {
             continue;
         }
-        let ty = match field.kind {
-            FieldKind::String => "string",
-            FieldKind::Bool => "boolean",
-            FieldKind::Number => "number",
-            FieldKind::Integer => "integer",
-            FieldKind::List => "array",
-            FieldKind::Object => "object",
-        };
-        let mut p = json!({ "type": ty });
+        let mut p = json!({ "type": field.kind.json_type() });
         if let Some(d) = &field.description {
             p["description"] = Value::from(d.clone());
         }
