@@ -7,7 +7,8 @@
 #
 # Where things go (all under the repo's target dir, so a cached target/
 # carries them from one run to the next, and nothing leaks outside):
-#   target/example-tools/bin     wasm-tools, wit-bindgen (cargo install --locked)
+#   target/example-tools/bin     wasm-tools, wit-bindgen (cargo install --locked;
+#                                 their build tree is removed once installed)
 #   target/example-tools/venv    componentize-py
 #   target/example-tools/wasi_snapshot_preview1.reactor.wasm
 #                                 the preview1 -> preview2 adapter for C
@@ -96,6 +97,10 @@ RS
         || fail C "extracting the preview1 adapter from wasi-preview1-component-adapter-provider@$ADAPTER_VERSION failed"
     echo "$ADAPTER_VERSION" >"$stamp"
 fi
+
+# The tools are installed; their build tree (~600 MB) is no longer needed,
+# and CI machines can be short of disk.
+rm -rf "$tools/build"
 
 # --- JavaScript: componentize-js (npm) -----------------------------------
 step "JavaScript (componentize-js via npm ci in examples/js)"
