@@ -128,6 +128,10 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             let runs = store.list_runs(limit)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&runs)?);
+            } else if runs.is_empty() {
+                println!(
+                    "no runs recorded yet; each `skillhost run` and MCP tool call records one"
+                );
             } else {
                 println!(
                     "{:>6}  {:<7} {:<20} {:<9} {:<18} task",

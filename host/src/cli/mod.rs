@@ -39,7 +39,7 @@ enum Command {
     Run(run::RunArgs),
     /// List, search, show and validate skills; grant them capabilities.
     Skills(skills::SkillsArgs),
-    /// Inspect handler components.
+    /// Inspect handler components; scaffold a new handler in any of four languages.
     Handler(handler::HandlerArgs),
     /// Recorded runs: list, show, export.
     Runs(learn::RunsArgs),
