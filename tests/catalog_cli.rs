@@ -1,8 +1,7 @@
 //! `skillhost skills ...` through the real binary. Every run gets its own
 //! `SKILLHOST_HOME` and workspace, so the user's real skills are never read.
 
-#[path = "support/catalog.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

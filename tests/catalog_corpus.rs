@@ -4,8 +4,7 @@
 //! of the front matter, split here by its own code, so the check does not
 //! depend on the loader being right about itself.
 
-#[path = "support/catalog.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

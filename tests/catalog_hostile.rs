@@ -1,11 +1,9 @@
 //! Hostile skill roots: each attack gives a warning, is not loaded (or is
 //! loaded harmlessly), and never stops the good skill next to it.
 
-#[path = "support/catalog.rs"]
-mod support;
+use crate::support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use skillhost::skill::{Catalog, LoadOptions, Root, Source, Warning, parse_skill};
@@ -13,7 +11,10 @@ use support::{fast_tempdir, write, write_skill};
 
 /// A root with one good skill; `attack` adds the hostile part and may
 /// return a guard that cleans up before the temporary folder goes.
-fn load_with<G>(attack: impl FnOnce(&Path, &Path) -> G) -> (Catalog, Duration) {
+/// No test here times the load: each cap that keeps an attack cheap says so
+/// in its warning, and the tests assert that warning (wall-clock limits
+/// would only make the suite flaky on a busy machine).
+fn load_with<G>(attack: impl FnOnce(&Path, &Path) -> G) -> Catalog {
     let tmp = fast_tempdir();
     let root = tmp.path().join("root");
     let outside = tmp.path().join("outside");
@@ -21,11 +22,9 @@ fn load_with<G>(attack: impl FnOnce(&Path, &Path) -> G) -> (Catalog, Duration) {
     std::fs::create_dir_all(&outside).expect("mkdir outside");
     write_skill(&root, "good", "A good skill.");
     let guard = attack(&root, &outside);
-    let start = Instant::now();
     let catalog = Catalog::load(&[Root::new(root, Source::User)], &LoadOptions::default());
-    let took = start.elapsed();
     drop(guard);
-    (catalog, took)
+    catalog
 }
 
 fn assert_good_loaded(catalog: &Catalog) {
@@ -48,7 +47,7 @@ fn warning_for<'a>(catalog: &'a Catalog, path_part: &str, text: &str) -> &'a War
 
 #[test]
 fn symlinked_skill_file_outside_the_root_is_refused() {
-    let (catalog, _) = load_with(|root, outside| {
+    let catalog = load_with(|root, outside| {
         write(
             outside,
             "SKILL.md",
@@ -65,7 +64,7 @@ fn symlinked_skill_file_outside_the_root_is_refused() {
 
 #[test]
 fn relative_symlink_climbing_out_is_refused_too() {
-    let (catalog, _) = load_with(|root, outside| {
+    let catalog = load_with(|root, outside| {
         write(
             outside,
             "SKILL.md",
@@ -82,7 +81,7 @@ fn relative_symlink_climbing_out_is_refused_too() {
 
 #[test]
 fn symlinked_skill_folder_outside_the_root_is_refused() {
-    let (catalog, _) = load_with(|root, outside| {
+    let catalog = load_with(|root, outside| {
         write_skill(outside, "evil", "read from outside");
         std::os::unix::fs::symlink(outside.join("evil"), root.join("evil")).expect("symlink");
     });
@@ -93,7 +92,7 @@ fn symlinked_skill_folder_outside_the_root_is_refused() {
 
 #[test]
 fn symlinks_inside_the_root_are_followed() {
-    let (catalog, _) = load_with(|root, _| {
+    let catalog = load_with(|root, _| {
         write_skill(&root.join("store"), "linked", "kept inside");
         std::os::unix::fs::symlink("store/linked", root.join("linked")).expect("symlink");
     });
@@ -106,7 +105,7 @@ fn symlinks_inside_the_root_are_followed() {
 
 #[test]
 fn a_50_mb_skill_file_is_skipped_without_reading_it() {
-    let (catalog, took) = load_with(|root, _| {
+    let catalog = load_with(|root, _| {
         std::fs::create_dir_all(root.join("huge")).expect("mkdir");
         let f = std::fs::File::create(root.join("huge/SKILL.md")).expect("create");
         f.set_len(50 << 20).expect("set_len");
@@ -115,7 +114,6 @@ fn a_50_mb_skill_file_is_skipped_without_reading_it() {
     assert!(catalog.get("huge").is_none());
     let w = warning_for(&catalog, "huge/SKILL.md", "over the");
     assert!(w.message.contains("52428800 bytes"), "{w}");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 /// `depth` nested folders, built and removed through directory handles:
@@ -175,16 +173,15 @@ impl Drop for DeepTree {
 
 #[test]
 fn ten_thousand_nested_folders_stop_at_the_depth_limit() {
-    let (catalog, took) = load_with(|root, _| DeepTree::create(&root.join("deep"), 10_000));
+    let catalog = load_with(|root, _| DeepTree::create(&root.join("deep"), 10_000));
     assert_good_loaded(&catalog);
     assert!(catalog.get("bottom").is_none());
     warning_for(&catalog, "deep", "levels below the root are not searched");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 #[test]
-fn a_yaml_alias_bomb_fails_fast() {
-    let (catalog, took) = load_with(|root, _| {
+fn a_yaml_alias_bomb_is_refused() {
+    let catalog = load_with(|root, _| {
         let mut fm = String::from(
             "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
         );
@@ -208,12 +205,11 @@ fn a_yaml_alias_bomb_fails_fast() {
         w.message.contains("alias") || w.message.contains("repetition"),
         "{w}"
     );
-    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 #[test]
-fn deeply_nested_brackets_fail_fast() {
-    let (catalog, took) = load_with(|root, _| {
+fn deeply_nested_brackets_are_refused() {
+    let catalog = load_with(|root, _| {
         // Just under the 1 MiB cap: libyaml is quadratic in flow depth.
         let deep = "[".repeat(1_000_000);
         write(
@@ -232,12 +228,11 @@ fn deeply_nested_brackets_fail_fast() {
     assert!(catalog.get("nested").is_none() && catalog.get("nested-small").is_none());
     warning_for(&catalog, "nested/SKILL.md", "at most 262144 are read");
     warning_for(&catalog, "nested-small/SKILL.md", "512 levels deep");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 #[test]
 fn invalid_utf8_loads_with_replacement_and_a_warning() {
-    let (catalog, _) = load_with(|root, _| {
+    let catalog = load_with(|root, _| {
         write(
             root,
             "latin1/SKILL.md",
@@ -252,7 +247,7 @@ fn invalid_utf8_loads_with_replacement_and_a_warning() {
 
 #[test]
 fn front_matter_that_is_a_list_or_a_scalar_is_skipped() {
-    let (catalog, _) = load_with(|root, _| {
+    let catalog = load_with(|root, _| {
         write(
             root,
             "list/SKILL.md",
@@ -268,7 +263,7 @@ fn front_matter_that_is_a_list_or_a_scalar_is_skipped() {
 
 #[test]
 fn unclosed_front_matter_gives_a_warning() {
-    let (catalog, _) = load_with(|root, _| {
+    let catalog = load_with(|root, _| {
         write(
             root,
             "open/SKILL.md",
@@ -297,8 +292,8 @@ fn unclosed_front_matter_gives_a_warning() {
 }
 
 #[test]
-fn a_fifo_named_skill_md_does_not_hang() {
-    let (catalog, took) = load_with(|root, _| {
+fn a_fifo_named_skill_md_is_not_opened() {
+    let catalog = load_with(|root, _| {
         std::fs::create_dir_all(root.join("fifo")).expect("mkdir");
         let status = std::process::Command::new("mkfifo")
             .arg(root.join("fifo/SKILL.md"))
@@ -308,12 +303,11 @@ fn a_fifo_named_skill_md_does_not_hang() {
     });
     assert_good_loaded(&catalog);
     warning_for(&catalog, "fifo/SKILL.md", "not a regular file");
-    assert!(took < Duration::from_secs(2));
 }
 
 #[test]
 fn a_bad_skillhost_block_keeps_the_skill_without_capabilities() {
-    let (catalog, _) = load_with(|root, _| {
+    let catalog = load_with(|root, _| {
         write(
             root,
             "greedy/SKILL.md",
@@ -357,18 +351,14 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic_or_hang(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let start = Instant::now();
         let _ = parse_skill(&bytes, "folder");
-        prop_assert!(start.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
     fn skill_like_bytes_never_panic_or_hang(bytes in skillish()) {
-        let start = Instant::now();
         if let Ok(p) = parse_skill(&bytes, "folder") {
             prop_assert!(!p.description.trim().is_empty());
             prop_assert!(!p.name.is_empty());
         }
-        prop_assert!(start.elapsed() < Duration::from_secs(2));
     }
 }

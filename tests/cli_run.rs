@@ -2,7 +2,7 @@
 //! `handler inspect` through the real binary, on the bundled skills and on
 //! test skills, success and failure paths.
 
-mod harness;
+use crate::harness;
 
 use harness::{Workspace, guest};
 

@@ -13,7 +13,7 @@
 //! compile in a debug build; `SKILLHOST_CACHE_DIR` points at the harness's
 //! shared cache so that happens once per checkout, not once per run.
 
-mod harness;
+use crate::harness;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! turned into rules, rules firing and keeping statistics, a harmful rule
 //! disabled, concurrent writers, and the ablation.
 
-mod harness;
+use crate::harness;
 
 use harness::Workspace;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! speaks the OpenAI and Anthropic wire formats, and a scripted end-to-end
 //! run through the CLI with two tools and a pipeline.
 
-mod harness;
+use crate::harness;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! its sandbox. Every attack must be refused or stopped with a clear,
 //! classified failure, and a normal call right after must succeed.
 
-mod harness;
+use crate::harness;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -132,9 +132,13 @@ fn writing_where_only_read_is_granted_is_refused() {
 
 #[test]
 fn environment_and_arguments_are_empty() {
-    // SAFETY: set before any thread of this test reads the environment; the
-    // variable only has to exist in the host process.
-    unsafe { std::env::set_var("SKILLHOST_TEST_SECRET", "hunter2") };
+    // The host process has an environment (PATH, cargo's CARGO_* at the
+    // least); none of it may reach the guest. Not set here: changing the
+    // environment while other tests' threads spawn processes is unsound.
+    assert!(
+        std::env::vars_os().next().is_some(),
+        "the test needs a host environment to leak"
+    );
     let (_ws, runner) = hostile(|_| {});
     let o = attack(&runner, "env", "");
     assert_stopped(&runner, &o, "Blocked", "no env, no args");

@@ -1,0 +1,24 @@
+//! Every integration test, in one binary.
+//!
+//! Each test binary links all of skillhost with wasmtime and cranelift, so
+//! one binary per file cost ~100 MB of disk and a multi-second link apiece;
+//! as modules of one binary they share both, and the guest components and
+//! example builds that the harness makes once per process.
+//!
+//! Run one file's tests with `cargo test --test integration MODULE::`,
+//! e.g. `cargo test --test integration sandbox_attacks::`.
+
+mod harness;
+#[path = "support/catalog.rs"]
+mod support;
+
+mod catalog_cli;
+mod catalog_corpus;
+mod catalog_hostile;
+mod cli_run;
+mod examples;
+mod learning;
+mod llm_providers;
+mod mcp_python;
+mod model_loop;
+mod sandbox_attacks;
