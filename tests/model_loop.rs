@@ -101,6 +101,15 @@ impl Server {
     fn requests(&self) -> Vec<Value> {
         self.requests.lock().expect("lock").clone()
     }
+
+    /// The last message of the `n`th request: what the model was just told.
+    fn last_message(&self, n: usize) -> Value {
+        self.requests()[n]["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_else(|| panic!("request {n} has no messages"))
+    }
 }
 
 fn ok(v: Value) -> Reply {
@@ -246,12 +255,7 @@ fn invalid_tool_arguments_are_told_to_the_model_and_the_loop_goes_on() {
         "{steps:?}"
     );
     assert_eq!(steps[1].1, None);
-    let told = &server.requests()[1]["messages"];
-    let last = told
-        .as_array()
-        .expect("messages")
-        .last()
-        .expect("a message");
+    let last = server.last_message(1);
     assert_eq!(last["role"], "tool");
     assert!(
         last["content"]
@@ -301,12 +305,7 @@ fn a_tool_error_becomes_a_recovery_rule_that_the_model_is_told_about() {
     let o = run(&runner, "helper", "read yourself", json!({}));
     assert_eq!(o.rules_applied.len(), 1, "{:?}", o.rules_applied);
     assert_eq!(o.rules_applied[0].id, rule);
-    let told = &server.requests()[3]["messages"];
-    let last = told
-        .as_array()
-        .expect("messages")
-        .last()
-        .expect("a message");
+    let last = server.last_message(3);
     let content = last["content"].as_str().unwrap_or_default();
     assert!(
         content.starts_with(
@@ -406,12 +405,7 @@ fn anthropic_tool_use_round_trip() {
             .unwrap_or("")
             .contains("<skill_instructions>")
     );
-    let last = second["messages"]
-        .as_array()
-        .expect("messages")
-        .last()
-        .expect("message")
-        .clone();
+    let last = server.last_message(1);
     assert_eq!(last["role"], "user");
     assert_eq!(last["content"][0]["type"], "tool_result");
     assert_eq!(last["content"][0]["tool_use_id"], "toolu_1");

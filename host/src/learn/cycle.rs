@@ -48,6 +48,13 @@ pub struct GroupReport {
     pub no_pattern: bool,
 }
 
+impl GroupReport {
+    /// Adds what a later step did to the outcome `run` reported.
+    fn add_outcome(&mut self, more: impl std::fmt::Display) {
+        self.outcome = format!("{}; {more}", self.outcome);
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CycleReport {
     pub groups: Vec<GroupReport>,
@@ -314,22 +321,22 @@ pub async fn learn_from_store(
         let rule = match proposed {
             Ok(rule) => rule,
             Err(e) => {
-                gr.outcome = format!("no pattern for this class; asking the model failed: {e}");
+                gr.add_outcome(format_args!("asking the model failed: {e}"));
                 continue;
             }
         };
         let (id, kept) = (rule.id.clone(), !rule.rejected);
         let verdict = rule.replay.as_ref().map(|r| r.verdict.clone());
-        let outcome = format!(
-            "no pattern for this class; the model proposed a {} rule, {}",
+        let proposed = format!(
+            "the model proposed a {} rule, {}",
             rule.kind,
             verdict.unwrap_or_default()
         );
         if !store_proposal(&path, rule)? {
-            gr.outcome = "no pattern for this class; a rule was proposed meanwhile".into();
+            gr.add_outcome("a rule was proposed meanwhile");
             continue;
         }
-        gr.outcome = outcome;
+        gr.add_outcome(proposed);
         if kept {
             gr.rules_added.push(id);
             report.rules_added += 1;
@@ -363,7 +370,7 @@ fn proposal_candidates(
             })
         });
         match why {
-            Some(why) => gr.outcome = format!("no pattern for this class; {why}"),
+            Some(why) => gr.add_outcome(why),
             None => candidates.push(i),
         }
     }

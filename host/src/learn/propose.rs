@@ -265,6 +265,31 @@ pub struct Evidence<'a> {
     pub tool_errors: &'a [(i64, String)],
 }
 
+impl<'a> Evidence<'a> {
+    fn successes(&self) -> impl Iterator<Item = &'a RunRecord> {
+        self.runs.iter().filter(|r| r.success)
+    }
+
+    /// The runs that ended with failure `class`.
+    fn failures_of<'s>(&self, class: &'s str) -> impl Iterator<Item = &'a RunRecord> + use<'a, 's> {
+        self.runs
+            .iter()
+            .filter(move |r| !r.success && r.failure_class.as_deref() == Some(class))
+    }
+
+    fn run(&self, id: i64) -> Option<&'a RunRecord> {
+        self.runs.iter().find(|r| r.id == id)
+    }
+
+    /// The first tool error of the class recorded in run `id`.
+    fn tool_error_in(&self, id: i64) -> Option<&'a str> {
+        self.tool_errors
+            .iter()
+            .find(|(run, _)| *run == id)
+            .map(|(_, m)| m.as_str())
+    }
+}
+
 /// Counts how many failures of the class, and how many successful runs,
 /// the conditions match; `verdict` is left for [`judge`].
 pub fn replay(
@@ -301,23 +326,16 @@ pub fn replay(
     let tally = |runs: &mut dyn Iterator<Item = bool>| {
         runs.fold((0, 0), |(n, hit), m| (n + 1, hit + u64::from(m)))
     };
-    let (successes, successes_matched) =
-        tally(&mut evidence.runs.iter().filter(|run| run.success).map(seen));
+    let (successes, successes_matched) = tally(&mut evidence.successes().map(seen));
     let (failures, failures_matched) = if kind == Kind::Recovery {
         tally(
             &mut evidence.tool_errors.iter().filter_map(|(id, message)| {
-                let run = evidence.runs.iter().find(|r| r.id == *id)?;
+                let run = evidence.run(*id)?;
                 Some(facts(run, Some(message), Some(class)))
             }),
         )
     } else {
-        tally(
-            &mut evidence
-                .runs
-                .iter()
-                .filter(|run| !run.success && run.failure_class.as_deref() == Some(class))
-                .map(seen),
-        )
+        tally(&mut evidence.failures_of(class).map(seen))
     };
     let r = Replay {
         failures,
@@ -451,19 +469,12 @@ pub async fn propose(
     evidence: &Evidence<'_>,
     cfg: &ProposalConfig,
 ) -> Result<Rule, crate::llm::LlmError> {
-    let errors_by_run = |id: i64| {
-        evidence
-            .tool_errors
-            .iter()
-            .find(|(run, _)| *run == id)
-            .map(|(_, m)| m.as_str())
-    };
     let failures: Vec<Example<'_>> = if group.tool_error {
         evidence
             .runs
             .iter()
             .filter_map(|run| {
-                errors_by_run(run.id).map(|m| Example {
+                evidence.tool_error_in(run.id).map(|m| Example {
                     run,
                     tool_error: Some(m),
                 })
@@ -472,9 +483,7 @@ pub async fn propose(
             .collect()
     } else {
         evidence
-            .runs
-            .iter()
-            .filter(|r| !r.success && r.failure_class.as_deref() == Some(group.class.as_str()))
+            .failures_of(&group.class)
             .take(cfg.examples)
             .map(|run| Example {
                 run,
@@ -483,9 +492,7 @@ pub async fn propose(
             .collect()
     };
     let successes: Vec<Example<'_>> = evidence
-        .runs
-        .iter()
-        .filter(|r| r.success)
+        .successes()
         .take(cfg.examples)
         .map(|run| Example {
             run,
