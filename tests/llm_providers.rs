@@ -17,14 +17,14 @@ use skillhost::llm::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-const KEY: &str = "sk-test-secret-0123456789";
+pub(crate) const KEY: &str = "sk-test-secret-0123456789";
 
 // ---------------------------------------------------------------------------
 // A tiny scripted HTTP/1.1 server.
 
 /// What the server does with the next request.
 #[derive(Clone)]
-enum Reply {
+pub(crate) enum Reply {
     Json {
         status: u16,
         headers: Vec<(&'static str, String)>,
@@ -32,6 +32,10 @@ enum Reply {
     },
     /// Reads the request and never answers.
     Hang,
+    /// Answers `status` with an error that quotes the credential the request
+    /// carried (`Authorization` or `x-api-key`), as real providers do for a
+    /// wrong key; as the API's JSON error, or as a raw text body.
+    QuoteKey { status: u16, json: bool },
 }
 
 fn ok(body: Value) -> Reply {
@@ -72,14 +76,14 @@ impl Recorded {
     }
 }
 
-struct Server {
+pub(crate) struct Server {
     /// `http://127.0.0.1:PORT`
-    base: String,
+    pub(crate) base: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
 impl Server {
-    async fn start(replies: Vec<Reply>) -> Server {
+    pub(crate) async fn start(replies: Vec<Reply>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -117,12 +121,35 @@ async fn serve(
         let Some(req) = read_request(&mut stream, &mut buf).await else {
             return;
         };
+        let credential = req
+            .header("authorization")
+            .or_else(|| req.header("x-api-key"))
+            .unwrap_or("")
+            .to_owned();
         recorded.lock().expect("lock").push(req);
-        let reply = replies
+        let mut reply = replies
             .get(next.fetch_add(1, Ordering::SeqCst))
             .cloned()
             .unwrap_or_else(|| status(599, "test server: no more scripted replies"));
+        if let Reply::QuoteKey { status, json } = reply {
+            let message = format!(
+                "Incorrect API key provided: {credential}. You can find your API key at https://example.invalid/keys."
+            );
+            reply = Reply::Json {
+                status,
+                headers: vec![],
+                body: if json {
+                    serde_json::json!({"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string()
+                } else {
+                    format!(
+                        "<html><body>{}{message}</body></html>",
+                        "padding ".repeat(30)
+                    )
+                },
+            };
+        }
         match reply {
+            Reply::QuoteKey { .. } => unreachable!("turned into Json above"),
             Reply::Hang => {
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 return;
@@ -500,6 +527,56 @@ async fn openai_400_is_not_retried_and_quotes_the_api_message() {
     assert_eq!(server.requests().len(), 1);
     let msg = e.to_string();
     assert!(msg.contains("HTTP 400") && msg.contains("gpt-9"), "{msg}");
+}
+
+/// A server that quotes the key it was sent: no error carries the key, not
+/// even the piece of it an excerpt would cut.
+#[tokio::test]
+async fn a_server_quoting_the_key_gets_an_error_without_it() {
+    let quoting = |status, json| Reply::QuoteKey { status, json };
+    let server = Server::start(vec![
+        quoting(401, true),
+        quoting(401, false),
+        // A success status whose body is the API's error.
+        quoting(200, true),
+        quoting(429, true),
+        quoting(429, true),
+        quoting(429, true),
+        quoting(401, true),
+        quoting(401, false),
+    ])
+    .await;
+    let p = openai(&server.base, fast_http());
+    let mut errors = Vec::new();
+    for _ in 0..4 {
+        errors.push(p.chat(&ask("hi")).await.expect_err("refused"));
+    }
+    let a = anthropic(&server.base, fast_http());
+    for _ in 0..2 {
+        errors.push(a.chat(&ask("hi")).await.expect_err("refused"));
+    }
+    let sent: Vec<String> = server
+        .requests()
+        .iter()
+        .filter_map(|r| r.header("authorization").or(r.header("x-api-key")))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(sent.len(), 8, "the server saw the key every time");
+    assert!(sent.iter().all(|k| k.contains(KEY)));
+    for e in &errors {
+        assert_no_key(e);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("Incorrect API key provided") && msg.contains("[redacted]"),
+            "the server's message is kept, without the key: {msg}"
+        );
+        assert!(!msg.contains(&KEY[..12]), "a cut piece of the key: {msg}");
+    }
+    assert!(
+        errors[0].to_string().contains("Bearer [redacted]"),
+        "{}",
+        errors[0]
+    );
 }
 
 #[tokio::test]

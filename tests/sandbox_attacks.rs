@@ -26,8 +26,13 @@ const HOSTILE_FRONT: &str = r#"metadata:
 /// The hostile skill, granted everything it declares (the worst case: the
 /// operator trusted it, and the sandbox must still hold).
 fn hostile(configure: impl FnOnce(&mut Config)) -> (Workspace, Runner) {
+    hostile_with(HOSTILE_FRONT, configure)
+}
+
+/// The hostile handler under other front matter, granted what it declares.
+fn hostile_with(front: &str, configure: impl FnOnce(&mut Config)) -> (Workspace, Runner) {
     let ws = Workspace::new();
-    let dir = ws.add_skill("hostile", HOSTILE_FRONT, Some(&guest("hostile-guest")));
+    let dir = ws.add_skill("hostile", front, Some(&guest("hostile-guest")));
     std::fs::create_dir_all(dir.join("data")).expect("mkdir");
     std::fs::write(dir.join("data/ok.txt"), "inside").expect("write");
     let probe = ws.runner(Config::default());
@@ -38,6 +43,7 @@ fn hostile(configure: impl FnOnce(&mut Config)) -> (Workspace, Runner) {
         Grant {
             pin: skill_fingerprint(skill).expect("fingerprint"),
             capabilities: skill.meta.skillhost.capabilities.clone(),
+            ..Grant::default()
         },
     );
     configure(&mut config);
@@ -260,7 +266,8 @@ fn a_100_mb_output_is_refused() {
     // Enough memory to build the string, so the output cap is what stops it.
     let (_ws, runner) = hostile(|c| c.limits.memory_mb = 512);
     let o = attack(&runner, "big-output", "");
-    assert_stopped(&runner, &o, "OutputTooLarge", "104857600 bytes");
+    // 100 MiB of body and 10 bytes of `text/plain`: everything counts.
+    assert_stopped(&runner, &o, "OutputTooLarge", "104857610 bytes");
     // Within the default memory limit it cannot even be built.
     let (_ws, runner) = hostile(|_| {});
     let o = attack(&runner, "big-output", "");
@@ -341,5 +348,192 @@ fn an_untrusted_skill_without_a_grant_gets_nothing() {
         o.notices.iter().any(|n| n.contains("not granted")),
         "{:?}",
         o.notices
+    );
+}
+
+// ---- Budgets: what a call can make the host hold or do (issue 9) ----
+
+fn attack_with(runner: &Runner, what: &str, context: serde_json::Value) -> RunOutcome {
+    run(runner, "hostile", what, context)
+}
+
+#[test]
+fn everything_a_handler_returns_counts_against_the_output_limit() {
+    let (_ws, runner) = hostile(|_| {});
+    for what in ["big-content-type", "big-flags", "big-failure-message"] {
+        let o = attack_with(&runner, what, json!({ "mb": 2 }));
+        assert_stopped(&runner, &o, "OutputTooLarge", "limit is 1048576 bytes");
+    }
+    // A class is a short identifier, not a place for data.
+    let o = attack_with(&runner, "big-failure-class", json!({ "mb": 2 }));
+    assert_stopped(&runner, &o, "InvalidFailure", "not an identifier");
+    let f = o.failure.expect("failure");
+    assert!(f.message.len() < 1024, "{} bytes", f.message.len());
+}
+
+#[test]
+fn host_objects_are_capped_per_call() {
+    let (_ws, runner) = hostile(|c| c.limits.resources = 100);
+    let o = attack(&runner, "fields-flood", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "host objects");
+}
+
+#[test]
+fn denied_calls_keep_a_bounded_event_log() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack_with(&runner, "deny-flood", json!({ "n": 50_000 }));
+    assert_eq!(o.output.map(|o| o.body).as_deref(), Some("denied 50000"));
+    assert!(o.events.len() <= 257, "{} events kept", o.events.len());
+    let last = o.events.last().expect("events");
+    assert!(last.contains("more events not kept"), "{last}");
+}
+
+#[test]
+fn http_header_fields_are_charged_to_the_call() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "fields-flood", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "host memory");
+}
+
+#[test]
+fn http_request_paths_are_charged_to_the_call() {
+    let (_ws, runner) = hostile(|_| {});
+    let o = attack(&runner, "path-flood", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "host memory");
+}
+
+#[test]
+fn a_skill_raises_its_limits_only_with_a_grant() {
+    let front = HOSTILE_FRONT.replace(
+        "      kv: true",
+        "      kv: true\n    limits: { memory_mb: 512, timeout_ms: 10000000 }",
+    );
+    // Granted its capabilities, not its limits: the defaults hold.
+    let (_ws, runner) = hostile_with(&front, |_| {});
+    let o = attack(&runner, "memory", "");
+    assert!(
+        o.notices
+            .iter()
+            .any(|n| n.contains("asks for limits above the defaults")),
+        "{:?}",
+        o.notices
+    );
+    assert_stopped(&runner, &o, "LimitExceeded", "the limit is 64 MiB");
+    // Granted its limits too: up to what it asks, within the ceilings.
+    let (_ws, runner) = hostile_with(&front, |c| {
+        if let Some(g) = c.grants.get_mut("hostile") {
+            g.limits.memory_mb = Some(512);
+        }
+    });
+    let o = attack(&runner, "memory", "");
+    assert_stopped(&runner, &o, "LimitExceeded", "the limit is 512 MiB");
+}
+
+#[test]
+fn open_descriptors_are_capped_per_call() {
+    let (_ws, runner) = hostile(|c| c.limits.open_files = 16);
+    let o = attack(&runner, "open-files", "data/ok.txt");
+    assert_stopped(&runner, &o, "Blocked", "after 16 files");
+}
+
+const WRITER_FRONT: &str = r#"metadata:
+  skillhost:
+    handler: handler.wasm
+    capabilities:
+      files: { write: [out] }"#;
+
+fn folder_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn writes_stop_at_the_skills_file_quota() {
+    let (ws, runner) = hostile_with(WRITER_FRONT, |c| c.limits.file_quota_mb = 3);
+    let out = ws.skills.join("hostile/out");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::write(out.join("before"), vec![0u8; 1 << 20]).expect("write");
+    let o = attack(&runner, "write-flood", "out");
+    assert_stopped(&runner, &o, "Blocked", "after 2 MiB");
+    assert!(
+        folder_bytes(&out) <= 3 << 20,
+        "{} bytes",
+        folder_bytes(&out)
+    );
+    // The quota is the skill's, not the call's: the next call has no room.
+    let o = attack(&runner, "write-flood", "out");
+    assert_stopped(&runner, &o, "Blocked", "after 0 MiB");
+}
+
+#[test]
+fn links_in_a_writable_folder_are_refused() {
+    let (ws, runner) = hostile_with(WRITER_FRONT, |_| {});
+    let out = ws.skills.join("hostile/out");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::write(out.join("ok.txt"), "inside").expect("write");
+    for what in ["symlink", "hardlink"] {
+        let o = attack(&runner, what, "out");
+        assert_stopped(&runner, &o, "Blocked", "link");
+        assert!(
+            o.events
+                .iter()
+                .any(|e| e.contains("denied:") && e.contains("link")),
+            "{:?}",
+            o.events
+        );
+    }
+    assert!(std::fs::symlink_metadata(out.join("evil-link")).is_err());
+    assert!(std::fs::symlink_metadata(out.join("evil-hard-link")).is_err());
+}
+
+#[test]
+fn a_write_grant_never_reaches_the_hosts_control_files() {
+    let front = r#"metadata:
+  skillhost:
+    handler: handler.wasm
+    capabilities:
+      files: { write: ["workspace:."] }"#;
+    let (ws, runner) = hostile_with(front, |_| {});
+    let config = ws.workspace.join("skillhost.toml");
+    std::fs::write(&config, "# operator settings\n").expect("write");
+    let o = attack(&runner, "write-file", "/workspace/skillhost.toml");
+    assert_refused_grant(&o);
+    assert_eq!(
+        std::fs::read_to_string(&config).expect("read"),
+        "# operator settings\n"
+    );
+    // A skill root inside the workspace is covered the same way.
+    let front = r#"metadata:
+  skillhost:
+    handler: handler.wasm
+    capabilities:
+      files: { write: ["workspace:.agents"] }"#;
+    let (ws, runner) = hostile_with(front, |_| {});
+    std::fs::create_dir_all(ws.workspace.join(".agents/skills")).expect("mkdir");
+    let o = attack(
+        &runner,
+        "write-file",
+        "/workspace/.agents/skills/evil/SKILL.md",
+    );
+    assert_refused_grant(&o);
+    assert!(!ws.workspace.join(".agents/skills/evil").exists());
+}
+
+/// Every call of a skill whose grant covers a control path is refused,
+/// naming the grant and why.
+fn assert_refused_grant(o: &RunOutcome) {
+    assert!(o.output.is_none(), "{:?}", o.output);
+    let f = o.failure.as_ref().expect("failure");
+    assert_eq!(f.class, "Denied", "{f:?}");
+    assert!(
+        f.message.contains("covers skillhost's own"),
+        "{}",
+        f.message
     );
 }

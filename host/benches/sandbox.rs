@@ -169,6 +169,8 @@ fn roots() -> FileRoots {
     FileRoots {
         skill_dir: dir.clone(),
         workspace: dir,
+        skill_files: Vec::new(),
+        control: Default::default(),
     }
 }
 
@@ -224,7 +226,7 @@ fn bench_cache(c: &mut Criterion) {
     let cache = tempfile::tempdir().expect("tempdir");
     let cached = SandboxOptions {
         cache_dir: Some(cache.path().to_path_buf()),
-        pooling: false,
+        ..SandboxOptions::default()
     };
     // Warm the disk cache once.
     Sandbox::new(&cached)
@@ -304,8 +306,8 @@ fn bench_pooling(c: &mut Criterion) {
     let pooled = {
         let sandbox = Arc::new(
             Sandbox::new(&SandboxOptions {
-                cache_dir: None,
                 pooling: true,
+                ..SandboxOptions::default()
             })
             .expect("pooling sandbox"),
         );

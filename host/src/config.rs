@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::paths::Paths;
-use crate::skill::Capabilities;
+use crate::skill::{Capabilities, LimitSpec};
 
 pub const CONFIG_FILE: &str = "skillhost.toml";
 
@@ -71,19 +71,54 @@ impl Default for TrustConfig {
 }
 
 /// Limits applied to every handler call, and the ceilings a skill's own
-/// `limits` may not exceed.
+/// `limits` may not exceed. A skill may ask for less than a default on its
+/// own; above a default it needs the operator's grant (`[grants.NAME.limits]`,
+/// or trust by source), and never above the `max_*` ceiling. The per-call
+/// host allowances (`host_mb`, `resources`, `open_files`) and the file quota
+/// are the operator's alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitDefaults {
+    /// Linear memory of one call, all memories of the component together.
     pub memory_mb: u64,
+    /// Wall-clock time of one call.
     pub timeout_ms: u64,
+    /// Everything a call returns: body, content type, flags, or a failure's
+    /// class and message.
     pub output_kb: u64,
+    /// Tables of one call.
     pub tables: u32,
+    /// Table elements of one call, all tables together.
     pub table_elements: u32,
+    /// Core and component instances of one call.
     pub instances: u32,
     pub max_memory_mb: u64,
     pub max_timeout_ms: u64,
     pub max_output_kb: u64,
+    pub max_tables: u32,
+    pub max_table_elements: u32,
+    pub max_instances: u32,
+    /// Host memory a call may make the host hold (resource-table entries,
+    /// HTTP header fields, request paths, events, log lines), on top of the
+    /// guest's own memory.
+    pub host_mb: u64,
+    /// Host objects (descriptors, streams, HTTP fields, ...) one call may
+    /// hold at once.
+    pub resources: u32,
+    /// Open files and directories one call may hold at once.
+    pub open_files: u32,
+    /// Bytes a skill may keep in the folders it may write, all together.
+    pub file_quota_mb: u64,
+    /// Key and value bytes a skill may keep in the key-value store, all
+    /// together. The store is for small state (counters, settings, cached
+    /// answers), not bulk data, which belongs in a granted folder: 1 MiB is
+    /// sixteen values of the largest size a single write takes (64 KiB).
+    pub kv_quota_kb: u64,
+    /// Keys a skill may keep in the key-value store. Bounds the rows, whose
+    /// own overhead the byte quota does not count: without it, 1 MiB would
+    /// hold a million one-byte keys. 1,000 is far above what a handler's
+    /// state needs and keeps a skill's rows cheap to count on every write.
+    pub kv_max_keys: u64,
 }
 
 impl Default for LimitDefaults {
@@ -98,6 +133,15 @@ impl Default for LimitDefaults {
             max_memory_mb: 1_024,
             max_timeout_ms: 60_000,
             max_output_kb: 16 * 1_024,
+            max_tables: 100,
+            max_table_elements: 1_000_000,
+            max_instances: 200,
+            host_mb: 32,
+            resources: 4_096,
+            open_files: 64,
+            file_quota_mb: 64,
+            kv_quota_kb: 1_024,
+            kv_max_keys: 1_000,
         }
     }
 }
@@ -110,6 +154,15 @@ pub struct SandboxConfig {
     pub pooling: bool,
     /// Keep compiled components on disk, keyed by content and engine.
     pub cache: bool,
+    /// Largest component the host will compile.
+    pub max_component_mb: u64,
+    /// Largest single function body the host will compile. Compile time and
+    /// memory grow faster than linearly with a function's size, so this is
+    /// what bounds them; the largest function of a real handler (an
+    /// interpreter loop of the Python or JavaScript runtime) is far below it.
+    pub max_function_kb: u64,
+    /// How long a call waits for its handler to compile.
+    pub compile_timeout_ms: u64,
 }
 
 impl Default for SandboxConfig {
@@ -117,6 +170,9 @@ impl Default for SandboxConfig {
         SandboxConfig {
             pooling: false,
             cache: true,
+            max_component_mb: 100,
+            max_function_kb: 2_048,
+            compile_timeout_ms: 120_000,
         }
     }
 }
@@ -151,6 +207,9 @@ pub struct Grant {
     pub pin: String,
     #[serde(flatten)]
     pub capabilities: Capabilities,
+    /// How far the skill's own limits may go above the defaults.
+    #[serde(default, skip_serializing_if = "LimitSpec::is_empty")]
+    pub limits: LimitSpec,
 }
 
 impl Config {
@@ -381,6 +440,10 @@ mod tests {
         let g = Grant {
             pin: "sha256:abc".into(),
             capabilities: caps,
+            limits: LimitSpec {
+                memory_mb: Some(256),
+                ..LimitSpec::default()
+            },
         };
         write_grant(&path, "mailer", Some(&g)).expect("grant");
         let text = fs::read_to_string(&path).expect("read");

@@ -6,9 +6,18 @@
 //! up; addresses are checked after resolution, since a granted name can
 //! resolve to 127.0.0.1 (or be changed to), and the connection is then made
 //! to the address that was checked.
+//!
+//! A name is looked up exactly once per request, through the policy's
+//! [`Resolve`]r: every path that connects takes [`Checked::addr`] and never
+//! asks a resolver again, so a second, different DNS answer (rebinding)
+//! cannot steer the connection to an address that was not checked.
 
+use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NetDenied {
@@ -170,8 +179,70 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
-/// A request target that passed the guard: connect to `addr`, present
-/// `host` (Host header, TLS name).
+/// Looks a host name up. The guard asks it once per request and the
+/// connection goes to an address from that answer.
+pub trait Resolve: Send + Sync {
+    fn lookup<'a>(&'a self, host: &'a str, port: u16)
+    -> BoxFuture<'a, io::Result<Vec<SocketAddr>>>;
+}
+
+/// The system resolver (`getaddrinfo`, through tokio).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemResolver;
+
+impl Resolve for SystemResolver {
+    fn lookup<'a>(
+        &'a self,
+        host: &'a str,
+        port: u16,
+    ) -> BoxFuture<'a, io::Result<Vec<SocketAddr>>> {
+        Box::pin(async move { Ok(tokio::net::lookup_host((host, port)).await?.collect()) })
+    }
+}
+
+/// How outbound requests are judged: the non-public addresses the operator
+/// still allows, and the resolver names are looked up with.
+#[derive(Clone)]
+pub struct NetPolicy {
+    /// Non-public IP addresses that granted HTTP may still reach.
+    pub allow_private: Vec<IpAddr>,
+    pub resolver: Arc<dyn Resolve>,
+}
+
+impl NetPolicy {
+    /// The system resolver and these allowed private addresses.
+    pub fn new(allow_private: Vec<IpAddr>) -> Self {
+        NetPolicy {
+            allow_private,
+            resolver: Arc::new(SystemResolver),
+        }
+    }
+
+    /// The same policy, looking names up with `resolver`.
+    pub fn with_resolver(mut self, resolver: Arc<dyn Resolve>) -> Self {
+        self.resolver = resolver;
+        self
+    }
+}
+
+impl Default for NetPolicy {
+    fn default() -> Self {
+        NetPolicy::new(Vec::new())
+    }
+}
+
+impl std::fmt::Debug for NetPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetPolicy")
+            .field("allow_private", &self.allow_private)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request target that passed the guard: connect to `addr` (and only to
+/// it: never look `host` up again), present `host` (Host header, TLS name).
+/// `host` is the name as requested, lower-cased, without brackets or a
+/// trailing dot.
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub host: String,
@@ -184,7 +255,7 @@ pub async fn check(
     host: &str,
     port: u16,
     granted_hosts: &[String],
-    allow_private: &[IpAddr],
+    net: &NetPolicy,
     resolve_timeout: Duration,
 ) -> Result<Checked, NetDenied> {
     if host.is_empty() {
@@ -198,9 +269,14 @@ pub async fn check(
     let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => {
-            let lookup = tokio::net::lookup_host((bare.as_str(), port));
+            let lookup = net.resolver.lookup(&bare, port);
             match tokio::time::timeout(resolve_timeout, lookup).await {
-                Ok(Ok(it)) => it.collect(),
+                // The connection goes to the requested port, whatever the
+                // resolver put in its answer.
+                Ok(Ok(addrs)) => addrs
+                    .into_iter()
+                    .map(|a| SocketAddr::new(a.ip(), port))
+                    .collect(),
                 Ok(Err(e)) => {
                     return Err(NetDenied::Resolve {
                         host: host.to_owned(),
@@ -225,7 +301,7 @@ pub async fn check(
     // Every address must pass: a name that resolves to one public and one
     // private address could be steered to the private one.
     for a in &addrs {
-        if allow_private.contains(&a.ip()) {
+        if net.allow_private.contains(&a.ip()) {
             continue;
         }
         if let Some(reason) = forbidden_reason(a.ip()) {
@@ -332,29 +408,110 @@ mod tests {
     #[tokio::test]
     async fn granted_name_resolving_to_loopback_is_refused() {
         let granted = vec!["localhost".to_string()];
-        let e = check("localhost", 80, &granted, &[], Duration::from_secs(5))
-            .await
-            .expect_err("localhost is loopback");
+        let e = check(
+            "localhost",
+            80,
+            &granted,
+            &NetPolicy::default(),
+            Duration::from_secs(5),
+        )
+        .await
+        .expect_err("localhost is loopback");
         assert!(matches!(e, NetDenied::ForbiddenAddress { .. }), "{e}");
         assert!(e.to_string().contains("loopback"), "{e}");
     }
 
     #[tokio::test]
     async fn ungranted_and_allowed_private() {
-        let e = check("example.com", 80, &[], &[], Duration::from_secs(1))
-            .await
-            .expect_err("not granted");
+        let e = check(
+            "example.com",
+            80,
+            &[],
+            &NetPolicy::default(),
+            Duration::from_secs(1),
+        )
+        .await
+        .expect_err("not granted");
         assert_eq!(e, NetDenied::HostNotGranted("example.com".into()));
         let granted = vec!["127.0.0.1".to_string()];
         let ok = check(
             "127.0.0.1",
             8080,
             &granted,
-            &[ip("127.0.0.1")],
+            &NetPolicy::new(vec![ip("127.0.0.1")]),
             Duration::from_secs(1),
         )
         .await
         .expect("operator allowed this private address");
         assert_eq!(ok.addr, "127.0.0.1:8080".parse().expect("addr"));
+    }
+
+    /// Answers every lookup with `answer` and counts the lookups.
+    struct Fixed {
+        answer: Vec<SocketAddr>,
+        lookups: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Resolve for Fixed {
+        fn lookup<'a>(
+            &'a self,
+            _host: &'a str,
+            _port: u16,
+        ) -> BoxFuture<'a, io::Result<Vec<SocketAddr>>> {
+            self.lookups
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let answer = self.answer.clone();
+            Box::pin(async move { Ok(answer) })
+        }
+    }
+
+    fn fixed(answer: &[&str]) -> Arc<Fixed> {
+        Arc::new(Fixed {
+            answer: answer.iter().map(|a| a.parse().expect("addr")).collect(),
+            lookups: Default::default(),
+        })
+    }
+
+    #[tokio::test]
+    async fn the_policy_resolver_is_asked_once_and_only_for_granted_names() {
+        let r = fixed(&["93.184.216.34:1"]);
+        let net = NetPolicy::default().with_resolver(r.clone());
+        let lookups = || r.lookups.load(std::sync::atomic::Ordering::SeqCst);
+        let granted = vec!["api.example.com".to_string(), "8.8.8.8".to_string()];
+        let t = Duration::from_secs(1);
+        let ok = check("API.example.com.", 443, &granted, &net, t)
+            .await
+            .expect("public answer");
+        assert_eq!(lookups(), 1);
+        // The requested port, the name without its trailing dot.
+        assert_eq!(ok.addr, "93.184.216.34:443".parse().expect("addr"));
+        assert_eq!(ok.host, "api.example.com");
+        check("evil.example.org", 443, &granted, &net, t)
+            .await
+            .expect_err("not granted");
+        check("8.8.8.8", 443, &granted, &net, t)
+            .await
+            .expect("an address literal");
+        assert_eq!(
+            lookups(),
+            1,
+            "ungranted names and literals are not looked up"
+        );
+    }
+
+    #[tokio::test]
+    async fn one_private_address_in_the_answer_refuses_the_name() {
+        let net = NetPolicy::default().with_resolver(fixed(&["93.184.216.34:0", "10.1.2.3:0"]));
+        let granted = vec!["api.example.com".to_string()];
+        let e = check(
+            "api.example.com",
+            80,
+            &granted,
+            &net,
+            Duration::from_secs(1),
+        )
+        .await
+        .expect_err("a private address in the answer");
+        assert!(e.to_string().contains("10.1.2.3"), "{e}");
     }
 }

@@ -80,6 +80,112 @@ impl Paths {
     }
 }
 
+impl Paths {
+    /// The host's own files and folders, which no grant may reach.
+    pub fn control_paths(&self) -> ControlPaths {
+        let mut private = vec![
+            self.workspace.join(crate::config::CONFIG_FILE),
+            self.state_dir(),
+            self.home.clone(),
+            self.cache_dir(),
+        ];
+        private.extend(self.bundled.iter().cloned());
+        ControlPaths {
+            private: private.iter().map(|p| canonical_or_lexical(p)).collect(),
+            skill_roots: self
+                .roots()
+                .iter()
+                .map(|r| canonical_or_lexical(&r.dir))
+                .collect(),
+        }
+    }
+}
+
+/// The host's control paths: its config files, its state, its cache, its
+/// home and every skill root. A file grant that would reach one (inside
+/// it, or covering it) is refused, whatever the grant says, so a handler
+/// can neither rewrite the host's configuration or skills nor read its
+/// records. The one exception is the calling skill's own folder inside its
+/// root, minus its `SKILL.md` and handler for writing.
+#[derive(Debug, Clone, Default)]
+pub struct ControlPaths {
+    /// Never readable or writable through a grant, nor covered by one.
+    pub private: Vec<PathBuf>,
+    /// Skill roots: only the calling skill's own folder is reachable.
+    pub skill_roots: Vec<PathBuf>,
+}
+
+/// The calling skill, for [`ControlPaths::check`].
+#[derive(Debug, Clone, Copy)]
+pub struct OwnSkill<'a> {
+    pub dir: &'a Path,
+    /// Files of the skill that define it (SKILL.md, the handler).
+    pub defining_files: &'a [PathBuf],
+}
+
+impl ControlPaths {
+    /// Whether a grant may open `dir` (a canonical path), for reading or
+    /// also writing. The error says which control path is in the way.
+    pub fn check(&self, dir: &Path, own: Option<OwnSkill<'_>>, write: bool) -> Result<(), String> {
+        let covers = |p: &Path| p.starts_with(dir);
+        for p in self.private.iter().chain(&self.skill_roots) {
+            if covers(p) {
+                return Err(format!(
+                    "it covers skillhost's own {}; grant a folder that does not contain it",
+                    p.display()
+                ));
+            }
+        }
+        let own_dir = own.map(|o| canonical_or_lexical(o.dir));
+        if let (Some(o), Some(own_dir)) = (own, &own_dir)
+            && dir.starts_with(own_dir)
+        {
+            if write {
+                for f in o.defining_files {
+                    let f = canonical_or_lexical(f);
+                    if f.starts_with(dir) {
+                        return Err(format!(
+                            "it contains {}, which defines the skill; grant a subfolder for writing",
+                            f.display()
+                        ));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        for p in self.private.iter().chain(&self.skill_roots) {
+            if dir.starts_with(p) {
+                return Err(format!("it is inside skillhost's own {}", p.display()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `p` with symlinks resolved as far as it exists, the rest appended, so
+/// that it compares with canonical grant folders.
+pub fn canonical_or_lexical(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let mut rest = Vec::new();
+    let mut cur = p;
+    while let Some(parent) = cur.parent() {
+        if let Some(name) = cur.file_name() {
+            rest.push(name.to_owned());
+        }
+        if let Ok(c) = parent.canonicalize() {
+            let mut out = c;
+            for n in rest.iter().rev() {
+                out.push(n);
+            }
+            return out;
+        }
+        cur = parent;
+    }
+    p.to_path_buf()
+}
+
 fn absolute(base: &Path, p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()

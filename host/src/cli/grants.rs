@@ -8,7 +8,7 @@ use clap::Args;
 use super::Ctx;
 use crate::config::{self, Grant};
 use crate::exec::skill_fingerprint;
-use crate::skill::{Capabilities, FileCapabilities};
+use crate::skill::{Capabilities, FileCapabilities, LimitSpec};
 
 #[derive(Debug, Args)]
 pub struct GrantArgs {
@@ -32,6 +32,10 @@ pub struct GrantArgs {
     /// Let the handler use its key-value store.
     #[arg(long)]
     pub kv: bool,
+    /// Let the skill's declared `limits` go above the defaults (up to the
+    /// operator's `[limits] max_*` ceilings).
+    #[arg(long)]
+    pub limits: bool,
     /// Write to the user config ($SKILLHOST_HOME/skillhost.toml) instead of
     /// the workspace's ./skillhost.toml.
     #[arg(long)]
@@ -67,7 +71,8 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         llm: args.llm,
         kv: args.kv,
     };
-    let capabilities = if asked == Capabilities::default() {
+    let everything = asked == Capabilities::default() && !args.limits;
+    let capabilities = if everything {
         declared.clone()
     } else {
         let effective = crate::sandbox::grants::intersect(declared, &asked);
@@ -78,6 +83,11 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             );
         }
         asked
+    };
+    let limits = if everything || args.limits {
+        skill.meta.skillhost.limits
+    } else {
+        LimitSpec::default()
     };
     let pin =
         skill_fingerprint(skill).with_context(|| format!("cannot read skill `{}`", skill.name))?;
@@ -92,14 +102,20 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         Some(&Grant {
             pin: pin.clone(),
             capabilities: capabilities.clone(),
+            limits,
         }),
     )?;
-    println!(
-        "granted `{}` {} (pinned to {pin}) in {}",
+    let raised = if limits.is_empty() {
+        String::new()
+    } else {
+        format!(" and its declared limits {}", describe_limits(&limits))
+    };
+    outln!(
+        "granted `{}` {}{raised} (pinned to {pin}) in {}",
         skill.name,
         describe(&capabilities),
         path.display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -114,7 +130,7 @@ pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         anyhow::bail!("skill `{}` has no grant to revoke", args.name);
     }
     config::write_grant(&path, &args.name, None)?;
-    println!("revoked the grant of `{}` in {}", args.name, path.display());
+    outln!("revoked the grant of `{}` in {}", args.name, path.display())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -143,4 +159,20 @@ fn describe(c: &Capabilities) -> String {
     } else {
         parts.join("; ")
     }
+}
+
+fn describe_limits(l: &LimitSpec) -> String {
+    let mut parts = Vec::new();
+    let mut add = |name: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            parts.push(format!("{name} {v}"));
+        }
+    };
+    add("memory_mb", l.memory_mb);
+    add("timeout_ms", l.timeout_ms);
+    add("output_kb", l.output_kb);
+    add("tables", l.tables.map(u64::from));
+    add("table_elements", l.table_elements.map(u64::from));
+    add("instances", l.instances.map(u64::from));
+    parts.join(", ")
 }

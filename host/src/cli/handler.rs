@@ -86,12 +86,12 @@ pub fn run(args: HandlerArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             guest_sdk,
         } => {
             let created = scaffold(&name, lang, &dir, guest_sdk.as_deref())?;
-            println!("created {} ({} handler)", created.display(), lang.display());
-            println!("next: {}/build.sh", created.display());
-            println!(
+            outln!("created {} ({} handler)", created.display(), lang.display())?;
+            outln!("next: {}/build.sh", created.display())?;
+            outln!(
                 "then: skillhost --skills {} run \"say hello\" --skill {name}",
                 dir.display()
-            );
+            )?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -109,34 +109,34 @@ fn inspect_cmd(path: &Path, link: bool, json: bool, ctx: &Ctx) -> anyhow::Result
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["fits_handler_world"] = report.fits_handler_world().into();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        println!("component: {}", path.display());
-        println!("size:      {} bytes", report.size);
-        println!(
+        outln!("component: {}", path.display())?;
+        outln!("size:      {} bytes", report.size)?;
+        outln!(
             "language:  {}",
             report.language.as_deref().unwrap_or("unknown")
-        );
-        println!("exports:");
+        )?;
+        outln!("exports:")?;
         for e in &report.exports {
-            println!("  {e}");
+            outln!("  {e}")?;
         }
-        println!("imports:");
+        outln!("imports:")?;
         for i in &report.imports {
-            println!("  {i}");
+            outln!("  {i}")?;
         }
         if !report.producers.is_empty() {
-            println!("producers:");
+            outln!("producers:")?;
             for p in &report.producers {
-                println!("  {p}");
+                outln!("  {p}")?;
             }
         }
         if report.fits_handler_world() {
-            println!("handler world: fits");
+            outln!("handler world: fits")?;
         } else {
-            println!("handler world: does not fit");
+            outln!("handler world: does not fit")?;
             for p in &report.problems {
-                println!("  - {p}");
+                outln!("  - {p}")?;
             }
         }
     }

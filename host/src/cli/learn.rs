@@ -127,26 +127,28 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         RunsCommand::List { limit, json } => {
             let runs = store.list_runs(limit)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&runs)?);
+                outln!("{}", serde_json::to_string_pretty(&runs)?)?;
             } else if runs.is_empty() {
-                println!(
-                    "no runs recorded yet; each `skillhost run` and MCP tool call records one"
-                );
+                outln!("no runs recorded yet; each `skillhost run` and MCP tool call records one")?;
             } else {
-                println!(
+                outln!(
                     "{:>6}  {:<7} {:<20} {:<9} {:<18} task",
-                    "id", "result", "skill", "tier", "failure"
-                );
+                    "id",
+                    "result",
+                    "skill",
+                    "tier",
+                    "failure"
+                )?;
                 for r in runs {
                     let task: String = r.task.chars().take(60).collect();
-                    println!(
+                    outln!(
                         "{:>6}  {:<7} {:<20} {:<9} {:<18} {task}",
                         r.id,
                         if r.success { "ok" } else { "failed" },
                         r.skill,
                         r.tier,
                         r.failure_class.unwrap_or_default()
-                    );
+                    )?;
                 }
             }
         }
@@ -155,23 +157,26 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 .get_run(id)?
                 .with_context(|| format!("no run {id}; see `skillhost runs list`"))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&run)?);
+                outln!("{}", serde_json::to_string_pretty(&run)?)?;
             } else {
-                println!(
+                outln!(
                     "run {} of skill {} ({}), tier {}",
-                    run.id, run.skill, run.skill_version, run.tier
-                );
-                println!("task: {}", run.task);
-                println!("context: {}", run.context);
+                    run.id,
+                    run.skill,
+                    run.skill_version,
+                    run.tier
+                )?;
+                outln!("task: {}", run.task)?;
+                outln!("context: {}", run.context)?;
                 match (&run.failure_class, &run.failure_message) {
-                    (Some(c), m) => println!("failed: {c}: {}", m.clone().unwrap_or_default()),
-                    _ => println!("succeeded"),
+                    (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
+                    _ => outln!("succeeded")?,
                 }
                 for a in &run.rules_applied {
-                    println!("rule {} ({}): {}", a.rule_id, a.kind, a.effect);
+                    outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
                 }
                 for s in &run.steps {
-                    println!(
+                    outln!(
                         "step {} {}{}",
                         s.kind,
                         s.tool.clone().unwrap_or_default(),
@@ -179,10 +184,10 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                             .as_ref()
                             .map(|e| format!(" error: {e}"))
                             .unwrap_or_default()
-                    );
+                    )?;
                 }
                 if let Some(o) = &run.output {
-                    println!("output:\n{o}");
+                    outln!("output:\n{o}")?;
                 }
             }
         }
@@ -223,16 +228,20 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         RulesCommand::List { json } => {
             let set = RuleSet::load(&path)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&set)?);
+                outln!("{}", serde_json::to_string_pretty(&set)?)?;
             } else if set.rules.is_empty() {
-                println!(
+                outln!(
                     "no rules yet; they are learned from recorded failures (`skillhost learn`)"
-                );
+                )?;
             } else {
-                println!(
+                outln!(
                     "{:<48} {:<10} {:<16} {:>5} {:>7}  state",
-                    "id", "kind", "scope", "conf", "applied"
-                );
+                    "id",
+                    "kind",
+                    "scope",
+                    "conf",
+                    "applied"
+                )?;
                 for r in &set.rules {
                     let state = if r.rejected {
                         let verdict = r.replay.as_ref().map(|p| p.verdict.as_str());
@@ -245,7 +254,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                             r.disabled_reason.clone().unwrap_or_default()
                         )
                     };
-                    println!(
+                    outln!(
                         "{:<48} {:<10} {:<16} {:>5.2} {:>3}/{:<3}  {state}",
                         r.id,
                         r.kind.to_string(),
@@ -253,7 +262,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                         r.confidence,
                         r.succeeded,
                         r.applied
-                    );
+                    )?;
                 }
             }
         }
@@ -262,7 +271,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             let r = set
                 .get(&id)
                 .with_context(|| format!("no rule `{id}`; see `skillhost rules list`"))?;
-            println!("{}", serde_json::to_string_pretty(r)?);
+            outln!("{}", serde_json::to_string_pretty(r)?)?;
         }
         RulesCommand::Disable { id } => {
             edit(&id, &|s| {
@@ -272,7 +281,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 }
                 Ok(())
             })?;
-            println!("disabled {id}");
+            outln!("disabled {id}")?;
         }
         RulesCommand::Enable { id } => {
             edit(&id, &|s| {
@@ -289,14 +298,14 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 }
                 Ok(())
             })?;
-            println!("enabled {id}");
+            outln!("enabled {id}")?;
         }
         RulesCommand::Remove { id } => {
             edit(&id, &|s| {
                 s.rules.retain(|r| r.id != id);
                 Ok(())
             })?;
-            println!("removed {id}");
+            outln!("removed {id}")?;
         }
         RulesCommand::Explain { run_id } => {
             let store = open_store(ctx)?;
@@ -304,10 +313,10 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 .get_run(run_id)?
                 .with_context(|| format!("no run {run_id}; see `skillhost runs list`"))?;
             if run.rules_applied.is_empty() {
-                println!("no rules fired on run {run_id}");
+                outln!("no rules fired on run {run_id}")?;
             }
             for a in &run.rules_applied {
-                println!("{} ({}): {}", a.rule_id, a.kind, a.effect);
+                outln!("{} ({}): {}", a.rule_id, a.kind, a.effect)?;
             }
         }
     }
@@ -327,34 +336,38 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         model.as_deref(),
     ))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         if report.groups.is_empty() {
-            println!("no failures recorded yet");
+            outln!("no failures recorded yet")?;
         }
         for g in &report.groups {
-            println!(
+            outln!(
                 "{} / {}: {} of {} runs failed: {}",
-                g.skill, g.class, g.failures, g.runs, g.outcome
-            );
+                g.skill,
+                g.class,
+                g.failures,
+                g.runs,
+                g.outcome
+            )?;
             for id in &g.rules_added {
-                println!("  + {id}");
+                outln!("  + {id}")?;
             }
         }
         let could_propose = !args.no_propose && config.learning.proposals.enabled;
         if could_propose && model.is_none() && report.groups.iter().any(|g| g.no_pattern) {
-            println!(
+            outln!(
                 "  (with a model configured, classes no pattern knows get a rule proposed by it: `skillhost learn --model PROVIDER:MODEL`)"
-            );
+            )?;
         }
         for id in &report.rules_rejected {
-            println!("  - {id} (rejected; `skillhost rules show {id}` has the figures)");
+            outln!("  - {id} (rejected; `skillhost rules show {id}` has the figures)")?;
         }
-        println!(
+        outln!(
             "{} rule(s) added; rules are in {}",
             report.rules_added,
             rules_file(ctx).display()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -411,10 +424,10 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let rt = super::runtime()?;
     let report = rt.block_on(ablation::run_email(&ctx.paths, catalog, &config, &opts))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "ablation: scenario {}, model {}, {} training and {} evaluation tasks, {} seeds ({:.1} s)",
         report.scenario,
         report.model,
@@ -422,32 +435,36 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         report.eval,
         report.seeds.len(),
         report.seconds
-    );
+    )?;
     for s in &report.seeds {
         let rates: Vec<String> = s
             .arms
             .iter()
             .map(|a| format!("{:?} {:.0}%", a.arm, a.success_rate * 100.0))
             .collect();
-        println!(
+        outln!(
             "seed {:>2}: {} rules learned; {}",
             s.seed,
             s.rules_learned.len(),
             rates.join(", ")
-        );
+        )?;
     }
-    println!();
-    println!(
+    outln!()?;
+    outln!(
         "{:<16} {:>8} {:>17} {:>12} {:>8}  failures by class",
-        "arm", "success", "95% interval", "calls/task", "applied"
-    );
+        "arm",
+        "success",
+        "95% interval",
+        "calls/task",
+        "applied"
+    )?;
     for a in &report.summary {
         let failures: Vec<String> = a
             .failures_by_class
             .iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
-        println!(
+        outln!(
             "{:<16} {:>7.1}% {:>7.1}%-{:>6.1}% {:>12.2} {:>8}  {}",
             format!("{:?}", a.arm),
             a.mean_success * 100.0,
@@ -456,7 +473,7 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             a.model_calls_per_task,
             a.rules_applied,
             failures.join(", ")
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

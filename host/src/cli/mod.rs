@@ -1,6 +1,28 @@
 //! The command line: argument parsing and output only. Everything a library
 //! user would need lives in the stage modules.
 
+/// `print!` that returns the write's error instead of panicking: when the
+/// reader goes away (`skillhost runs list | head -1`), the error travels
+/// up to [`main`], which ends quietly.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `println!` that returns the write's error (see `out!`).
+macro_rules! outln {
+    () => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock())
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
 mod grants;
 mod handler;
 mod learn;
@@ -152,9 +174,25 @@ pub fn main() -> ExitCode {
         });
     match result {
         Ok(code) => code,
+        // Whoever read stdout has stopped reading: there is no one left to
+        // tell, and nothing went wrong.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the error, or anything it wraps, is a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }

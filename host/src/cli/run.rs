@@ -61,15 +61,15 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         rt.block_on(runner.run_skill(skill, selected_by, &request.task, &given, started))?;
 
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else {
         for n in &outcome.notices {
             eprintln!("note: {n}");
         }
         if let Some(o) = &outcome.output {
-            print!("{}", o.body);
+            out!("{}", o.body)?;
             if !o.body.ends_with('\n') {
-                println!();
+                outln!()?;
             }
         }
     }

@@ -61,11 +61,11 @@ pub fn run(args: SkillsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         SkillsCommand::List { format } => list(&ctx.catalog(), format),
         SkillsCommand::Search { query, k, format } => search(&ctx.catalog(), &query, k, format),
         SkillsCommand::Prompt => {
-            print!("{}", render_available_skills(&ctx.catalog()));
+            out!("{}", render_available_skills(&ctx.catalog()))?;
             Ok(ExitCode::SUCCESS)
         }
         SkillsCommand::Show { name } => show(&ctx.catalog(), &name),
-        SkillsCommand::Validate { paths } => Ok(validate(&paths)),
+        SkillsCommand::Validate { paths } => Ok(validate(&paths)?),
         SkillsCommand::Grant(a) => super::grants::grant(a, ctx),
         SkillsCommand::Revoke(a) => super::grants::revoke(a, ctx),
     }
@@ -100,7 +100,7 @@ fn list(catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode> {
     match format {
         Format::Json => {
             let views: Vec<SkillView> = catalog.skills().iter().map(SkillView::new).collect();
-            println!("{}", serde_json::to_string_pretty(&views)?);
+            outln!("{}", serde_json::to_string_pretty(&views)?)?;
         }
         Format::Table => {
             if catalog.is_empty() {
@@ -121,7 +121,7 @@ fn list(catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode> {
                     ]
                 })
                 .collect();
-            print_table(["NAME", "SOURCE", "VERSION", "DESCRIPTION"], &rows);
+            print_table(["NAME", "SOURCE", "VERSION", "DESCRIPTION"], &rows)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -154,7 +154,7 @@ fn search(catalog: &Catalog, query: &str, k: usize, format: Format) -> anyhow::R
                     version: &m.skill.version,
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&views)?);
+            outln!("{}", serde_json::to_string_pretty(&views)?)?;
         }
         Format::Table => {
             if matches.is_empty() {
@@ -172,7 +172,7 @@ fn search(catalog: &Catalog, query: &str, k: usize, format: Format) -> anyhow::R
                     ]
                 })
                 .collect();
-            print_table(["NAME", "SCORE", "WHY", "DESCRIPTION"], &rows);
+            print_table(["NAME", "SCORE", "WHY", "DESCRIPTION"], &rows)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -205,14 +205,14 @@ fn show(catalog: &Catalog, name: &str) -> anyhow::Result<ExitCode> {
         .read_file(&skill.file_name(), SHOW_MAX_BYTES)
         .with_context(|| format!("cannot show skill '{name}'"))?;
     let text = String::from_utf8_lossy(&bytes);
-    print!("{text}");
+    out!("{text}")?;
     if !text.ends_with('\n') {
-        println!();
+        outln!()?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn validate(paths: &[PathBuf]) -> ExitCode {
+fn validate(paths: &[PathBuf]) -> std::io::Result<ExitCode> {
     let mut errors = 0;
     let mut warnings = 0;
     for path in paths {
@@ -221,18 +221,18 @@ fn validate(paths: &[PathBuf]) -> ExitCode {
                 Severity::Error => errors += 1,
                 Severity::Warning => warnings += 1,
             }
-            println!("{}: {}: {}", path.display(), p.severity, p.message);
+            outln!("{}: {}: {}", path.display(), p.severity, p.message)?;
         }
     }
     if errors == 0 {
         eprintln!("{} checked: {warnings} warning(s), no errors", paths.len());
-        ExitCode::SUCCESS
+        Ok(ExitCode::SUCCESS)
     } else {
         eprintln!(
             "{} checked: {errors} error(s), {warnings} warning(s)",
             paths.len()
         );
-        ExitCode::FAILURE
+        Ok(ExitCode::FAILURE)
     }
 }
 
@@ -246,7 +246,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// Left-aligned columns; the last one is cut to keep lines near 120 columns.
-fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
+fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> std::io::Result<()> {
     let mut widths = header.map(|h| h.chars().count());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -267,10 +267,11 @@ fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
         }
         out.trim_end().to_owned()
     };
-    println!("{}", line(header));
+    outln!("{}", line(header))?;
     for row in rows {
-        println!("{}", line(std::array::from_fn(|i| row[i].as_str())));
+        outln!("{}", line(std::array::from_fn(|i| row[i].as_str())))?;
     }
+    Ok(())
 }
 
 fn truncate(s: &str, max: usize) -> String {

@@ -202,7 +202,10 @@ impl Runner {
     }
 
     fn build(paths: Paths, config: Config, catalog: Arc<Catalog>, extras: Extras) -> Self {
-        let store = Arc::new(LazyStore::new(paths.state_dir()));
+        let store = Arc::new(LazyStore::new(
+            paths.state_dir(),
+            crate::store::KvQuota::from_limits(&config.limits),
+        ));
         Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 paths,
@@ -316,17 +319,15 @@ impl Runner {
         let s = &self.shared;
         s.sandbox
             .get_or_init(|| {
-                let options = SandboxOptions {
-                    cache_dir: s
-                        .config
-                        .sandbox
-                        .cache
-                        .then(|| s.paths.cache_dir().join("components")),
-                    pooling: s.config.sandbox.pooling,
-                };
+                let options = SandboxOptions::from_config(
+                    &s.config.sandbox,
+                    Some(s.paths.cache_dir().join("components")),
+                );
                 Sandbox::new(&options)
                     .map(|sb| {
-                        Arc::new(sb.with_allow_private(s.config.network.allow_private.clone()))
+                        Arc::new(sb.with_net(crate::netguard::NetPolicy::new(
+                            s.config.network.allow_private.clone(),
+                        )))
                     })
                     .map_err(|e| e.to_string())
             })
@@ -346,7 +347,8 @@ impl Runner {
                     s.catalog.clone(),
                     invoker,
                 );
-                tb.allow_private = s.config.network.allow_private.clone();
+                tb.net = crate::netguard::NetPolicy::new(s.config.network.allow_private.clone());
+                tb.control = s.paths.control_paths();
                 Arc::new(tb)
             })
             .clone()
@@ -539,15 +541,47 @@ impl Runner {
             )
             .await;
         } else {
-            outcome.output = Some(Output {
-                body: template::render(skill, task, &outcome.context),
-                content_type: skill
-                    .meta
-                    .output_type
-                    .clone()
-                    .unwrap_or_else(|| "text/plain".into()),
-                flags: vec!["template".into()],
-            });
+            // A template answers with the task and context it is given, so
+            // it gets the handler's output limit: the skill's resolved
+            // `output_bytes`, counting body, content type and flags.
+            let raise = skill_fingerprint(skill)
+                .map(|fp| self.effective_grants(skill, &fp).limits)
+                .unwrap_or_default();
+            let limit = sandbox::Limits::resolve(
+                &skill.meta.skillhost.limits,
+                &raise,
+                &self.config().limits,
+            )
+            .output_bytes;
+            let content_type = skill
+                .meta
+                .output_type
+                .clone()
+                .unwrap_or_else(|| "text/plain".into());
+            let flags = vec![String::from("template")];
+            let overhead = content_type.len() + flags.iter().map(String::len).sum::<usize>();
+            match template::render(
+                skill,
+                task,
+                &outcome.context,
+                limit.saturating_sub(overhead),
+            ) {
+                Ok(body) => {
+                    outcome.output = Some(Output {
+                        body,
+                        content_type,
+                        flags,
+                    })
+                }
+                Err(template::TooLarge { .. }) => {
+                    outcome.failure = Some(Failure::new(
+                        "OutputTooLarge",
+                        format!(
+                            "the template's answer is over the output limit of {limit} bytes (body, content type and flags together)"
+                        ),
+                    ))
+                }
+            }
         }
         Ok(())
     }
@@ -630,6 +664,7 @@ impl Runner {
             &skill.name,
             skill.source,
             &skill.meta.skillhost.capabilities,
+            &skill.meta.skillhost.limits,
             fingerprint,
             self.config(),
         )
@@ -751,21 +786,31 @@ impl Runner {
         let grants = self.effective_grants(skill, &fingerprint);
         self.note_grants(skill, &grants, outcome);
         let sandbox = self.sandbox()?;
-        let loaded = sandbox.load(&wasm);
+        let loaded = sandbox.load_async(Arc::from(wasm)).await;
         outcome.timings.load_us = micros(load_started);
         let handler = match loaded {
             Ok(h) => h,
             Err(e) => {
                 outcome.failure = Some(Failure::new(
-                    "HandlerUnavailable",
+                    e.class(),
                     format!("handler `{handler_rel}` of skill `{}`: {e}", skill.name),
                 ));
                 return Ok(());
             }
         };
+        let limits = sandbox::Limits::resolve(
+            &skill.meta.skillhost.limits,
+            &grants.limits,
+            &self.config().limits,
+        );
+        if let Some(n) = limits_notice(skill, &limits, &self.config().limits) {
+            outcome.notices.push(n);
+        }
         let roots = FileRoots {
             skill_dir: skill.dir.clone(),
             workspace: self.paths().workspace.clone(),
+            skill_files: vec![skill.path.clone(), skill.dir.join(handler_rel)],
+            control: self.paths().control_paths(),
         };
         let services =
             Services {
@@ -788,10 +833,7 @@ impl Runner {
                     description: task,
                     context: &outcome.context,
                     grants: &grants,
-                    limits: sandbox::Limits::resolve(
-                        &skill.meta.skillhost.limits,
-                        &self.config().limits,
-                    ),
+                    limits,
                     roots: &roots,
                     services,
                 },
@@ -807,6 +849,30 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// A line for the user when the skill asked for more than a default and
+/// runs with less, because its raise is not granted.
+fn limits_notice(
+    skill: &Skill,
+    limits: &sandbox::Limits,
+    defaults: &crate::config::LimitDefaults,
+) -> Option<String> {
+    let asked = &skill.meta.skillhost.limits;
+    let short =
+        |asked: Option<u64>, got: u64, default: u64| asked.is_some_and(|a| a > default && got < a);
+    let memory_mb = (limits.memory_bytes >> 20) as u64;
+    let timeout_ms = u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX);
+    let output_kb = (limits.output_bytes / 1024) as u64;
+    let raised_less = short(asked.memory_mb, memory_mb, defaults.memory_mb)
+        || short(asked.timeout_ms, timeout_ms, defaults.timeout_ms)
+        || short(asked.output_kb, output_kb, defaults.output_kb);
+    raised_less.then(|| {
+        format!(
+            "skill `{}` asks for limits above the defaults; it runs with memory {memory_mb} MiB, time {timeout_ms} ms, output {output_kb} KiB (`skillhost skills grant {} --limits` grants what it declares, up to the `[limits] max_*` ceilings)",
+            skill.name, skill.name
+        )
+    })
 }
 
 /// A handler's `call-tool`: the same toolbox and policy as everyone else.
@@ -985,26 +1051,51 @@ fn micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
-/// The workspace store, opened the first time a handler uses its key-value
-/// store, so runs that never do leave no files behind.
+/// The workspace store, opened the first time a run needs it (a handler's
+/// key-value call, or recording the run), so runs that never do leave no
+/// files behind.
+///
+/// Only success is kept. A failure to open is often transient (the process
+/// is out of file descriptors because a handler held them, the folder was
+/// briefly unwritable), so the next use tries again. There is no backoff
+/// between tries: every way opening fails is either a few failing system
+/// calls (missing or unwritable folder, no descriptors, not a database, a
+/// newer schema), far cheaper than the handler call or run that needs the
+/// store, or SQLite's busy timeout, which any write to an open store would
+/// wait out just the same. A backoff would only make calls fail for a
+/// while after the cause is gone. Attempts are made one at a time.
 struct LazyStore {
     dir: PathBuf,
-    store: OnceLock<Result<Store, String>>,
+    kv_quota: crate::store::KvQuota,
+    store: OnceLock<Store>,
+    opening: std::sync::Mutex<()>,
 }
 
 impl LazyStore {
-    fn new(dir: PathBuf) -> Self {
+    fn new(dir: PathBuf, kv_quota: crate::store::KvQuota) -> Self {
         LazyStore {
             dir,
+            kv_quota,
             store: OnceLock::new(),
+            opening: std::sync::Mutex::new(()),
         }
     }
 
     pub(crate) fn get_store(&self) -> Result<&Store, ServiceError> {
-        self.store
-            .get_or_init(|| Store::open_in(&self.dir).map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(|e| ServiceError::Failed(e.clone()))
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        // Nothing is left half-done by a panic while opening.
+        let _one_at_a_time = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        let store = Store::open_in(&self.dir)
+            .map_err(|e| {
+                ServiceError::Failed(format!("{e} (opening is tried again on the next use)"))
+            })?
+            .with_kv_quota(self.kv_quota);
+        Ok(self.store.get_or_init(|| store))
     }
 }
 

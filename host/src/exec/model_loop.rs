@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::{RunOutcome, Runner, Step, micros};
 use crate::llm::{ChatRequest, Message, Provider, ToolCall, ToolSpec};
 use crate::sandbox::{Effective, Failure, Output};
-use crate::skill::{Skill, render_available_skills};
+use crate::skill::Skill;
 use crate::tools::pipeline::as_text;
 use crate::tools::{CallContext, Caller, ToolError};
 
@@ -42,12 +42,7 @@ pub(super) struct Turn<'a> {
     pub depth: u32,
 }
 
-fn system_prompt(
-    runner: &Runner,
-    skill: &Skill,
-    tools: &[ToolSpec],
-    instructions: &[String],
-) -> String {
+fn system_prompt(skill: &Skill, instructions: &[String]) -> String {
     let mut s = format!(
         "You are carrying out a task with the skill \"{}\": {}\n\
          Follow the skill's instructions. Use the tools when they help. When you are done, \
@@ -56,15 +51,8 @@ fn system_prompt(
         skill.description,
         skill.body.trim()
     );
-    // Other skills are only worth listing when the model can read them.
-    if tools.iter().any(|t| t.name == "read_skill_file") {
-        s.push_str(
-            "\nOther skills are available. To use one, read its SKILL.md with \
-             read_skill_file {\"skill\": NAME, \"path\": \"SKILL.md\"}.\n",
-        );
-        s.push_str(&render_available_skills(runner.catalog()));
-        s.push('\n');
-    }
+    // Other skills are not listed: a skill reads only its own files, and the
+    // skills it may run are its `skill_<name>` tools, each described there.
     if !instructions.is_empty() {
         s.push_str(
             "\nLessons learned from earlier runs of this skill; follow them:\n<learned_rules>\n",
@@ -110,7 +98,7 @@ pub(super) async fn run(
         .collect();
     let context_json = Value::Object(outcome.context.clone()).to_string();
     let mut request = ChatRequest {
-        system: Some(system_prompt(runner, skill, &tools, instructions)),
+        system: Some(system_prompt(skill, instructions)),
         messages: vec![Message::User(format!(
             "Task: {task}\n\nContext (JSON): {context_json}"
         ))],

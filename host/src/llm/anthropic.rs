@@ -71,7 +71,7 @@ impl AnthropicProvider {
             url,
             headers,
             max_tokens: None,
-            http: HttpClient::new(http)?,
+            http: HttpClient::new(http, api_key)?,
         })
     }
 
@@ -95,18 +95,23 @@ impl Provider for AnthropicProvider {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let max_tokens = req
-                .max_tokens
-                .or(self.max_tokens)
-                .unwrap_or(DEFAULT_MAX_TOKENS);
-            let body = serde_json::to_vec(&request_body(&self.model, max_tokens, req))
-                .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
-            let request_bytes = body.len();
-            let reply = self.http.post_json(&self.url, &self.headers, body).await?;
-            let mut resp = parse_response(&self.url, &reply)?;
-            resp.request_bytes = request_bytes;
-            resp.response_bytes = reply.len();
-            Ok(resp)
+            let answered = async {
+                let max_tokens = req
+                    .max_tokens
+                    .or(self.max_tokens)
+                    .unwrap_or(DEFAULT_MAX_TOKENS);
+                let body = serde_json::to_vec(&request_body(&self.model, max_tokens, req))
+                    .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
+                let request_bytes = body.len();
+                let reply = self.http.post_json(&self.url, &self.headers, body).await?;
+                let mut resp = parse_response(&self.url, &reply)?;
+                resp.request_bytes = request_bytes;
+                resp.response_bytes = reply.len();
+                Ok(resp)
+            }
+            .await;
+            // Every error leaves the provider here, without the key.
+            answered.map_err(|e| self.http.scrub(e))
         })
     }
 }

@@ -43,15 +43,114 @@ impl Default for HttpOptions {
     }
 }
 
-/// A reqwest client plus the retry policy.
+/// What replaces the API key in a message.
+const REDACTED: &str = "[redacted]";
+
+/// Takes the API key out of every error a provider returns. Servers quote
+/// the key they were sent (`Incorrect API key provided: Bearer sk-...`),
+/// and an error message ends up on stderr, in `--json` output and in the
+/// store. The exact key is removed, which also covers its `Bearer` form,
+/// and so is its JSON-escaped spelling, as it appears in a raw body.
+#[derive(Clone, Default)]
+pub(crate) struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} secret form(s))", self.secrets.len())
+    }
+}
+
+impl Redactor {
+    pub(crate) fn new(key: Option<&str>) -> Self {
+        let mut secrets = Vec::new();
+        if let Some(key) = key.map(str::trim).filter(|k| !k.is_empty()) {
+            secrets.push(key.to_owned());
+            if let Ok(quoted) = serde_json::to_string(key) {
+                let escaped = &quoted[1..quoted.len() - 1];
+                if escaped != key {
+                    secrets.push(escaped.to_owned());
+                }
+            }
+        }
+        Redactor { secrets }
+    }
+
+    /// `text` with every occurrence of the key replaced.
+    pub(crate) fn text(&self, text: &str) -> String {
+        self.secrets.iter().fold(text.to_owned(), |t, secret| {
+            t.replace(secret.as_str(), REDACTED)
+        })
+    }
+
+    /// The same error with the key taken out of every text it carries.
+    pub(crate) fn error(&self, e: LlmError) -> LlmError {
+        if self.secrets.is_empty() {
+            return e;
+        }
+        let t = |s: String| self.text(&s);
+        // Exhaustive on purpose: a new variant must say what it carries.
+        match e {
+            LlmError::Unreachable { url, cause } => LlmError::Unreachable {
+                url: t(url),
+                cause: t(cause),
+            },
+            LlmError::Timeout { url, timeout } => LlmError::Timeout {
+                url: t(url),
+                timeout,
+            },
+            LlmError::Status {
+                status,
+                url,
+                attempts,
+                excerpt,
+            } => LlmError::Status {
+                status,
+                url: t(url),
+                attempts,
+                excerpt: t(excerpt),
+            },
+            LlmError::RateLimited {
+                url,
+                attempts,
+                excerpt,
+            } => LlmError::RateLimited {
+                url: t(url),
+                attempts,
+                excerpt: t(excerpt),
+            },
+            LlmError::Protocol { url, what } => LlmError::Protocol {
+                url: t(url),
+                what: t(what),
+            },
+            LlmError::Config(m) => LlmError::Config(t(m)),
+            LlmError::ScriptExhausted { path, turns } => LlmError::ScriptExhausted {
+                path: t(path),
+                turns,
+            },
+            LlmError::InvalidScript { path, reason } => LlmError::InvalidScript {
+                path: t(path),
+                reason: t(reason),
+            },
+            LlmError::Scripted(m) => LlmError::Scripted(t(m)),
+        }
+    }
+}
+
+/// A reqwest client plus the retry policy, and the key to keep out of
+/// every error.
 #[derive(Debug, Clone)]
 pub(crate) struct HttpClient {
     client: reqwest::Client,
     opts: HttpOptions,
+    redactor: Redactor,
 }
 
 impl HttpClient {
-    pub(crate) fn new(opts: HttpOptions) -> Result<Self, LlmError> {
+    /// `api_key` is the key the provider sends, if any: it is scrubbed
+    /// from every error (see [`HttpClient::scrub`]).
+    pub(crate) fn new(opts: HttpOptions, api_key: Option<&str>) -> Result<Self, LlmError> {
         let client = reqwest::Client::builder()
             .timeout(opts.timeout)
             .connect_timeout(opts.timeout.min(Duration::from_secs(10)))
@@ -62,7 +161,17 @@ impl HttpClient {
             .user_agent(concat!("skillhost/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| LlmError::Config(format!("cannot create the HTTP client: {e}")))?;
-        Ok(HttpClient { client, opts })
+        Ok(HttpClient {
+            client,
+            opts,
+            redactor: Redactor::new(api_key),
+        })
+    }
+
+    /// Every error a provider returns passes through here, whatever made
+    /// it (transport, status, a malformed answer).
+    pub(crate) fn scrub(&self, e: LlmError) -> LlmError {
+        self.redactor.error(e)
     }
 
     /// POSTs `body` as JSON to `url` and returns the body of the first
@@ -101,7 +210,12 @@ impl HttpClient {
                 tokio::time::sleep(self.delay(attempt, retry_after)).await;
                 continue;
             }
-            let excerpt = error_excerpt(&bytes);
+            // Before the excerpt is cut, so no piece of the key is left.
+            let excerpt = error_excerpt(
+                self.redactor
+                    .text(&String::from_utf8_lossy(&bytes))
+                    .as_bytes(),
+            );
             return Err(if code == 429 {
                 LlmError::RateLimited {
                     url: url.to_string(),
@@ -317,12 +431,15 @@ mod tests {
 
     #[test]
     fn backoff_grows_is_capped_and_obeys_retry_after_cap() {
-        let c = HttpClient::new(HttpOptions {
-            backoff_base: Duration::from_millis(500),
-            backoff_cap: Duration::from_secs(2),
-            retry_after_cap: Duration::from_secs(60),
-            ..HttpOptions::default()
-        })
+        let c = HttpClient::new(
+            HttpOptions {
+                backoff_base: Duration::from_millis(500),
+                backoff_cap: Duration::from_secs(2),
+                retry_after_cap: Duration::from_secs(60),
+                ..HttpOptions::default()
+            },
+            None,
+        )
         .expect("client");
         let d1 = c.delay(1, None);
         assert!(
@@ -343,6 +460,50 @@ mod tests {
             c.delay(1, Some(Duration::from_secs(3600))),
             Duration::from_secs(60)
         );
+    }
+
+    #[test]
+    fn the_key_is_taken_out_of_every_error() {
+        let key = "sk-live-\"quoted\"-0123456789";
+        let r = Redactor::new(Some(&format!("  {key} ")));
+        let escaped = r#"sk-live-\"quoted\"-0123456789"#;
+        let quoted = format!("Incorrect API key provided: Bearer {key}; raw body: {escaped}");
+        let errors = [
+            LlmError::Status {
+                status: 401,
+                url: "http://h/v1".into(),
+                attempts: 1,
+                excerpt: quoted.clone(),
+            },
+            LlmError::RateLimited {
+                url: "http://h/v1".into(),
+                attempts: 3,
+                excerpt: quoted.clone(),
+            },
+            LlmError::Protocol {
+                url: "http://h/v1".into(),
+                what: quoted.clone(),
+            },
+            LlmError::Unreachable {
+                url: "http://h/v1".into(),
+                cause: quoted.clone(),
+            },
+            LlmError::Config(quoted.clone()),
+            LlmError::Scripted(quoted.clone()),
+        ];
+        for e in errors {
+            let e = r.error(e);
+            let shown = format!("{e} {e:?}");
+            assert!(!shown.contains(key) && !shown.contains(escaped), "{shown}");
+            assert!(
+                shown.contains("Bearer [redacted]; raw body: [redacted]"),
+                "{shown}"
+            );
+        }
+        // No key, nothing to take out; and the redactor never shows it.
+        assert_eq!(Redactor::new(None).text("Bearer x"), "Bearer x");
+        assert_eq!(Redactor::new(Some("  ")).text("a  b"), "a  b");
+        assert!(!format!("{r:?}").contains("sk-live"));
     }
 
     #[test]

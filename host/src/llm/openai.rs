@@ -51,7 +51,7 @@ impl OpenAiProvider {
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             headers,
             max_tokens: None,
-            http: HttpClient::new(http)?,
+            http: HttpClient::new(http, api_key)?,
         })
     }
 
@@ -81,15 +81,20 @@ impl Provider for OpenAiProvider {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let body = request_body(&self.model, req.max_tokens.or(self.max_tokens), req);
-            let body = serde_json::to_vec(&body)
-                .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
-            let request_bytes = body.len();
-            let reply = self.http.post_json(&self.url, &self.headers, body).await?;
-            let mut resp = parse_response(&self.url, &reply)?;
-            resp.request_bytes = request_bytes;
-            resp.response_bytes = reply.len();
-            Ok(resp)
+            let answered = async {
+                let body = request_body(&self.model, req.max_tokens.or(self.max_tokens), req);
+                let body = serde_json::to_vec(&body)
+                    .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
+                let request_bytes = body.len();
+                let reply = self.http.post_json(&self.url, &self.headers, body).await?;
+                let mut resp = parse_response(&self.url, &reply)?;
+                resp.request_bytes = request_bytes;
+                resp.response_bytes = reply.len();
+                Ok(resp)
+            }
+            .await;
+            // Every error leaves the provider here, without the key.
+            answered.map_err(|e| self.http.scrub(e))
         })
     }
 }

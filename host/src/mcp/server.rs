@@ -189,7 +189,7 @@ impl SkillServer {
                 );
             }
         };
-        match skill.read_file(&path, MAX_READ_BYTES) {
+        match skill.read_content(&path, MAX_READ_BYTES) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
                 Err(_) => failure_result(
@@ -200,7 +200,7 @@ impl SkillServer {
                     ),
                 ),
             },
-            Err(e) => failure_result(file_error_class(&e), &e.to_string()),
+            Err(e) => failure_result(file_error_class(&e), &format!("skill `{name}`: {e}")),
         }
     }
 
@@ -240,8 +240,9 @@ impl SkillServer {
         out
     }
 
-    /// Reads a `skill://` resource through [`Skill::read_file`]: inside the
-    /// skill folder, size-capped.
+    /// Reads a `skill://` resource through [`Skill::read_content`]: the
+    /// skill's own content, size-capped. Errors name the resource, never
+    /// where the skill lives on this machine.
     pub fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         let (name, path) = resources::parse_uri(uri).ok_or_else(|| {
             ErrorData::invalid_params(
@@ -252,14 +253,13 @@ impl SkillServer {
         let skill = self.runner.catalog().get(&name).ok_or_else(|| {
             ErrorData::resource_not_found(format!("no skill named `{name}`"), None)
         })?;
-        let bytes = skill
-            .read_file(&path, MAX_READ_BYTES)
-            .map_err(|e| match e {
-                SkillFileError::NotFound { .. } => {
-                    ErrorData::resource_not_found(e.to_string(), None)
-                }
-                _ => ErrorData::invalid_params(e.to_string(), None),
-            })?;
+        let bytes = skill.read_content(&path, MAX_READ_BYTES).map_err(|e| {
+            let message = format!("resource {uri}: {e}");
+            match e {
+                SkillFileError::NotFound { .. } => ErrorData::resource_not_found(message, None),
+                _ => ErrorData::invalid_params(message, None),
+            }
+        })?;
         let mime = resources::mime_type(&path);
         let contents = match String::from_utf8(bytes) {
             Ok(text) => ResourceContents::text(text, uri).with_mime_type(mime),
@@ -515,7 +515,9 @@ fn file_error_class(e: &SkillFileError) -> &'static str {
     match e {
         SkillFileError::NotFound { .. } => "NotFound",
         SkillFileError::TooLarge { .. } => "FileTooLarge",
-        SkillFileError::NotRelative { .. } | SkillFileError::Escape { .. } => "Denied",
+        SkillFileError::NotRelative { .. }
+        | SkillFileError::Escape { .. }
+        | SkillFileError::NotContent { .. } => "Denied",
         SkillFileError::NotAFile { .. } | SkillFileError::Io { .. } => "FileError",
     }
 }

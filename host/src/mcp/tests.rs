@@ -282,6 +282,91 @@ fn skill_files_are_resources_and_reads_stay_inside() {
     }
 }
 
+/// A skill whose folder is also the workspace: its `.skillhost/` holds the
+/// host's store, and its handler was built in place.
+#[test]
+fn host_files_dotfiles_and_build_output_are_not_resources() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("skills");
+    write_skill(&root, "proj", "", "A project that is its own workspace.");
+    let ws = root.join("proj");
+    for (file, text) in [
+        (".skillhost/skillhost.db", "recorded tasks"),
+        (".env", "TOKEN=x"),
+        (".git/config", "[core]"),
+        ("handler/target/release/h.wasm", "build output"),
+        ("handler/src/lib.rs", "fn main() {}"),
+        ("node_modules/dep/index.js", "dep"),
+        ("__pycache__/m.pyc", "cache"),
+    ] {
+        let path = ws.join(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    std::os::unix::fs::symlink(".skillhost/skillhost.db", ws.join("notes.txt")).expect("symlink");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let paths = Paths {
+        home: home.clone(),
+        workspace: ws.clone(),
+        bundled: None,
+        extra_skills: vec![root.clone()],
+        cache_override: Some(home.join("cache")),
+    };
+    let catalog = Catalog::load(&[Root::new(root, Source::Path)], &LoadOptions::default());
+    let server = SkillServer::new(Runner::new(paths, Config::default(), catalog));
+
+    let uris: Vec<String> = server.resources().iter().map(|r| r.uri.clone()).collect();
+    assert_eq!(
+        uris,
+        ["skill://proj/SKILL.md", "skill://proj/handler/src/lib.rs"],
+        "only the skill's own content is listed"
+    );
+    let server_path = dir.path().to_string_lossy().into_owned();
+    for private in [
+        ".skillhost/skillhost.db",
+        "%2Eskillhost/skillhost.db",
+        "handler/../.skillhost/skillhost.db",
+        ".env",
+        ".git/config",
+        "handler/target/release/h.wasm",
+        "node_modules/dep/index.js",
+        "__pycache__/m.pyc",
+        "notes.txt",
+    ] {
+        let uri = format!("skill://proj/{private}");
+        let e = server.read(&uri).expect_err(&uri);
+        assert!(
+            e.message.contains("not part of the skill's content"),
+            "{uri}: {}",
+            e.message
+        );
+        let r = block_on(server.call(
+            READ_SKILL,
+            args(json!({ "name": "proj", "path": private.replace("%2E", ".") })),
+        ))
+        .expect("tool");
+        assert_eq!(r.is_error, Some(true), "{private}: {}", text(&r));
+        assert!(text(&r).starts_with("Denied: "), "{private}: {}", text(&r));
+    }
+    // Errors name the resource, not where the skill lives on the server.
+    for uri in [
+        "skill://proj/missing.md",
+        "skill://proj/handler",
+        "skill://proj/../outside.md",
+    ] {
+        let e = server.read(uri).expect_err(uri);
+        assert!(e.message.contains(uri), "{uri}: {}", e.message);
+        assert!(!e.message.contains(&server_path), "{uri}: {}", e.message);
+    }
+    let r = block_on(server.call(
+        READ_SKILL,
+        args(json!({ "name": "proj", "path": "missing.md" })),
+    ))
+    .expect("tool");
+    assert!(!text(&r).contains(&server_path), "{}", text(&r));
+}
+
 #[test]
 fn user_invocable_skills_are_prompts() {
     let f = fixture();

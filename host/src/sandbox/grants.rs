@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 use crate::netguard::pattern_covers;
-use crate::skill::{Capabilities, FileCapabilities, Source};
+use crate::skill::{Capabilities, FileCapabilities, LimitSpec, Source};
 
 /// Why a handler got the capabilities it got.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,14 +40,19 @@ impl fmt::Display for Basis {
     }
 }
 
+/// The first 19 characters (`sha256:` and 12 hex digits). The pin is
+/// written by the operator, so cut on a character boundary, not a byte.
 fn short(v: &str) -> &str {
-    &v[..v.len().min(19)]
+    v.char_indices().nth(19).map_or(v, |(i, _)| &v[..i])
 }
 
 /// The capabilities one handler call runs with, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Effective {
     pub capabilities: Capabilities,
+    /// How far the skill's own limits may go above the defaults (see
+    /// `Limits::resolve`); empty means not at all.
+    pub limits: LimitSpec,
     pub basis: Basis,
 }
 
@@ -56,6 +61,7 @@ impl Effective {
     pub fn none() -> Self {
         Effective {
             capabilities: Capabilities::default(),
+            limits: LimitSpec::default(),
             basis: Basis::NotGranted,
         }
     }
@@ -95,11 +101,13 @@ pub fn fingerprint(skill_md: &[u8], handler: Option<&[u8]>) -> String {
     format!("sha256:{}", crate::bundled::hex(&h.finalize()))
 }
 
-/// declared ∩ granted, with trust by source.
+/// declared ∩ granted, with trust by source. Limits above the defaults
+/// are granted the same way as capabilities.
 pub fn effective(
     name: &str,
     source: Source,
     declared: &Capabilities,
+    declared_limits: &LimitSpec,
     fingerprint: &str,
     config: &Config,
 ) -> Effective {
@@ -112,6 +120,7 @@ pub fn effective(
         if grant.pin != fingerprint {
             return Effective {
                 capabilities: Capabilities::default(),
+                limits: LimitSpec::default(),
                 basis: Basis::StaleGrant {
                     pinned: grant.pin.clone(),
                     current: fingerprint.to_owned(),
@@ -120,12 +129,14 @@ pub fn effective(
         }
         return Effective {
             capabilities: intersect(declared, &grant.capabilities),
+            limits: grant.limits,
             basis: Basis::Granted,
         };
     }
     if trusted {
         return Effective {
             capabilities: declared.clone(),
+            limits: *declared_limits,
             basis: Basis::Trusted(source),
         };
     }
@@ -179,6 +190,21 @@ mod tests {
     use super::*;
     use crate::config::Grant;
 
+    #[test]
+    fn short_cuts_an_operator_written_pin_on_a_character_boundary() {
+        assert_eq!(short("sha256:0123456789abcdef"), "sha256:0123456789ab");
+        assert_eq!(short("sha256:01"), "sha256:01");
+        // Byte 19 falls inside `é`: slicing bytes would panic.
+        let pin = "sha256:01234567890é1";
+        assert!(!pin.is_char_boundary(19));
+        assert_eq!(short(pin), "sha256:01234567890é");
+        let stale = Basis::StaleGrant {
+            pinned: "ééééééééééééééééééééé".into(),
+            current: "sha256:0".into(),
+        };
+        assert!(stale.to_string().contains("made for ééééé"), "{stale}");
+    }
+
     fn caps() -> Capabilities {
         Capabilities {
             files: FileCapabilities {
@@ -217,15 +243,29 @@ mod tests {
     fn untrusted_sources_get_nothing_without_a_grant() {
         let cfg = Config::default();
         for src in [Source::User, Source::Path] {
-            let e = effective("s", src, &caps(), "sha256:1", &cfg);
+            let e = effective("s", src, &caps(), &LimitSpec::default(), "sha256:1", &cfg);
             assert_eq!(e.capabilities, Capabilities::default());
             assert_eq!(e.basis, Basis::NotGranted);
         }
-        let e = effective("s", Source::Bundled, &caps(), "sha256:1", &cfg);
+        let e = effective(
+            "s",
+            Source::Bundled,
+            &caps(),
+            &LimitSpec::default(),
+            "sha256:1",
+            &cfg,
+        );
         assert_eq!(e.capabilities, caps());
         let mut cfg = Config::default();
         cfg.trust.workspace = false;
-        let e = effective("s", Source::Workspace, &caps(), "sha256:1", &cfg);
+        let e = effective(
+            "s",
+            Source::Workspace,
+            &caps(),
+            &LimitSpec::default(),
+            "sha256:1",
+            &cfg,
+        );
         assert_eq!(e.basis, Basis::NotGranted);
     }
 
@@ -237,12 +277,14 @@ mod tests {
             Grant {
                 pin: fingerprint(b"v1", Some(b"wasm")),
                 capabilities: caps(),
+                limits: LimitSpec::default(),
             },
         );
         let ok = effective(
             "s",
             Source::User,
             &caps(),
+            &LimitSpec::default(),
             &fingerprint(b"v1", Some(b"wasm")),
             &cfg,
         );
@@ -253,6 +295,7 @@ mod tests {
             "s",
             Source::User,
             &caps(),
+            &LimitSpec::default(),
             &fingerprint(b"v1", Some(b"wasm2")),
             &cfg,
         );
@@ -269,6 +312,7 @@ mod tests {
             "s",
             Source::Bundled,
             &caps(),
+            &LimitSpec::default(),
             &fingerprint(b"v2", None),
             &cfg,
         );

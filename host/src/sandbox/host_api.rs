@@ -48,6 +48,9 @@ pub enum ServiceError {
     NotFound(String),
     #[error("{0}")]
     Failed(String),
+    /// A size limit or quota; the text names it and the figures.
+    #[error("limit: {0}")]
+    Limit(String),
 }
 
 impl From<ServiceError> for HostError {
@@ -56,6 +59,7 @@ impl From<ServiceError> for HostError {
             ServiceError::Denied(m) => HostError::Denied(m),
             ServiceError::NotFound(m) => HostError::NotFound(m),
             ServiceError::Failed(m) => HostError::Failed(m),
+            ServiceError::Limit(m) => HostError::Limit(m),
         }
     }
 }
@@ -115,7 +119,7 @@ fn truncate(s: &str, max: usize) -> String {
 
 impl HostState {
     fn deny(&mut self, what: String) -> HostError {
-        self.events.push(format!("denied: {what}"));
+        self.event(format!("denied: {what}"));
         HostError::Denied(what)
     }
 }
@@ -163,7 +167,7 @@ impl host::Host for HostState {
         };
         let skill = self.skill.clone();
         let result = tools.call(&skill, &name, &args_json).await;
-        self.events.push(format!(
+        self.event(format!(
             "tool {name}: {}",
             if result.is_ok() { "ok" } else { "error" }
         ));

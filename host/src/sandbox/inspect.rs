@@ -22,6 +22,9 @@ pub struct Inspection {
     pub producers: Vec<String>,
     /// Problems that stop it from running as a handler; empty if it fits.
     pub problems: Vec<String>,
+    /// Bytes of the largest function body of any module inside: what
+    /// compile time and memory grow with.
+    pub largest_function: usize,
 }
 
 impl Inspection {
@@ -60,6 +63,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
     let mut handle_is_func = false;
     let mut producers = Vec::new();
     let mut depth = 0usize;
+    let mut largest_function = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(|e| InspectError::Invalid(e.to_string()))?;
         match payload {
@@ -95,6 +99,9 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
                     }
                     exports.push(format!("{} ({kind})", export.name.name));
                 }
+            }
+            Payload::CodeSectionEntry(body) => {
+                largest_function = largest_function.max(body.range().len());
             }
             Payload::CustomSection(reader) => {
                 if let KnownCustom::Producers(p) = reader.as_known() {
@@ -136,6 +143,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
         exports,
         producers,
         problems,
+        largest_function,
     })
 }
 

@@ -1,6 +1,8 @@
-//! Resource limits: always on, host defaults with per-skill overrides
-//! clamped to the operator's ceilings, enforced by a limiter that remembers
-//! which limit stopped the guest so the failure can say so.
+//! Resource limits: always on. A skill may ask for less than a default;
+//! above a default it needs the operator's grant (or trust by source), and
+//! never above the operator's ceiling. The limiter counts every memory and
+//! every table of the call together and remembers which limit stopped the
+//! guest so the failure can say so.
 
 use std::time::Duration;
 
@@ -10,103 +12,182 @@ use crate::skill::LimitSpec;
 /// The limits one handler call runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Per linear memory, in bytes.
+    /// All linear memories of the call together, in bytes.
     pub memory_bytes: usize,
     pub timeout: Duration,
+    /// Everything the call returns together (see `Sandbox::call`).
     pub output_bytes: usize,
     pub tables: usize,
+    /// All tables of the call together, in elements.
     pub table_elements: usize,
     pub instances: usize,
     /// Linear memories per store (the handler plus its adapters).
     pub memories: usize,
     /// Total bytes of log lines kept per call.
     pub log_bytes: usize,
+    /// Host memory the call may make the host hold (see `host_budget`).
+    pub host_bytes: usize,
+    /// Resource-table entries the call may hold at once.
+    pub resources: usize,
+    /// Open files and directories the call may hold at once.
+    pub open_files: usize,
+    /// Bytes the skill may keep in its writable folders, all together.
+    pub file_quota_bytes: u64,
 }
 
+/// Events (denials, requests, tool calls) kept per call; later ones are
+/// counted, not kept.
+pub const MAX_EVENTS: usize = 256;
+
 impl Limits {
-    /// The skill's overrides where it has them, the defaults elsewhere, and
-    /// never above the operator's ceilings.
-    pub fn resolve(spec: &LimitSpec, defaults: &LimitDefaults) -> Limits {
-        let mb = |v: u64| usize::try_from(v.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
-        let memory_mb = spec
-            .memory_mb
-            .unwrap_or(defaults.memory_mb)
-            .clamp(1, defaults.max_memory_mb.max(1));
-        let timeout_ms = spec
-            .timeout_ms
-            .unwrap_or(defaults.timeout_ms)
-            .clamp(1, defaults.max_timeout_ms.max(1));
-        let output_kb = spec
-            .output_kb
-            .unwrap_or(defaults.output_kb)
-            .clamp(1, defaults.max_output_kb.max(1));
+    /// The skill's requests where it has them, the defaults elsewhere. A
+    /// request above a default is honoured only as far as `raise` (what the
+    /// operator granted, or what a trusted skill declares) allows, and never
+    /// above the operator's ceiling.
+    pub fn resolve(spec: &LimitSpec, raise: &LimitSpec, defaults: &LimitDefaults) -> Limits {
+        fn pick(asked: Option<u64>, raise: Option<u64>, default: u64, ceiling: u64) -> u64 {
+            let allowed = raise.unwrap_or(default).max(default).min(ceiling.max(1));
+            asked.unwrap_or(default).min(allowed).max(1)
+        }
+        let wide = |v: Option<u32>| v.map(u64::from);
+        let memory_mb = pick(
+            spec.memory_mb,
+            raise.memory_mb,
+            defaults.memory_mb,
+            defaults.max_memory_mb,
+        );
+        let timeout_ms = pick(
+            spec.timeout_ms,
+            raise.timeout_ms,
+            defaults.timeout_ms,
+            defaults.max_timeout_ms,
+        );
+        let output_kb = pick(
+            spec.output_kb,
+            raise.output_kb,
+            defaults.output_kb,
+            defaults.max_output_kb,
+        );
+        let tables = pick(
+            wide(spec.tables),
+            wide(raise.tables),
+            u64::from(defaults.tables),
+            u64::from(defaults.max_tables),
+        );
+        let table_elements = pick(
+            wide(spec.table_elements),
+            wide(raise.table_elements),
+            u64::from(defaults.table_elements),
+            u64::from(defaults.max_table_elements),
+        );
+        let instances = pick(
+            wide(spec.instances),
+            wide(raise.instances),
+            u64::from(defaults.instances),
+            u64::from(defaults.max_instances),
+        );
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        let mb = |v: u64| size(v.saturating_mul(1 << 20));
         Limits {
             memory_bytes: mb(memory_mb),
             timeout: Duration::from_millis(timeout_ms),
-            output_bytes: usize::try_from(output_kb.saturating_mul(1024)).unwrap_or(usize::MAX),
-            tables: spec.tables.unwrap_or(defaults.tables) as usize,
-            table_elements: spec.table_elements.unwrap_or(defaults.table_elements) as usize,
-            instances: spec.instances.unwrap_or(defaults.instances) as usize,
+            output_bytes: size(output_kb.saturating_mul(1024)),
+            tables: size(tables),
+            table_elements: size(table_elements),
+            instances: size(instances),
             memories: 8,
             log_bytes: 64 * 1024,
+            host_bytes: mb(defaults.host_mb.max(1)),
+            resources: size(u64::from(defaults.resources.max(16))),
+            open_files: size(u64::from(defaults.open_files)),
+            file_quota_bytes: defaults.file_quota_mb.saturating_mul(1 << 20),
         }
     }
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits::resolve(&LimitSpec::default(), &LimitDefaults::default())
+        Limits::resolve(
+            &LimitSpec::default(),
+            &LimitSpec::default(),
+            &LimitDefaults::default(),
+        )
     }
 }
 
-/// wasmtime's resource limiter for one store. It refuses growth past the
-/// limits (the guest sees an allocation failure) and records the first
-/// refusal so a resulting trap is reported as `LimitExceeded`.
+/// wasmtime's resource limiter for one store. It sums every memory and
+/// every table of the call (a component may define several of each),
+/// refuses growth past the limits (the guest sees an allocation failure)
+/// and records the first refusal so a resulting trap is reported as
+/// `LimitExceeded`.
 pub(crate) struct Limiter {
     limits: Limits,
+    memory_bytes: usize,
+    table_elements: usize,
     pub(crate) hit: Option<String>,
 }
 
 impl Limiter {
     pub(crate) fn new(limits: Limits) -> Self {
-        Limiter { limits, hit: None }
+        Limiter {
+            limits,
+            memory_bytes: 0,
+            table_elements: 0,
+            hit: None,
+        }
     }
 
     fn refuse(&mut self, what: String) -> wasmtime::Result<bool> {
         self.hit.get_or_insert(what);
         Ok(false)
     }
+
+    /// Memory held by the call's linear memories now.
+    #[cfg(test)]
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.memory_bytes
+    }
 }
 
 impl wasmtime::ResourceLimiter for Limiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _max: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limits.memory_bytes {
+        let total = self
+            .memory_bytes
+            .saturating_sub(current)
+            .saturating_add(desired);
+        if total > self.limits.memory_bytes {
             return self.refuse(format!(
-                "memory: the handler asked for {} MiB, the limit is {} MiB",
-                desired >> 20,
+                "memory: the handler asked for {} MiB in all, the limit is {} MiB",
+                total >> 20,
                 self.limits.memory_bytes >> 20
             ));
         }
+        self.memory_bytes = total;
         Ok(true)
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _max: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limits.table_elements {
+        let total = self
+            .table_elements
+            .saturating_sub(current)
+            .saturating_add(desired);
+        if total > self.limits.table_elements {
             return self.refuse(format!(
-                "table elements: the handler asked for {desired}, the limit is {}",
+                "table elements: the handler asked for {total} in all, the limit is {}",
                 self.limits.table_elements
             ));
         }
+        self.table_elements = total;
         Ok(true)
     }
 
@@ -126,19 +207,49 @@ impl wasmtime::ResourceLimiter for Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasmtime::ResourceLimiter;
 
     #[test]
-    fn skill_overrides_are_clamped_to_ceilings() {
+    fn requests_above_a_default_need_a_raise_and_stop_at_the_ceiling() {
         let d = LimitDefaults::default();
         let spec = LimitSpec {
             memory_mb: Some(1 << 20),
+            timeout_ms: Some(10_000_000),
+            table_elements: Some(u32::MAX),
+            tables: Some(u32::MAX),
+            instances: Some(u32::MAX),
+            ..LimitSpec::default()
+        };
+        // Not raised: the defaults.
+        let l = Limits::resolve(&spec, &LimitSpec::default(), &d);
+        assert_eq!(l.memory_bytes, (d.memory_mb as usize) << 20);
+        assert_eq!(l.timeout, Duration::from_millis(d.timeout_ms));
+        assert_eq!(l.table_elements, d.table_elements as usize);
+        assert_eq!(l.tables, d.tables as usize);
+        assert_eq!(l.instances, d.instances as usize);
+        // Raised as far as the skill asks: the ceilings.
+        let l = Limits::resolve(&spec, &spec, &d);
+        assert_eq!(l.memory_bytes, (d.max_memory_mb as usize) << 20);
+        assert_eq!(l.timeout, Duration::from_millis(d.max_timeout_ms));
+        assert_eq!(l.table_elements, d.max_table_elements as usize);
+        assert_eq!(l.tables, d.max_tables as usize);
+        assert_eq!(l.instances, d.max_instances as usize);
+        // Raised less than asked: the raise.
+        let raise = LimitSpec {
+            memory_mb: Some(128),
+            ..LimitSpec::default()
+        };
+        let l = Limits::resolve(&spec, &raise, &d);
+        assert_eq!(l.memory_bytes, 128 << 20);
+        // Asking for less never needs a grant.
+        let small = LimitSpec {
+            memory_mb: Some(8),
             timeout_ms: Some(10),
             ..LimitSpec::default()
         };
-        let l = Limits::resolve(&spec, &d);
-        assert_eq!(l.memory_bytes, (d.max_memory_mb as usize) << 20);
+        let l = Limits::resolve(&small, &LimitSpec::default(), &d);
+        assert_eq!(l.memory_bytes, 8 << 20);
         assert_eq!(l.timeout, Duration::from_millis(10));
-        assert_eq!(l.output_bytes, d.output_kb as usize * 1024);
     }
 
     #[test]
@@ -149,9 +260,35 @@ mod tests {
             output_kb: Some(0),
             ..LimitSpec::default()
         };
-        let l = Limits::resolve(&spec, &LimitDefaults::default());
+        let l = Limits::resolve(&spec, &LimitSpec::default(), &LimitDefaults::default());
         assert_eq!(l.memory_bytes, 1 << 20);
         assert_eq!(l.timeout, Duration::from_millis(1));
         assert_eq!(l.output_bytes, 1024);
+    }
+
+    #[test]
+    fn memories_and_tables_count_together() {
+        let limits = Limits {
+            memory_bytes: 64 << 20,
+            table_elements: 1000,
+            ..Limits::default()
+        };
+        let mut l = Limiter::new(limits);
+        // Eight memories of 8 MiB fit; a ninth 8 MiB does not.
+        for _ in 0..8 {
+            assert!(l.memory_growing(0, 8 << 20, None).expect("limiter"));
+        }
+        assert!(!l.memory_growing(0, 8 << 20, None).expect("limiter"));
+        assert!(l.hit.as_deref().unwrap_or("").contains("memory"));
+        // Growing one that exists counts only the difference.
+        let mut l = Limiter::new(limits);
+        assert!(l.memory_growing(0, 32 << 20, None).expect("limiter"));
+        assert!(l.memory_growing(32 << 20, 64 << 20, None).expect("limiter"));
+        assert_eq!(l.memory_bytes(), 64 << 20);
+        // Tables likewise.
+        let mut l = Limiter::new(limits);
+        assert!(l.table_growing(0, 600, None).expect("limiter"));
+        assert!(!l.table_growing(0, 600, None).expect("limiter"));
+        assert!(l.hit.as_deref().unwrap_or("").contains("table elements"));
     }
 }

@@ -5,10 +5,13 @@
 
 mod bindings;
 mod cache;
+mod fs_guard;
 pub mod grants;
 mod host_api;
+pub mod host_budget;
 pub mod inspect;
 pub mod limits;
+mod outbound_http;
 mod state;
 
 use std::collections::HashMap;
@@ -18,7 +21,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
+    UpdateDeadline,
+};
 
 pub use grants::{Basis, Effective, fingerprint};
 pub use host_api::{BoxFuture, KvHost, LogLine, ModelHost, ServiceError, Services, ToolHost};
@@ -26,10 +32,16 @@ pub use limits::Limits;
 pub use state::{FileRoots, GrantPathError};
 
 use bindings::HandlerPre;
+use host_budget::{Charged, HostBudget};
 use state::HostState;
 
-/// How often the epoch ticks; time limits are rounded up to it.
+/// How often the epoch ticks. A running guest yields to the executor at
+/// every tick, so time limits hold in wall-clock time under concurrency
+/// and are rounded up to it.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Longest a failure's class may be; classes are identifiers.
+const MAX_CLASS_LEN: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -39,15 +51,56 @@ pub enum SandboxError {
     InvalidComponent(String),
     #[error("the component does not fit the skillhost:skill handler world: {0}")]
     WrongWorld(String),
+    #[error("the component is too large to compile: {0}")]
+    TooLarge(String),
+    #[error("compiling the component took longer than {0} ms")]
+    CompileTimeout(u128),
+}
+
+impl SandboxError {
+    /// The failure class a run reports for this error.
+    pub fn class(&self) -> &'static str {
+        match self {
+            SandboxError::TooLarge(_) | SandboxError::CompileTimeout(_) => "LimitExceeded",
+            _ => "HandlerUnavailable",
+        }
+    }
 }
 
 /// Engine settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SandboxOptions {
     /// Where compiled components are kept; `None` disables the disk cache.
     pub cache_dir: Option<PathBuf>,
     /// Use the pooling instance allocator.
     pub pooling: bool,
+    /// Largest component the host will compile.
+    pub max_component_bytes: usize,
+    /// Largest single function body the host will compile.
+    pub max_function_bytes: usize,
+    /// How long a call waits for its handler to compile.
+    pub compile_timeout: Duration,
+}
+
+impl SandboxOptions {
+    /// The operator's sandbox settings.
+    pub fn from_config(config: &crate::config::SandboxConfig, cache_dir: Option<PathBuf>) -> Self {
+        let bytes =
+            |v: u64, unit: u64| usize::try_from(v.saturating_mul(unit)).unwrap_or(usize::MAX);
+        SandboxOptions {
+            cache_dir: config.cache.then_some(cache_dir).flatten(),
+            pooling: config.pooling,
+            max_component_bytes: bytes(config.max_component_mb, 1 << 20),
+            max_function_bytes: bytes(config.max_function_kb, 1 << 10),
+            compile_timeout: Duration::from_millis(config.compile_timeout_ms),
+        }
+    }
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        SandboxOptions::from_config(&crate::config::SandboxConfig::default(), None)
+    }
 }
 
 /// A handler compiled and linked, ready to instantiate (cheaply) per call.
@@ -125,15 +178,46 @@ pub struct CallOutcome {
     pub stderr: String,
     pub instantiate_us: u64,
     pub call_us: u64,
+    /// The most host memory the call made the host hold at once.
+    pub host_peak_bytes: u64,
 }
 
-/// The engine, the linker and the compiled-handler caches.
+impl CallOutcome {
+    fn failed(failure: Failure) -> Self {
+        CallOutcome {
+            result: Err(failure),
+            log: Vec::new(),
+            events: Vec::new(),
+            stdout: String::new(),
+            stderr: String::new(),
+            instantiate_us: 0,
+            call_us: 0,
+            host_peak_bytes: 0,
+        }
+    }
+}
+
+/// The engine, the linker, the compiled-handler caches, and the runtime
+/// guest code runs on.
 pub struct Sandbox {
+    inner: Arc<Inner>,
+    /// Guest execution gets its own threads, so a guest that spins until
+    /// its deadline never occupies the threads that serve a protocol (MCP)
+    /// or the caller's other work.
+    guest: GuestRuntime,
+}
+
+struct Inner {
     engine: Engine,
     linker: Linker<HostState>,
     disk: Option<cache::DiskCache>,
     memory: Mutex<HashMap<String, Handler>>,
-    allow_private: Vec<std::net::IpAddr>,
+    /// One compile at a time: compiling is the most expensive thing a
+    /// component can make the host do, and concurrent compiles would
+    /// multiply its memory.
+    compiling: Mutex<()>,
+    net: crate::netguard::NetPolicy,
+    options: SandboxOptions,
     _ticker: EpochTicker,
 }
 
@@ -155,6 +239,7 @@ impl Sandbox {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| SandboxError::Engine(e.to_string()))?;
+        fs_guard::add_to_linker(&mut linker).map_err(|e| SandboxError::Engine(e.to_string()))?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(|e| SandboxError::Engine(e.to_string()))?;
         bindings::Handler::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
@@ -164,45 +249,129 @@ impl Sandbox {
             .as_ref()
             .map(|d| cache::DiskCache::new(d.clone(), &engine));
         let ticker = EpochTicker::start(&engine);
+        let guest = GuestRuntime::start().map_err(|e| SandboxError::Engine(e.to_string()))?;
         Ok(Sandbox {
-            engine,
-            linker,
-            disk,
-            memory: Mutex::new(HashMap::new()),
-            allow_private: Vec::new(),
-            _ticker: ticker,
+            inner: Arc::new(Inner {
+                engine,
+                linker,
+                disk,
+                memory: Mutex::new(HashMap::new()),
+                compiling: Mutex::new(()),
+                net: crate::netguard::NetPolicy::default(),
+                options: options.clone(),
+                _ticker: ticker,
+            }),
+            guest,
         })
     }
 
-    /// Non-public addresses granted HTTP may still reach (operator config).
-    pub fn with_allow_private(mut self, ips: Vec<std::net::IpAddr>) -> Self {
-        self.allow_private = ips;
+    /// How handlers' outbound HTTP is judged: the non-public addresses
+    /// granted HTTP may still reach (operator config) and the resolver.
+    pub fn with_net(mut self, net: crate::netguard::NetPolicy) -> Self {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => inner.net = net,
+            None => unreachable!("a sandbox is configured before it is shared"),
+        }
         self
     }
 
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.inner.engine
     }
 
-    /// Compiles (or fetches from a cache) and links a handler component.
+    /// Compiles (or fetches from a cache) and links a handler component,
+    /// on this thread. See [`Sandbox::load_async`] for async callers.
     pub fn load(&self, wasm: &[u8]) -> Result<Handler, SandboxError> {
-        let hash = cache::content_hash(wasm);
-        if let Some(h) = self.memory.lock().ok().and_then(|m| m.get(&hash).cloned()) {
-            return Ok(Handler {
-                origin: HandlerOrigin::MemoryCache,
-                ..h
-            });
+        self.inner.load(wasm)
+    }
+
+    /// [`Sandbox::load`] on a blocking thread, waiting at most the compile
+    /// timeout: a large component compiles for seconds, which must not
+    /// stall the async workers that serve other calls.
+    pub async fn load_async(&self, wasm: Arc<[u8]>) -> Result<Handler, SandboxError> {
+        if let Some(h) = self.inner.cached(&cache::content_hash(&wasm)) {
+            return Ok(h);
         }
-        let (component, origin) = match self.disk.as_ref().and_then(|d| d.load(&self.engine, &hash))
-        {
+        let inner = self.inner.clone();
+        let timeout = self.inner.options.compile_timeout;
+        let job = self.guest.handle.spawn_blocking(move || inner.load(&wasm));
+        match tokio::time::timeout(timeout, job).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => Err(SandboxError::InvalidComponent(format!(
+                "compiling stopped: {e}"
+            ))),
+            Err(_) => Err(SandboxError::CompileTimeout(timeout.as_millis())),
+        }
+    }
+
+    /// Runs one call in a fresh store, on the guest runtime. Never fails:
+    /// every problem is a classified failure in the outcome.
+    pub async fn call(&self, handler: &Handler, req: &CallRequest<'_>) -> CallOutcome {
+        let job = CallJob {
+            handler: handler.clone(),
+            skill: req.skill.to_owned(),
+            description: req.description.to_owned(),
+            context: serde_json::Value::Object(req.context.clone()).to_string(),
+            capabilities: req.grants.capabilities.clone(),
+            limits: req.limits,
+            roots: req.roots.clone(),
+            services: req.services.clone(),
+        };
+        let inner = self.inner.clone();
+        let task = AbortOnDrop(
+            self.guest
+                .handle
+                .spawn(async move { inner.call(job).await }),
+        );
+        match task.await {
+            Ok(outcome) => outcome,
+            Err(e) => CallOutcome::failed(Failure::new(
+                "Trap",
+                format!("the call's task ended abnormally: {e}"),
+            )),
+        }
+    }
+}
+
+/// One call's input, owned so that it can move to the guest runtime.
+struct CallJob {
+    handler: Handler,
+    skill: String,
+    description: String,
+    context: String,
+    capabilities: crate::skill::Capabilities,
+    limits: Limits,
+    roots: FileRoots,
+    services: Services,
+}
+
+impl Inner {
+    fn cached(&self, hash: &str) -> Option<Handler> {
+        let m = self.memory.lock().ok()?;
+        m.get(hash).map(|h| Handler {
+            origin: HandlerOrigin::MemoryCache,
+            ..h.clone()
+        })
+    }
+
+    fn load(&self, wasm: &[u8]) -> Result<Handler, SandboxError> {
+        let hash = cache::content_hash(wasm);
+        if let Some(h) = self.cached(&hash) {
+            return Ok(h);
+        }
+        // One compile at a time; another call may have compiled it while
+        // this one waited.
+        let _one = self.compiling.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = self.cached(&hash) {
+            return Ok(h);
+        }
+        let from_disk = self.disk.as_ref().and_then(|d| d.load(&self.engine, &hash));
+        let (component, origin) = match from_disk {
             Some(c) => (c, HandlerOrigin::DiskCache),
             None => {
+                self.precheck(wasm)?;
                 let c = Component::new(&self.engine, wasm)
                     .map_err(|e| SandboxError::InvalidComponent(format!("{e:#}")))?;
-                if let Some(d) = &self.disk {
-                    // A cache that cannot be written only costs speed.
-                    let _ = d.store(&hash, &c);
-                }
                 (c, HandlerOrigin::Compiled)
             }
         };
@@ -211,6 +380,13 @@ impl Sandbox {
             .instantiate_pre(&component)
             .map_err(|e| SandboxError::WrongWorld(format!("{e:#}")))?;
         let pre = HandlerPre::new(pre).map_err(|e| SandboxError::WrongWorld(format!("{e:#}")))?;
+        // Only what links as a handler is worth keeping.
+        if origin == HandlerOrigin::Compiled
+            && let Some(d) = &self.disk
+        {
+            // A cache that cannot be written only costs speed.
+            let _ = d.store(&hash, &component);
+        }
         let handler = Handler {
             pre,
             hash: hash.clone(),
@@ -222,56 +398,95 @@ impl Sandbox {
         Ok(handler)
     }
 
-    /// Runs one call in a fresh store. Never fails: every problem is a
-    /// classified failure in the outcome.
-    pub async fn call(&self, handler: &Handler, req: &CallRequest<'_>) -> CallOutcome {
-        let empty = |failure: Failure| CallOutcome {
-            result: Err(failure),
-            log: Vec::new(),
-            events: Vec::new(),
-            stdout: String::new(),
-            stderr: String::new(),
-            instantiate_us: 0,
-            call_us: 0,
-        };
+    /// What can be known without compiling: the size, the largest function
+    /// (compile time and memory grow with it), and whether the component's
+    /// types fit the handler world.
+    fn precheck(&self, wasm: &[u8]) -> Result<(), SandboxError> {
+        let max = self.options.max_component_bytes;
+        if wasm.len() > max {
+            return Err(SandboxError::TooLarge(format!(
+                "it is {} bytes, the limit is {max} bytes ([sandbox] max_component_mb)",
+                wasm.len()
+            )));
+        }
+        let inspection =
+            inspect::inspect(wasm).map_err(|e| SandboxError::InvalidComponent(e.to_string()))?;
+        if !inspection.problems.is_empty() {
+            return Err(SandboxError::WrongWorld(inspection.problems.join("; ")));
+        }
+        let max = self.options.max_function_bytes;
+        if inspection.largest_function > max {
+            return Err(SandboxError::TooLarge(format!(
+                "one of its functions is {} bytes, the limit is {max} bytes ([sandbox] max_function_kb)",
+                inspection.largest_function
+            )));
+        }
+        Ok(())
+    }
+
+    async fn call(&self, job: CallJob) -> CallOutcome {
+        // The host holds what the guest returns (lifted out of its memory)
+        // and what its host calls create: the guest's memory limit plus a
+        // fixed allowance bounds both.
+        let budget = HostBudget::new(
+            job.limits
+                .memory_bytes
+                .saturating_add(job.limits.host_bytes),
+        );
         let state = match HostState::new(
-            req.skill,
-            req.grants.capabilities.clone(),
-            req.limits,
-            req.services.clone(),
-            req.roots,
-            self.allow_private.clone(),
+            &job.skill,
+            job.capabilities,
+            job.limits,
+            job.services,
+            &job.roots,
+            self.net.clone(),
+            budget.clone(),
         ) {
             Ok(s) => s,
-            Err(e) => return empty(Failure::new("Denied", e.to_string())),
+            Err(e) => return CallOutcome::failed(Failure::new("Denied", e.to_string())),
         };
+        let limits = job.limits;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
-        let ticks = req
-            .limits
-            .timeout
-            .as_nanos()
-            .div_ceil(EPOCH_TICK.as_nanos())
-            .max(1);
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-        store.epoch_deadline_trap();
-
-        let context = serde_json::Value::Object(req.context.clone()).to_string();
-        let task = bindings::skillhost::skill::types::Task {
-            description: req.description.to_owned(),
-            context_json: context,
-        };
+        // Every tick: stop a guest past its deadline or its host budget,
+        // else yield so that other calls on these threads make progress.
         let started = Instant::now();
+        let deadline = started + limits.timeout;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |mut cx| {
+            let s = cx.data_mut();
+            if s.budget.exceeded() {
+                let limit = s.budget.limit();
+                s.limiter.hit.get_or_insert(format!(
+                    "host memory: the handler made the host hold more than {} MiB (its memory limit plus [limits] host_mb)",
+                    limit >> 20
+                ));
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            if Instant::now() >= deadline {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::Yield(1))
+        });
+
+        let task = bindings::skillhost::skill::types::Task {
+            description: job.description,
+            context_json: job.context,
+        };
+        let handler = job.handler;
         // The epoch deadline stops wasm; this outer bound stops a host call
         // (a tool, the model) that the guest is waiting on.
         let grace = Duration::from_secs(1);
-        let run = async {
-            let instance = handler.pre.instantiate_async(&mut store).await?;
-            let instantiated = started.elapsed();
-            let r = instance.call_handle(&mut store, &task).await;
-            Ok::<_, wasmtime::Error>((r, instantiated))
-        };
-        let timed = tokio::time::timeout(req.limits.timeout + grace, run).await;
+        let run = Charged::new(
+            async {
+                let instance = handler.pre.instantiate_async(&mut store).await?;
+                let instantiated = started.elapsed();
+                let r = instance.call_handle(&mut store, &task).await;
+                Ok::<_, wasmtime::Error>((r, instantiated))
+            },
+            budget.clone(),
+        );
+        let timed = tokio::time::timeout(limits.timeout + grace, run).await;
         let elapsed = started.elapsed();
         let (result, instantiate) = match timed {
             Err(_) => (
@@ -279,37 +494,16 @@ impl Sandbox {
                     "LimitExceeded",
                     format!(
                         "time: the call ran longer than {} ms (waiting on the host)",
-                        req.limits.timeout.as_millis()
+                        limits.timeout.as_millis()
                     ),
                 )),
                 elapsed,
             ),
-            Ok(Err(e)) => (Err(classify(&e, &store, req.limits)), elapsed),
-            Ok(Ok((Err(e), inst))) => (Err(classify(&e, &store, req.limits)), inst),
-            Ok(Ok((Ok(Err(f)), inst))) => (Err(Failure::new(f.class, f.message)), inst),
+            Ok(Err(e)) => (Err(classify(&e, &store, limits)), elapsed),
+            Ok(Ok((Err(e), inst))) => (Err(classify(&e, &store, limits)), inst),
+            Ok(Ok((Ok(Err(f)), inst))) => (Err(check_failure(f.class, f.message, limits)), inst),
             Ok(Ok((Ok(Ok(o)), inst))) => {
-                let size = o.body.len();
-                if size > req.limits.output_bytes {
-                    (
-                        Err(Failure::new(
-                            "OutputTooLarge",
-                            format!(
-                                "the handler returned {} bytes, the limit is {} bytes",
-                                size, req.limits.output_bytes
-                            ),
-                        )),
-                        inst,
-                    )
-                } else {
-                    (
-                        Ok(Output {
-                            body: o.body,
-                            content_type: o.content_type,
-                            flags: o.flags,
-                        }),
-                        inst,
-                    )
-                }
+                (check_output(o.body, o.content_type, o.flags, limits), inst)
             }
         };
         let state = store.data_mut();
@@ -322,7 +516,117 @@ impl Sandbox {
             stderr: String::from_utf8_lossy(&state.stderr.contents()).into_owned(),
             instantiate_us: micros(instantiate),
             call_us: micros(elapsed.saturating_sub(instantiate)),
+            host_peak_bytes: budget.peak() as u64,
         }
+    }
+}
+
+/// Everything a handler returns counts against one output limit.
+fn check_output(
+    body: String,
+    content_type: String,
+    flags: Vec<String>,
+    limits: Limits,
+) -> Result<Output, Failure> {
+    let size = body.len() + content_type.len() + flags.iter().map(String::len).sum::<usize>();
+    if size > limits.output_bytes {
+        return Err(Failure::new(
+            "OutputTooLarge",
+            format!(
+                "the handler returned {size} bytes (body, content type and flags), the limit is {} bytes",
+                limits.output_bytes
+            ),
+        ));
+    }
+    Ok(Output {
+        body,
+        content_type,
+        flags,
+    })
+}
+
+/// A handler's own failure: its class must be a short identifier, and its
+/// class and message count against the output limit like an answer.
+fn check_failure(class: String, message: String, limits: Limits) -> Failure {
+    let identifier = !class.is_empty()
+        && class.len() <= MAX_CLASS_LEN
+        && class.starts_with(|c: char| c.is_ascii_alphabetic())
+        && class
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !identifier {
+        let shown: String = class.chars().take(32).collect();
+        return Failure::new(
+            "InvalidFailure",
+            format!(
+                "the handler failed with class `{shown}`{}, which is not an identifier (a letter, then letters, digits, `_`, `-` or `.`; at most {MAX_CLASS_LEN} bytes)",
+                if class.len() > shown.len() { "…" } else { "" }
+            ),
+        );
+    }
+    let size = class.len() + message.len();
+    if size > limits.output_bytes {
+        return Failure::new(
+            "OutputTooLarge",
+            format!(
+                "the handler failed with class `{class}` and a message of {} bytes, the limit is {} bytes",
+                message.len(),
+                limits.output_bytes
+            ),
+        );
+    }
+    Failure::new(class, message)
+}
+
+/// The runtime guest calls run on: its own worker threads, sized to the
+/// machine, and its own blocking pool for compiles.
+struct GuestRuntime {
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
+}
+
+impl GuestRuntime {
+    fn start() -> std::io::Result<Self> {
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("skillhost-guest")
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        Ok(GuestRuntime {
+            runtime: Some(runtime),
+            handle,
+        })
+    }
+}
+
+impl Drop for GuestRuntime {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which panics inside another runtime;
+        // the calls still running end at their own deadlines.
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// A spawned call that is cancelled when its caller stops waiting.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -350,6 +654,17 @@ fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Fa
             None => String::new(),
         }
     };
+    if let Some(wasmtime::component::ResourceTableError::Full) =
+        e.downcast_ref::<wasmtime::component::ResourceTableError>()
+    {
+        return Failure::new(
+            "LimitExceeded",
+            format!(
+                "host objects: the handler held more than {} at once ([limits] resources)",
+                limits.resources
+            ),
+        );
+    }
     match e.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => Failure::new(
             "LimitExceeded",
@@ -410,5 +725,168 @@ impl EpochTicker {
 impl Drop for EpochTicker {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(memory_mb: usize) -> Limits {
+        Limits {
+            memory_bytes: memory_mb << 20,
+            ..Limits::default()
+        }
+    }
+
+    /// Instantiates a component under the call limiter alone.
+    async fn instantiate(sandbox: &Sandbox, wat: &str, limits: Limits) -> Result<(), String> {
+        let bytes = wat::parse_str(wat).map_err(|e| e.to_string())?;
+        let component = Component::new(sandbox.engine(), &bytes).map_err(|e| e.to_string())?;
+        let mut store = Store::new(sandbox.engine(), limits::Limiter::new(limits));
+        store.limiter(|l| l);
+        store.set_epoch_deadline(1 << 40);
+        let linker: Linker<limits::Limiter> = Linker::new(sandbox.engine());
+        linker
+            .instantiate_async(&mut store, &component)
+            .await
+            .map(|_| ())
+            .map_err(|_| store.data().hit.clone().unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn the_memory_limit_covers_all_memories_of_a_call() {
+        let sandbox = Sandbox::new(&SandboxOptions::default()).expect("sandbox");
+        // Eight memories of 16 MiB each: 128 MiB in all, over a 64 MiB limit
+        // that each one alone would fit.
+        let eight = format!(
+            "(component (core module $m {}) (core instance (instantiate $m)))",
+            "(memory 256) ".repeat(8)
+        );
+        let hit = instantiate(&sandbox, &eight, limits(64))
+            .await
+            .expect_err("over the limit in all");
+        assert!(hit.contains("memory"), "{hit}");
+        instantiate(&sandbox, &eight, limits(128))
+            .await
+            .expect("fits in 128 MiB");
+        // Growing from a start function counts the same way.
+        let grows = "(component (core module $m (memory 1) (memory 1)
+              (func $start (drop (memory.grow 0 (i32.const 600))) (drop (memory.grow 1 (i32.const 600))))
+              (start $start))
+            (core instance (instantiate $m)))";
+        // The second grow is refused (memory.grow returns -1, no trap): the
+        // limiter records the refusal.
+        let bytes = wat::parse_str(grows).expect("wat");
+        let component = Component::new(sandbox.engine(), &bytes).expect("component");
+        let mut store = Store::new(sandbox.engine(), limits::Limiter::new(limits(64)));
+        store.limiter(|l| l);
+        store.set_epoch_deadline(1 << 40);
+        let linker: Linker<limits::Limiter> = Linker::new(sandbox.engine());
+        linker
+            .instantiate_async(&mut store, &component)
+            .await
+            .expect("instantiates");
+        assert!(
+            store
+                .data()
+                .hit
+                .as_deref()
+                .is_some_and(|h| h.contains("in all")),
+            "{:?}",
+            store.data().hit
+        );
+    }
+
+    fn cache_files(dir: &std::path::Path) -> usize {
+        std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+    }
+
+    #[test]
+    fn components_are_checked_before_compiling_and_cached_only_when_they_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = SandboxOptions {
+            cache_dir: Some(dir.path().join("cache")),
+            ..SandboxOptions::default()
+        };
+        let sandbox = Sandbox::new(&options).expect("sandbox");
+        // Exports a `handle` of the wrong type: passes the export check,
+        // fails linking, and must not be cached.
+        let wrong = wat::parse_str(
+            r#"(component
+                (core module $m (func (export "f")))
+                (core instance $i (instantiate $m))
+                (func (export "handle") (canon lift (core func $i "f"))))"#,
+        )
+        .expect("wat");
+        let e = sandbox.load(&wrong).err().expect("wrong world");
+        assert!(matches!(e, SandboxError::WrongWorld(_)), "{e}");
+        assert_eq!(cache_files(&dir.path().join("cache")), 0);
+        // No `handle` at all: refused from its types, before compiling.
+        let none =
+            wat::parse_str("(component (core module $m (func (export \"f\"))))").expect("wat");
+        let e = sandbox.load(&none).err().expect("no handle");
+        assert!(
+            e.to_string()
+                .contains("does not export the function `handle`"),
+            "{e}"
+        );
+        // A core module is not a component.
+        let e = sandbox.load(b"\0asm\x01\0\0\0").err().expect("core module");
+        assert!(matches!(e, SandboxError::InvalidComponent(_)), "{e}");
+        assert_eq!(cache_files(&dir.path().join("cache")), 0);
+    }
+
+    #[test]
+    fn size_and_function_caps_refuse_a_compile_bomb_before_compiling() {
+        // A function of 3 MiB of straight-line code: what a compile bomb is
+        // made of (compile time and memory grow faster than its size).
+        let body = "(drop (i32.const 1))".repeat(1 << 20);
+        let bomb = wat::parse_str(format!(
+            r#"(component
+                (core module $m (func (export "f") {body}))
+                (core instance $i (instantiate $m))
+                (func (export "handle") (canon lift (core func $i "f"))))"#
+        ))
+        .expect("wat");
+        let sandbox = Sandbox::new(&SandboxOptions::default()).expect("sandbox");
+        let e = sandbox.load(&bomb).err().expect("too large a function");
+        assert!(matches!(e, SandboxError::TooLarge(_)), "{e}");
+        assert!(e.to_string().contains("max_function_kb"), "{e}");
+        assert_eq!(e.class(), "LimitExceeded");
+        let small = Sandbox::new(&SandboxOptions {
+            max_component_bytes: 1024,
+            ..SandboxOptions::default()
+        })
+        .expect("sandbox");
+        let e = small.load(&bomb).err().expect("too large a component");
+        assert!(e.to_string().contains("max_component_mb"), "{e}");
+    }
+
+    #[test]
+    fn failure_classes_are_identifiers_and_count_as_output() {
+        let l = Limits {
+            output_bytes: 100,
+            ..Limits::default()
+        };
+        assert_eq!(
+            check_failure("TimezoneError".into(), "m".into(), l).class,
+            "TimezoneError"
+        );
+        for bad in ["", "1abc", "a b", "x\ny", &"C".repeat(65)] {
+            assert_eq!(
+                check_failure(bad.into(), "m".into(), l).class,
+                "InvalidFailure",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            check_failure("Big".into(), "m".repeat(100), l).class,
+            "OutputTooLarge"
+        );
+        let e = check_output("b".into(), "t".repeat(90), vec!["f".repeat(10)], l)
+            .expect_err("over 100 bytes in all");
+        assert_eq!(e.class, "OutputTooLarge");
+        assert!(check_output("b".into(), "text/plain".into(), vec![], l).is_ok());
     }
 }

@@ -4,19 +4,59 @@
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::fs_guard::FsGuard;
 use super::host_api::{LogLine, Services};
-use super::limits::{Limiter, Limits};
+use super::host_budget::HostBudget;
+use super::limits::{Limiter, Limits, MAX_EVENTS};
+use super::outbound_http::HttpGuard;
+use crate::paths::{ControlPaths, OwnSkill};
 use crate::skill::Capabilities;
 
 /// Bytes of guest stdout/stderr kept (a panic message lands on stderr).
 const STDIO_CAPTURE: usize = 16 * 1024;
+
+/// Bytes of one HTTP header `fields` object. Headers of real requests are
+/// a few KiB; the host budget bounds how many such objects a call holds.
+const HTTP_FIELDS_BYTES: usize = 64 * 1024;
+
+/// Entries walked when measuring a skill's writable folders for its quota.
+const USAGE_WALK_ENTRIES: usize = 100_000;
+
+/// Host events of one call: the first `MAX_EVENTS` are kept, the rest
+/// only counted, so a guest that makes millions of denied calls holds no
+/// more host memory than one that makes a few hundred.
+#[derive(Debug, Default)]
+pub(crate) struct EventLog {
+    kept: Vec<String>,
+    dropped: u64,
+}
+
+impl EventLog {
+    pub(crate) fn push(&mut self, event: String) {
+        if self.kept.len() < MAX_EVENTS {
+            self.kept.push(event);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    fn take(&mut self) -> Vec<String> {
+        let mut out = std::mem::take(&mut self.kept);
+        if self.dropped > 0 {
+            out.push(format!("{} more events not kept", self.dropped));
+            self.dropped = 0;
+        }
+        out
+    }
+}
+
+pub(crate) type Events = Arc<Mutex<EventLog>>;
 
 pub(crate) struct HostState {
     pub(crate) wasi: WasiCtx,
@@ -31,16 +71,23 @@ pub(crate) struct HostState {
     pub(crate) log_budget: usize,
     pub(crate) log_truncated: bool,
     /// Denials and notable host events, for the run record.
-    pub(crate) events: Vec<String>,
+    pub(crate) events: Events,
     pub(crate) stdout: MemoryOutputPipe,
     pub(crate) stderr: MemoryOutputPipe,
+    pub(crate) fs_guard: FsGuard,
+    /// Host memory charged to this call.
+    pub(crate) budget: Arc<HostBudget>,
 }
 
-/// Where the handler's files are: its skill folder and the workspace.
+/// Where the handler's files are: its skill folder and the workspace, and
+/// the host's own paths that no grant may reach.
 #[derive(Debug, Clone)]
 pub struct FileRoots {
     pub skill_dir: PathBuf,
     pub workspace: PathBuf,
+    /// The skill's SKILL.md and handler: never writable by the handler.
+    pub skill_files: Vec<PathBuf>,
+    pub control: ControlPaths,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +96,8 @@ pub enum GrantPathError {
     NotRelative(String),
     #[error("file grant `{path}`: {message}")]
     Unavailable { path: String, message: String },
+    #[error("file grant `{path}` is refused: {message}")]
+    ControlPath { path: String, message: String },
 }
 
 impl HostState {
@@ -58,7 +107,8 @@ impl HostState {
         limits: Limits,
         services: Services,
         roots: &FileRoots,
-        allow_private: Vec<std::net::IpAddr>,
+        net: crate::netguard::NetPolicy,
+        budget: Arc<HostBudget>,
     ) -> Result<Self, GrantPathError> {
         let stdout = MemoryOutputPipe::new(STDIO_CAPTURE);
         let stderr = MemoryOutputPipe::new(STDIO_CAPTURE);
@@ -70,14 +120,18 @@ impl HostState {
             .allow_ip_name_lookup(false);
         // Write grants first: a path granted both ways is preopened once, writable.
         let mut opened: Vec<String> = Vec::new();
+        let mut writable: Vec<PathBuf> = Vec::new();
         for (paths, write) in [
             (&capabilities.files.write, true),
             (&capabilities.files.read, false),
         ] {
             for declared in paths {
-                let (host, guest) = resolve_grant_path(declared, roots)?;
+                let (host, guest) = resolve_grant_path(declared, roots, write)?;
                 if opened.contains(&guest) {
                     continue;
+                }
+                if write {
+                    writable.push(host.clone());
                 }
                 let perms = if write {
                     FsPerms::ReadWrite
@@ -92,15 +146,25 @@ impl HostState {
                 opened.push(guest);
             }
         }
-        let events = Arc::new(Mutex::new(Vec::new()));
+        let events: Events = Arc::new(Mutex::new(EventLog::default()));
+        let used = if writable.is_empty() {
+            0
+        } else {
+            let dirs: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
+            super::fs_guard::usage(&dirs, USAGE_WALK_ENTRIES)
+        };
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(limits.resources);
+        let mut http = WasiHttpCtx::new();
+        http.set_field_size_limit(HTTP_FIELDS_BYTES);
         Ok(HostState {
             wasi: b.build(),
-            table: ResourceTable::new(),
-            http: WasiHttpCtx::new(),
+            table,
+            http,
             http_guard: HttpGuard {
                 granted_hosts: capabilities.http.clone(),
-                allow_private,
-                events,
+                net,
+                events: events.clone(),
             },
             limiter: Limiter::new(limits),
             skill: skill.to_owned(),
@@ -109,19 +173,26 @@ impl HostState {
             log: Vec::new(),
             log_budget: limits.log_bytes,
             log_truncated: false,
-            events: Vec::new(),
+            events,
             stdout,
             stderr,
+            fs_guard: FsGuard::new(limits.open_files, limits.file_quota_bytes, used),
+            budget,
         })
     }
 
-    /// Host events from every source, in order of kind.
-    pub(crate) fn take_events(&mut self) -> Vec<String> {
-        let mut out = std::mem::take(&mut self.events);
-        if let Ok(mut http) = self.http_guard.events.lock() {
-            out.append(&mut http);
+    pub(crate) fn event(&self, event: String) {
+        if let Ok(mut ev) = self.events.lock() {
+            ev.push(event);
         }
-        out
+    }
+
+    /// Host events from every source.
+    pub(crate) fn take_events(&mut self) -> Vec<String> {
+        for d in std::mem::take(&mut self.fs_guard.denied) {
+            self.event(d);
+        }
+        self.events.lock().map(|mut e| e.take()).unwrap_or_default()
     }
 }
 
@@ -133,6 +204,7 @@ impl HostState {
 fn resolve_grant_path(
     declared: &str,
     roots: &FileRoots,
+    write: bool,
 ) -> Result<(PathBuf, String), GrantPathError> {
     let (root, rel, guest_prefix) = match declared.strip_prefix("workspace:") {
         Some(rel) => (&roots.workspace, rel, "/workspace/"),
@@ -169,6 +241,17 @@ fn resolve_grant_path(
     if !host.is_dir() {
         return Err(unavailable("is not a directory".into()));
     }
+    let own = OwnSkill {
+        dir: &roots.skill_dir,
+        defining_files: &roots.skill_files,
+    };
+    roots
+        .control
+        .check(&host, Some(own), write)
+        .map_err(|message| GrantPathError::ControlPath {
+            path: declared.to_owned(),
+            message,
+        })?;
     let guest = if rel.is_empty() || rel == "." {
         guest_prefix.trim_end_matches('/').to_owned()
     } else {
@@ -196,106 +279,44 @@ impl WasiHttpView for HostState {
     }
 }
 
-/// wasi:http hooks that put every outgoing request through the network
-/// guard before anything is sent.
-pub(crate) struct HttpGuard {
-    granted_hosts: Vec<String>,
-    allow_private: Vec<std::net::IpAddr>,
-    events: Arc<Mutex<Vec<String>>>,
-}
-
-type SendResult = wasmtime_wasi_http::Result<(
-    http::Response<wasmtime_wasi_http::WasiBody>,
-    Box<dyn std::future::Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
-)>;
-
-impl wasmtime_wasi_http::WasiHttpHooks for HttpGuard {
-    fn send_request(
-        &mut self,
-        mut request: http::Request<wasmtime_wasi_http::WasiBody>,
-        options: Option<wasmtime_wasi_http::RequestOptions>,
-        fut: Box<dyn std::future::Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
-    ) -> Box<dyn std::future::Future<Output = SendResult> + Send> {
-        let granted = self.granted_hosts.clone();
-        let allow_private = self.allow_private.clone();
-        let events = self.events.clone();
-        Box::new(async move {
-            use http_body_util::BodyExt;
-            let _ = fut;
-            let uri = request.uri().clone();
-            let host = uri.host().unwrap_or("").to_owned();
-            let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
-            let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-            let checked = match crate::netguard::check(
-                &host,
-                port,
-                &granted,
-                &allow_private,
-                Duration::from_secs(5),
-            )
-            .await
-            {
-                Ok(c) => c,
-                Err(denied) => {
-                    if let Ok(mut ev) = events.lock() {
-                        ev.push(format!("denied: http {uri}: {denied}"));
-                    }
-                    return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
-                }
-            };
-            if let Ok(mut ev) = events.lock() {
-                ev.push(format!(
-                    "http {} {uri} via {}",
-                    request.method(),
-                    checked.addr
-                ));
-            }
-            // Plain HTTP connects to the address that was checked, so a
-            // second DNS answer cannot redirect it. HTTPS keeps the name for
-            // certificate verification; the certificate then binds the peer.
-            if !https {
-                let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-                if let Ok(pinned) = http::Uri::builder()
-                    .scheme("http")
-                    .authority(checked.addr.to_string())
-                    .path_and_query(path)
-                    .build()
-                {
-                    *request.uri_mut() = pinned;
-                }
-            }
-            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
-            Ok((
-                response.map(BodyExt::boxed_unsync),
-                Box::new(io) as Box<dyn std::future::Future<Output = _> + Send>,
-            ))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn roots(d: &Path) -> FileRoots {
+        let skill = d.join("skills/s");
+        FileRoots {
+            skill_dir: skill.clone(),
+            workspace: d.join("ws"),
+            skill_files: vec![skill.join("SKILL.md"), skill.join("handler/h.wasm")],
+            control: ControlPaths {
+                private: vec![
+                    d.join("ws/skillhost.toml"),
+                    d.join("ws/.skillhost"),
+                    d.join("home"),
+                ],
+                skill_roots: vec![d.join("skills"), d.join("ws/.agents/skills")],
+            },
+        }
+    }
+
     #[test]
     fn grant_paths_stay_inside_their_root() {
         let d = tempfile::tempdir().expect("tempdir");
-        let skill = d.path().join("skill");
+        let d = d.path().canonicalize().expect("canonical");
+        let roots = roots(&d);
+        let skill = roots.skill_dir.clone();
         std::fs::create_dir_all(skill.join("data")).expect("mkdir");
-        std::fs::create_dir_all(d.path().join("ws/notes")).expect("mkdir");
-        let roots = FileRoots {
-            skill_dir: skill.clone(),
-            workspace: d.path().join("ws"),
-        };
-        let (host, guest) = resolve_grant_path("data/", &roots).expect("inside");
-        assert!(host.ends_with("skill/data"));
+        std::fs::create_dir_all(d.join("ws/notes")).expect("mkdir");
+        let (host, guest) = resolve_grant_path("data/", &roots, false).expect("inside");
+        assert!(host.ends_with("skills/s/data"));
         assert_eq!(guest, "data");
-        let (_, guest) = resolve_grant_path("workspace:notes", &roots).expect("inside");
+        let (_, guest) = resolve_grant_path("workspace:notes", &roots, true).expect("inside");
         assert_eq!(guest, "/workspace/notes");
         for bad in ["../", "/etc", "data/../..", "", "workspace:../x"] {
             assert!(
                 matches!(
-                    resolve_grant_path(bad, &roots),
+                    resolve_grant_path(bad, &roots, false),
                     Err(GrantPathError::NotRelative(_))
                 ),
                 "{bad:?}"
@@ -304,8 +325,46 @@ mod tests {
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink("/etc", skill.join("etc")).expect("symlink");
-            let e = resolve_grant_path("etc", &roots).expect_err("symlink out");
+            let e = resolve_grant_path("etc", &roots, false).expect_err("symlink out");
             assert!(e.to_string().contains("outside"), "{e}");
         }
+    }
+
+    #[test]
+    fn no_grant_reaches_the_hosts_control_paths() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let d = d.path().canonicalize().expect("canonical");
+        let roots = roots(&d);
+        for dir in [
+            "ws/.skillhost/skills/other",
+            "ws/.agents/skills/evil",
+            "skills/s/handler",
+            "skills/other",
+        ] {
+            std::fs::create_dir_all(d.join(dir)).expect("mkdir");
+        }
+        std::fs::write(d.join("ws/skillhost.toml"), "").expect("write");
+        let refused = |declared: &str, write: bool| {
+            matches!(
+                resolve_grant_path(declared, &roots, write),
+                Err(GrantPathError::ControlPath { .. })
+            )
+        };
+        // The workspace itself covers skillhost.toml, .skillhost and a skill root.
+        assert!(refused("workspace:.", true));
+        assert!(refused("workspace:.", false));
+        // Inside the state folder or another skill root.
+        assert!(refused("workspace:.skillhost", false));
+        assert!(refused("workspace:.skillhost/skills/other", true));
+        assert!(refused("workspace:.agents", true));
+        assert!(refused("workspace:.agents/skills/evil", false));
+        // The skill's own folder: readable; not writable where it holds
+        // SKILL.md or the handler.
+        assert!(resolve_grant_path(".", &roots, false).is_ok());
+        assert!(refused(".", true));
+        assert!(refused("handler", true));
+        assert!(resolve_grant_path("handler", &roots, false).is_ok());
+        let e = resolve_grant_path("workspace:.", &roots, true).expect_err("refused");
+        assert!(e.to_string().contains("covers skillhost's own"), "{e}");
     }
 }

@@ -2,7 +2,7 @@
 //! model's read tool), never outside that folder.
 
 use std::io::{self, Read};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -10,28 +10,28 @@ use cap_std::fs::Dir;
 use super::discover::is_escape;
 use super::model::Skill;
 
-/// Why a file of a skill cannot be read.
+/// Why a file of a skill cannot be read. Messages name the path inside the
+/// skill folder, never where the folder is on this machine: they reach
+/// models and MCP clients.
 #[derive(Debug, thiserror::Error)]
 pub enum SkillFileError {
-    #[error("'{path}' is not a relative path inside the skill folder {}", dir.display())]
-    NotRelative { path: String, dir: PathBuf },
-    #[error("'{path}' leads outside the skill folder {}: refused", dir.display())]
-    Escape { path: String, dir: PathBuf },
-    #[error("'{path}' not found in {}", dir.display())]
-    NotFound { path: String, dir: PathBuf },
-    #[error("'{path}' in {} is not a regular file", dir.display())]
-    NotAFile { path: String, dir: PathBuf },
-    #[error("'{path}' in {} is {size} bytes, over the {max}-byte limit", dir.display())]
-    TooLarge {
-        path: String,
-        dir: PathBuf,
-        size: u64,
-        max: u64,
-    },
-    #[error("cannot read '{path}' in {}: {source}", dir.display())]
+    #[error("'{path}' is not a relative path inside the skill folder")]
+    NotRelative { path: String },
+    #[error("'{path}' leads outside the skill folder: refused")]
+    Escape { path: String },
+    #[error("'{path}' not found in the skill folder")]
+    NotFound { path: String },
+    #[error("'{path}' is not a regular file")]
+    NotAFile { path: String },
+    #[error(
+        "'{path}' is not part of the skill's content (host state, dotfiles and build output are never served)"
+    )]
+    NotContent { path: String },
+    #[error("'{path}' is {size} bytes, over the {max}-byte limit")]
+    TooLarge { path: String, size: u64, max: u64 },
+    #[error("cannot read '{path}': {source}")]
     Io {
         path: String,
-        dir: PathBuf,
         #[source]
         source: io::Error,
     },
@@ -40,15 +40,40 @@ pub enum SkillFileError {
 /// Deepest folder `list_files` descends into.
 const LIST_MAX_DEPTH: usize = 16;
 
+/// Folders that hold build output or installed dependencies, not the
+/// skill's own content.
+const BUILD_FOLDERS: [&str; 3] = ["target", "node_modules", "__pycache__"];
+
+/// Whether a path inside a skill folder is the skill's own content: no
+/// dotfile or dot-folder on the way (`.skillhost/` with the host's store
+/// when the skill folder is the workspace, `.git/`, editor files) and no
+/// build-output folder. What is not content is never listed or served.
+pub fn is_content_path(relative: &Path) -> bool {
+    let names: Vec<&std::ffi::OsStr> = relative
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    names.iter().enumerate().all(|(i, name)| {
+        let name = name.to_string_lossy();
+        let last = i + 1 == names.len();
+        let build_output = BUILD_FOLDERS.iter().any(|b| name.eq_ignore_ascii_case(b));
+        !name.starts_with('.') && (last || !build_output)
+    })
+}
+
 impl Skill {
     /// Reads `relative` inside the skill folder. `..`, absolute paths and
     /// symlinks that resolve outside the folder are refused; so is a file
-    /// over `max_bytes`, which is never read past the limit.
+    /// over `max_bytes`, which is never read past the limit. This is how
+    /// the host reads files the skill declares (its handler may be build
+    /// output); what others ask for goes through [`Skill::read_content`].
     pub fn read_file(&self, relative: &str, max_bytes: u64) -> Result<Vec<u8>, SkillFileError> {
         let path = relative.to_owned();
         let err_io = |source: io::Error| SkillFileError::Io {
             path: path.clone(),
-            dir: self.dir.clone(),
             source,
         };
         let rel = Path::new(relative);
@@ -57,37 +82,24 @@ impl Skill {
                 .components()
                 .any(|c| matches!(c, Component::RootDir | Component::Prefix(_)))
         {
-            return Err(SkillFileError::NotRelative {
-                path,
-                dir: self.dir.clone(),
-            });
+            return Err(SkillFileError::NotRelative { path });
         }
         let dir = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(err_io)?;
         let classify = |e: io::Error| {
             if is_escape(&e) {
-                SkillFileError::Escape {
-                    path: path.clone(),
-                    dir: self.dir.clone(),
-                }
+                SkillFileError::Escape { path: path.clone() }
             } else if e.kind() == io::ErrorKind::NotFound {
-                SkillFileError::NotFound {
-                    path: path.clone(),
-                    dir: self.dir.clone(),
-                }
+                SkillFileError::NotFound { path: path.clone() }
             } else {
                 err_io(e)
             }
         };
         let meta = dir.metadata(rel).map_err(classify)?;
         if !meta.is_file() {
-            return Err(SkillFileError::NotAFile {
-                path,
-                dir: self.dir.clone(),
-            });
+            return Err(SkillFileError::NotAFile { path });
         }
         let too_large = |size: u64| SkillFileError::TooLarge {
             path: path.clone(),
-            dir: self.dir.clone(),
             size,
             max: max_bytes,
         };
@@ -105,14 +117,36 @@ impl Skill {
         Ok(bytes)
     }
 
-    /// Regular files of the skill folder as `/`-separated relative paths,
-    /// sorted, at most `max` of them. Symlinks are listed only when they
-    /// resolve to a file inside the folder; symlinked folders are not
-    /// entered, nor are `.git` and `node_modules`.
+    /// Reads a file of the skill's content for someone else (a model's
+    /// tool, an MCP client): like [`Skill::read_file`], but only content
+    /// (see [`is_content_path`]), judged on the path asked for and on
+    /// where it leads, so a symlink cannot reach a private file.
+    pub fn read_content(&self, relative: &str, max_bytes: u64) -> Result<Vec<u8>, SkillFileError> {
+        let not_content = || SkillFileError::NotContent {
+            path: relative.to_owned(),
+        };
+        let rel = Path::new(relative);
+        if !is_content_path(rel) {
+            return Err(not_content());
+        }
+        // Errors (missing, escaping) are classified by `read_file` below.
+        if let Ok(dir) = Dir::open_ambient_dir(&self.dir, ambient_authority())
+            && let Ok(real) = dir.canonicalize(rel)
+            && !is_content_path(&real)
+        {
+            return Err(not_content());
+        }
+        self.read_file(relative, max_bytes)
+    }
+
+    /// The skill's content (see [`is_content_path`]): its regular files as
+    /// `/`-separated relative paths, sorted, at most `max` of them.
+    /// Symlinks are listed only when they resolve to a content file inside
+    /// the folder; symlinked folders, dot-folders and build output are not
+    /// entered.
     pub fn list_files(&self, max: usize) -> Result<Vec<String>, SkillFileError> {
         let err_io = |source: io::Error| SkillFileError::Io {
             path: ".".to_owned(),
-            dir: self.dir.clone(),
             source,
         };
         let root = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(err_io)?;
@@ -157,11 +191,16 @@ impl Skill {
                     format!("{prefix}/{name}")
                 };
                 if ft.is_dir() {
-                    if depth < LIST_MAX_DEPTH && name != ".git" && name != "node_modules" {
+                    // A folder is content when a file in it would be.
+                    if depth < LIST_MAX_DEPTH && is_content_path(&Path::new(&rel).join("f")) {
                         stack.push(Item::Folder(rel, depth + 1));
                     }
+                } else if !is_content_path(Path::new(&rel)) {
+                    continue;
                 } else if ft.is_file()
-                    || (ft.is_symlink() && dir.metadata(&name).is_ok_and(|m| m.is_file()))
+                    || (ft.is_symlink()
+                        && root.metadata(&rel).is_ok_and(|m| m.is_file())
+                        && root.canonicalize(&rel).is_ok_and(|r| is_content_path(&r)))
                 {
                     stack.push(Item::File(rel));
                 }
@@ -238,5 +277,70 @@ mod tests {
         let files = s.list_files(100).expect("list");
         assert_eq!(files, ["data/a.txt", "inner-link"]);
         assert_eq!(s.list_files(1).expect("list"), ["data/a.txt"]);
+    }
+
+    #[test]
+    fn only_content_is_listed_or_read_and_errors_name_no_server_path() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("s");
+        for d in [
+            ".skillhost",
+            ".git",
+            "handler/target/wasm",
+            "node_modules/x",
+            "refs",
+        ] {
+            std::fs::create_dir_all(dir.join(d)).expect("mkdir");
+        }
+        for f in [
+            "SKILL.md",
+            "refs/a.md",
+            ".skillhost/skillhost.db",
+            ".env",
+            ".git/config",
+            "handler/target/wasm/h.wasm",
+            "handler/lib.rs",
+            "node_modules/x/i.js",
+        ] {
+            std::fs::write(dir.join(f), "x").expect("write");
+        }
+        std::os::unix::fs::symlink(".skillhost/skillhost.db", dir.join("db.txt")).expect("link");
+        let s = skill_in(&dir);
+        assert_eq!(
+            s.list_files(100).expect("list"),
+            ["SKILL.md", "handler/lib.rs", "refs/a.md"]
+        );
+        assert_eq!(s.read_content("refs/a.md", 10).expect("read"), b"x");
+        for private in [
+            ".skillhost/skillhost.db",
+            "./.skillhost/skillhost.db",
+            "refs/../.skillhost/skillhost.db",
+            ".env",
+            "handler/target/wasm/h.wasm",
+            "node_modules/x/i.js",
+            "db.txt",
+        ] {
+            let e = s.read_content(private, 10).expect_err(private);
+            assert!(
+                matches!(e, SkillFileError::NotContent { .. }),
+                "{private}: {e}"
+            );
+        }
+        // The host itself still reads what the skill declares.
+        assert!(s.read_file("handler/target/wasm/h.wasm", 10).is_ok());
+        let here = tmp.path().to_string_lossy().into_owned();
+        for e in [
+            s.read_content("missing.md", 10).expect_err("missing"),
+            s.read_content("refs", 10).expect_err("folder"),
+            s.read_content("../x", 10).expect_err("escape"),
+            s.read_content("refs/a.md", 0).expect_err("too large"),
+        ] {
+            assert!(!e.to_string().contains(&here), "{e}");
+        }
+        assert!(
+            is_content_path(Path::new("target")),
+            "a file named target is content"
+        );
+        assert!(!is_content_path(Path::new("Target/x")));
     }
 }

@@ -217,3 +217,10 @@ pub struct LimitSpec {
     pub table_elements: Option<u32>,
     pub instances: Option<u32>,
 }
+
+impl LimitSpec {
+    /// No override at all.
+    pub fn is_empty(&self) -> bool {
+        *self == LimitSpec::default()
+    }
+}

@@ -19,7 +19,7 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("cannot create {path}: {source}")]
+    #[error("cannot create the store's folder {path}: {source}")]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
@@ -34,6 +34,52 @@ pub enum StoreError {
     },
     #[error("store query failed: {0}")]
     Query(#[from] rusqlite::Error),
+    /// A write that would take a skill's key-value store past its quota.
+    #[error(
+        "key-value quota of skill `{skill}` exceeded: this write would make {would} {unit}, the quota is {quota} (`{setting}` in [limits] of skillhost.toml); {now} {unit} stored now"
+    )]
+    KvQuota {
+        skill: String,
+        /// The `[limits]` key that sets the quota.
+        setting: &'static str,
+        unit: &'static str,
+        quota: u64,
+        would: u64,
+        now: u64,
+    },
+}
+
+/// How much one skill may keep in the key-value store: every key and value
+/// byte together, and the number of keys (which bounds the rows, whose own
+/// overhead the byte count does not see).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvQuota {
+    pub max_bytes: u64,
+    pub max_keys: u64,
+}
+
+impl KvQuota {
+    /// The quota `[limits]` sets.
+    pub fn from_limits(limits: &crate::config::LimitDefaults) -> Self {
+        KvQuota {
+            max_bytes: limits.kv_quota_kb.saturating_mul(1024),
+            max_keys: limits.kv_max_keys,
+        }
+    }
+}
+
+impl Default for KvQuota {
+    fn default() -> Self {
+        KvQuota::from_limits(&crate::config::LimitDefaults::default())
+    }
+}
+
+/// What one skill keeps in the key-value store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KvUsage {
+    pub keys: u64,
+    /// Key and value bytes together.
+    pub bytes: u64,
 }
 
 /// Each entry moves the schema one version forward; never edit a shipped one.
@@ -138,6 +184,7 @@ pub struct FailureGroup {
 pub struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
+    kv_quota: KvQuota,
 }
 
 impl Store {
@@ -163,6 +210,7 @@ impl Store {
         let store = Store {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
+            kv_quota: KvQuota::default(),
         };
         store.migrate()?;
         Ok(store)
@@ -175,6 +223,13 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The same store, enforcing `quota` on every skill's key-value writes
+    /// (the default quota until set).
+    pub fn with_kv_quota(mut self, quota: KvQuota) -> Self {
+        self.kv_quota = quota;
+        self
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -462,13 +517,87 @@ impl Store {
             .optional()?)
     }
 
+    /// Stores `value` under `key` for `skill`, within the skill's quota.
+    ///
+    /// The usage is read and the write made in one immediate transaction, so
+    /// concurrent writers (other calls, other processes) cannot both fit
+    /// under the quota and together exceed it. A replaced value is counted
+    /// out before the new one is counted in. A write that does not grow the
+    /// usage is always allowed, so a skill left over a lowered quota can
+    /// still shrink its data.
     pub fn kv_set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.conn().execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now = Self::kv_usage_in(&tx, skill)?;
+        let replaced: Option<u64> = tx
+            .query_row(
+                "SELECT length(CAST(key AS BLOB)) + length(value) FROM kv WHERE skill = ?1 AND key = ?2",
+                params![skill, key],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .map(|n| n as u64);
+        let entry = (key.len() + value.len()) as u64;
+        let would = KvUsage {
+            keys: now.keys + u64::from(replaced.is_none()),
+            bytes: now.bytes.saturating_sub(replaced.unwrap_or(0)) + entry,
+        };
+        let quota = self.kv_quota;
+        let refuse = |setting, unit, quota, would, now| StoreError::KvQuota {
+            skill: skill.to_owned(),
+            setting,
+            unit,
+            quota,
+            would,
+            now,
+        };
+        if would.keys > quota.max_keys && would.keys > now.keys {
+            return Err(refuse(
+                "kv_max_keys",
+                "keys",
+                quota.max_keys,
+                would.keys,
+                now.keys,
+            ));
+        }
+        if would.bytes > quota.max_bytes && would.bytes > now.bytes {
+            return Err(refuse(
+                "kv_quota_kb",
+                "bytes",
+                quota.max_bytes,
+                would.bytes,
+                now.bytes,
+            ));
+        }
+        tx.execute(
             "INSERT INTO kv (skill, key, value, updated_at) VALUES (?1, ?2, ?3, unixepoch())
              ON CONFLICT (skill, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
             params![skill, key, value],
         )?;
+        tx.commit()?;
         Ok(())
+    }
+
+    /// What `skill` keeps in the key-value store now.
+    pub fn kv_usage(&self, skill: &str) -> Result<KvUsage, StoreError> {
+        Self::kv_usage_in(&self.conn(), skill)
+    }
+
+    fn kv_usage_in(conn: &Connection, skill: &str) -> Result<KvUsage, StoreError> {
+        // `length` of a BLOB is its size in bytes, read from the record
+        // header without loading the value; a TEXT key is cast to count its
+        // UTF-8 bytes rather than its characters.
+        Ok(conn.query_row(
+            "SELECT COUNT(*), COALESCE(SUM(length(CAST(key AS BLOB)) + length(value)), 0)
+               FROM kv WHERE skill = ?1",
+            params![skill],
+            |r| {
+                Ok(KvUsage {
+                    keys: r.get::<_, i64>(0)? as u64,
+                    bytes: r.get::<_, i64>(1)? as u64,
+                })
+            },
+        )?)
     }
 
     pub fn kv_delete(&self, skill: &str, key: &str) -> Result<(), StoreError> {
@@ -486,8 +615,10 @@ impl KvHost for Store {
             .map_err(|e| ServiceError::Failed(e.to_string()))
     }
     fn set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), ServiceError> {
-        self.kv_set(skill, key, value)
-            .map_err(|e| ServiceError::Failed(e.to_string()))
+        self.kv_set(skill, key, value).map_err(|e| match e {
+            StoreError::KvQuota { .. } => ServiceError::Limit(e.to_string()),
+            e => ServiceError::Failed(e.to_string()),
+        })
     }
     fn delete(&self, skill: &str, key: &str) -> Result<(), ServiceError> {
         self.kv_delete(skill, key)
@@ -516,6 +647,107 @@ mod tests {
         assert_eq!(s.kv_get("a", "k").expect("get"), None);
         s.kv_delete("a", "missing")
             .expect("deleting a missing key is fine");
+    }
+
+    fn quota_error(e: StoreError) -> (&'static str, u64, u64, u64) {
+        let text = e.to_string();
+        match e {
+            StoreError::KvQuota {
+                setting,
+                quota,
+                would,
+                now,
+                ..
+            } => {
+                assert!(text.contains(setting), "{text}");
+                (setting, quota, would, now)
+            }
+            other => panic!("not a quota error: {other}"),
+        }
+    }
+
+    #[test]
+    fn kv_bytes_quota_counts_keys_values_and_replacements() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&d.path().join("s.db"))
+            .expect("open")
+            .with_kv_quota(KvQuota {
+                max_bytes: 100,
+                max_keys: 1_000,
+            });
+        // Keys are 2 bytes, values 18: five entries fill the 100 bytes.
+        for i in 0..5 {
+            s.kv_set("a", &format!("k{i}"), &[b'x'; 18]).expect("fits");
+        }
+        assert_eq!(
+            s.kv_usage("a").expect("usage"),
+            KvUsage {
+                keys: 5,
+                bytes: 100
+            }
+        );
+        let e = s
+            .kv_set("a", "k5", b"")
+            .expect_err("refused past the quota");
+        assert_eq!(quota_error(e), ("kv_quota_kb", 100, 102, 100));
+        // Replacing counts the old value out: the same size fits, one more
+        // byte does not, and a smaller value frees room for a new key.
+        s.kv_set("a", "k0", &[b'y'; 18])
+            .expect("same size replaces");
+        let e = s.kv_set("a", "k0", &[b'y'; 19]).expect_err("one byte over");
+        assert_eq!(quota_error(e), ("kv_quota_kb", 100, 101, 100));
+        s.kv_set("a", "k0", &[b'y'; 8]).expect("shrinks");
+        s.kv_set("a", "k5", &[b'z'; 8])
+            .expect("fits in the freed room");
+        assert_eq!(
+            s.kv_usage("a").expect("usage"),
+            KvUsage {
+                keys: 6,
+                bytes: 100
+            }
+        );
+        assert_eq!(s.kv_get("a", "k0").expect("get"), Some(vec![b'y'; 8]));
+        assert_eq!(
+            s.kv_get("a", "k6").expect("get"),
+            None,
+            "refused writes leave nothing"
+        );
+        // Keys count in bytes, not characters; the quota is per skill.
+        let e = s.kv_set("a", "é", b"").expect_err("two bytes over");
+        assert_eq!(quota_error(e), ("kv_quota_kb", 100, 102, 100));
+        s.kv_set("b", "k0", &[b'x'; 98])
+            .expect("another skill has its own quota");
+        s.kv_delete("a", "k5").expect("delete frees room");
+        s.kv_set("a", "k6", &[b'x'; 8])
+            .expect("fits after the delete");
+    }
+
+    #[test]
+    fn kv_key_count_quota_and_a_lowered_quota() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("s.db");
+        let s = Store::open(&p).expect("open").with_kv_quota(KvQuota {
+            max_bytes: 1 << 20,
+            max_keys: 3,
+        });
+        for k in ["a", "b", "c"] {
+            s.kv_set("skill", k, b"1").expect("fits");
+        }
+        let e = s.kv_set("skill", "d", b"1").expect_err("a fourth key");
+        assert_eq!(quota_error(e), ("kv_max_keys", 3, 4, 3));
+        s.kv_set("skill", "c", b"replaced")
+            .expect("replacing adds no key");
+        drop(s);
+        // The operator lowers the quota below what is stored: nothing may
+        // grow, but the skill can still shrink its data.
+        let s = Store::open(&p).expect("reopen").with_kv_quota(KvQuota {
+            max_bytes: 4,
+            max_keys: 1,
+        });
+        let e = s.kv_set("skill", "a", b"11").expect_err("growing");
+        assert_eq!(quota_error(e).0, "kv_quota_kb");
+        s.kv_set("skill", "c", b"").expect("shrinking is allowed");
+        assert!(s.kv_set("skill", "e", b"").is_err(), "a new key is refused");
     }
 
     #[test]

@@ -25,20 +25,27 @@ pub(super) fn all() -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-/// The skill named in `args.skill`, or the calling skill.
-fn target_skill<'a>(
-    tools: &'a Toolbox,
-    cx: &'a CallContext<'a>,
-    args: &Value,
-) -> Result<&'a Skill, ToolError> {
-    match args.get("skill").and_then(Value::as_str) {
-        None => Ok(cx.skill),
-        Some(name) if name == cx.skill.name => Ok(cx.skill),
-        Some(name) => tools
-            .catalog
-            .get(name)
-            .ok_or_else(|| ToolError::InvalidArguments(format!("no skill named `{name}`"))),
+/// The skill-file tools read the calling skill's own folder and nothing
+/// else: that is what makes them safe to give an ungranted skill. A
+/// `skill` argument is accepted only when it names the caller.
+fn own_skill_only(tool: &str, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+    match args.get("skill") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(name)) if *name == cx.skill.name => Ok(()),
+        Some(other) => {
+            let named = other
+                .as_str()
+                .map_or_else(|| other.to_string(), |n| format!("`{n}`"));
+            Err(format!(
+                "`{tool}` reads only the files of the calling skill `{}`, not of skill {named}",
+                cx.skill.name
+            ))
+        }
     }
+}
+
+fn file_error(e: crate::skill::SkillFileError) -> ToolError {
+    ToolError::failed("FileError", e.to_string())
 }
 
 struct ReadSkillFile;
@@ -48,14 +55,13 @@ impl Tool for ReadSkillFile {
         "read_skill_file"
     }
     fn description(&self) -> String {
-        "Read a file of a skill (its SKILL.md, references, scripts), by path relative to the skill folder.".into()
+        "Read a file of the current skill (its SKILL.md, references, scripts), by path relative to the skill folder. Only this skill's own files.".into()
     }
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "path": { "type": "string", "description": "Path inside the skill folder, e.g. SKILL.md or references/api.md" },
-                "skill": { "type": "string", "description": "Skill name; defaults to the current skill" }
+                "path": { "type": "string", "description": "Path inside the current skill's folder, e.g. SKILL.md or references/api.md" }
             },
             "required": ["path"]
         })
@@ -63,18 +69,21 @@ impl Tool for ReadSkillFile {
     fn confined(&self) -> bool {
         true
     }
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+        own_skill_only(self.name(), cx, args)
+    }
     fn call<'a>(
         &'a self,
-        tools: &'a Toolbox,
+        _tools: &'a Toolbox,
         cx: &'a CallContext<'a>,
         args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let skill = target_skill(tools, cx, &args)?;
             let path = str_arg(&args, "path")?;
-            let bytes = skill
-                .read_file(path, MAX_FILE_BYTES)
-                .map_err(|e| ToolError::failed("FileError", e.to_string()))?;
+            let bytes = cx
+                .skill
+                .read_content(path, MAX_FILE_BYTES)
+                .map_err(file_error)?;
             Ok(Value::String(String::from_utf8_lossy(&bytes).into_owned()))
         })
     }
@@ -87,28 +96,25 @@ impl Tool for ListSkillFiles {
         "list_skill_files"
     }
     fn description(&self) -> String {
-        "List the files of a skill folder.".into()
+        "List the files of the current skill's folder.".into()
     }
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": { "skill": { "type": "string", "description": "Skill name; defaults to the current skill" } }
-        })
+        json!({ "type": "object", "properties": {} })
     }
     fn confined(&self) -> bool {
         true
     }
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+        own_skill_only(self.name(), cx, args)
+    }
     fn call<'a>(
         &'a self,
-        tools: &'a Toolbox,
+        _tools: &'a Toolbox,
         cx: &'a CallContext<'a>,
-        args: Value,
+        _args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let skill = target_skill(tools, cx, &args)?;
-            let files = skill
-                .list_files(MAX_LISTED_FILES)
-                .map_err(|e| ToolError::failed("FileError", e.to_string()))?;
+            let files = cx.skill.list_files(MAX_LISTED_FILES).map_err(file_error)?;
             Ok(json!(files))
         })
     }
@@ -142,6 +148,8 @@ fn granted_workspace_path<'p>(
             continue;
         };
         let dir = dir.trim_end_matches('/');
+        // `workspace:.` is the whole workspace.
+        let dir = if dir == "." { "" } else { dir };
         if let Ok(rest) = p.strip_prefix(dir) {
             return Ok((dir.to_owned(), rest));
         }
@@ -153,8 +161,20 @@ fn granted_workspace_path<'p>(
     ))
 }
 
-fn open_granted_dir(tools: &Toolbox, dir: &str) -> Result<Dir, ToolError> {
-    Dir::open_ambient_dir(tools.workspace.join(dir), ambient_authority())
+/// Opens a granted workspace folder, unless it reaches one of the host's
+/// own paths (its config, state, skills): no grant covers those.
+fn open_granted_dir(tools: &Toolbox, dir: &str, write: bool) -> Result<Dir, ToolError> {
+    let host = tools.workspace.join(dir);
+    let canonical = host
+        .canonicalize()
+        .map_err(|e| ToolError::failed("FileError", format!("workspace:{dir}: {e}")))?;
+    tools
+        .control
+        .check(&canonical, None, write)
+        .map_err(|why| {
+            ToolError::Denied(format!("file grant `workspace:{dir}` is refused: {why}"))
+        })?;
+    Dir::open_ambient_dir(canonical, ambient_authority())
         .map_err(|e| ToolError::failed("FileError", format!("workspace:{dir}: {e}")))
 }
 
@@ -187,7 +207,7 @@ impl Tool for ReadFile {
         Box::pin(async move {
             let path = str_arg(&args, "path")?;
             let (dir, rest) = granted_workspace_path(path, cx, false).map_err(ToolError::Denied)?;
-            let dir = open_granted_dir(tools, &dir)?;
+            let dir = open_granted_dir(tools, &dir, false)?;
             let meta = dir
                 .metadata(rest)
                 .map_err(|e| ToolError::failed("FileError", format!("{path}: {e}")))?;
@@ -247,7 +267,7 @@ impl Tool for WriteFile {
                 ));
             }
             let (dir, rest) = granted_workspace_path(path, cx, true).map_err(ToolError::Denied)?;
-            let dir = open_granted_dir(tools, &dir)?;
+            let dir = open_granted_dir(tools, &dir, true)?;
             let io = |e: std::io::Error| ToolError::failed("FileError", format!("{path}: {e}"));
             if let Some(parent) = rest.parent().filter(|p| !p.as_os_str().is_empty()) {
                 dir.create_dir_all(parent).map_err(io)?;

@@ -1,8 +1,12 @@
 //! `http_fetch`: GET or POST to a host the skill may reach, through the
 //! same resolved-address guard as the sandbox. The connection goes to the
-//! address that was checked (the client's resolver is pinned to it), and
-//! redirects are not followed: each hop would need its own check.
+//! address that was checked: the client's resolver answers every name with
+//! that address and nothing else (so no spelling of the name, such as one
+//! with a trailing dot, reaches a second lookup), and no proxy is used.
+//! Redirects are not followed: each hop would need its own check.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -69,7 +73,7 @@ impl Tool for HttpFetch {
                 &host,
                 port,
                 &cx.grants.http,
-                &tools.allow_private,
+                &tools.net,
                 Duration::from_secs(5),
             )
             .await
@@ -77,7 +81,8 @@ impl Tool for HttpFetch {
             let client = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(TIMEOUT)
-                .resolve(&checked.host, checked.addr)
+                .no_proxy()
+                .dns_resolver(Arc::new(Pinned(checked.addr)))
                 .build()
                 .map_err(|e| ToolError::failed("HttpError", e.to_string()))?;
             let mut req = if method == "POST" {
@@ -123,6 +128,16 @@ impl Tool for HttpFetch {
                 "truncated": truncated,
             }))
         })
+    }
+}
+
+/// A resolver that answers every name with the address the guard checked.
+struct Pinned(SocketAddr);
+
+impl reqwest::dns::Resolve for Pinned {
+    fn resolve(&self, _name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let addr = self.0;
+        Box::pin(async move { Ok(Box::new(std::iter::once(addr)) as reqwest::dns::Addrs) })
     }
 }
 

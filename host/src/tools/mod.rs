@@ -8,7 +8,6 @@ pub mod pipeline;
 pub mod policy;
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -133,7 +132,10 @@ pub struct Toolbox {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     pub policy: Policy,
     pub workspace: PathBuf,
-    pub allow_private: Vec<IpAddr>,
+    /// How outbound HTTP is judged and where names are looked up.
+    pub net: crate::netguard::NetPolicy,
+    /// The host's own paths, which no file grant reaches.
+    pub control: crate::paths::ControlPaths,
     pub catalog: Arc<Catalog>,
 }
 
@@ -144,7 +146,8 @@ impl Toolbox {
             tools: BTreeMap::new(),
             policy,
             workspace,
-            allow_private: Vec::new(),
+            net: crate::netguard::NetPolicy::default(),
+            control: crate::paths::ControlPaths::default(),
             catalog,
         }
     }
@@ -196,6 +199,27 @@ impl Toolbox {
             .collect()
     }
 
+    /// Whether the caller may use the tool at all: global allow/deny, the
+    /// skill's `allowed-tools`, its trust (layers 1-3).
+    pub fn check_tool(&self, name: &str, cx: &CallContext<'_>) -> Result<&dyn Tool, ToolError> {
+        let tool = self
+            .tools
+            .get(name)
+            .ok_or_else(|| ToolError::UnknownTool(format!("no tool named `{name}`")))?;
+        self.policy
+            .check(tool.as_ref(), cx)
+            .map_err(|(layer, why)| ToolError::Denied(format!("{layer}: {why}")))?;
+        Ok(tool.as_ref())
+    }
+
+    /// Every policy layer for one call with these arguments, without
+    /// running it: layers 1-3, then the tool's grant check.
+    pub fn check(&self, name: &str, args: &Value, cx: &CallContext<'_>) -> Result<(), ToolError> {
+        self.check_tool(name, cx)?
+            .authorize(cx, args)
+            .map_err(grants_denied)
+    }
+
     /// Every tool call goes through here: global allow/deny, the skill's
     /// `allowed-tools`, its trust, then the tool's grant check.
     pub async fn call(
@@ -204,15 +228,8 @@ impl Toolbox {
         args: Value,
         cx: &CallContext<'_>,
     ) -> Result<Value, ToolError> {
-        let tool = self
-            .tools
-            .get(name)
-            .ok_or_else(|| ToolError::UnknownTool(format!("no tool named `{name}`")))?;
-        self.policy
-            .check(tool.as_ref(), cx)
-            .map_err(|(layer, why)| ToolError::Denied(format!("{layer}: {why}")))?;
-        tool.authorize(cx, &args)
-            .map_err(|why| ToolError::Denied(format!("{}: {why}", Layer::Grants)))?;
+        let tool = self.check_tool(name, cx)?;
+        tool.authorize(cx, &args).map_err(grants_denied)?;
         if !args.is_object() {
             return Err(ToolError::InvalidArguments(format!(
                 "arguments of `{name}` must be a JSON object"
@@ -220,6 +237,11 @@ impl Toolbox {
         }
         tool.call(self, cx, args).await
     }
+}
+
+/// A denial by the tool's own check against the skill's sandbox grants.
+fn grants_denied(why: String) -> ToolError {
+    ToolError::Denied(format!("{}: {why}", Layer::Grants))
 }
 
 /// A required string argument.

@@ -1,9 +1,15 @@
 //! `execute_pipeline`: a list of tool steps, later steps using earlier
 //! results through `{{step[N].result}}`. Everything that can be checked is
-//! checked before the first step runs: the step count, every tool against
-//! the pipeline allowlist, every reference (only to earlier steps). Values
-//! are substituted in one pass, and a substituted value has any `{{`
-//! removed first, so a result cannot inject a reference of its own.
+//! checked before the first step runs, so a refused step never leaves the
+//! side effects of the steps before it: the step count, every tool against
+//! the pipeline allowlist, every reference (only to earlier steps), and
+//! every step against every policy layer (global, the skill's
+//! `allowed-tools`, its trust, its grants). A step whose arguments use an
+//! earlier result gets the grant check on its final arguments only when it
+//! runs (they do not exist before), and every step passes the full policy
+//! again when it runs. Values are substituted in one pass, and a
+//! substituted value has any `{{` removed first, so a result cannot inject
+//! a reference of its own.
 
 use std::collections::BTreeSet;
 
@@ -103,6 +109,7 @@ pub async fn run(
         depth: cx.depth + 1,
         ..cx.clone()
     };
+    authorize_all(tools, &step_cx, pipeline, &deps)?;
     let n = pipeline.steps.len();
     let mut results: Vec<Option<Value>> = vec![None; n];
     if pipeline.parallel {
@@ -144,6 +151,32 @@ pub async fn run(
                 .collect(),
         ),
     })
+}
+
+/// Every policy layer for every step, before any step runs. A step's
+/// grant check needs its arguments: a step that takes an earlier result has
+/// them only when it runs, and is checked then (by `Toolbox::call`).
+fn authorize_all(
+    tools: &Toolbox,
+    cx: &CallContext<'_>,
+    pipeline: &Pipeline,
+    deps: &[BTreeSet<usize>],
+) -> Result<(), ToolError> {
+    for (i, (step, refs)) in pipeline.steps.iter().zip(deps).enumerate() {
+        let checked = if refs.is_empty() {
+            tools.check(&step.tool, &step.args, cx)
+        } else {
+            tools.check_tool(&step.tool, cx).map(|_| ())
+        };
+        checked.map_err(|e| match e {
+            ToolError::Denied(why) => ToolError::Denied(format!(
+                "{why} (pipeline step {i}, `{}`; no step ran)",
+                step.tool
+            )),
+            other => step_error(i, &step.tool, other),
+        })?;
+    }
+    Ok(())
 }
 
 fn step_error(i: usize, tool: &str, e: ToolError) -> ToolError {

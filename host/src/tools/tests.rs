@@ -262,6 +262,50 @@ fn workspace_files_under_grants() {
 }
 
 #[test]
+fn write_file_never_reaches_the_hosts_control_files() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let root = ws.path().canonicalize().expect("canonical");
+    std::fs::write(root.join("skillhost.toml"), "# operator\n").expect("write");
+    std::fs::create_dir_all(root.join(".agents/skills")).expect("mkdir");
+    let paths = crate::paths::Paths {
+        home: root.join("home"),
+        workspace: root.clone(),
+        bundled: None,
+        extra_skills: Vec::new(),
+        cache_override: None,
+    };
+    let mut tb = toolbox(ToolsConfig::default(), None);
+    tb.workspace = root.clone();
+    tb.control = paths.control_paths();
+    let s = skill(None);
+    let g = Capabilities {
+        files: FileCapabilities {
+            read: vec![],
+            write: vec!["workspace:.".into(), "workspace:.agents".into()],
+        },
+        ..Capabilities::default()
+    };
+    let c = cx(&s, &g, true);
+    let rt = rt();
+    for path in [
+        "skillhost.toml",
+        ".agents/skills/evil/SKILL.md",
+        "notes.txt",
+    ] {
+        let r = rt.block_on(tb.call("write_file", json!({"path": path, "content": "x"}), &c));
+        match r {
+            Err(ToolError::Denied(m)) => assert!(m.contains("covers skillhost's own"), "{m}"),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("skillhost.toml")).expect("read"),
+        "# operator\n"
+    );
+    assert!(!root.join(".agents/skills/evil").exists());
+}
+
+#[test]
 fn pipeline_checks_everything_before_running() {
     let s = skill(None);
     let g = Capabilities::default();
@@ -314,6 +358,128 @@ fn pipeline_checks_everything_before_running() {
         e.to_string().contains("cannot call execute_pipeline"),
         "{e}"
     );
+}
+
+/// Counts its calls (a side effect a test can see) and returns `v`;
+/// confined, so even an ungranted skill may use it.
+struct Mark(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Tool for Mark {
+    fn name(&self) -> &str {
+        "mark"
+    }
+    fn description(&self) -> String {
+        "mark".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn confined(&self) -> bool {
+        true
+    }
+    fn call<'a>(
+        &'a self,
+        _t: &'a Toolbox,
+        _cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(args.get("v").cloned().unwrap_or(Value::Null))
+        })
+    }
+}
+
+#[test]
+fn a_step_denied_by_any_layer_is_refused_before_any_step_runs() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let ws = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(ws.path().join("data")).expect("mkdir");
+    let marks = Arc::new(AtomicUsize::new(0));
+    let mut tb = toolbox(
+        ToolsConfig {
+            deny: vec!["echo".into()],
+            ..ToolsConfig::default()
+        },
+        None,
+    );
+    tb.workspace = PathBuf::from(ws.path());
+    tb.register(Arc::new(Mark(marks.clone())));
+    let g = Capabilities {
+        files: FileCapabilities {
+            read: vec![],
+            write: vec!["workspace:data".into()],
+        },
+        ..Capabilities::default()
+    };
+    let write = json!({"tool": "write_file", "args": {"path": "data/x", "content": "x"}});
+    let cases = [
+        // A step that takes an earlier result still passes layers 1-3 first.
+        (
+            Layer::Global,
+            skill(None),
+            true,
+            json!({"tool": "echo", "args": {"v": "{{step[0].result}}"}}),
+        ),
+        (
+            Layer::AllowedTools,
+            skill(Some(vec!["mark", "write_file"])),
+            true,
+            json!({"tool": "meet"}),
+        ),
+        (
+            Layer::Trust,
+            skill(None),
+            false,
+            json!({"tool": "http_fetch", "args": {"url": "https://example.com/"}}),
+        ),
+        (
+            Layer::Grants,
+            skill(None),
+            true,
+            json!({"tool": "http_fetch", "args": {"url": "http://127.0.0.1:9/"}}),
+        ),
+        (
+            Layer::Grants,
+            skill(None),
+            true,
+            json!({"tool": "read_skill_file", "args": {"skill": "other", "path": "secret.txt"}}),
+        ),
+    ];
+    let rt = rt();
+    for parallel in [false, true] {
+        for (layer, s, trusted, denied) in &cases {
+            let mut steps = vec![json!({"tool": "mark"})];
+            if *trusted {
+                steps.push(write.clone());
+            }
+            steps.push(denied.clone());
+            let p = pipe(json!({"steps": steps, "parallel": parallel}));
+            let r = rt.block_on(pipeline::run(&tb, &cx(s, &g, *trusted), &p));
+            let m = denied_by(r, *layer);
+            assert!(m.contains("no step ran"), "{m}");
+            assert_eq!(marks.load(Ordering::SeqCst), 0, "{layer}: a step ran");
+            assert!(
+                !ws.path().join("data/x").exists(),
+                "{layer}: the file was written"
+            );
+        }
+    }
+    // The same steps without the refused one run, so nothing else stopped them.
+    let s = skill(None);
+    let p = pipe(json!({"steps": [{"tool": "mark"}, write]}));
+    rt.block_on(pipeline::run(&tb, &cx(&s, &g, true), &p))
+        .expect("run");
+    assert_eq!(marks.load(Ordering::SeqCst), 1);
+    assert!(ws.path().join("data/x").exists());
+    // Arguments that come from an earlier result are checked when final.
+    let p = pipe(json!({"steps": [
+        {"tool": "mark", "args": {"v": "https://not-granted.example.org/"}},
+        {"tool": "http_fetch", "args": {"url": "{{step[0].result}}"}}
+    ]}));
+    let r = rt.block_on(pipeline::run(&tb, &cx(&s, &g, true), &p));
+    let e = r.expect_err("not granted");
+    assert_eq!(e.class(), "Denied", "{e}");
 }
 
 #[test]

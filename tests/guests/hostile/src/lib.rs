@@ -84,7 +84,145 @@ fn attack(task: Task) -> HandlerResult {
             let v = kv::get("counter")?.unwrap_or_default();
             Ok(Output::text(String::from_utf8_lossy(&v).into_owned()))
         }
+        "kv-flood" => {
+            // Writes `size`-byte values under new keys until the host
+            // refuses one, and says how much got in. Stops (as an escape)
+            // after `max_mb`, so a host without a quota fails fast.
+            let size: usize = task.field_opt("size")?.unwrap_or(60 << 10);
+            let max: usize = task.field_opt::<usize>("max_mb")?.unwrap_or(8) << 20;
+            let value = vec![b'v'; size];
+            let (mut keys, mut bytes) = (0usize, 0usize);
+            while bytes < max {
+                let key = format!("flood-{keys}");
+                if let Err(e) = kv::set(&key, &value) {
+                    let mut f = Failure::from(e);
+                    f.message = format!("stored {bytes} bytes in {keys} keys, then: {}", f.message);
+                    return Err(f);
+                }
+                keys += 1;
+                bytes += key.len() + size;
+            }
+            Ok(Output::text(format!(
+                "ESCAPED stored {bytes} bytes in {keys} keys"
+            )))
+        }
         "panic" => panic!("the handler panicked on purpose"),
+        // Everything a handler returns, not only the body, is output.
+        "big-content-type" => {
+            let mb: usize = task.field_opt("mb")?.unwrap_or(40);
+            Ok(Output {
+                body: "x".into(),
+                content_type: "x".repeat(mb << 20),
+                flags: Vec::new(),
+            })
+        }
+        "big-flags" => {
+            let mb: usize = task.field_opt("mb")?.unwrap_or(40);
+            Ok(Output {
+                body: "x".into(),
+                content_type: "text/plain".into(),
+                flags: vec!["f".repeat(1 << 20); mb],
+            })
+        }
+        "big-failure-message" => {
+            let mb: usize = task.field_opt("mb")?.unwrap_or(40);
+            Err(Failure::new("Big", "m".repeat(mb << 20)))
+        }
+        "big-failure-class" => {
+            let mb: usize = task.field_opt("mb")?.unwrap_or(40);
+            Err(Failure::new("C".repeat(mb << 20), "m"))
+        }
+        // Host memory outside the guest's own: denied calls (events),
+        // wasi:http header fields, request paths.
+        "deny-flood" => {
+            let n: u64 = task.field_opt("n")?.unwrap_or(3_000_000);
+            let mut denied = 0u64;
+            for _ in 0..n {
+                if tools::call("never_granted", &serde_json::json!({})).is_err() {
+                    denied += 1;
+                }
+            }
+            Ok(Output::text(format!("denied {denied}")))
+        }
+        "fields-flood" => {
+            use wasi::http::types::Fields;
+            let value = vec![b'v'; 8 << 10];
+            let mut kept = Vec::new();
+            loop {
+                let f = Fields::new();
+                for i in 0..6 {
+                    if f.append(&format!("x-h{i}"), &value).is_err() {
+                        break;
+                    }
+                }
+                kept.push(f);
+                if kept.len() % 1000 == 0 {
+                    black_box(kept.len());
+                }
+            }
+        }
+        "path-flood" => {
+            use wasi::http::types::{Fields, OutgoingRequest};
+            let path = format!("/{}", "p".repeat(60 << 10));
+            let mut kept = Vec::new();
+            loop {
+                let r = OutgoingRequest::new(Fields::new());
+                let _ = r.set_path_with_query(Some(&path));
+                kept.push(r);
+            }
+        }
+        // Descriptors: open the same file until the host says no.
+        "open-files" => {
+            let mut held = Vec::new();
+            loop {
+                match std::fs::File::open(&target) {
+                    Ok(f) => held.push(f),
+                    Err(e) => {
+                        return Err(blocked("open", format!("after {} files: {e}", held.len())));
+                    }
+                }
+                if held.len() > 100_000 {
+                    return Ok(Output::text(format!("ESCAPED held {} files", held.len())));
+                }
+            }
+        }
+        // Disk: write 1 MiB files into the target folder until refused.
+        "write-flood" => {
+            let chunk = vec![b'w'; 1 << 20];
+            let mut written = 0usize;
+            for i in 0..10_000 {
+                if let Err(e) = std::fs::write(format!("{target}/f{i}"), &chunk) {
+                    return Err(blocked(
+                        "write",
+                        format!("after {} MiB: {e}", written >> 20),
+                    ));
+                }
+                written += chunk.len();
+            }
+            Ok(Output::text(format!("ESCAPED wrote {} MiB", written >> 20)))
+        }
+        // Links in a writable folder that point out of it.
+        "symlink" | "hardlink" => {
+            use wasi::filesystem::preopens::get_directories;
+            let dirs = get_directories();
+            let Some((dir, _)) = dirs.iter().find(|(_, name)| *name == target) else {
+                return Err(blocked("link", format!("no preopen named {target}")));
+            };
+            let r = if task.description == "symlink" {
+                dir.symlink_at("../../../../etc/passwd", "evil-link")
+            } else {
+                dir.link_at(
+                    wasi::filesystem::types::PathFlags::empty(),
+                    "ok.txt",
+                    dir,
+                    "evil-hard-link",
+                )
+            };
+            match r {
+                Ok(()) => Ok(Output::text(format!("ESCAPED made a {}", task.description))),
+                Err(e) => Err(blocked("link", format!("{e:?}"))),
+            }
+        }
         other => Err(Failure::new(
             "InvalidInput",
             format!("unknown attack `{other}`"),

@@ -1,0 +1,94 @@
+//! Spinning handlers under `skillhost mcp --http`: how long after its time
+//! limit each of 8 concurrent spins ends, as a ratio to the limit (target
+//! ≤ 1.5×), and a ping's latency during the spins, as a ratio to the same
+//! ping on an idle server. Prints `RATIO mcp-spin: ...` lines.
+//!
+//! Run: `cargo bench -p skillhost --bench mcp_spin` (release profile).
+
+#[path = "../../tests/harness/mod.rs"]
+mod harness;
+
+use std::time::{Duration, Instant};
+
+use harness::mcp_http::{McpHttpServer, McpSession};
+
+const LIMIT_MS: u64 = 1000;
+const SPINS: u64 = 8;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let ws = harness::Workspace::new();
+    ws.add_skill(
+        "hostile",
+        &format!(
+            "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: {{ timeout_ms: {LIMIT_MS} }}"
+        ),
+        Some(&harness::guest("hostile-guest")),
+    );
+    let skills = ws.skills.display().to_string();
+    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let session = McpSession::open(&server.url).await;
+        let warm = session.call_skill(1, "hostile", "ok").await;
+        assert_eq!(warm["isError"], false, "{warm}");
+        let mut id = 10;
+        let mut ping = |session: McpSession| {
+            id += 1;
+            let id = id;
+            async move {
+                let t = Instant::now();
+                let r = session.request(id, "ping", serde_json::json!({})).await;
+                assert!(r.get("error").is_none(), "{r}");
+                t.elapsed()
+            }
+        };
+        let mut idle = Vec::new();
+        for _ in 0..50 {
+            idle.push(ping(session.clone()).await);
+        }
+        let started = Instant::now();
+        let spins: Vec<_> = (0..SPINS)
+            .map(|i| {
+                let s = session.clone();
+                tokio::spawn(async move {
+                    let r = s.call_skill(1000 + i, "hostile", "spin").await;
+                    assert_eq!(r["isError"], true, "{r}");
+                    started.elapsed()
+                })
+            })
+            .collect();
+        let mut busy = Vec::new();
+        while started.elapsed() < Duration::from_millis(LIMIT_MS * 3 / 4) {
+            busy.push(ping(session.clone()).await);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut ends = Vec::new();
+        for s in spins {
+            ends.push(s.await.expect("spin"));
+        }
+        let limit = Duration::from_millis(LIMIT_MS);
+        let worst = ends.iter().max().copied().unwrap_or_default();
+        println!(
+            "RATIO mcp-spin: {SPINS} concurrent spins of limit {LIMIT_MS} ms ended after {:?} (median) / {worst:?} (last) = {:.2}x / {:.2}x the limit",
+            median(ends.clone()),
+            median(ends.clone()).as_secs_f64() / limit.as_secs_f64(),
+            worst.as_secs_f64() / limit.as_secs_f64()
+        );
+        let (i, b) = (median(idle), median(busy.clone()));
+        let busy_max = busy.iter().max().copied().unwrap_or_default();
+        println!(
+            "RATIO mcp-spin: ping during the spins {b:?} (median of {}, max {busy_max:?}) / idle {i:?} = {:.1}x",
+            busy.len(),
+            b.as_secs_f64() / i.as_secs_f64()
+        );
+    });
+}

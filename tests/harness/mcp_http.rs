@@ -1,0 +1,138 @@
+//! A raw MCP client over streamable HTTP (reqwest, async) and the
+//! `skillhost mcp --http` server it talks to, for tests and benchmarks
+//! that need concurrent requests on one session.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+
+use serde_json::{Value, json};
+
+use super::Workspace;
+
+/// `skillhost mcp --http 127.0.0.1:0` in a workspace; killed when dropped.
+pub struct McpHttpServer {
+    child: Child,
+    pub url: String,
+}
+
+impl McpHttpServer {
+    /// Starts the server with `args` before `mcp` (e.g. `--skills DIR`).
+    pub fn start(ws: &Workspace, args: &[&str]) -> Self {
+        let mut child = ws
+            .cli()
+            .args(args)
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn skillhost mcp --http");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            let n = stderr.read_line(&mut line).expect("read stderr");
+            assert!(n > 0, "skillhost mcp --http exited before serving");
+            if line.contains("serving MCP") {
+                break line
+                    .trim()
+                    .rsplit(' ')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stderr.lines() {});
+        McpHttpServer { child, url }
+    }
+}
+
+impl Drop for McpHttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One initialised MCP session; requests may run concurrently.
+#[derive(Clone)]
+pub struct McpSession {
+    client: reqwest::Client,
+    url: String,
+    session: Option<String>,
+}
+
+impl McpSession {
+    pub async fn open(url: &str) -> Self {
+        let mut s = McpSession {
+            client: reqwest::Client::new(),
+            url: url.to_owned(),
+            session: None,
+        };
+        let (session, init) = s
+            .post(&json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": { "name": "skillhost-test", "version": "0" }
+                }
+            }))
+            .await;
+        assert!(init.iter().any(|m| m["id"] == 0), "{init:?}");
+        s.session = session;
+        s.post(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        s
+    }
+
+    async fn post(&self, msg: &Value) -> (Option<String>, Vec<Value>) {
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(msg);
+        if let Some(id) = &self.session {
+            req = req.header("mcp-session-id", id);
+        }
+        let resp = req.send().await.expect("POST");
+        assert!(resp.status().is_success(), "HTTP {}", resp.status());
+        let session = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = resp.text().await.expect("body");
+        let messages = body
+            .lines()
+            .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        (session, messages)
+    }
+
+    /// Sends a request and returns the response with its id.
+    pub async fn request(&self, id: u64, method: &str, params: Value) -> Value {
+        let (_, messages) = self
+            .post(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        messages
+            .into_iter()
+            .find(|m| m["id"] == json!(id))
+            .expect("a response to the request")
+    }
+
+    /// `tools/call` of a skill's tool; returns the result.
+    pub async fn call_skill(&self, id: u64, skill: &str, task: &str) -> Value {
+        let r = self
+            .request(
+                id,
+                "tools/call",
+                json!({ "name": format!("skill_{skill}"), "arguments": { "task": task } }),
+            )
+            .await;
+        r["result"].clone()
+    }
+}

@@ -1,0 +1,65 @@
+//! Under `mcp --http`, handlers that spin until their deadline neither
+//! stretch each other's deadlines nor hold up the protocol: each ends with
+//! its time-limit failure, and a ping sent meanwhile is answered first.
+
+use crate::harness::mcp_http::{McpHttpServer, McpSession};
+use crate::harness::{Workspace, guest};
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The hostile handler with a 1 s limit (below the default: no grant needed).
+pub fn spinner_workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.add_skill(
+        "hostile",
+        "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: { timeout_ms: 1000 }",
+        Some(&guest("hostile-guest")),
+    );
+    ws
+}
+
+#[test]
+fn a_ping_is_answered_while_eight_handlers_spin() {
+    let ws = spinner_workspace();
+    let skills = ws.skills.display().to_string();
+    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let session = McpSession::open(&server.url).await;
+        // Compile the handler first, so the spins start together.
+        let warm = session.call_skill(1, "hostile", "ok").await;
+        assert_eq!(warm["isError"], false, "{warm}");
+
+        let order = Arc::new(AtomicUsize::new(0));
+        let mut spins = Vec::new();
+        for i in 0..8u64 {
+            let (s, order) = (session.clone(), order.clone());
+            spins.push(tokio::spawn(async move {
+                let r = s.call_skill(100 + i, "hostile", "spin").await;
+                (order.fetch_add(1, Ordering::SeqCst), r)
+            }));
+        }
+        // Let the spins reach the server before the ping (ordering of the
+        // sends only; nothing is asserted about time).
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let ping = session.request(2, "ping", serde_json::json!({})).await;
+        let ping_place = order.fetch_add(1, Ordering::SeqCst);
+        assert!(ping.get("error").is_none(), "{ping}");
+        for spin in spins {
+            let (place, r) = spin.await.expect("spin task");
+            assert!(place > ping_place, "a spin answered before the ping");
+            assert_eq!(r["isError"], true, "{r}");
+            let text = r["content"][0]["text"].as_str().unwrap_or_default();
+            assert!(
+                text.contains("LimitExceeded") && text.contains("time"),
+                "{text}"
+            );
+        }
+        assert_eq!(ping_place, 0, "the ping is answered first");
+    });
+}
