@@ -140,7 +140,7 @@ impl McpClient for McpStdio {
 /// Streamable HTTP to `skillhost mcp --http 127.0.0.1:0`, with reqwest on
 /// a small runtime.
 struct McpHttp {
-    _server: Server,
+    _server: harness::mcp_http::McpHttpServer,
     url: String,
     session: Option<String>,
     client: reqwest::Client,
@@ -150,39 +150,14 @@ struct McpHttp {
 
 impl McpHttp {
     fn start(ws: &harness::Workspace) -> Self {
-        let mut child = ws
-            .cli()
-            .args(["mcp", "--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn skillhost mcp --http");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let server = Server(child);
-        let mut line = String::new();
-        let url = loop {
-            line.clear();
-            let n = stderr.read_line(&mut line).expect("read stderr");
-            assert!(n > 0, "skillhost mcp --http exited before serving");
-            if line.contains("serving MCP") {
-                break line
-                    .trim()
-                    .rsplit(' ')
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned();
-            }
-        };
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in stderr.lines() {});
+        let server = harness::mcp_http::McpHttpServer::start(ws, &[]);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("rt");
         let mut c = McpHttp {
+            url: server.url.clone(),
             _server: server,
-            url,
             session: None,
             client: reqwest::Client::new(),
             rt,
