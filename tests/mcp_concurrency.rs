@@ -2,33 +2,15 @@
 //! stretch each other's deadlines nor hold up the protocol: each ends with
 //! its time-limit failure, and a ping sent meanwhile is answered first.
 
-use crate::harness::mcp_http::{McpHttpServer, McpSession};
-use crate::harness::{Workspace, guest};
+use crate::harness::mcp_http::{McpSession, hostile_server};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The hostile handler with a 1 s limit (below the default: no grant needed).
-pub fn spinner_workspace() -> Workspace {
-    let ws = Workspace::new();
-    ws.add_skill(
-        "hostile",
-        "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: { timeout_ms: 1000 }",
-        Some(&guest("hostile-guest")),
-    );
-    ws
-}
-
 #[test]
 fn a_ping_is_answered_while_eight_handlers_spin() {
-    let ws = spinner_workspace();
-    let skills = ws.skills.display().to_string();
-    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let (_ws, server) = hostile_server(1000);
+    let rt = crate::harness::runtime();
     rt.block_on(async {
         let session = McpSession::open(&server.url).await;
         // Compile the handler first, so the spins start together.

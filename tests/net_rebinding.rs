@@ -144,24 +144,17 @@ impl Targets {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 // --- wasi:http, through the sandbox and the hostile guest ---
 
 fn sandbox_call(targets: &Targets, action: &str, url: &str) -> CallOutcome {
-    let options = SandboxOptions::from_config(
-        &skillhost::config::SandboxConfig::default(),
-        Some(harness::cache_dir()),
-    );
-    let sandbox = Sandbox::new(&options)
-        .expect("sandbox")
-        .with_net(targets.policy());
+    let options = SandboxOptions {
+        net: targets.policy(),
+        ..SandboxOptions::from_config(
+            &skillhost::config::SandboxConfig::default(),
+            Some(harness::cache_dir()),
+        )
+    };
+    let sandbox = Sandbox::new(&options).expect("sandbox");
     let wasm = std::fs::read(guest("hostile-guest")).expect("read guest");
     let handler = sandbox.load(&wasm).expect("load the hostile guest");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -169,7 +162,7 @@ fn sandbox_call(targets: &Targets, action: &str, url: &str) -> CallOutcome {
         skill_dir: dir.path().to_path_buf(),
         workspace: dir.path().to_path_buf(),
         skill_files: Vec::new(),
-        control: skillhost::paths::ControlPaths::default(),
+        control: Default::default(),
     };
     let grants = Effective {
         capabilities: Capabilities {
@@ -192,7 +185,7 @@ fn sandbox_call(targets: &Targets, action: &str, url: &str) -> CallOutcome {
         roots: &roots,
         services: Services::default(),
     };
-    runtime().block_on(sandbox.call(&handler, &req))
+    harness::runtime().block_on(sandbox.call(&handler, &req))
 }
 
 #[test]
@@ -260,7 +253,7 @@ fn fetch(targets: &Targets, url: &str) -> Result<Value, ToolError> {
         caller: Caller::Model,
         depth: 0,
     };
-    runtime().block_on(tools.call("http_fetch", json!({ "url": url }), &cx))
+    harness::runtime().block_on(tools.call("http_fetch", json!({ "url": url }), &cx))
 }
 
 #[test]

@@ -6,8 +6,8 @@ use crate::harness;
 
 use harness::{Workspace, guest, run};
 use serde_json::json;
-use skillhost::config::{Config, Grant};
-use skillhost::exec::{RunOutcome, Runner, skill_fingerprint};
+use skillhost::config::Config;
+use skillhost::exec::{RunOutcome, Runner};
 
 const KV_FRONT: &str = r#"metadata:
   skillhost:
@@ -24,16 +24,7 @@ fn flooder(toml: Option<&str>) -> (Workspace, Runner) {
         std::fs::write(ws.workspace.join("skillhost.toml"), text).expect("write config");
     }
     let mut config = Config::load(&ws.paths()).expect("config loads");
-    let probe = ws.runner(Config::default());
-    let skill = probe.catalog().get("flooder").expect("flooder skill loads");
-    config.grants.insert(
-        "flooder".into(),
-        Grant {
-            pin: skill_fingerprint(skill).expect("fingerprint"),
-            capabilities: skill.meta.skillhost.capabilities.clone(),
-            ..Grant::default()
-        },
-    );
+    ws.grant_declared(&mut config, "flooder");
     let runner = ws.runner(config);
     (ws, runner)
 }

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use harness::{Workspace, guest, run};
 use serde_json::json;
-use skillhost::config::{Config, Grant};
-use skillhost::exec::{RunOutcome, Runner, skill_fingerprint};
+use skillhost::config::Config;
+use skillhost::exec::{RunOutcome, Runner};
 
 const HOSTILE_FRONT: &str = r#"metadata:
   skillhost:
@@ -35,17 +35,8 @@ fn hostile_with(front: &str, configure: impl FnOnce(&mut Config)) -> (Workspace,
     let dir = ws.add_skill("hostile", front, Some(&guest("hostile-guest")));
     std::fs::create_dir_all(dir.join("data")).expect("mkdir");
     std::fs::write(dir.join("data/ok.txt"), "inside").expect("write");
-    let probe = ws.runner(Config::default());
-    let skill = probe.catalog().get("hostile").expect("hostile skill loads");
     let mut config = Config::default();
-    config.grants.insert(
-        "hostile".into(),
-        Grant {
-            pin: skill_fingerprint(skill).expect("fingerprint"),
-            capabilities: skill.meta.skillhost.capabilities.clone(),
-            ..Grant::default()
-        },
-    );
+    ws.grant_declared(&mut config, "hostile");
     configure(&mut config);
     let runner = ws.runner(config);
     (ws, runner)

@@ -137,13 +137,11 @@ impl McpClient for McpStdio {
     }
 }
 
-/// Streamable HTTP to `skillhost mcp --http 127.0.0.1:0`, with reqwest on
-/// a small runtime.
+/// Streamable HTTP to `skillhost mcp --http 127.0.0.1:0`, through the
+/// test harness's session on a small runtime.
 struct McpHttp {
     _server: harness::mcp_http::McpHttpServer,
-    url: String,
-    session: Option<String>,
-    client: reqwest::Client,
+    session: harness::mcp_http::McpSession,
     rt: tokio::runtime::Runtime,
     next_id: u64,
 }
@@ -155,57 +153,25 @@ impl McpHttp {
             .enable_all()
             .build()
             .expect("rt");
-        let mut c = McpHttp {
-            url: server.url.clone(),
+        // `open` does the handshake.
+        let session = rt.block_on(harness::mcp_http::McpSession::open(&server.url));
+        McpHttp {
             _server: server,
-            session: None,
-            client: reqwest::Client::new(),
+            session,
             rt,
             next_id: 1,
-        };
-        c.handshake();
-        c
-    }
-
-    /// Posts one message; returns the response body's JSON-RPC messages
-    /// (plain JSON or the `data:` lines of an SSE stream).
-    fn post(&mut self, msg: &Value) -> Vec<Value> {
-        let mut req = self
-            .client
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
-            .json(msg);
-        if let Some(id) = &self.session {
-            req = req.header("mcp-session-id", id);
         }
-        let (session, body) = self.rt.block_on(async {
-            let resp = req.send().await.expect("POST");
-            assert!(resp.status().is_success(), "HTTP {}", resp.status());
-            let session = resp
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            (session, resp.text().await.expect("body"))
-        });
-        if session.is_some() {
-            self.session = session;
-        }
-        body.lines()
-            .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
     }
 }
 
 impl McpClient for McpHttp {
     fn notify(&mut self, msg: &Value) {
-        self.post(msg);
+        self.rt.block_on(self.session.send(msg));
     }
 
     fn exchange(&mut self, id: u64, msg: &Value) -> Value {
-        self.post(msg)
+        self.rt
+            .block_on(self.session.send(msg))
             .into_iter()
             .find(|m| m["id"] == json!(id))
             .expect("a response to the request")

@@ -10,7 +10,7 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use harness::mcp_http::{McpHttpServer, McpSession};
+use harness::mcp_http::{McpSession, hostile_server};
 
 const LIMIT_MS: u64 = 1000;
 const SPINS: u64 = 8;
@@ -21,21 +21,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let ws = harness::Workspace::new();
-    ws.add_skill(
-        "hostile",
-        &format!(
-            "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: {{ timeout_ms: {LIMIT_MS} }}"
-        ),
-        Some(&harness::guest("hostile-guest")),
-    );
-    let skills = ws.skills.display().to_string();
-    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let (_ws, server) = hostile_server(LIMIT_MS);
+    let rt = harness::runtime();
     rt.block_on(async {
         let session = McpSession::open(&server.url).await;
         let warm = session.call_skill(1, "hostile", "ok").await;

@@ -156,14 +156,6 @@ impl Hosted {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 fn roots() -> FileRoots {
     let dir = std::env::temp_dir();
     FileRoots {
@@ -188,7 +180,7 @@ fn per_call<F: FnMut()>(n: u32, mut f: F) -> Duration {
 
 fn bench_overhead(c: &mut Criterion) {
     let wasm = std::fs::read(harness::guest("echo-guest")).expect("echo wasm");
-    let rt = runtime();
+    let rt = harness::runtime();
     let bare = BareHandler::new(&wasm);
     let hosted = Hosted::new(&wasm, roots());
     assert_eq!(rt.block_on(bare.call("hi")), "hi");
@@ -260,7 +252,7 @@ fn bench_cache(c: &mut Criterion) {
 
 fn bench_concurrency(_c: &mut Criterion) {
     let wasm = std::fs::read(harness::guest("echo-guest")).expect("echo wasm");
-    let rt = runtime();
+    let rt = harness::runtime();
     let hosted = Arc::new(Hosted::new(&wasm, roots()));
     const CALLS: usize = 2000;
     const TASKS: usize = 8;
@@ -301,7 +293,7 @@ fn bench_concurrency(_c: &mut Criterion) {
 
 fn bench_pooling(c: &mut Criterion) {
     let wasm = std::fs::read(harness::guest("echo-guest")).expect("echo wasm");
-    let rt = runtime();
+    let rt = harness::runtime();
     let ondemand = Hosted::new(&wasm, roots());
     let pooled = {
         let sandbox = Arc::new(

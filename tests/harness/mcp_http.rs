@@ -7,7 +7,7 @@ use std::process::{Child, Stdio};
 
 use serde_json::{Value, json};
 
-use super::Workspace;
+use super::{Workspace, guest};
 
 /// `skillhost mcp --http 127.0.0.1:0` in a workspace; killed when dropped.
 pub struct McpHttpServer {
@@ -53,6 +53,23 @@ impl Drop for McpHttpServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A server over a workspace with one skill, `hostile` (the hostile test
+/// guest) under a `limit_ms` time limit: below the default, so it needs no
+/// grant. The workspace must outlive the server.
+pub fn hostile_server(limit_ms: u64) -> (Workspace, McpHttpServer) {
+    let ws = Workspace::new();
+    ws.add_skill(
+        "hostile",
+        &format!(
+            "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: {{ timeout_ms: {limit_ms} }}"
+        ),
+        Some(&guest("hostile-guest")),
+    );
+    let skills = ws.skills.display().to_string();
+    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
+    (ws, server)
 }
 
 /// One initialised MCP session; requests may run concurrently.
@@ -113,12 +130,16 @@ impl McpSession {
         (session, messages)
     }
 
+    /// Posts one JSON-RPC message; returns the messages of the answer
+    /// (plain JSON or the `data:` lines of an SSE stream).
+    pub async fn send(&self, msg: &Value) -> Vec<Value> {
+        self.post(msg).await.1
+    }
+
     /// Sends a request and returns the response with its id.
     pub async fn request(&self, id: u64, method: &str, params: Value) -> Value {
-        let (_, messages) = self
-            .post(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        messages
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await
             .into_iter()
             .find(|m| m["id"] == json!(id))
             .expect("a response to the request")

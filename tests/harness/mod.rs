@@ -128,6 +128,21 @@ impl Workspace {
         Runner::new(paths, config, catalog)
     }
 
+    /// Grants skill `name` of this workspace everything it declares, pinned
+    /// to its fingerprint, in `config` (what `skills grant NAME` writes).
+    pub fn grant_declared(&self, config: &mut Config, name: &str) {
+        let probe = self.runner(Config::default());
+        let skill = probe.catalog().get(name).expect("the skill loads");
+        config.grants.insert(
+            name.to_owned(),
+            skillhost::config::Grant {
+                pin: skillhost::exec::skill_fingerprint(skill).expect("fingerprint"),
+                capabilities: skill.meta.skillhost.capabilities.clone(),
+                ..Default::default()
+            },
+        );
+    }
+
     /// The real binary, isolated in this workspace.
     pub fn cli(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_skillhost"));
@@ -169,16 +184,21 @@ impl CliResult {
 }
 
 /// Runs `task` on `skill` with context pairs, on a fresh single-use runtime.
+/// A two-worker runtime, like the machine's two cores.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 pub fn run(runner: &Runner, skill: &str, task: &str, context: serde_json::Value) -> RunOutcome {
     let req = RunRequest {
         task: task.to_owned(),
         skill: Some(skill.to_owned()),
         context: context.as_object().cloned().unwrap_or_default(),
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     rt.block_on(runner.run(&req)).expect("run")
 }

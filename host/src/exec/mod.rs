@@ -27,7 +27,7 @@ use crate::sandbox::{
     self, BoxFuture, CallOutcome, CallRequest, Effective, Failure, FileRoots, KvHost, LogLine,
     Output, Sandbox, SandboxOptions, ServiceError, Services, ToolHost,
 };
-use crate::skill::{Catalog, Skill, SkillFileError};
+use crate::skill::{Catalog, LimitSpec, Skill, SkillFileError};
 use crate::store::Store;
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 
@@ -173,6 +173,8 @@ struct Shared {
     prefer_model: bool,
     sandbox: OnceLock<Result<Arc<Sandbox>, String>>,
     toolbox: OnceLock<Arc<Toolbox>>,
+    /// The host's own paths, resolved once (see `Paths::control_paths`).
+    control: OnceLock<Arc<crate::paths::ControlPaths>>,
     store: Arc<LazyStore>,
     me: Weak<Shared>,
 }
@@ -217,6 +219,7 @@ impl Runner {
                 prefer_model: extras.prefer_model,
                 sandbox: OnceLock::new(),
                 toolbox: OnceLock::new(),
+                control: OnceLock::new(),
                 store,
                 me: me.clone(),
             }),
@@ -319,16 +322,15 @@ impl Runner {
         let s = &self.shared;
         s.sandbox
             .get_or_init(|| {
-                let options = SandboxOptions::from_config(
-                    &s.config.sandbox,
-                    Some(s.paths.cache_dir().join("components")),
-                );
+                let options = SandboxOptions {
+                    net: crate::netguard::NetPolicy::new(s.config.network.allow_private.clone()),
+                    ..SandboxOptions::from_config(
+                        &s.config.sandbox,
+                        Some(s.paths.cache_dir().join("components")),
+                    )
+                };
                 Sandbox::new(&options)
-                    .map(|sb| {
-                        Arc::new(sb.with_net(crate::netguard::NetPolicy::new(
-                            s.config.network.allow_private.clone(),
-                        )))
-                    })
+                    .map(Arc::new)
                     .map_err(|e| e.to_string())
             })
             .clone()
@@ -348,7 +350,7 @@ impl Runner {
                     invoker,
                 );
                 tb.net = crate::netguard::NetPolicy::new(s.config.network.allow_private.clone());
-                tb.control = s.paths.control_paths();
+                tb.control = self.control_paths().clone();
                 Arc::new(tb)
             })
             .clone()
@@ -544,15 +546,16 @@ impl Runner {
             // A template answers with the task and context it is given, so
             // it gets the handler's output limit: the skill's resolved
             // `output_bytes`, counting body, content type and flags.
-            let raise = skill_fingerprint(skill)
-                .map(|fp| self.effective_grants(skill, &fp).limits)
-                .unwrap_or_default();
-            let limit = sandbox::Limits::resolve(
-                &skill.meta.skillhost.limits,
-                &raise,
-                &self.config().limits,
-            )
-            .output_bytes;
+            // Only a skill that declares limits can be raised above the
+            // defaults, so only then are its files read for the grant.
+            let raise = if skill.meta.skillhost.limits.is_empty() {
+                LimitSpec::default()
+            } else {
+                skill_fingerprint(skill)
+                    .map(|fp| self.effective_grants(skill, &fp).limits)
+                    .unwrap_or_default()
+            };
+            let limit = self.limits(skill, &raise).output_bytes;
             let content_type = skill
                 .meta
                 .output_type
@@ -668,6 +671,18 @@ impl Runner {
             fingerprint,
             self.config(),
         )
+    }
+
+    /// The host's own paths, which no file grant reaches.
+    fn control_paths(&self) -> &Arc<crate::paths::ControlPaths> {
+        let s = &self.shared;
+        s.control.get_or_init(|| Arc::new(s.paths.control_paths()))
+    }
+
+    /// The limits a call of `skill` runs under, raised as far as `raise`
+    /// allows (see `Limits::resolve`).
+    fn limits(&self, skill: &Skill, raise: &LimitSpec) -> sandbox::Limits {
+        sandbox::Limits::resolve(&skill.meta.skillhost.limits, raise, &self.config().limits)
     }
 
     fn grants_for(&self, skill: &Skill, outcome: &mut RunOutcome) -> Effective {
@@ -798,11 +813,7 @@ impl Runner {
                 return Ok(());
             }
         };
-        let limits = sandbox::Limits::resolve(
-            &skill.meta.skillhost.limits,
-            &grants.limits,
-            &self.config().limits,
-        );
+        let limits = self.limits(skill, &grants.limits);
         if let Some(n) = limits_notice(skill, &limits, &self.config().limits) {
             outcome.notices.push(n);
         }
@@ -810,7 +821,7 @@ impl Runner {
             skill_dir: skill.dir.clone(),
             workspace: self.paths().workspace.clone(),
             skill_files: vec![skill.path.clone(), skill.dir.join(handler_rel)],
-            control: self.paths().control_paths(),
+            control: self.control_paths().clone(),
         };
         let services =
             Services {

@@ -95,23 +95,14 @@ impl Provider for AnthropicProvider {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let answered = async {
-                let max_tokens = req
-                    .max_tokens
-                    .or(self.max_tokens)
-                    .unwrap_or(DEFAULT_MAX_TOKENS);
-                let body = serde_json::to_vec(&request_body(&self.model, max_tokens, req))
-                    .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
-                let request_bytes = body.len();
-                let reply = self.http.post_json(&self.url, &self.headers, body).await?;
-                let mut resp = parse_response(&self.url, &reply)?;
-                resp.request_bytes = request_bytes;
-                resp.response_bytes = reply.len();
-                Ok(resp)
-            }
-            .await;
-            // Every error leaves the provider here, without the key.
-            answered.map_err(|e| self.http.scrub(e))
+            let max_tokens = req
+                .max_tokens
+                .or(self.max_tokens)
+                .unwrap_or(DEFAULT_MAX_TOKENS);
+            let body = request_body(&self.model, max_tokens, req);
+            self.http
+                .chat(&self.url, &self.headers, &body, parse_response)
+                .await
         })
     }
 }

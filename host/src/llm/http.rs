@@ -168,10 +168,29 @@ impl HttpClient {
         })
     }
 
-    /// Every error a provider returns passes through here, whatever made
-    /// it (transport, status, a malformed answer).
-    pub(crate) fn scrub(&self, e: LlmError) -> LlmError {
-        self.redactor.error(e)
+    /// One chat exchange: encodes `body`, POSTs it with retries, parses the
+    /// answer with the provider's `parse`, and records the sizes. Every
+    /// error leaves here with the key taken out, whatever made it
+    /// (encoding, transport, status, a malformed answer).
+    pub(crate) async fn chat(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &serde_json::Value,
+        parse: fn(&str, &[u8]) -> Result<super::ChatResponse, LlmError>,
+    ) -> Result<super::ChatResponse, LlmError> {
+        let answered = async {
+            let body = serde_json::to_vec(body)
+                .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
+            let request_bytes = body.len();
+            let reply = self.post_json(url, headers, body).await?;
+            let mut resp = parse(url, &reply)?;
+            resp.request_bytes = request_bytes;
+            resp.response_bytes = reply.len();
+            Ok(resp)
+        }
+        .await;
+        answered.map_err(|e| self.redactor.error(e))
     }
 
     /// POSTs `body` as JSON to `url` and returns the body of the first

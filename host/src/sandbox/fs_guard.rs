@@ -13,7 +13,7 @@
 //! Everything else is forwarded unchanged.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -32,50 +32,72 @@ use super::state::HostState;
 pub(crate) struct FsGuard {
     open: HashSet<u32>,
     max_open: usize,
-    /// Bytes the call may still write; shared with the write streams.
-    write_left: Arc<AtomicI64>,
+    /// The skill's writable folders, measured before the call's first
+    /// change to the filesystem: most calls never change anything, and the
+    /// walk is the expensive part.
+    writable: Vec<PathBuf>,
+    /// Bytes the call may still write once measured; shared with the write
+    /// streams.
+    write_left: Option<Arc<AtomicI64>>,
     quota: u64,
-    /// The first limit the handler ran into, for the call's failure.
-    pub(crate) hit: Option<String>,
     /// Denials, for the run record.
     pub(crate) denied: Vec<String>,
 }
 
 impl FsGuard {
-    /// `used` is what the skill's writable folders hold already.
-    pub(crate) fn new(max_open: usize, quota: u64, used: u64) -> Self {
-        let left = i64::try_from(quota.saturating_sub(used)).unwrap_or(i64::MAX);
+    pub(crate) fn new(max_open: usize, quota: u64, writable: Vec<PathBuf>) -> Self {
         FsGuard {
             open: HashSet::new(),
             max_open,
-            write_left: Arc::new(AtomicI64::new(left)),
+            writable,
+            write_left: None,
             quota,
-            hit: None,
             denied: Vec::new(),
         }
     }
 
     fn note(&mut self, what: String) {
         if self.denied.len() < 16 {
-            self.denied.push(what.clone());
+            self.denied.push(format!("denied: {what}"));
         }
-        self.hit.get_or_insert(what);
+    }
+
+    /// The room left in the quota: the quota less what the writable
+    /// folders held before the call first changed them.
+    fn write_left(&mut self) -> Arc<AtomicI64> {
+        let (quota, writable) = (self.quota, &self.writable);
+        self.write_left
+            .get_or_insert_with(|| {
+                let dirs: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
+                let used = usage(&dirs, USAGE_WALK_ENTRIES);
+                let left = i64::try_from(quota.saturating_sub(used)).unwrap_or(i64::MAX);
+                Arc::new(AtomicI64::new(left))
+            })
+            .clone()
+    }
+
+    /// Measures the writable folders now, if not yet done: called before
+    /// anything that changes them.
+    fn measure(&mut self) {
+        self.write_left();
     }
 
     /// Takes `bytes` from the quota, or refuses.
     fn charge(&mut self, bytes: u64) -> Result<(), ErrorCode> {
-        if take(&self.write_left, bytes) {
-            Ok(())
-        } else {
-            let quota = self.quota;
-            self.note(format!(
-                "file quota: the skill may keep {} MiB in its writable folders",
-                quota >> 20
-            ));
-            Err(ErrorCode::InsufficientSpace)
+        if take(&self.write_left(), bytes) {
+            return Ok(());
         }
+        let quota = self.quota;
+        self.note(format!(
+            "file quota: the skill may keep {} MiB in its writable folders",
+            quota >> 20
+        ));
+        Err(ErrorCode::InsufficientSpace)
     }
 }
+
+/// Entries walked when measuring a skill's writable folders for its quota.
+const USAGE_WALK_ENTRIES: usize = 100_000;
 
 fn take(left: &AtomicI64, bytes: u64) -> bool {
     let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
@@ -93,7 +115,7 @@ fn take(left: &AtomicI64, bytes: u64) -> bool {
 
 /// What the files under `dirs` take, in bytes (stops counting at `cap`
 /// entries: a folder that large is treated as full).
-pub(crate) fn usage(dirs: &[&Path], cap: usize) -> u64 {
+fn usage(dirs: &[&Path], cap: usize) -> u64 {
     let mut total = 0u64;
     let mut seen = 0usize;
     let mut stack: Vec<std::path::PathBuf> = dirs.iter().map(|d| d.to_path_buf()).collect();
@@ -235,6 +257,7 @@ impl HostDescriptor for GuardedFsView<'_> {
     }
 
     async fn create_directory_at(&mut self, fd: Fd, path: String) -> FsResult<()> {
+        self.guard.measure();
         self.fs.create_directory_at(fd, path).await
     }
 
@@ -270,8 +293,8 @@ impl HostDescriptor for GuardedFsView<'_> {
         _new_descriptor: Fd,
         new_path: String,
     ) -> FsResult<()> {
-        self.guard.denied.push(format!(
-            "denied: hard link {} -> {}",
+        self.guard.note(format!(
+            "hard link {} -> {}",
             truncate(&new_path),
             truncate(&old_path)
         ));
@@ -293,6 +316,11 @@ impl HostDescriptor for GuardedFsView<'_> {
             ));
             return Err(ErrorCode::InsufficientMemory.into());
         }
+        if flags.contains(types::DescriptorFlags::WRITE)
+            || oflags.intersects(types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE)
+        {
+            self.guard.measure();
+        }
         let opened = self.fs.open_at(fd, path_flags, path, oflags, flags).await?;
         self.guard.open.insert(opened.rep());
         Ok(opened)
@@ -308,6 +336,7 @@ impl HostDescriptor for GuardedFsView<'_> {
     }
 
     async fn remove_directory_at(&mut self, fd: Fd, path: String) -> FsResult<()> {
+        self.guard.measure();
         self.fs.remove_directory_at(fd, path).await
     }
 
@@ -318,12 +347,13 @@ impl HostDescriptor for GuardedFsView<'_> {
         new_fd: Fd,
         new_path: String,
     ) -> FsResult<()> {
+        self.guard.measure();
         self.fs.rename_at(fd, old_path, new_fd, new_path).await
     }
 
     async fn symlink_at(&mut self, _fd: Fd, src_path: String, dest_path: String) -> FsResult<()> {
-        self.guard.denied.push(format!(
-            "denied: symlink {} -> {}",
+        self.guard.note(format!(
+            "symlink {} -> {}",
             truncate(&dest_path),
             truncate(&src_path)
         ));
@@ -331,6 +361,7 @@ impl HostDescriptor for GuardedFsView<'_> {
     }
 
     async fn unlink_file_at(&mut self, fd: Fd, path: String) -> FsResult<()> {
+        self.guard.measure();
         self.fs.unlink_file_at(fd, path).await
     }
 
@@ -380,7 +411,7 @@ impl GuardedFsView<'_> {
         let inner = self.fs.table.delete(stream)?;
         let quota = QuotaStream {
             inner,
-            left: self.guard.write_left.clone(),
+            left: self.guard.write_left(),
             quota: self.guard.quota,
         };
         Ok(self.fs.table.push(Box::new(quota) as DynOutputStream)?)
@@ -469,12 +500,19 @@ mod tests {
 
     #[test]
     fn quota_takes_what_is_left_and_no_more() {
-        let mut g = FsGuard::new(4, 100, 40);
+        let d = tempfile::tempdir().expect("tempdir");
+        std::fs::write(d.path().join("x"), [0u8; 40]).expect("write");
+        let mut g = FsGuard::new(4, 100, vec![d.path().to_path_buf()]);
         assert!(g.charge(60).is_ok());
         assert!(g.charge(1).is_err());
-        assert!(g.hit.as_deref().unwrap_or("").contains("file quota"));
-        let g = FsGuard::new(4, 100, 400);
-        assert_eq!(g.write_left.load(Ordering::Relaxed), 0);
+        assert!(
+            g.denied.iter().any(|e| e.contains("file quota")),
+            "{:?}",
+            g.denied
+        );
+        std::fs::write(d.path().join("y"), [0u8; 400]).expect("write");
+        let mut g = FsGuard::new(4, 100, vec![d.path().to_path_buf()]);
+        assert_eq!(g.write_left().load(Ordering::Relaxed), 0);
     }
 
     #[test]

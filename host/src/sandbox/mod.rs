@@ -80,6 +80,9 @@ pub struct SandboxOptions {
     pub max_function_bytes: usize,
     /// How long a call waits for its handler to compile.
     pub compile_timeout: Duration,
+    /// How handlers' outbound HTTP is judged: the non-public addresses
+    /// granted HTTP may still reach (operator config) and the resolver.
+    pub net: crate::netguard::NetPolicy,
 }
 
 impl SandboxOptions {
@@ -93,6 +96,7 @@ impl SandboxOptions {
             max_component_bytes: bytes(config.max_component_mb, 1 << 20),
             max_function_bytes: bytes(config.max_function_kb, 1 << 10),
             compile_timeout: Duration::from_millis(config.compile_timeout_ms),
+            net: crate::netguard::NetPolicy::default(),
         }
     }
 }
@@ -216,7 +220,6 @@ struct Inner {
     /// component can make the host do, and concurrent compiles would
     /// multiply its memory.
     compiling: Mutex<()>,
-    net: crate::netguard::NetPolicy,
     options: SandboxOptions,
     _ticker: EpochTicker,
 }
@@ -257,22 +260,11 @@ impl Sandbox {
                 disk,
                 memory: Mutex::new(HashMap::new()),
                 compiling: Mutex::new(()),
-                net: crate::netguard::NetPolicy::default(),
                 options: options.clone(),
                 _ticker: ticker,
             }),
             guest,
         })
-    }
-
-    /// How handlers' outbound HTTP is judged: the non-public addresses
-    /// granted HTTP may still reach (operator config) and the resolver.
-    pub fn with_net(mut self, net: crate::netguard::NetPolicy) -> Self {
-        match Arc::get_mut(&mut self.inner) {
-            Some(inner) => inner.net = net,
-            None => unreachable!("a sandbox is configured before it is shared"),
-        }
-        self
     }
 
     pub fn engine(&self) -> &Engine {
@@ -439,7 +431,7 @@ impl Inner {
             job.limits,
             job.services,
             &job.roots,
-            self.net.clone(),
+            self.options.net.clone(),
             budget.clone(),
         ) {
             Ok(s) => s,
@@ -739,19 +731,20 @@ mod tests {
         }
     }
 
-    /// Instantiates a component under the call limiter alone.
-    async fn instantiate(sandbox: &Sandbox, wat: &str, limits: Limits) -> Result<(), String> {
-        let bytes = wat::parse_str(wat).map_err(|e| e.to_string())?;
-        let component = Component::new(sandbox.engine(), &bytes).map_err(|e| e.to_string())?;
+    /// Instantiates a component under the call limiter alone: whether it
+    /// instantiated, and the first limit the limiter refused.
+    async fn instantiate(sandbox: &Sandbox, wat: &str, limits: Limits) -> (bool, Option<String>) {
+        let bytes = wat::parse_str(wat).expect("wat");
+        let component = Component::new(sandbox.engine(), &bytes).expect("component");
         let mut store = Store::new(sandbox.engine(), limits::Limiter::new(limits));
         store.limiter(|l| l);
         store.set_epoch_deadline(1 << 40);
         let linker: Linker<limits::Limiter> = Linker::new(sandbox.engine());
-        linker
+        let ok = linker
             .instantiate_async(&mut store, &component)
             .await
-            .map(|_| ())
-            .map_err(|_| store.data().hit.clone().unwrap_or_default())
+            .is_ok();
+        (ok, store.data().hit.clone())
     }
 
     #[tokio::test]
@@ -763,38 +756,26 @@ mod tests {
             "(component (core module $m {}) (core instance (instantiate $m)))",
             "(memory 256) ".repeat(8)
         );
-        let hit = instantiate(&sandbox, &eight, limits(64))
-            .await
-            .expect_err("over the limit in all");
-        assert!(hit.contains("memory"), "{hit}");
-        instantiate(&sandbox, &eight, limits(128))
-            .await
-            .expect("fits in 128 MiB");
-        // Growing from a start function counts the same way.
+        let (ok, hit) = instantiate(&sandbox, &eight, limits(64)).await;
+        assert!(!ok, "over the limit in all");
+        assert!(
+            hit.as_deref().is_some_and(|h| h.contains("memory")),
+            "{hit:?}"
+        );
+        let (ok, _) = instantiate(&sandbox, &eight, limits(128)).await;
+        assert!(ok, "fits in 128 MiB");
+        // Growing from a start function counts the same way. The second
+        // grow is refused (memory.grow returns -1, no trap): the limiter
+        // records the refusal.
         let grows = "(component (core module $m (memory 1) (memory 1)
               (func $start (drop (memory.grow 0 (i32.const 600))) (drop (memory.grow 1 (i32.const 600))))
               (start $start))
             (core instance (instantiate $m)))";
-        // The second grow is refused (memory.grow returns -1, no trap): the
-        // limiter records the refusal.
-        let bytes = wat::parse_str(grows).expect("wat");
-        let component = Component::new(sandbox.engine(), &bytes).expect("component");
-        let mut store = Store::new(sandbox.engine(), limits::Limiter::new(limits(64)));
-        store.limiter(|l| l);
-        store.set_epoch_deadline(1 << 40);
-        let linker: Linker<limits::Limiter> = Linker::new(sandbox.engine());
-        linker
-            .instantiate_async(&mut store, &component)
-            .await
-            .expect("instantiates");
+        let (ok, hit) = instantiate(&sandbox, grows, limits(64)).await;
+        assert!(ok, "instantiates");
         assert!(
-            store
-                .data()
-                .hit
-                .as_deref()
-                .is_some_and(|h| h.contains("in all")),
-            "{:?}",
-            store.data().hit
+            hit.as_deref().is_some_and(|h| h.contains("in all")),
+            "{hit:?}"
         );
     }
 

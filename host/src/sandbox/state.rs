@@ -25,9 +25,6 @@ const STDIO_CAPTURE: usize = 16 * 1024;
 /// a few KiB; the host budget bounds how many such objects a call holds.
 const HTTP_FIELDS_BYTES: usize = 64 * 1024;
 
-/// Entries walked when measuring a skill's writable folders for its quota.
-const USAGE_WALK_ENTRIES: usize = 100_000;
-
 /// Host events of one call: the first `MAX_EVENTS` are kept, the rest
 /// only counted, so a guest that makes millions of denied calls holds no
 /// more host memory than one that makes a few hundred.
@@ -87,7 +84,7 @@ pub struct FileRoots {
     pub workspace: PathBuf,
     /// The skill's SKILL.md and handler: never writable by the handler.
     pub skill_files: Vec<PathBuf>,
-    pub control: ControlPaths,
+    pub control: Arc<ControlPaths>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -147,12 +144,6 @@ impl HostState {
             }
         }
         let events: Events = Arc::new(Mutex::new(EventLog::default()));
-        let used = if writable.is_empty() {
-            0
-        } else {
-            let dirs: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
-            super::fs_guard::usage(&dirs, USAGE_WALK_ENTRIES)
-        };
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resources);
         let mut http = WasiHttpCtx::new();
@@ -176,7 +167,7 @@ impl HostState {
             events,
             stdout,
             stderr,
-            fs_guard: FsGuard::new(limits.open_files, limits.file_quota_bytes, used),
+            fs_guard: FsGuard::new(limits.open_files, limits.file_quota_bytes, writable),
             budget,
         })
     }
@@ -289,14 +280,14 @@ mod tests {
             skill_dir: skill.clone(),
             workspace: d.join("ws"),
             skill_files: vec![skill.join("SKILL.md"), skill.join("handler/h.wasm")],
-            control: ControlPaths {
+            control: Arc::new(ControlPaths {
                 private: vec![
                     d.join("ws/skillhost.toml"),
                     d.join("ws/.skillhost"),
                     d.join("home"),
                 ],
                 skill_roots: vec![d.join("skills"), d.join("ws/.agents/skills")],
-            },
+            }),
         }
     }
 

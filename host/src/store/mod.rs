@@ -542,32 +542,21 @@ impl Store {
             keys: now.keys + u64::from(replaced.is_none()),
             bytes: now.bytes.saturating_sub(replaced.unwrap_or(0)) + entry,
         };
-        let quota = self.kv_quota;
-        let refuse = |setting, unit, quota, would, now| StoreError::KvQuota {
-            skill: skill.to_owned(),
-            setting,
-            unit,
-            quota,
-            would,
-            now,
-        };
-        if would.keys > quota.max_keys && would.keys > now.keys {
-            return Err(refuse(
-                "kv_max_keys",
-                "keys",
-                quota.max_keys,
-                would.keys,
-                now.keys,
-            ));
-        }
-        if would.bytes > quota.max_bytes && would.bytes > now.bytes {
-            return Err(refuse(
-                "kv_quota_kb",
-                "bytes",
-                quota.max_bytes,
-                would.bytes,
-                now.bytes,
-            ));
+        let q = self.kv_quota;
+        for (setting, unit, quota, would, now) in [
+            ("kv_max_keys", "keys", q.max_keys, would.keys, now.keys),
+            ("kv_quota_kb", "bytes", q.max_bytes, would.bytes, now.bytes),
+        ] {
+            if would > quota && would > now {
+                return Err(StoreError::KvQuota {
+                    skill: skill.to_owned(),
+                    setting,
+                    unit,
+                    quota,
+                    would,
+                    now,
+                });
+            }
         }
         tx.execute(
             "INSERT INTO kv (skill, key, value, updated_at) VALUES (?1, ?2, ?3, unixepoch())

@@ -135,7 +135,7 @@ pub struct Toolbox {
     /// How outbound HTTP is judged and where names are looked up.
     pub net: crate::netguard::NetPolicy,
     /// The host's own paths, which no file grant reaches.
-    pub control: crate::paths::ControlPaths,
+    pub control: Arc<crate::paths::ControlPaths>,
     pub catalog: Arc<Catalog>,
 }
 
@@ -147,7 +147,7 @@ impl Toolbox {
             policy,
             workspace,
             net: crate::netguard::NetPolicy::default(),
-            control: crate::paths::ControlPaths::default(),
+            control: Arc::default(),
             catalog,
         }
     }

@@ -276,7 +276,7 @@ fn write_file_never_reaches_the_hosts_control_files() {
     };
     let mut tb = toolbox(ToolsConfig::default(), None);
     tb.workspace = root.clone();
-    tb.control = paths.control_paths();
+    tb.control = Arc::new(paths.control_paths());
     let s = skill(None);
     let g = Capabilities {
         files: FileCapabilities {
