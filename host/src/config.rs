@@ -98,9 +98,10 @@ pub struct LimitDefaults {
     pub max_tables: u32,
     pub max_table_elements: u32,
     pub max_instances: u32,
-    /// Host memory a call may make the host hold (resource-table entries,
-    /// HTTP header fields, request paths, events, log lines), on top of the
-    /// guest's own memory.
+    /// The host allowance: a call's linear memories and the host memory it
+    /// makes the host hold (resource-table entries, HTTP header fields,
+    /// request paths, events, what it returns) together stay within
+    /// `memory_mb` plus this.
     pub host_mb: u64,
     /// Host objects (descriptors, streams, HTTP fields, ...) one call may
     /// hold at once.
@@ -163,6 +164,11 @@ pub struct SandboxConfig {
     pub max_function_kb: u64,
     /// How long a call waits for its handler to compile.
     pub compile_timeout_ms: u64,
+    /// Run handlers on threads of their own, apart from the threads that
+    /// serve requests: a handler spinning to its deadline then never
+    /// delays another client's answer. Costs two thread hand-offs per
+    /// call; `skillhost mcp` always turns it on.
+    pub dedicated_threads: bool,
 }
 
 impl Default for SandboxConfig {
@@ -173,6 +179,7 @@ impl Default for SandboxConfig {
             max_component_mb: 100,
             max_function_kb: 2_048,
             compile_timeout_ms: 120_000,
+            dedicated_threads: false,
         }
     }
 }

@@ -24,7 +24,7 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         // Refuse a remote bind before loading anything.
         crate::mcp::check_bind(addr, args.allow_remote)?;
     }
-    let runner = ctx.runner()?;
+    let runner = ctx.server_runner()?;
     let rt = super::runtime()?;
     match args.http {
         Some(addr) => rt.block_on(crate::mcp::serve_http(

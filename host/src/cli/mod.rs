@@ -93,9 +93,27 @@ impl Ctx {
         self.runner_with_model(&run::ModelArgs::default())
     }
 
+    /// A runner for a server: handlers run on threads of their own, so
+    /// that no handler holds up the protocol (see `[sandbox]
+    /// dedicated_threads`).
+    pub fn server_runner(&self) -> anyhow::Result<Runner> {
+        self.build_runner(&run::ModelArgs::default(), |c| {
+            c.sandbox.dedicated_threads = true;
+        })
+    }
+
     /// A runner whose model settings are overridden by flags.
     pub fn runner_with_model(&self, flags: &run::ModelArgs) -> anyhow::Result<Runner> {
-        let (config, provider) = self.config_with_model(flags)?;
+        self.build_runner(flags, |_| {})
+    }
+
+    fn build_runner(
+        &self,
+        flags: &run::ModelArgs,
+        adjust: impl FnOnce(&mut Config),
+    ) -> anyhow::Result<Runner> {
+        let (mut config, provider) = self.config_with_model(flags)?;
+        adjust(&mut config);
         let learning = if config.learning.apply {
             let path = crate::learn::rules_path(&self.paths.state_dir());
             let (l, warnings) = crate::learn::Learning::open(&path, crate::learn::RuleFilter::All)?;

@@ -12,7 +12,7 @@
 //!
 //! The allocator never fails an allocation (that would abort the process);
 //! it marks the budget exceeded, and the call is stopped at the next check
-//! (the epoch callback, every tick, and each host function of ours).
+//! (the epoch callback, every tick).
 //! Allocations freed outside a charged poll (the store dropped after the
 //! call) are simply not credited; the budget dies with the call.
 
@@ -50,7 +50,14 @@ impl HostBudget {
 
     /// Whether the call has made the host hold more than its budget.
     pub fn exceeded(&self) -> bool {
-        self.used.load(Ordering::Relaxed) > self.limit
+        self.exceeded_with(0)
+    }
+
+    /// Whether what the host holds for the call, plus `also` bytes held
+    /// elsewhere for it (its linear memories), is over the budget.
+    pub fn exceeded_with(&self, also: usize) -> bool {
+        let also = isize::try_from(also).unwrap_or(isize::MAX);
+        self.used.load(Ordering::Relaxed).saturating_add(also) > self.limit
     }
 
     /// The most the call made the host hold at once, in bytes.

@@ -25,7 +25,8 @@ pub struct Limits {
     pub memories: usize,
     /// Total bytes of log lines kept per call.
     pub log_bytes: usize,
-    /// Host memory the call may make the host hold (see `host_budget`).
+    /// The host allowance: memory and host memory together stay within
+    /// `memory_bytes` plus this (see `host_budget`).
     pub host_bytes: usize,
     /// Resource-table entries the call may hold at once.
     pub resources: usize,
@@ -143,7 +144,6 @@ impl Limiter {
     }
 
     /// Memory held by the call's linear memories now.
-    #[cfg(test)]
     pub(crate) fn memory_bytes(&self) -> usize {
         self.memory_bytes
     }
