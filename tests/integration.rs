@@ -12,6 +12,7 @@ mod harness;
 #[path = "support/catalog.rs"]
 mod support;
 
+mod architecture;
 mod catalog_cli;
 mod catalog_corpus;
 mod catalog_hostile;

@@ -1,15 +1,43 @@
 //! skillhost: load agent skills from every dialect, run their handlers in
-//! capability-scoped WebAssembly sandboxes.
+//! capability-scoped WebAssembly sandboxes, learn from every run.
 //!
-//! One module per stage of a task's path (see DESIGN.md): `skill` finds and
-//! parses skills, `exec` runs a task, `sandbox` isolates handlers, `store`
-//! keeps state; `cli` only parses arguments and prints.
+//! # Module map
+//!
+//! Modules form layers. A module uses only modules of lower layers, never
+//! one of its own layer or above, so there are no cycles and each layer can
+//! be read, tested and replaced on its own. `tests/architecture.rs` reads
+//! this list and the `use crate::` edges of every source file, and fails on
+//! an edge that goes up or sideways, or on a module missing here.
+//!
+//! - layer 0: `types`, `fsutil`, `bundled`, `netguard`: shared values and
+//!   errors (answers, failures and their classes, service errors, tool
+//!   descriptions), file helpers, the skills built into the binary, the
+//!   outbound network guard.
+//! - layer 1: `skill`: parsing every SKILL.md dialect, discovery, the
+//!   catalog, search.
+//! - layer 2: `paths`, `grants`: where things live (and which paths are the
+//!   host's own); what a skill may use, declared ∩ granted.
+//! - layer 3: `sandbox`, `store`, `llm`, `tools`: the wasmtime sandbox
+//!   (it defines the services it calls out to: `ToolHost`, `ModelHost`,
+//!   `KvHost`); the SQLite store; model providers; the tool registry and
+//!   its policy. None of them knows the others.
+//! - layer 4: `learn`: rules from recorded failures, applied to runs.
+//! - layer 5: `config`: `skillhost.toml`, collecting each module's own
+//!   settings type.
+//! - layer 6: `exec`: a task's path through the tiers, wiring the layer-3
+//!   services into the sandbox, recording the run.
+//! - layer 7: `eval`: ablations, simulated models and their scenarios.
+//! - layer 8: `mcp`: the MCP server over `exec`.
+//! - layer 9: `cli`: argument parsing, the commands' printing, and the
+//!   operator's edits of the workspace (grants, rules, new skills).
 
 pub mod bundled;
 pub mod cli;
 pub mod config;
+pub mod eval;
 pub mod exec;
 pub mod fsutil;
+pub mod grants;
 pub mod learn;
 pub mod llm;
 pub mod mcp;
@@ -19,3 +47,4 @@ pub mod sandbox;
 pub mod skill;
 pub mod store;
 pub mod tools;
+pub mod types;

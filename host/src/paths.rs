@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::skill::{Root, Source};
 
+/// The configuration file, in the workspace and the user folder.
+pub const CONFIG_FILE: &str = "skillhost.toml";
+
 /// The folders one invocation works with. Built once at the edge (CLI, MCP)
 /// and passed down, so library code never reads the environment itself.
 #[derive(Debug, Clone)]
@@ -84,7 +87,7 @@ impl Paths {
     /// The host's own files and folders, which no grant may reach.
     pub fn control_paths(&self) -> ControlPaths {
         let mut private = vec![
-            self.workspace.join(crate::config::CONFIG_FILE),
+            self.workspace.join(CONFIG_FILE),
             self.state_dir(),
             self.home.clone(),
             self.cache_dir(),

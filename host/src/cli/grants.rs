@@ -75,7 +75,7 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let capabilities = if everything {
         declared.clone()
     } else {
-        let effective = crate::sandbox::grants::intersect(declared, &asked);
+        let effective = crate::grants::intersect(declared, &asked);
         if effective != asked {
             eprintln!(
                 "note: the skill does not declare everything granted; it will get only: {}",

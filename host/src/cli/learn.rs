@@ -10,7 +10,8 @@ use clap::{Args, Subcommand};
 
 use super::Ctx;
 use crate::config::Config;
-use crate::learn::{self, ablation, rules::RuleSet};
+use crate::eval::ablation;
+use crate::learn::{self, rules::RuleSet};
 use crate::store::Store;
 
 #[derive(Debug, Args)]

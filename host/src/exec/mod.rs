@@ -4,14 +4,14 @@
 //! Tier 1 is the skill's own code: its sandboxed handler, or the tool
 //! pipeline it declares. Tier 2 is the model loop, when a model is
 //! configured. Tier 3 is the skill's template, which always answers.
-//! Rules (prevention before, validation after) and recording plug in at the
-//! marked seams; recovery plugs in through [`RecoveryHook`].
+//! Learned rules act at three points: prevention before a tier runs,
+//! validation after it, recovery when a model-loop tool call fails.
 
 pub mod context;
 mod model_loop;
+mod services;
 pub mod template;
 
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
@@ -19,20 +19,21 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
+use crate::grants::Effective;
 use crate::learn::condition::Facts;
 use crate::learn::{Applied, Learning};
 use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::sandbox::{
-    self, BoxFuture, CallOutcome, CallRequest, Effective, Failure, FileRoots, KvHost, LogLine,
-    Output, Sandbox, SandboxOptions, ServiceError, Services, ToolHost,
+    self, CallOutcome, CallRequest, FileRoots, LogLine, Sandbox, SandboxOptions, Services,
 };
 use crate::skill::{Catalog, LimitSpec, Skill, SkillFileError};
-use crate::store::Store;
+use crate::store::{KvQuota, Store};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
+use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
+use services::{HandlerTools, LazyStore, ProviderModelHost};
 
 pub use context::ContextError;
-pub use model_loop::RecoveryHook;
 
 /// Biggest handler component read from disk (interpreter-based components
 /// for JavaScript and Python are 10-20 MB).
@@ -108,7 +109,7 @@ pub enum Step {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        error_class: Option<String>,
+        error_class: Option<FailureClass>,
         #[serde(skip_serializing_if = "Option::is_none")]
         recovery: Option<String>,
         duration_us: u64,
@@ -155,8 +156,10 @@ impl RunOutcome {
 }
 
 /// Runs tasks against one catalog and configuration. Cheap to clone; the
-/// sandbox (and its compiled handlers) and the toolbox are created on first
-/// use and shared by clones.
+/// sandbox (and its compiled handlers), the toolbox and the store are made
+/// on first use and shared by clones. A runner made by a `with_*` method
+/// keeps the sandbox and the store; only the toolbox, which runs nested
+/// skills through its own runner, is made anew.
 #[derive(Clone)]
 pub struct Runner {
     shared: Arc<Shared>,
@@ -167,7 +170,6 @@ struct Shared {
     config: Config,
     catalog: Arc<Catalog>,
     provider: Option<Arc<dyn Provider>>,
-    recovery: Option<Arc<dyn RecoveryHook>>,
     learning: Option<Arc<Learning>>,
     /// Use the model even when the skill has a handler (ablations).
     prefer_model: bool,
@@ -183,7 +185,6 @@ struct Shared {
 #[derive(Clone, Default)]
 pub struct Extras {
     pub provider: Option<Arc<dyn Provider>>,
-    pub recovery: Option<Arc<dyn RecoveryHook>>,
     pub learning: Option<Arc<Learning>>,
     pub prefer_model: bool,
 }
@@ -206,15 +207,27 @@ impl Runner {
     fn build(paths: Paths, config: Config, catalog: Arc<Catalog>, extras: Extras) -> Self {
         let store = Arc::new(LazyStore::new(
             paths.state_dir(),
-            crate::store::KvQuota::from_limits(&config.limits),
+            KvQuota {
+                max_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
+                max_keys: config.limits.kv_max_keys,
+            },
         ));
+        Self::assemble(paths, config, catalog, extras, store)
+    }
+
+    fn assemble(
+        paths: Paths,
+        config: Config,
+        catalog: Arc<Catalog>,
+        extras: Extras,
+        store: Arc<LazyStore>,
+    ) -> Self {
         Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 paths,
                 config,
                 catalog,
                 provider: extras.provider,
-                recovery: extras.recovery,
                 learning: extras.learning,
                 prefer_model: extras.prefer_model,
                 sandbox: OnceLock::new(),
@@ -230,7 +243,6 @@ impl Runner {
         let s = &self.shared;
         Extras {
             provider: s.provider.clone(),
-            recovery: s.recovery.clone(),
             learning: s.learning.clone(),
             prefer_model: s.prefer_model,
         }
@@ -238,21 +250,27 @@ impl Runner {
 
     fn rebuild(&self, extras: Extras) -> Self {
         let s = &self.shared;
-        Self::build(s.paths.clone(), s.config.clone(), s.catalog.clone(), extras)
+        let runner = Self::assemble(
+            s.paths.clone(),
+            s.config.clone(),
+            s.catalog.clone(),
+            extras,
+            s.store.clone(),
+        );
+        let new = &runner.shared;
+        if let Some(sandbox) = s.sandbox.get() {
+            let _ = new.sandbox.set(sandbox.clone());
+        }
+        if let Some(control) = s.control.get() {
+            let _ = new.control.set(control.clone());
+        }
+        runner
     }
 
     /// The same runner with a model for tier 2.
     pub fn with_provider(self, provider: Arc<dyn Provider>) -> Self {
         self.rebuild(Extras {
             provider: Some(provider),
-            ..self.extras()
-        })
-    }
-
-    /// The same runner with a recovery hook for tool errors in the model loop.
-    pub fn with_recovery(self, hook: Arc<dyn RecoveryHook>) -> Self {
-        self.rebuild(Extras {
-            recovery: Some(hook),
             ..self.extras()
         })
     }
@@ -275,34 +293,22 @@ impl Runner {
         self.shared.learning.as_ref()
     }
 
-    /// A tool error in the model loop: learned recovery rules first, then
-    /// the recovery hook.
+    /// A tool error in the model loop: the learned recovery rule for it, if
+    /// any, edits the context.
     pub(crate) fn recover(
         &self,
         skill: &Skill,
         task: &str,
-        tool: &str,
         error: &ToolError,
         context: &mut Map<String, Value>,
     ) -> Option<Applied> {
-        if let Some(l) = &self.shared.learning
-            && let Some(a) = l.recover(
-                &skill.name,
-                task,
-                error.class(),
-                &error.to_string(),
-                context,
-            )
-        {
-            return Some(a);
-        }
-        let hook = self.shared.recovery.as_ref()?;
-        hook.on_tool_error(skill, tool, error, context)
-            .map(|effect| Applied {
-                id: "hook".into(),
-                kind: crate::learn::rules::Kind::Recovery,
-                effect,
-            })
+        self.shared.learning.as_ref()?.recover(
+            &skill.name,
+            task,
+            error.class().as_str(),
+            &error.to_string(),
+            context,
+        )
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -663,13 +669,14 @@ impl Runner {
     /// The skill's effective grants, noted in the outcome.
     /// declared ∩ granted for the skill at this fingerprint.
     fn effective_grants(&self, skill: &Skill, fingerprint: &str) -> Effective {
-        sandbox::grants::effective(
+        crate::grants::effective(
             &skill.name,
             skill.source,
             &skill.meta.skillhost.capabilities,
             &skill.meta.skillhost.limits,
             fingerprint,
-            self.config(),
+            &self.config().trust,
+            &self.config().grants,
         )
     }
 
@@ -745,7 +752,7 @@ impl Runner {
             arguments: serde_json::to_value(pipeline).unwrap_or(Value::Null),
             result: result.as_ref().ok().cloned(),
             error: result.as_ref().err().map(ToString::to_string),
-            error_class: result.as_ref().err().map(|e| e.class().to_owned()),
+            error_class: result.as_ref().err().map(ToolError::class),
             recovery: None,
             duration_us: outcome.timings.call_us,
         });
@@ -823,19 +830,20 @@ impl Runner {
             skill_files: vec![skill.path.clone(), skill.dir.join(handler_rel)],
             control: self.control_paths().clone(),
         };
-        let services =
-            Services {
-                tools: Some(Arc::new(HandlerTools {
-                    runner: self.clone(),
-                    skill: skill.name.clone(),
-                    grants: grants.clone(),
-                    depth,
-                })),
-                model: self.shared.provider.clone().map(|p| {
-                    Arc::new(crate::llm::ProviderModelHost(p)) as Arc<dyn sandbox::ModelHost>
-                }),
-                kv: Some(self.shared.store.clone()),
-            };
+        let services = Services {
+            tools: Some(Arc::new(HandlerTools {
+                runner: self.clone(),
+                skill: skill.name.clone(),
+                grants: grants.clone(),
+                depth,
+            })),
+            model: self
+                .shared
+                .provider
+                .clone()
+                .map(|p| Arc::new(ProviderModelHost(p)) as Arc<dyn sandbox::ModelHost>),
+            kv: Some(self.shared.store.clone()),
+        };
         let call: CallOutcome = sandbox
             .call(
                 &handler,
@@ -884,47 +892,6 @@ fn limits_notice(
             skill.name, skill.name
         )
     })
-}
-
-/// A handler's `call-tool`: the same toolbox and policy as everyone else.
-struct HandlerTools {
-    runner: Runner,
-    skill: String,
-    grants: Effective,
-    depth: u32,
-}
-
-impl ToolHost for HandlerTools {
-    fn call<'a>(
-        &'a self,
-        _skill: &'a str,
-        name: &'a str,
-        args: &'a str,
-    ) -> BoxFuture<'a, Result<String, ServiceError>> {
-        Box::pin(async move {
-            let skill = self
-                .runner
-                .catalog()
-                .get(&self.skill)
-                .ok_or_else(|| ServiceError::NotFound(format!("skill `{}`", self.skill)))?;
-            let args: Value = serde_json::from_str(args)
-                .map_err(|e| ServiceError::Failed(format!("arguments are not JSON: {e}")))?;
-            let cx = CallContext {
-                skill,
-                grants: &self.grants.capabilities,
-                trusted: self.grants.is_trusted(),
-                caller: Caller::Handler,
-                depth: self.depth,
-            };
-            let toolbox = self.runner.toolbox();
-            match toolbox.call(name, args, &cx).await {
-                Ok(v) => Ok(v.to_string()),
-                Err(ToolError::Denied(m)) => Err(ServiceError::Denied(m)),
-                Err(ToolError::UnknownTool(m)) => Err(ServiceError::NotFound(m)),
-                Err(e) => Err(ServiceError::Failed(e.to_string())),
-            }
-        })
-    }
 }
 
 /// Runs `skill_<name>` tools: a nested run of that skill.
@@ -1001,7 +968,7 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
                 tool: None,
                 detail: serde_json::to_value(s).unwrap_or(Value::Null),
                 error: error.clone(),
-                error_class: error.as_ref().map(|_| "ModelError".to_owned()),
+                error_class: error.as_ref().map(|_| FailureClass::ModelError.to_string()),
                 duration_us: *duration_us as i64,
             },
             Step::Tool {
@@ -1015,7 +982,7 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
                 tool: Some(tool.clone()),
                 detail: serde_json::to_value(s).unwrap_or(Value::Null),
                 error: error.clone(),
-                error_class: error_class.clone(),
+                error_class: error_class.as_ref().map(ToString::to_string),
                 duration_us: *duration_us as i64,
             },
         })
@@ -1034,7 +1001,7 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default(),
         success: o.failure.is_none(),
-        failure_class: o.failure.as_ref().map(|f| f.class.clone()),
+        failure_class: o.failure.as_ref().map(|f| f.class.to_string()),
         failure_message: o.failure.as_ref().map(|f| f.message.clone()),
         context: Value::Object(crate::learn::redact::redact(&o.context)),
         output: o
@@ -1060,64 +1027,4 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
 
 fn micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
-}
-
-/// The workspace store, opened the first time a run needs it (a handler's
-/// key-value call, or recording the run), so runs that never do leave no
-/// files behind.
-///
-/// Only success is kept. A failure to open is often transient (the process
-/// is out of file descriptors because a handler held them, the folder was
-/// briefly unwritable), so the next use tries again. There is no backoff
-/// between tries: every way opening fails is either a few failing system
-/// calls (missing or unwritable folder, no descriptors, not a database, a
-/// newer schema), far cheaper than the handler call or run that needs the
-/// store, or SQLite's busy timeout, which any write to an open store would
-/// wait out just the same. A backoff would only make calls fail for a
-/// while after the cause is gone. Attempts are made one at a time.
-struct LazyStore {
-    dir: PathBuf,
-    kv_quota: crate::store::KvQuota,
-    store: OnceLock<Store>,
-    opening: std::sync::Mutex<()>,
-}
-
-impl LazyStore {
-    fn new(dir: PathBuf, kv_quota: crate::store::KvQuota) -> Self {
-        LazyStore {
-            dir,
-            kv_quota,
-            store: OnceLock::new(),
-            opening: std::sync::Mutex::new(()),
-        }
-    }
-
-    pub(crate) fn get_store(&self) -> Result<&Store, ServiceError> {
-        if let Some(store) = self.store.get() {
-            return Ok(store);
-        }
-        // Nothing is left half-done by a panic while opening.
-        let _one_at_a_time = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(store) = self.store.get() {
-            return Ok(store);
-        }
-        let store = Store::open_in(&self.dir)
-            .map_err(|e| {
-                ServiceError::Failed(format!("{e} (opening is tried again on the next use)"))
-            })?
-            .with_kv_quota(self.kv_quota);
-        Ok(self.store.get_or_init(|| store))
-    }
-}
-
-impl KvHost for LazyStore {
-    fn get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, ServiceError> {
-        self.get_store()?.get(skill, key)
-    }
-    fn set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), ServiceError> {
-        self.get_store()?.set(skill, key, value)
-    }
-    fn delete(&self, skill: &str, key: &str) -> Result<(), ServiceError> {
-        self.get_store()?.delete(skill, key)
-    }
 }

@@ -2,34 +2,22 @@
 //! through the same toolbox and policy as handlers and pipelines; several
 //! tool calls in one turn run concurrently; each turn and call lands in the
 //! run's trajectory. A tool error goes back to the model as the tool's
-//! result, after the recovery hook had its chance to fix the context.
+//! result, after learned recovery rules had their chance to fix the context.
 
 use std::time::Instant;
 
 use serde_json::{Map, Value};
 
 use super::{RunOutcome, Runner, Step, micros};
+use crate::grants::Effective;
 use crate::llm::{ChatRequest, Message, Provider, ToolCall, ToolSpec};
-use crate::sandbox::{Effective, Failure, Output};
 use crate::skill::Skill;
 use crate::tools::pipeline::as_text;
 use crate::tools::{CallContext, Caller, ToolError};
+use crate::types::{Failure, FailureClass, Output};
 
 /// Largest tool result handed back to the model.
 const MAX_TOOL_RESULT: usize = 64 * 1024;
-
-/// What the learning stage does when a tool fails: it may edit the run's
-/// context and describe what it did; the model then sees
-/// `[Recovery applied: DESCRIPTION] ORIGINAL ERROR`.
-pub trait RecoveryHook: Send + Sync {
-    fn on_tool_error(
-        &self,
-        skill: &Skill,
-        tool: &str,
-        error: &ToolError,
-        context: &mut Map<String, Value>,
-    ) -> Option<String>;
-}
 
 /// One run of the loop: the skill, the task and what it may use.
 pub(super) struct Turn<'a> {
@@ -87,15 +75,7 @@ pub(super) async fn run(
         caller,
         depth,
     };
-    let tools: Vec<ToolSpec> = toolbox
-        .allowed(&cx_for(Caller::Model))
-        .into_iter()
-        .map(|t| ToolSpec {
-            name: t.name,
-            description: t.description,
-            parameters: t.parameters,
-        })
-        .collect();
+    let tools: Vec<ToolSpec> = toolbox.allowed(&cx_for(Caller::Model));
     let context_json = Value::Object(outcome.context.clone()).to_string();
     let mut request = ChatRequest {
         system: Some(system_prompt(skill, instructions)),
@@ -170,7 +150,7 @@ pub(super) async fn run(
             let (content, is_error, recovery) = match &result {
                 Ok(v) => (truncate(as_text(v)), false, None),
                 Err(e) => {
-                    let applied = runner.recover(skill, task, &call.name, e, &mut outcome.context);
+                    let applied = runner.recover(skill, task, e, &mut outcome.context);
                     let recovery = applied.as_ref().map(|a| a.effect.clone());
                     if let Some(a) = applied {
                         outcome.rules_applied.push(a);
@@ -186,7 +166,7 @@ pub(super) async fn run(
                 arguments,
                 result: result.as_ref().ok().cloned(),
                 error: result.as_ref().err().map(ToString::to_string),
-                error_class: result.as_ref().err().map(|e| e.class().to_owned()),
+                error_class: result.as_ref().err().map(ToolError::class),
                 recovery,
                 duration_us,
             });
@@ -201,7 +181,7 @@ pub(super) async fn run(
         }
     }
     outcome.failure = Some(Failure::new(
-        "StepLimitExceeded",
+        FailureClass::StepLimitExceeded,
         format!(
             "the model did not finish within {max_steps} steps (raise [agent] max_steps or --max-steps)"
         ),

@@ -1,17 +1,16 @@
 //! Learning: every run recorded, recurring failures turned into readable
-//! rules (prevention, validation, recovery), the gain proven by ablation.
+//! rules (prevention, validation, recovery). The ablation that proves the
+//! gain is in `eval`.
 //!
 //! [`Learning`] is what the task pipeline talks to: it applies the enabled
 //! rules at the three points of a run and keeps their statistics.
 
-pub mod ablation;
 pub mod condition;
 pub mod cycle;
 pub mod patterns;
 pub mod propose;
 pub mod redact;
 pub mod rules;
-pub mod simulated;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

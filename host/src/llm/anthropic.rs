@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::http::{HttpClient, HttpOptions};
 use super::openai::schema_or_empty;
 use super::{ChatRequest, ChatResponse, LlmError, Message, Provider, ToolCall, Usage, excerpt};
-use crate::sandbox::BoxFuture;
+use crate::types::BoxFuture;
 
 /// The API version this mapping follows.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";

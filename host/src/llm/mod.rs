@@ -25,11 +25,10 @@ mod http;
 mod openai;
 mod scripted;
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::{BoxFuture, ModelHost, ServiceError};
+use crate::types::BoxFuture;
+pub use crate::types::ToolSpec;
 
 pub use anthropic::AnthropicProvider;
 pub use config::ModelConfig;
@@ -84,15 +83,6 @@ pub(crate) fn tool_result_text(note: Option<&str>, error_marker: &str, content: 
         Some(note) => format!("[{note}] {error_marker}{content}"),
         None => format!("{error_marker}{content}"),
     }
-}
-
-/// A tool as offered to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// A JSON Schema object describing the arguments.
-    pub parameters: serde_json::Value,
 }
 
 /// A tool call the model asked for.
@@ -197,33 +187,6 @@ pub enum LlmError {
     Scripted(String),
 }
 
-/// Lets a handler's `complete` import use the configured provider: one user
-/// message, no tools, the text of the answer.
-pub struct ProviderModelHost(pub Arc<dyn Provider>);
-
-impl ModelHost for ProviderModelHost {
-    fn complete<'a>(
-        &'a self,
-        system: Option<&'a str>,
-        prompt: &'a str,
-    ) -> BoxFuture<'a, Result<String, ServiceError>> {
-        Box::pin(async move {
-            let req = ChatRequest {
-                system: system.map(str::to_string),
-                messages: vec![Message::User(prompt.to_string())],
-                tools: Vec::new(),
-                max_tokens: None,
-            };
-            let resp = self
-                .0
-                .chat(&req)
-                .await
-                .map_err(|e| ServiceError::Failed(e.to_string()))?;
-            Ok(resp.text.unwrap_or_default())
-        })
-    }
-}
-
 /// At most `max` characters of `s`, with a marker when cut. Used for body
 /// excerpts in errors, so one huge HTML error page does not flood a log.
 pub(crate) fn excerpt(s: &str, max: usize) -> String {
@@ -252,23 +215,5 @@ mod tests {
     fn excerpt_cuts_on_char_boundary() {
         assert_eq!(excerpt("  héllo ", 10), "héllo");
         assert_eq!(excerpt("héllo", 2), "hé…");
-    }
-
-    #[tokio::test]
-    async fn model_host_adapter_returns_text() {
-        let p = ScriptedProvider::from_turns(
-            "inline",
-            vec![ScriptTurn {
-                text: Some("hi".into()),
-                ..Default::default()
-            }],
-        );
-        let p = Arc::new(p);
-        let host = ProviderModelHost(p.clone());
-        let out = host.complete(Some("sys"), "hello").await;
-        assert_eq!(out, Ok("hi".to_string()));
-        let seen = p.requests();
-        assert_eq!(seen[0].system.as_deref(), Some("sys"));
-        assert_eq!(seen[0].messages, vec![Message::User("hello".into())]);
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::http::{HttpClient, HttpOptions};
 use super::{ChatRequest, ChatResponse, LlmError, Message, Provider, ToolCall, Usage, excerpt};
-use crate::sandbox::BoxFuture;
+use crate::types::BoxFuture;
 
 /// A Chat Completions endpoint.
 #[derive(Debug, Clone)]

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ChatRequest, ChatResponse, LlmError, Provider, ToolCall, Usage};
-use crate::sandbox::BoxFuture;
+use crate::types::BoxFuture;
 
 /// Largest script file read; scripts are hand-written, so anything larger
 /// is a wrong path.

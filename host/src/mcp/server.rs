@@ -54,10 +54,6 @@ impl SkillServer {
         &self.runner
     }
 
-    pub fn tool_table(&self) -> &ToolTable {
-        &self.tools
-    }
-
     /// Every tool: the two fixed ones, then one per runnable skill.
     pub fn tools(&self) -> Vec<Tool> {
         let mut out = vec![
@@ -479,7 +475,7 @@ fn object_schema(v: Value) -> Map<String, Value> {
 /// as `CLASS: message` with `{class, message}` as structured content.
 pub fn outcome_result(outcome: &RunOutcome) -> CallToolResult {
     if let Some(f) = &outcome.failure {
-        return failure_result(&f.class, &f.message);
+        return failure_result(f.class.as_str(), &f.message);
     }
     let mut content = vec![ContentBlock::text(
         outcome

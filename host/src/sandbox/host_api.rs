@@ -3,21 +3,19 @@
 //! services behind it (tools, model, key-value store) are injected so that
 //! the sandbox does not depend on the stages that provide them.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use super::bindings::skillhost::skill::host::{self, HostError, Level};
 use super::state::HostState;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::types::{BoxFuture, ServiceError};
 
-/// Host tools a handler can call (the tools stage implements this).
+/// Host tools a handler can call. One is made per call, bound to the
+/// calling skill and its grants, so it needs no skill argument.
 pub trait ToolHost: Send + Sync {
-    /// Runs `name` for `skill` with JSON `args`; the result is JSON text.
+    /// Runs `name` with JSON `args`; the result is JSON text.
     fn call<'a>(
         &'a self,
-        skill: &'a str,
         name: &'a str,
         args: &'a str,
     ) -> BoxFuture<'a, Result<String, ServiceError>>;
@@ -37,20 +35,6 @@ pub trait KvHost: Send + Sync {
     fn get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, ServiceError>;
     fn set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), ServiceError>;
     fn delete(&self, skill: &str, key: &str) -> Result<(), ServiceError>;
-}
-
-/// A service's answer when it could not serve a call.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ServiceError {
-    #[error("denied: {0}")]
-    Denied(String),
-    #[error("not found: {0}")]
-    NotFound(String),
-    #[error("{0}")]
-    Failed(String),
-    /// A size limit or quota; the text names it and the figures.
-    #[error("limit: {0}")]
-    Limit(String),
 }
 
 impl From<ServiceError> for HostError {
@@ -165,8 +149,7 @@ impl host::Host for HostState {
                 "no tool `{name}` on this host"
             )));
         };
-        let skill = self.skill.clone();
-        let result = tools.call(&skill, &name, &args_json).await;
+        let result = tools.call(&name, &args_json).await;
         self.event(format!(
             "tool {name}: {}",
             if result.is_ok() { "ok" } else { "error" }

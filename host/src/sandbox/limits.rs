@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::config::LimitDefaults;
+use super::config::LimitDefaults;
 use crate::skill::LimitSpec;
 
 /// The limits one handler call runs under.

@@ -5,8 +5,8 @@
 
 mod bindings;
 mod cache;
+mod config;
 mod fs_guard;
-pub mod grants;
 mod host_api;
 pub mod host_budget;
 pub mod inspect;
@@ -26,8 +26,10 @@ use wasmtime::{
     UpdateDeadline,
 };
 
-pub use grants::{Basis, Effective, fingerprint};
-pub use host_api::{BoxFuture, KvHost, LogLine, ModelHost, ServiceError, Services, ToolHost};
+pub use crate::grants::{Basis, Effective, fingerprint};
+pub use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
+pub use config::{LimitDefaults, SandboxConfig};
+pub use host_api::{KvHost, LogLine, ModelHost, Services, ToolHost};
 pub use limits::Limits;
 pub use state::{FileRoots, GrantPathError};
 
@@ -62,10 +64,12 @@ pub enum SandboxError {
 
 impl SandboxError {
     /// The failure class a run reports for this error.
-    pub fn class(&self) -> &'static str {
+    pub fn class(&self) -> FailureClass {
         match self {
-            SandboxError::TooLarge(_) | SandboxError::CompileTimeout(_) => "LimitExceeded",
-            _ => "HandlerUnavailable",
+            SandboxError::TooLarge(_) | SandboxError::CompileTimeout(_) => {
+                FailureClass::LimitExceeded
+            }
+            _ => FailureClass::HandlerUnavailable,
         }
     }
 }
@@ -92,7 +96,7 @@ pub struct SandboxOptions {
 
 impl SandboxOptions {
     /// The operator's sandbox settings.
-    pub fn from_config(config: &crate::config::SandboxConfig, cache_dir: Option<PathBuf>) -> Self {
+    pub fn from_config(config: &SandboxConfig, cache_dir: Option<PathBuf>) -> Self {
         let bytes =
             |v: u64, unit: u64| usize::try_from(v.saturating_mul(unit)).unwrap_or(usize::MAX);
         SandboxOptions {
@@ -109,7 +113,7 @@ impl SandboxOptions {
 
 impl Default for SandboxOptions {
     fn default() -> Self {
-        SandboxOptions::from_config(&crate::config::SandboxConfig::default(), None)
+        SandboxOptions::from_config(&SandboxConfig::default(), None)
     }
 }
 
@@ -143,37 +147,6 @@ pub struct CallRequest<'a> {
     pub roots: &'a FileRoots,
     /// What the handler may reach through the host interface.
     pub services: Services,
-}
-
-/// A successful answer of a handler.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Output {
-    pub body: String,
-    pub content_type: String,
-    pub flags: Vec<String>,
-}
-
-/// A classified failure: from the handler, or from the host (limits, traps,
-/// denials).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failure {
-    pub class: String,
-    pub message: String,
-}
-
-impl Failure {
-    pub fn new(class: impl Into<String>, message: impl Into<String>) -> Self {
-        Failure {
-            class: class.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.class, self.message)
-    }
 }
 
 /// What one call produced, whatever happened.
@@ -333,7 +306,7 @@ impl Sandbox {
         match task.await {
             Ok(outcome) => outcome,
             Err(e) => CallOutcome::failed(Failure::new(
-                "Trap",
+                FailureClass::Trap,
                 format!("the call's task ended abnormally: {e}"),
             )),
         }
@@ -451,7 +424,9 @@ impl Inner {
             budget.clone(),
         ) {
             Ok(s) => s,
-            Err(e) => return CallOutcome::failed(Failure::new("Denied", e.to_string())),
+            Err(e) => {
+                return CallOutcome::failed(Failure::new(FailureClass::Denied, e.to_string()));
+            }
         };
         let limits = job.limits;
         let mut store = Store::new(&self.engine, state);
@@ -499,7 +474,7 @@ impl Inner {
         let (result, instantiate) = match timed {
             Err(_) => (
                 Err(Failure::new(
-                    "LimitExceeded",
+                    FailureClass::LimitExceeded,
                     format!(
                         "time: the call ran longer than {} ms (waiting on the host)",
                         limits.timeout.as_millis()
@@ -539,7 +514,7 @@ fn check_output(
     let size = body.len() + content_type.len() + flags.iter().map(String::len).sum::<usize>();
     if size > limits.output_bytes {
         return Err(Failure::new(
-            "OutputTooLarge",
+            FailureClass::OutputTooLarge,
             format!(
                 "the handler returned {size} bytes (body, content type and flags), the limit is {} bytes",
                 limits.output_bytes
@@ -565,7 +540,7 @@ fn check_failure(class: String, message: String, limits: Limits) -> Failure {
     if !identifier {
         let shown: String = class.chars().take(32).collect();
         return Failure::new(
-            "InvalidFailure",
+            FailureClass::InvalidFailure,
             format!(
                 "the handler failed with class `{shown}`{}, which is not an identifier (a letter, then letters, digits, `_`, `-` or `.`; at most {MAX_CLASS_LEN} bytes)",
                 if class.len() > shown.len() { "…" } else { "" }
@@ -575,7 +550,7 @@ fn check_failure(class: String, message: String, limits: Limits) -> Failure {
     let size = class.len() + message.len();
     if size > limits.output_bytes {
         return Failure::new(
-            "OutputTooLarge",
+            FailureClass::OutputTooLarge,
             format!(
                 "the handler failed with class `{class}` and a message of {} bytes, the limit is {} bytes",
                 message.len(),
@@ -647,7 +622,7 @@ fn micros(d: Duration) -> u64 {
 fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Failure {
     let data = store.data();
     if let Some(hit) = &data.limiter.hit {
-        return Failure::new("LimitExceeded", hit.clone());
+        return Failure::new(FailureClass::LimitExceeded, hit.clone());
     }
     // Rust prints "thread ... panicked at FILE:" and the message on the
     // next line; keep both.
@@ -666,7 +641,7 @@ fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Fa
         e.downcast_ref::<wasmtime::component::ResourceTableError>()
     {
         return Failure::new(
-            "LimitExceeded",
+            FailureClass::LimitExceeded,
             format!(
                 "host objects: the handler held more than {} at once ([limits] resources)",
                 limits.resources
@@ -675,30 +650,35 @@ fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Fa
     }
     match e.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => Failure::new(
-            "LimitExceeded",
+            FailureClass::LimitExceeded,
             format!(
                 "time: the handler ran longer than {} ms",
                 limits.timeout.as_millis()
             ),
         ),
-        Some(Trap::StackOverflow) => {
-            Failure::new("LimitExceeded", "stack: the handler recursed too deeply")
-        }
+        Some(Trap::StackOverflow) => Failure::new(
+            FailureClass::LimitExceeded,
+            "stack: the handler recursed too deeply",
+        ),
         Some(Trap::MemoryOutOfBounds) => Failure::new(
-            "Trap",
+            FailureClass::Trap,
             "the handler accessed memory out of bounds; in handlers built from Rust or C this usually means their stack overflowed (deep recursion)",
         ),
-        Some(Trap::UnreachableCodeReached) => {
-            Failure::new("Trap", format!("the handler aborted{}", panic_line()))
-        }
-        Some(t) => Failure::new("Trap", format!("the handler trapped: {t}{}", panic_line())),
+        Some(Trap::UnreachableCodeReached) => Failure::new(
+            FailureClass::Trap,
+            format!("the handler aborted{}", panic_line()),
+        ),
+        Some(t) => Failure::new(
+            FailureClass::Trap,
+            format!("the handler trapped: {t}{}", panic_line()),
+        ),
         None => {
             let text = format!("{e:#}");
             if text.contains("resource limit") || text.contains("exceeds") && text.contains("limit")
             {
-                Failure::new("LimitExceeded", text)
+                Failure::new(FailureClass::LimitExceeded, text)
             } else {
-                Failure::new("Trap", text)
+                Failure::new(FailureClass::Trap, text)
             }
         }
     }

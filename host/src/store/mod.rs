@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::sandbox::{KvHost, ServiceError};
-
 pub const DB_FILE: &str = "skillhost.db";
 
 #[derive(Debug, thiserror::Error)]
@@ -58,19 +56,14 @@ pub struct KvQuota {
     pub max_keys: u64,
 }
 
-impl KvQuota {
-    /// The quota `[limits]` sets.
-    pub fn from_limits(limits: &crate::config::LimitDefaults) -> Self {
-        KvQuota {
-            max_bytes: limits.kv_quota_kb.saturating_mul(1024),
-            max_keys: limits.kv_max_keys,
-        }
-    }
-}
-
+/// The `[limits]` defaults (`kv_quota_kb`, `kv_max_keys`; a test in
+/// `config` keeps the two equal). Runs use the configured quota.
 impl Default for KvQuota {
     fn default() -> Self {
-        KvQuota::from_limits(&crate::config::LimitDefaults::default())
+        KvQuota {
+            max_bytes: 1024 * 1024,
+            max_keys: 1_000,
+        }
     }
 }
 
@@ -595,23 +588,6 @@ impl Store {
             params![skill, key],
         )?;
         Ok(())
-    }
-}
-
-impl KvHost for Store {
-    fn get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, ServiceError> {
-        self.kv_get(skill, key)
-            .map_err(|e| ServiceError::Failed(e.to_string()))
-    }
-    fn set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), ServiceError> {
-        self.kv_set(skill, key, value).map_err(|e| match e {
-            StoreError::KvQuota { .. } => ServiceError::Limit(e.to_string()),
-            e => ServiceError::Failed(e.to_string()),
-        })
-    }
-    fn delete(&self, skill: &str, key: &str) -> Result<(), ServiceError> {
-        self.kv_delete(skill, key)
-            .map_err(|e| ServiceError::Failed(e.to_string()))
     }
 }
 

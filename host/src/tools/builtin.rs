@@ -9,8 +9,8 @@ use cap_std::fs::Dir;
 use serde_json::{Map, Value, json};
 
 use super::{CallContext, MAX_DEPTH, SkillInvoker, Tool, ToolError, Toolbox, str_arg};
-use crate::sandbox::BoxFuture;
 use crate::skill::Skill;
+use crate::types::BoxFuture;
 
 /// Largest file a tool reads or writes.
 const MAX_FILE_BYTES: u64 = 1 << 20;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{CallContext, Tool, ToolError, Toolbox, str_arg};
 use crate::netguard;
-use crate::sandbox::BoxFuture;
+use crate::types::BoxFuture;
 
 const MAX_BODY: usize = 1 << 20;
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::sandbox::{BoxFuture, Failure, Output};
 use crate::skill::{Capabilities, Catalog, Skill};
+use crate::types::{BoxFuture, Failure, FailureClass, Output, ToolSpec};
 
 pub use builtin::skill_parameters;
 pub use policy::{Layer, Policy, ToolsConfig};
@@ -60,26 +60,29 @@ pub enum ToolError {
     #[error("PipelineError: {0}")]
     Pipeline(String),
     #[error("{class}: {message}")]
-    Failed { class: String, message: String },
+    Failed {
+        class: FailureClass,
+        message: String,
+    },
 }
 
 impl ToolError {
-    pub fn failed(class: &str, message: impl Into<String>) -> Self {
+    pub fn failed(class: impl Into<FailureClass>, message: impl Into<String>) -> Self {
         ToolError::Failed {
-            class: class.to_owned(),
+            class: class.into(),
             message: message.into(),
         }
     }
 
     /// The failure class, for learning and for the model.
-    pub fn class(&self) -> &str {
+    pub fn class(&self) -> FailureClass {
         match self {
-            ToolError::UnknownTool(_) => "UnknownTool",
-            ToolError::Denied(_) => "Denied",
-            ToolError::InvalidArguments(_) => "InvalidArguments",
-            ToolError::TooManySteps(_) => "TooManySteps",
-            ToolError::Pipeline(_) => "PipelineError",
-            ToolError::Failed { class, .. } => class,
+            ToolError::UnknownTool(_) => FailureClass::UnknownTool,
+            ToolError::Denied(_) => FailureClass::Denied,
+            ToolError::InvalidArguments(_) => FailureClass::InvalidArguments,
+            ToolError::TooManySteps(_) => FailureClass::TooManySteps,
+            ToolError::Pipeline(_) => FailureClass::PipelineError,
+            ToolError::Failed { class, .. } => class.clone(),
         }
     }
 }
@@ -117,14 +120,6 @@ pub trait SkillInvoker: Send + Sync {
         context: Map<String, Value>,
         depth: u32,
     ) -> BoxFuture<'a, Result<Output, Failure>>;
-}
-
-/// Describes a tool to a model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolInfo {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
 }
 
 /// The registry plus the policy and the host facts tools need.
@@ -187,11 +182,11 @@ impl Toolbox {
     }
 
     /// The tools this caller may use, for a model's tool list.
-    pub fn allowed(&self, cx: &CallContext<'_>) -> Vec<ToolInfo> {
+    pub fn allowed(&self, cx: &CallContext<'_>) -> Vec<ToolSpec> {
         self.tools
             .values()
             .filter(|t| self.policy.check(t.as_ref(), cx).is_ok())
-            .map(|t| ToolInfo {
+            .map(|t| ToolSpec {
                 name: t.name().to_owned(),
                 description: t.description(),
                 parameters: t.parameters(),

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{CallContext, Caller, MAX_DEPTH, Tool, ToolError, Toolbox};
-use crate::sandbox::BoxFuture;
+use crate::types::BoxFuture;
 
 pub const NAME: &str = "execute_pipeline";
 

@@ -26,7 +26,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::llm::{ChatRequest, ChatResponse, LlmError, Message, Provider, Usage};
-use crate::sandbox::BoxFuture;
+use crate::types::BoxFuture;
 
 /// Mistake rates of the reference scenario.
 pub const TIMEZONE_RATE: f64 = 0.40;

@@ -12,16 +12,17 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Map;
 
-use super::cycle::{self, Thresholds};
-use super::patterns::Library;
-use super::rules::RuleSet;
 use super::simulated::SimulatedEmailModel;
-use super::{Learning, RuleFilter};
 use crate::config::Config;
 use crate::exec::{Extras, Runner};
+use crate::learn::cycle::{self, Thresholds};
+use crate::learn::patterns::Library;
+use crate::learn::rules::RuleSet;
+use crate::learn::{Learning, RuleFilter};
 use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::skill::Catalog;
+use crate::types::FailureClass;
 
 pub const SKILL: &str = "email-writer";
 
@@ -59,7 +60,7 @@ pub struct ArmResult {
     pub tasks: usize,
     pub succeeded: usize,
     pub success_rate: f64,
-    pub failures_by_class: BTreeMap<String, u64>,
+    pub failures_by_class: BTreeMap<FailureClass, u64>,
     pub model_calls_per_task: f64,
     pub rules_applied: u64,
     /// The first few failures: task, class and message.
@@ -78,7 +79,7 @@ pub struct ArmSummary {
     pub arm: RuleFilter,
     pub mean_success: f64,
     pub ci95: (f64, f64),
-    pub failures_by_class: BTreeMap<String, u64>,
+    pub failures_by_class: BTreeMap<FailureClass, u64>,
     pub model_calls_per_task: f64,
     pub rules_applied: u64,
 }
@@ -296,7 +297,6 @@ pub async fn run_email(
                     provider: Some(model(2)),
                     prefer_model: true,
                     learning: Some(Arc::new(learning)),
-                    ..Extras::default()
                 },
             );
             let mut failures = BTreeMap::new();
@@ -367,7 +367,7 @@ pub async fn run_email(
             .model
             .as_ref()
             .map(|m| m.name())
-            .unwrap_or_else(|| "simulated-email (test device; see learn::simulated)".into()),
+            .unwrap_or_else(|| "simulated-email (test device; see eval::simulated)".into()),
         train: opts.train,
         eval: opts.eval_tasks.as_ref().map(Vec::len).unwrap_or(opts.eval),
         seeds,

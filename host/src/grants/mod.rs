@@ -3,13 +3,49 @@
 //! default) are granted what they declare; everything else needs a grant
 //! pinned to the skill's fingerprint, so a changed skill loses its grant.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::Config;
 use crate::netguard::pattern_covers;
 use crate::skill::{Capabilities, FileCapabilities, LimitSpec, Source};
+
+/// Which sources get what they declare without an explicit grant.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrustConfig {
+    /// Skills shipped inside the binary.
+    pub bundled: bool,
+    /// Skills in the workspace's `.skillhost/skills` and `.agents/skills`.
+    pub workspace: bool,
+}
+
+impl Default for TrustConfig {
+    fn default() -> Self {
+        TrustConfig {
+            bundled: true,
+            workspace: true,
+        }
+    }
+}
+
+/// What the operator granted one skill, pinned to its fingerprint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grant {
+    /// The skill's fingerprint (SKILL.md + handler) when it was granted.
+    pub pin: String,
+    #[serde(flatten)]
+    pub capabilities: Capabilities,
+    /// How far the skill's own limits may go above the defaults.
+    #[serde(default, skip_serializing_if = "LimitSpec::is_empty")]
+    pub limits: LimitSpec,
+}
+
+/// Operator grants by skill name (`[grants.NAME]`).
+pub type Grants = BTreeMap<String, Grant>;
 
 /// Why a handler got the capabilities it got.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,14 +145,15 @@ pub fn effective(
     declared: &Capabilities,
     declared_limits: &LimitSpec,
     fingerprint: &str,
-    config: &Config,
+    trust: &TrustConfig,
+    grants: &Grants,
 ) -> Effective {
     let trusted = match source {
-        Source::Bundled => config.trust.bundled,
-        Source::Workspace => config.trust.workspace,
+        Source::Bundled => trust.bundled,
+        Source::Workspace => trust.workspace,
         Source::User | Source::Path => false,
     };
-    if let Some(grant) = config.grants.get(name) {
+    if let Some(grant) = grants.get(name) {
         if grant.pin != fingerprint {
             return Effective {
                 capabilities: Capabilities::default(),
@@ -188,7 +225,13 @@ fn common_paths(a: &[String], b: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Grant;
+
+    /// The two config sections grants read.
+    #[derive(Default)]
+    struct Config {
+        trust: TrustConfig,
+        grants: Grants,
+    }
 
     #[test]
     fn short_cuts_an_operator_written_pin_on_a_character_boundary() {
@@ -243,7 +286,15 @@ mod tests {
     fn untrusted_sources_get_nothing_without_a_grant() {
         let cfg = Config::default();
         for src in [Source::User, Source::Path] {
-            let e = effective("s", src, &caps(), &LimitSpec::default(), "sha256:1", &cfg);
+            let e = effective(
+                "s",
+                src,
+                &caps(),
+                &LimitSpec::default(),
+                "sha256:1",
+                &cfg.trust,
+                &cfg.grants,
+            );
             assert_eq!(e.capabilities, Capabilities::default());
             assert_eq!(e.basis, Basis::NotGranted);
         }
@@ -253,7 +304,8 @@ mod tests {
             &caps(),
             &LimitSpec::default(),
             "sha256:1",
-            &cfg,
+            &cfg.trust,
+            &cfg.grants,
         );
         assert_eq!(e.capabilities, caps());
         let mut cfg = Config::default();
@@ -264,7 +316,8 @@ mod tests {
             &caps(),
             &LimitSpec::default(),
             "sha256:1",
-            &cfg,
+            &cfg.trust,
+            &cfg.grants,
         );
         assert_eq!(e.basis, Basis::NotGranted);
     }
@@ -286,7 +339,8 @@ mod tests {
             &caps(),
             &LimitSpec::default(),
             &fingerprint(b"v1", Some(b"wasm")),
-            &cfg,
+            &cfg.trust,
+            &cfg.grants,
         );
         assert_eq!(ok.basis, Basis::Granted);
         assert_eq!(ok.capabilities, caps());
@@ -297,7 +351,8 @@ mod tests {
             &caps(),
             &LimitSpec::default(),
             &fingerprint(b"v1", Some(b"wasm2")),
-            &cfg,
+            &cfg.trust,
+            &cfg.grants,
         );
         assert!(matches!(stale.basis, Basis::StaleGrant { .. }));
         assert_eq!(stale.capabilities, Capabilities::default());
@@ -314,7 +369,8 @@ mod tests {
             &caps(),
             &LimitSpec::default(),
             &fingerprint(b"v2", None),
-            &cfg,
+            &cfg.trust,
+            &cfg.grants,
         );
         assert_eq!(stale.capabilities, Capabilities::default());
     }
