@@ -25,5 +25,6 @@ mod mcp_python;
 mod model_loop;
 mod net_rebinding;
 mod quotas;
+mod recording;
 mod sandbox_attacks;
 mod security_leaks;

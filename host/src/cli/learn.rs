@@ -115,7 +115,7 @@ enum EvalCommand {
 }
 
 fn open_store(ctx: &Ctx) -> anyhow::Result<Store> {
-    Ok(Store::open_in(&ctx.paths.state_dir())?)
+    Ok(crate::exec::open_store(&ctx.paths)?)
 }
 
 fn rules_file(ctx: &Ctx) -> PathBuf {

@@ -9,6 +9,7 @@
 
 pub mod context;
 mod model_loop;
+mod recorder;
 mod services;
 pub mod template;
 
@@ -31,6 +32,8 @@ use crate::skill::{Catalog, LimitSpec, Skill, SkillFileError};
 use crate::store::{KvQuota, Store};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
+pub use recorder::open_store;
+use recorder::{CycleInputs, Recorder};
 use services::{HandlerTools, LazyStore, ProviderModelHost};
 
 pub use context::ContextError;
@@ -178,6 +181,7 @@ struct Shared {
     /// The host's own paths, resolved once (see `Paths::control_paths`).
     control: OnceLock<Arc<crate::paths::ControlPaths>>,
     store: Arc<LazyStore>,
+    recorder: Recorder,
     me: Weak<Shared>,
 }
 
@@ -222,8 +226,20 @@ impl Runner {
         extras: Extras,
         store: Arc<LazyStore>,
     ) -> Self {
+        // Only a rules.json takes batching; in-memory rules count at once.
+        let file_learning = extras.learning.clone().filter(|l| l.is_file_backed());
+        let recorder = Recorder::new(
+            CycleInputs {
+                paths: paths.clone(),
+                catalog: catalog.clone(),
+                config: config.learning.clone(),
+                provider: extras.provider.clone(),
+            },
+            file_learning,
+        );
         Runner {
             shared: Arc::new_cyclic(|me| Shared {
+                recorder,
                 paths,
                 config,
                 catalog,
@@ -283,9 +299,19 @@ impl Runner {
         })
     }
 
-    /// The workspace store (opened on first use).
+    /// The workspace store (opened on first use), once every run this
+    /// runner recorded so far is in it.
     pub fn store(&self) -> Result<&Store, ServiceError> {
+        self.flush();
         self.shared.store.get_store()
+    }
+
+    /// Waits (up to a minute) until every run recorded so far is in the
+    /// database; false if some are still queued (they are in the journal).
+    pub fn flush(&self) -> bool {
+        self.shared
+            .recorder
+            .flush(std::time::Duration::from_secs(60))
     }
 
     /// The learned rules in force, if any.
@@ -495,15 +521,24 @@ impl Runner {
             .filter(|s| matches!(s, Step::Model { .. }))
             .count() as u32;
         outcome.timings.total_us = micros(started);
-        if let Some(l) = &learning
-            && let Err(e) = l.record(&outcome.rules_applied, outcome.failure.is_none())
-        {
-            outcome
-                .notices
-                .push(format!("rule statistics not saved: {e}"));
+        let recorded = depth == 0 && self.config().learning.record;
+        if recorded {
+            self.record(task, &mut outcome);
         }
-        if depth == 0 {
-            self.record(task, &mut outcome).await;
+        if let Some(l) = &learning {
+            if !l.is_file_backed() {
+                if let Err(e) = l.record(&outcome.rules_applied, outcome.failure.is_none()) {
+                    outcome
+                        .notices
+                        .push(format!("rule statistics not saved: {e}"));
+                }
+            } else if !recorded {
+                // A recorded run carries its rules to the writer.
+                self.shared.recorder.rules_only(crate::learn::RuleOutcome {
+                    rules: outcome.rules_applied.iter().map(|a| a.id.clone()).collect(),
+                    success: outcome.failure.is_none(),
+                });
+            }
         }
         Ok(outcome)
     }
@@ -620,13 +655,8 @@ impl Runner {
         }
     }
 
-    /// Stores the run (context redacted) and runs a learning cycle every
-    /// `auto_every` runs.
-    async fn record(&self, task: &str, outcome: &mut RunOutcome) {
-        let cfg = &self.config().learning;
-        if !cfg.record {
-            return;
-        }
+    /// Queues the run (context redacted) for the store; see `recorder`.
+    fn record(&self, task: &str, outcome: &mut RunOutcome) {
         let store = match self.shared.store.get_store() {
             Ok(s) => s,
             Err(e) => {
@@ -634,35 +664,16 @@ impl Runner {
                 return;
             }
         };
-        let record = run_record(task, outcome);
-        match store.record_run(&record) {
-            Ok(id) => outcome.run_id = Some(id),
-            Err(e) => {
-                outcome.notices.push(format!("run not recorded: {e}"));
-                return;
-            }
-        }
-        if cfg.auto_every > 0
-            && let Ok(n) = store.run_count()
-            && n % cfg.auto_every == 0
+        match self
+            .shared
+            .recorder
+            .record(store, run_record(task, outcome))
         {
-            let model = self.shared.provider.as_deref();
-            match crate::learn::cycle::learn_from_store(
-                store,
-                self.paths(),
-                self.catalog(),
-                cfg,
-                model,
-            )
-            .await
-            {
-                Ok(r) if r.rules_added > 0 => outcome.notices.push(format!(
-                    "learning cycle after {n} runs added {} rule(s)",
-                    r.rules_added
-                )),
-                Ok(_) => {}
-                Err(e) => outcome.notices.push(format!("learning cycle failed: {e}")),
+            Ok((id, notice)) => {
+                outcome.run_id = Some(id);
+                outcome.notices.extend(notice);
             }
+            Err(e) => outcome.notices.push(format!("run not recorded: {e}")),
         }
     }
 

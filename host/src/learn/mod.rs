@@ -243,35 +243,83 @@ impl Learning {
         })
     }
 
+    /// Whether statistics go to a `rules.json` (a file write each time
+    /// they are recorded, so a host batches them) or stay in memory.
+    pub fn is_file_backed(&self) -> bool {
+        self.path.is_some()
+    }
+
     /// Updates the statistics of the rules that fired on a run, disables
     /// those that evidently do not help, and saves.
     pub fn record(&self, applied: &[Applied], success: bool) -> Result<(), RulesError> {
-        if applied.is_empty() {
+        self.record_batch(&[RuleOutcome {
+            rules: applied.iter().map(|a| a.id.clone()).collect(),
+            success,
+        }])
+    }
+
+    /// [`record`](Self::record) for many runs at once: one read and one
+    /// write of `rules.json`, under its lock.
+    pub fn record_batch(&self, runs: &[RuleOutcome]) -> Result<(), RulesError> {
+        if runs.iter().all(|r| r.rules.is_empty()) {
             return Ok(());
         }
+        let tally = |set: &mut RuleSet| {
+            for run in runs {
+                for id in &run.rules {
+                    if let Some(r) = set.get_mut(id) {
+                        r.record(run.success);
+                    }
+                }
+            }
+        };
         let mut state = self.state();
         // Another process may have changed the file: merge into its rules.
         if let Some(path) = &self.path {
             let _lock = lock(path);
             let mut fresh = RuleSet::load(path)?;
-            for a in applied {
-                if let Some(r) = fresh.get_mut(&a.id) {
-                    r.record(success);
-                }
-            }
+            tally(&mut fresh);
             fresh.save(path)?;
             state.active = fresh.active().0;
             state.set = fresh;
         } else {
             let State { set, active } = &mut *state;
-            for a in applied {
-                if let Some(r) = set.get_mut(&a.id) {
-                    r.record(success);
-                }
-            }
+            tally(set);
             *active = set.active().0;
         }
         Ok(())
+    }
+
+    /// Reads `rules.json` again (after a learning cycle wrote it).
+    pub fn reload(&self) -> Result<(), RulesError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let fresh = RuleSet::load(path)?;
+        let mut state = self.state();
+        state.active = fresh.active().0;
+        state.set = fresh;
+        Ok(())
+    }
+}
+
+/// The rules that fired on one run, and whether it succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleOutcome {
+    pub rules: Vec<String>,
+    pub success: bool,
+}
+
+impl From<&crate::store::RunRecord> for RuleOutcome {
+    fn from(run: &crate::store::RunRecord) -> Self {
+        RuleOutcome {
+            rules: run
+                .rules_applied
+                .iter()
+                .map(|a| a.rule_id.clone())
+                .collect(),
+            success: run.success,
+        }
     }
 }
 

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+pub mod journal;
+
 pub const DB_FILE: &str = "skillhost.db";
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +123,10 @@ const MIGRATIONS: &[&str] = &[
         effect TEXT NOT NULL
     );
     CREATE INDEX rules_applied_run ON rules_applied (run_id);",
+    // 3: run ids are handed out in blocks (see `reserve_run_ids`), so a
+    // run has its id before it is written.
+    "CREATE TABLE run_ids (next INTEGER NOT NULL);
+    INSERT INTO run_ids (next) SELECT COALESCE(MAX(id), 0) + 1 FROM runs;",
 ];
 
 /// One run as stored.
@@ -252,29 +258,92 @@ impl Store {
     }
 
     /// Stores a run with its steps and applied rules in one transaction;
-    /// returns its id. `id` in `run` is ignored.
+    /// returns its id. `id` in `run` is ignored: a fresh one is taken.
     pub fn record_run(&self, run: &RunRecord) -> Result<i64, StoreError> {
         Ok(self.record_runs(std::slice::from_ref(run))?[0])
     }
 
-    /// Stores many runs in one transaction (imports, benchmarks).
+    /// Stores many runs in one transaction (imports, benchmarks), each
+    /// with a fresh id.
     pub fn record_runs(&self, runs: &[RunRecord]) -> Result<Vec<i64>, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let first = Self::reserve_in(&tx, runs.len() as u64)?.start;
         let mut ids = Vec::with_capacity(runs.len());
-        for run in runs {
-            ids.push(Self::insert_run(&tx, run)?);
+        for (id, run) in (first..).zip(runs) {
+            Self::insert_run(&tx, id, run)?;
+            ids.push(id);
         }
         tx.commit()?;
         Ok(ids)
     }
 
-    fn insert_run(tx: &rusqlite::Transaction<'_>, run: &RunRecord) -> Result<i64, StoreError> {
+    /// Takes `n` run ids no other writer (in this or another process) will
+    /// use. A host takes them a block at a time, ahead of need, so a run
+    /// knows its id before it is written and the write can wait.
+    pub fn reserve_run_ids(&self, n: u64) -> Result<std::ops::Range<i64>, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let ids = Self::reserve_in(&tx, n)?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// Gives back ids taken by [`reserve_run_ids`](Self::reserve_run_ids)
+    /// and not used, if no one took ids after them (so a host that stops
+    /// leaves no gap); true if they were taken back.
+    pub fn return_run_ids(&self, ids: std::ops::Range<i64>) -> Result<bool, StoreError> {
+        if ids.is_empty() {
+            return Ok(true);
+        }
+        let returned = self.conn().execute(
+            "UPDATE run_ids SET next = ?1 WHERE next = ?2",
+            params![ids.start, ids.end],
+        )?;
+        Ok(returned == 1)
+    }
+
+    fn reserve_in(
+        tx: &rusqlite::Transaction<'_>,
+        n: u64,
+    ) -> Result<std::ops::Range<i64>, StoreError> {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        let next: i64 = tx.query_row("SELECT next FROM run_ids", [], |r| r.get(0))?;
         tx.execute(
-            "INSERT INTO runs (at, skill, skill_version, task, tier, success, failure_class, failure_message,
-                               context_json, output, duration_us, model_calls, origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            "UPDATE run_ids SET next = ?1",
+            params![next.saturating_add(n)],
+        )?;
+        Ok(next..next.saturating_add(n))
+    }
+
+    /// Stores runs whose ids were reserved, in one transaction. A run
+    /// whose id is already stored is skipped (a journal replayed after a
+    /// crash may hold runs that were written); the answer says, per run,
+    /// whether it was new.
+    pub fn insert_runs(&self, runs: &[RunRecord]) -> Result<Vec<bool>, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut new = Vec::with_capacity(runs.len());
+        for run in runs {
+            new.push(Self::insert_run(&tx, run.id, run)?);
+        }
+        tx.commit()?;
+        Ok(new)
+    }
+
+    /// Inserts `run` as `id` with its steps and rules; false when `id` is
+    /// taken.
+    fn insert_run(
+        tx: &rusqlite::Transaction<'_>,
+        id: i64,
+        run: &RunRecord,
+    ) -> Result<bool, StoreError> {
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO runs (id, at, skill, skill_version, task, tier, success, failure_class,
+                               failure_message, context_json, output, duration_us, model_calls, origin)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
+                id,
                 run.at,
                 run.skill,
                 run.skill_version,
@@ -290,7 +359,9 @@ impl Store {
                 run.origin
             ],
         )?;
-        let id = tx.last_insert_rowid();
+        if inserted == 0 {
+            return Ok(false);
+        }
         for (i, s) in run.steps.iter().enumerate() {
             tx.execute(
                 "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
@@ -304,7 +375,7 @@ impl Store {
                 params![id, a.rule_id, a.kind, a.effect],
             )?;
         }
-        Ok(id)
+        Ok(true)
     }
 
     fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {

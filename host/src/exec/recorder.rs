@@ -1,0 +1,477 @@
+//! Recording off the request path. A run takes an id from a block reserved
+//! ahead of need, is appended to this process's journal (one `write`), and
+//! is queued for a writer thread, which stores what is queued in one
+//! transaction, applies rule statistics once per batch, and runs the
+//! automatic learning cycle when the run count crosses `auto_every`. A
+//! request never waits for SQLite, `rules.json` or a learning cycle.
+//!
+//! Nothing is lost on a crash: a run in the queue is in the journal, and
+//! the next host to open the store replays journals of ended processes.
+//! Rule statistics ride with their runs; those of runs that are not
+//! recorded (`record = false`, nested runs) are kept in memory until the
+//! next batch, so a crash can lose those counts, never a run.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::learn::{self, Learning, LearningConfig, RuleOutcome};
+use crate::llm::Provider;
+use crate::paths::Paths;
+use crate::skill::Catalog;
+use crate::store::journal::{self, JOURNAL_DIR, Journal};
+use crate::store::{RunRecord, Store, StoreError};
+
+/// Run ids taken at a time. Ids of concurrent processes interleave by
+/// block, so "the last N runs" may be off by up to this many for runs made
+/// by several processes at once; one host's runs are in order.
+const ID_BLOCK: u64 = 64;
+
+/// Most runs stored in one transaction.
+const MAX_BATCH: usize = 512;
+
+/// How long dropping the last runner waits for the queue to reach the
+/// database; what does not stays in the journal for the next host.
+const DRAIN_ON_DROP: Duration = Duration::from_secs(10);
+
+/// What a writer needs to run a learning cycle.
+#[derive(Clone)]
+pub(super) struct CycleInputs {
+    pub paths: Paths,
+    pub catalog: Arc<Catalog>,
+    pub config: LearningConfig,
+    pub provider: Option<Arc<dyn Provider>>,
+}
+
+enum Message {
+    Run {
+        seq: u64,
+        run: Box<RunRecord>,
+    },
+    Rules(RuleOutcome),
+    ReserveIds,
+    /// Unused ids, given back before the writer stops.
+    ReturnIds(Vec<std::ops::Range<i64>>),
+    Stop,
+}
+
+#[derive(Default)]
+struct Ids {
+    current: std::ops::Range<i64>,
+    spare: Option<std::ops::Range<i64>>,
+    asked: bool,
+}
+
+#[derive(Default)]
+struct Progress {
+    /// Highest sequence number handed to the writer.
+    sent: u64,
+    /// Highest sequence number the writer finished with (stored, or given
+    /// up on and left to the journal).
+    done: u64,
+}
+
+struct Shared {
+    ids: Mutex<Ids>,
+    journal: Mutex<Journal>,
+    progress: Mutex<Progress>,
+    changed: Condvar,
+    seq: AtomicU64,
+}
+
+/// The recording side of a runner.
+pub(super) struct Recorder {
+    shared: Arc<Shared>,
+    sender: Mutex<Option<mpsc::Sender<Message>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    state_dir: std::path::PathBuf,
+    learning: Option<Arc<Learning>>,
+    cycle: CycleInputs,
+}
+
+impl Recorder {
+    pub fn new(cycle: CycleInputs, learning: Option<Arc<Learning>>) -> Recorder {
+        let state_dir = cycle.paths.state_dir();
+        Recorder {
+            shared: Arc::new(Shared {
+                ids: Mutex::new(Ids::default()),
+                journal: Mutex::new(Journal::new(state_dir.join(JOURNAL_DIR))),
+                progress: Mutex::new(Progress::default()),
+                changed: Condvar::new(),
+                seq: AtomicU64::new(0),
+            }),
+            sender: Mutex::new(None),
+            writer: Mutex::new(None),
+            state_dir,
+            learning,
+            cycle,
+        }
+    }
+
+    /// Gives `run` an id, journals it and queues it; returns the id. `store`
+    /// (the runner's own connection) is used only when no reserved id is
+    /// left, which is the first run of a process.
+    /// A journal that cannot be written does not stop the run being
+    /// queued; the second value then says so.
+    pub fn record(
+        &self,
+        store: &Store,
+        mut run: RunRecord,
+    ) -> Result<(i64, Option<String>), StoreError> {
+        run.id = self.next_id(store)?;
+        let id = run.id;
+        // Numbered, journaled and queued under one lock, so the writer sees
+        // runs in journal order and may release the journal up to the last
+        // run it stored.
+        let mut journal = lock(&self.shared.journal);
+        let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let journaled = journal.append(seq, &run);
+        lock(&self.shared.progress).sent = seq;
+        self.send(Message::Run {
+            seq,
+            run: Box::new(run),
+        });
+        drop(journal);
+        // Queued either way: only a crash before the write would lose it.
+        let notice = journaled
+            .err()
+            .map(|e| format!("{e}; the run is queued but would be lost in a crash"));
+        Ok((id, notice))
+    }
+
+    /// Rule statistics of a run that is not recorded.
+    pub fn rules_only(&self, outcome: RuleOutcome) {
+        if !outcome.rules.is_empty() {
+            self.send(Message::Rules(outcome));
+        }
+    }
+
+    /// Waits until every run recorded so far is in the database (or was
+    /// given up on and left in the journal), at most `timeout`; true if so.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let progress = lock(&self.shared.progress);
+        let (progress, _) = self
+            .shared
+            .changed
+            .wait_timeout_while(progress, timeout, |p| p.done < p.sent)
+            .unwrap_or_else(|p| p.into_inner());
+        progress.done >= progress.sent
+    }
+
+    fn next_id(&self, store: &Store) -> Result<i64, StoreError> {
+        let mut ids = lock(&self.shared.ids);
+        if ids.current.is_empty() {
+            ids.current = match ids.spare.take() {
+                Some(spare) => spare,
+                None => store.reserve_run_ids(ID_BLOCK)?,
+            };
+            ids.asked = false;
+        }
+        let id = ids.current.start;
+        ids.current.start += 1;
+        // Half a block left: the writer fetches the next one meanwhile.
+        let low = (ids.current.end - ids.current.start) as u64 <= ID_BLOCK / 2;
+        if low && ids.spare.is_none() && !ids.asked {
+            ids.asked = true;
+            drop(ids);
+            self.send(Message::ReserveIds);
+        }
+        Ok(id)
+    }
+
+    fn send(&self, message: Message) {
+        let mut sender = lock(&self.sender);
+        if sender.is_none() {
+            let (tx, rx) = mpsc::channel();
+            let writer = Writer {
+                shared: self.shared.clone(),
+                state_dir: self.state_dir.clone(),
+                learning: self.learning.clone(),
+                cycle: self.cycle.clone(),
+                store: None,
+                counted: None,
+                kept_failed: false,
+                runtime: None,
+            };
+            match std::thread::Builder::new()
+                .name("skillhost-recorder".into())
+                .spawn(move || writer.run(rx))
+            {
+                Ok(handle) => *lock(&self.writer) = Some(handle),
+                Err(e) => {
+                    tracing::error!("cannot start the run writer: {e}; runs stay in the journal");
+                    return;
+                }
+            }
+            *sender = Some(tx);
+        }
+        if let Some(tx) = sender.as_ref() {
+            let _ = tx.send(message);
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if !self.flush(DRAIN_ON_DROP) {
+            tracing::warn!(
+                "runs still queued after {DRAIN_ON_DROP:?}; they are in the journal and the next host stores them"
+            );
+        }
+        if let Some(tx) = lock(&self.sender).take() {
+            let ids = std::mem::take(&mut *lock(&self.shared.ids));
+            // The later block first: each goes back only if it is the last
+            // one taken.
+            let unused = ids.spare.into_iter().chain([ids.current]).collect();
+            let _ = tx.send(Message::ReturnIds(unused));
+            let _ = tx.send(Message::Stop);
+        }
+        if let Some(handle) = lock(&self.writer).take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+struct Writer {
+    shared: Arc<Shared>,
+    state_dir: std::path::PathBuf,
+    learning: Option<Arc<Learning>>,
+    cycle: CycleInputs,
+    /// The writer's own connection: handlers' key-value calls never wait
+    /// behind a batch.
+    store: Option<Store>,
+    /// The run count last seen, for `auto_every`.
+    counted: Option<u64>,
+    /// A batch could not be stored: its runs must stay in the journal.
+    kept_failed: bool,
+    /// For the learning cycle, which is async (a model may be asked).
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Writer {
+    fn run(mut self, rx: mpsc::Receiver<Message>) {
+        while let Ok(first) = rx.recv() {
+            let mut runs = Vec::new();
+            let mut rules = Vec::new();
+            let mut reserve = false;
+            let mut give_back = Vec::new();
+            let mut stop = false;
+            let mut last_seq = None;
+            for message in std::iter::once(first).chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+                match message {
+                    Message::Run { seq, run } => {
+                        last_seq = Some(seq);
+                        runs.push(*run);
+                    }
+                    Message::Rules(r) => rules.push(r),
+                    Message::ReserveIds => reserve = true,
+                    Message::ReturnIds(ids) => give_back = ids,
+                    Message::Stop => stop = true,
+                }
+                if runs.len() >= MAX_BATCH {
+                    break;
+                }
+            }
+            if reserve {
+                self.reserve_ids();
+            }
+            if let Some(seq) = last_seq {
+                self.store_runs(&runs, seq, &mut rules);
+            }
+            self.record_rules(&rules);
+            if let Some(seq) = last_seq {
+                let mut progress = lock(&self.shared.progress);
+                progress.done = progress.done.max(seq);
+                drop(progress);
+                self.shared.changed.notify_all();
+            }
+            if !runs.is_empty() {
+                self.maybe_learn();
+            }
+            for ids in give_back {
+                if let Some(store) = &self.store
+                    && !matches!(store.return_run_ids(ids), Ok(true))
+                {
+                    break;
+                }
+            }
+            if stop {
+                break;
+            }
+        }
+    }
+
+    fn store(&mut self) -> Result<&Store, StoreError> {
+        if self.store.is_none() {
+            let store = Store::open_in(&self.state_dir)?;
+            // Runs that ended processes left in their journals.
+            match journal::replay(&self.state_dir.join(JOURNAL_DIR), &store) {
+                Ok(r) => {
+                    if !r.new_runs.is_empty() || r.damaged_lines > 0 {
+                        tracing::info!(
+                            runs = r.new_runs.len(),
+                            damaged_lines = r.damaged_lines,
+                            "stored runs from the journal of an ended process"
+                        );
+                    }
+                    let rules: Vec<RuleOutcome> = r.new_runs.iter().map(Into::into).collect();
+                    self.record_rules(&rules);
+                }
+                Err(e) => tracing::warn!("cannot replay a run journal: {e}"),
+            }
+            self.store = Some(store);
+        }
+        self.store
+            .as_ref()
+            .ok_or_else(|| unreachable_store(&self.state_dir))
+    }
+
+    fn reserve_ids(&mut self) {
+        let reserved = self.store().and_then(|s| s.reserve_run_ids(ID_BLOCK));
+        let mut ids = lock(&self.shared.ids);
+        ids.asked = false;
+        match reserved {
+            Ok(block) => ids.spare = Some(block),
+            Err(e) => tracing::warn!("cannot reserve run ids ahead: {e}"),
+        }
+    }
+
+    /// Stores `runs` (the last numbered `last_seq`); on success their rule
+    /// statistics join `rules` and the journal is released up to them. A
+    /// failed write is retried a few times; after that the runs stay in
+    /// the journal, which is not released again in this process, for the
+    /// next host to replay.
+    fn store_runs(&mut self, runs: &[RunRecord], last_seq: u64, rules: &mut Vec<RuleOutcome>) {
+        let mut wait = Duration::from_millis(50);
+        for attempt in 1..=5 {
+            let written = self.store().and_then(|s| s.insert_runs(runs));
+            match written {
+                Ok(new) => {
+                    rules.extend(
+                        runs.iter()
+                            .zip(new)
+                            .filter(|(_, n)| *n)
+                            .map(|(r, _)| RuleOutcome::from(r)),
+                    );
+                    if !self.kept_failed {
+                        let released = lock(&self.shared.journal).release(last_seq);
+                        if let Err(e) = released {
+                            tracing::warn!("{e}");
+                        }
+                    }
+                    return;
+                }
+                Err(e) if attempt < 5 => {
+                    tracing::warn!("storing {} run(s) failed, retrying: {e}", runs.len());
+                    self.store = None;
+                    std::thread::sleep(wait);
+                    wait *= 4;
+                }
+                Err(e) => {
+                    self.kept_failed = true;
+                    tracing::error!(
+                        "storing {} run(s) failed: {e}; they stay in the run journal and the next host stores them",
+                        runs.len()
+                    )
+                }
+            }
+        }
+    }
+
+    fn record_rules(&self, rules: &[RuleOutcome]) {
+        let Some(learning) = &self.learning else {
+            return;
+        };
+        if let Err(e) = learning.record_batch(rules) {
+            tracing::warn!("rule statistics not saved: {e}");
+        }
+    }
+
+    /// A learning cycle when the run count crossed a multiple of
+    /// `auto_every` since the last batch.
+    fn maybe_learn(&mut self) {
+        let every = self.cycle.config.auto_every;
+        if every == 0 {
+            return;
+        }
+        let Ok(now) = self.store().and_then(Store::run_count) else {
+            return;
+        };
+        let before = self.counted.replace(now).unwrap_or(now.saturating_sub(1));
+        if now / every == before / every {
+            return;
+        }
+        if self.runtime.is_none() {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => self.runtime = Some(rt),
+                Err(e) => {
+                    tracing::warn!("cannot run the learning cycle: {e}");
+                    return;
+                }
+            }
+        }
+        let (Some(rt), Some(store)) = (&self.runtime, &self.store) else {
+            return;
+        };
+        let c = &self.cycle;
+        let report = rt.block_on(learn::cycle::learn_from_store(
+            store,
+            &c.paths,
+            &c.catalog,
+            &c.config,
+            c.provider.as_deref(),
+        ));
+        match report {
+            Ok(r) => {
+                tracing::info!(runs = now, rules_added = r.rules_added, "learning cycle");
+                if r.rules_added > 0
+                    && let Some(l) = &self.learning
+                    && let Err(e) = l.reload()
+                {
+                    tracing::warn!("cannot reload the learned rules: {e}");
+                }
+            }
+            Err(e) => tracing::warn!("learning cycle after {now} runs failed: {e}"),
+        }
+    }
+}
+
+/// Opens the workspace store after storing the runs that ended processes
+/// left in their journals, so commands that read runs see every one.
+pub fn open_store(paths: &Paths) -> Result<Store, StoreError> {
+    let state = paths.state_dir();
+    let store = Store::open_in(&state)?;
+    match journal::replay(&state.join(JOURNAL_DIR), &store) {
+        Ok(r) if !r.new_runs.is_empty() => {
+            let rules: Vec<RuleOutcome> = r.new_runs.iter().map(Into::into).collect();
+            let path = learn::rules_path(&state);
+            if path.exists() {
+                let saved = Learning::open(&path, learn::RuleFilter::All)
+                    .and_then(|(l, _)| l.record_batch(&rules));
+                if let Err(e) = saved {
+                    tracing::warn!("rule statistics of replayed runs not saved: {e}");
+                }
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot replay a run journal: {e}"),
+    }
+    Ok(store)
+}
+
+fn unreachable_store(dir: &std::path::Path) -> StoreError {
+    StoreError::CreateDir {
+        path: dir.to_path_buf(),
+        source: std::io::Error::other("the store was not opened"),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Each holder leaves the data whole at every step.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

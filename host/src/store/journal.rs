@@ -1,0 +1,311 @@
+//! The run journal. A host appends each run here (one JSON line, one
+//! `write`, no `fsync`) before it queues the run for the database, so a
+//! process that dies with runs still queued loses none: what it wrote is in
+//! the kernel's page cache and reaches the file.
+//!
+//! Each process writes files of its own and holds an exclusive lock on each
+//! while it lives. A journal file whose lock can be taken belongs to a
+//! process that ended; [`replay`] writes its runs into the store (a run
+//! already stored is skipped by id) and removes it.
+//!
+//! A file is a segment of at most [`SEGMENT_BYTES`]; once every run of a
+//! segment is in the database the segment is emptied (the current one) or
+//! removed (an older one), so the journal stays small under any load.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{RunRecord, Store, StoreError};
+
+/// The folder under the state folder.
+pub const JOURNAL_DIR: &str = "journal";
+
+/// Past this size the journal starts a new segment.
+pub const SEGMENT_BYTES: u64 = 4 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("cannot write the run journal {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot encode a run for the journal: {0}")]
+    Encode(#[from] serde_json::Error),
+    #[error("journal {path}: {source}")]
+    Store { path: PathBuf, source: StoreError },
+}
+
+struct Segment {
+    file: File,
+    path: PathBuf,
+    bytes: u64,
+    /// The sequence number of the last run appended to it.
+    last: u64,
+}
+
+/// This process's journal.
+pub struct Journal {
+    dir: PathBuf,
+    current: Option<Segment>,
+    sealed: Vec<Segment>,
+    segments_made: u64,
+}
+
+impl Journal {
+    /// A journal writing into `dir` (created on the first append).
+    pub fn new(dir: PathBuf) -> Journal {
+        Journal {
+            dir,
+            current: None,
+            sealed: Vec::new(),
+            segments_made: 0,
+        }
+    }
+
+    /// Appends `run`, numbered `seq` by the caller (increasing).
+    pub fn append(&mut self, seq: u64, run: &RunRecord) -> Result<(), JournalError> {
+        let mut line = serde_json::to_vec(run)?;
+        line.push(b'\n');
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|s| s.bytes > 0 && s.bytes + line.len() as u64 > SEGMENT_BYTES)
+        {
+            self.sealed.extend(self.current.take());
+        }
+        let segment = match &mut self.current {
+            Some(s) => s,
+            None => self
+                .current
+                .insert(new_segment(&self.dir, &mut self.segments_made)?),
+        };
+        segment
+            .file
+            .write_all(&line)
+            .map_err(|source| JournalError::Io {
+                path: segment.path.clone(),
+                source,
+            })?;
+        segment.bytes += line.len() as u64;
+        segment.last = seq;
+        Ok(())
+    }
+
+    /// Every run up to `seq` is in the database: drop what holds only those.
+    pub fn release(&mut self, seq: u64) -> Result<(), JournalError> {
+        self.sealed.retain(|s| {
+            if s.last > seq {
+                return true;
+            }
+            let _ = std::fs::remove_file(&s.path);
+            false
+        });
+        if let Some(s) = &mut self.current
+            && s.bytes > 0
+            && s.last <= seq
+        {
+            // Appends are O_APPEND: the next one starts at the new end, 0.
+            s.file.set_len(0).map_err(|source| JournalError::Io {
+                path: s.path.clone(),
+                source,
+            })?;
+            s.bytes = 0;
+        }
+        Ok(())
+    }
+}
+
+/// A new segment file in `dir`, locked by this process.
+fn new_segment(dir: &Path, made: &mut u64) -> Result<Segment, JournalError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| JournalError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    *made += 1;
+    let path = dir.join(format!("{}-{nanos}-{made}.jsonl", std::process::id()));
+    let file = OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .open(&path)
+        .map_err(io(&path))?;
+    // Held until the file is closed: tells `replay` in other processes
+    // that this one is alive.
+    file.lock().map_err(io(&path))?;
+    Ok(Segment {
+        file,
+        path,
+        bytes: 0,
+        last: 0,
+    })
+}
+
+impl Drop for Journal {
+    /// An empty segment holds nothing to replay.
+    fn drop(&mut self) {
+        for s in self.sealed.iter().chain(&self.current) {
+            if s.bytes == 0 {
+                let _ = std::fs::remove_file(&s.path);
+            }
+        }
+    }
+}
+
+/// What [`replay`] did.
+#[derive(Debug, Default)]
+pub struct Replayed {
+    /// Runs written to the store that were not in it.
+    pub new_runs: Vec<RunRecord>,
+    /// Lines that did not parse (a run cut short by a crash mid-write).
+    pub damaged_lines: usize,
+}
+
+/// Writes the runs of every journal left by an ended process into `store`
+/// and removes those journals. Journals of live processes are left alone.
+pub fn replay(dir: &Path, store: &Store) -> Result<Replayed, JournalError> {
+    let mut replayed = Replayed::default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(replayed);
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) else {
+            continue;
+        };
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => continue,
+            Err(TryLockError::Error(source)) => return Err(JournalError::Io { path, source }),
+        }
+        let text = std::fs::read_to_string(&path).map_err(|source| JournalError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let mut runs = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            match serde_json::from_str::<RunRecord>(line) {
+                Ok(run) => runs.push(run),
+                Err(_) => replayed.damaged_lines += 1,
+            }
+        }
+        let new = store
+            .insert_runs(&runs)
+            .map_err(|source| JournalError::Store {
+                path: path.clone(),
+                source,
+            })?;
+        replayed.new_runs.extend(
+            runs.into_iter()
+                .zip(new)
+                .filter(|(_, n)| *n)
+                .map(|(r, _)| r),
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(replayed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: i64, task: &str) -> RunRecord {
+        RunRecord {
+            id,
+            at: 1,
+            skill: "s".into(),
+            skill_version: "1".into(),
+            task: task.into(),
+            tier: "handler".into(),
+            success: true,
+            failure_class: None,
+            failure_message: None,
+            context: serde_json::json!({}),
+            output: Some("ok".into()),
+            duration_us: 1,
+            model_calls: 0,
+            origin: "test".into(),
+            steps: Vec::new(),
+            rules_applied: Vec::new(),
+        }
+    }
+
+    fn journal_files(dir: &Path) -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn runs_of_an_ended_process_are_replayed_once_and_a_cut_line_is_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("db")).unwrap();
+        let dir = tmp.path().join(JOURNAL_DIR);
+        let ids = store.reserve_run_ids(3).unwrap();
+        let mut journal = Journal::new(dir.clone());
+        for (seq, id) in ids.clone().enumerate() {
+            journal.append(seq as u64 + 1, &run(id, "t")).unwrap();
+        }
+        // The first run reached the database before the "crash".
+        store.insert_runs(&[run(ids.start, "t")]).unwrap();
+        // A crash mid-write leaves half a line.
+        let path = journal_files(&dir).pop().unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"id\": 99, \"at\"")
+            .unwrap();
+
+        // While the writer lives its journal is left alone.
+        let r = replay(&dir, &store).unwrap();
+        assert!(r.new_runs.is_empty());
+        assert_eq!(journal_files(&dir).len(), 1);
+
+        // The process ends without releasing: its file stays, unlocked.
+        drop(journal);
+        let r = replay(&dir, &store).unwrap();
+        assert_eq!(
+            r.new_runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![ids.start + 1, ids.start + 2]
+        );
+        assert_eq!(r.damaged_lines, 1);
+        assert!(journal_files(&dir).is_empty());
+        assert_eq!(store.run_count().unwrap(), 3);
+        assert!(replay(&dir, &store).unwrap().new_runs.is_empty());
+    }
+
+    #[test]
+    fn released_segments_are_emptied_or_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(JOURNAL_DIR);
+        let mut journal = Journal::new(dir.clone());
+        let big = "x".repeat((SEGMENT_BYTES / 3) as usize);
+        for seq in 1..=3 {
+            journal.append(seq, &run(seq as i64, &big)).unwrap();
+        }
+        assert_eq!(journal_files(&dir).len(), 2, "a second segment started");
+        journal.release(1).unwrap();
+        assert_eq!(journal_files(&dir).len(), 2, "segment 1 still holds run 2");
+        journal.release(2).unwrap();
+        assert_eq!(journal_files(&dir).len(), 1, "segment 1 is done");
+        journal.release(3).unwrap();
+        let files = journal_files(&dir);
+        assert_eq!(files.len(), 1, "the current segment is kept");
+        assert_eq!(files.len(), 1);
+        assert_eq!(std::fs::metadata(&files[0]).unwrap().len(), 0);
+        drop(journal);
+        assert!(
+            journal_files(&dir).is_empty(),
+            "an empty journal is removed"
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! Recording is off the request path and loses no run on a crash: calls
+//! are answered while another process holds the database's write lock, and
+//! the runs of a server killed before it could write them are stored by the
+//! next command that reads runs.
+
+use serde_json::Value;
+
+use crate::harness::mcp_http::{McpHttpServer, McpSession};
+use crate::harness::{Workspace, guest, runtime};
+
+const ECHO: &str = "metadata:\n  skillhost:\n    handler: handler.wasm";
+
+#[test]
+fn runs_queued_when_the_server_is_killed_are_stored_from_its_journal() {
+    let ws = Workspace::new();
+    ws.add_skill("note", ECHO, Some(&guest("echo-guest")));
+    let skills = ws.skills.display().to_string();
+    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
+    let db = ws.workspace.join(".skillhost").join("skillhost.db");
+
+    let rt = runtime();
+    rt.block_on(async {
+        let s = McpSession::open(&server.url).await;
+        // The first run opens the store and takes a block of run ids.
+        let first = s.call_skill(1, "note", "first").await;
+        assert_eq!(first["isError"], Value::Bool(false), "{first}");
+
+        // Another process takes the write lock: nothing can be written.
+        let blocker = rusqlite::Connection::open(&db).expect("open the store");
+        blocker
+            .execute_batch("BEGIN EXCLUSIVE")
+            .expect("take the write lock");
+        for i in 0..5 {
+            let r = s
+                .call_skill(10 + i, "note", &format!("while locked {i}"))
+                .await;
+            assert_eq!(r["isError"], Value::Bool(false), "{r}");
+        }
+        // Killed with the five runs queued behind the lock.
+        drop(server);
+        blocker.execute_batch("ROLLBACK").expect("release");
+    });
+
+    let listed = ws.run_cli(&["runs", "list", "--json", "--limit", "100"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let runs: Vec<Value> = serde_json::from_str(&listed.stdout).expect("JSON runs");
+    let mut tasks: Vec<&str> = runs.iter().filter_map(|r| r["task"].as_str()).collect();
+    tasks.sort_unstable();
+    assert_eq!(
+        tasks,
+        [
+            "first",
+            "while locked 0",
+            "while locked 1",
+            "while locked 2",
+            "while locked 3",
+            "while locked 4"
+        ]
+    );
+    let journal = ws.workspace.join(".skillhost").join("journal");
+    let left: Vec<_> = std::fs::read_dir(&journal)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "replayed journals are removed: {left:?}");
+
+    // Replaying again adds nothing.
+    let again = ws.run_cli(&["runs", "list", "--json", "--limit", "100"]);
+    let runs_again: Vec<Value> = serde_json::from_str(&again.stdout).expect("JSON runs");
+    assert_eq!(runs_again.len(), 6);
+}
+
+#[test]
+fn a_runner_dropped_normally_leaves_every_run_in_the_database_and_no_journal() {
+    let ws = Workspace::new();
+    ws.add_skill("note", ECHO, Some(&guest("echo-guest")));
+    let runner = ws.runner(skillhost::config::Config::default());
+    let ids: Vec<i64> = (0..20)
+        .map(|i| {
+            crate::harness::run(&runner, "note", &format!("task {i}"), serde_json::json!({}))
+                .run_id
+                .expect("recorded")
+        })
+        .collect();
+    let mut unique = ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), 20, "every run has its own id: {ids:?}");
+    drop(runner);
+
+    let store = skillhost::store::Store::open_in(&ws.workspace.join(".skillhost")).expect("store");
+    assert_eq!(store.run_count().expect("count"), 20);
+    for id in ids {
+        assert!(store.get_run(id).expect("query").is_some(), "run {id}");
+    }
+    let journal = ws.workspace.join(".skillhost").join("journal");
+    let left: Vec<_> = std::fs::read_dir(&journal)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+
+    // The ids a runner took and did not use went back: the next runner
+    // continues where this one stopped.
+    let next = ws.runner(skillhost::config::Config::default());
+    let o = crate::harness::run(&next, "note", "after", serde_json::json!({}));
+    assert_eq!(o.run_id, unique.last().map(|id| id + 1));
+}
