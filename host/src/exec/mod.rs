@@ -707,6 +707,7 @@ impl Runner {
         }
     }
 
+    #[tracing::instrument(name = "tier", skip_all, fields(tier = "pipeline", skill = %skill.name, depth = depth))]
     async fn run_declared_pipeline(
         &self,
         skill: &Skill,
@@ -768,6 +769,7 @@ impl Runner {
         }
     }
 
+    #[tracing::instrument(name = "tier", skip_all, fields(tier = "handler", skill = %skill.name, depth = depth))]
     async fn run_handler(
         &self,
         skill: &Skill,

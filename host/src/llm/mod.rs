@@ -202,6 +202,7 @@ pub enum LlmError {
 pub struct ProviderModelHost(pub Arc<dyn Provider>);
 
 impl ModelHost for ProviderModelHost {
+    #[tracing::instrument(name = "model_call", level = "debug", skip_all, fields(provider = %self.0.name(), caller = "handler"))]
     fn complete<'a>(
         &'a self,
         system: Option<&'a str>,
