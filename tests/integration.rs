@@ -15,6 +15,7 @@ mod support;
 mod catalog_cli;
 mod catalog_corpus;
 mod catalog_hostile;
+mod cli_logging;
 mod cli_run;
 mod examples;
 mod learning;
