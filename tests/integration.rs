@@ -16,6 +16,7 @@ mod architecture;
 mod catalog_cli;
 mod catalog_corpus;
 mod catalog_hostile;
+mod cli_logging;
 mod cli_run;
 mod examples;
 mod learning;

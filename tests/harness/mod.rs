@@ -149,7 +149,9 @@ impl Workspace {
         c.current_dir(&self.workspace)
             .env("SKILLHOST_HOME", &self.home)
             .env("SKILLHOST_CACHE_DIR", cache_dir())
-            .env_remove("RUST_BACKTRACE");
+            .env_remove("RUST_BACKTRACE")
+            // Diagnostics at the default level, whatever the shell asks.
+            .env_remove("RUST_LOG");
         c
     }
 

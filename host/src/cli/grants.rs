@@ -77,7 +77,7 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     } else {
         let effective = crate::grants::intersect(declared, &asked);
         if effective != asked {
-            eprintln!(
+            tracing::info!(
                 "note: the skill does not declare everything granted; it will get only: {}",
                 describe(&effective)
             );

@@ -206,7 +206,7 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             }
             w.flush()?;
             if let Some(p) = out {
-                eprintln!("exported {} runs to {}", runs.len(), p.display());
+                tracing::info!("exported {} runs to {}", runs.len(), p.display());
             }
         }
     }

@@ -32,7 +32,7 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             addr,
             args.allow_remote,
             |bound| {
-                eprintln!(
+                tracing::info!(
                     "skillhost: serving MCP (streamable HTTP) at http://{bound}{}",
                     crate::mcp::HTTP_PATH
                 )

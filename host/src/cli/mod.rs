@@ -1,31 +1,17 @@
-//! The command line: argument parsing and output only. Everything a library
-//! user would need lives in the stage modules.
+//! The command line: argument parsing, printing, and the operator's edits
+//! that only the command line makes (grants in skillhost.toml, enabling and
+//! rejecting rules, scaffolding a handler). Running, recording and learning
+//! live in the library modules it calls.
 
-/// `print!` that returns the write's error instead of panicking: when the
-/// reader goes away (`skillhost runs list | head -1`), the error travels
-/// up to [`main`], which ends quietly.
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        write!(std::io::stdout().lock(), $($arg)*)
-    }};
-}
-
-/// `println!` that returns the write's error (see `out!`).
-macro_rules! outln {
-    () => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout().lock())
-    }};
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)
-    }};
-}
+// Output goes through `out!`/`outln!` (print.rs); diagnostics through
+// `tracing` (log.rs).
+#[macro_use]
+mod print;
 
 mod grants;
 mod handler;
 mod learn;
+mod log;
 mod mcp;
 mod run;
 mod skills;
@@ -51,6 +37,8 @@ struct Cli {
     /// Extra skill root (repeatable; later roots override earlier ones).
     #[arg(long = "skills", value_name = "DIR", global = true)]
     skills: Vec<PathBuf>,
+    #[command(flatten)]
+    log: log::LogArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -118,7 +106,7 @@ impl Ctx {
             let path = crate::learn::rules_path(&self.paths.state_dir());
             let (l, warnings) = crate::learn::Learning::open(&path, crate::learn::RuleFilter::All)?;
             for w in warnings {
-                eprintln!("warning: {w}");
+                tracing::warn!("{w}");
             }
             Some(std::sync::Arc::new(l))
         } else {
@@ -159,7 +147,7 @@ impl Ctx {
     pub fn catalog(&self) -> Catalog {
         let catalog = Catalog::load(&self.paths.roots(), &LoadOptions::default());
         for w in catalog.warnings() {
-            eprintln!("warning: {w}");
+            tracing::warn!("{w}");
         }
         catalog
     }
@@ -167,14 +155,15 @@ impl Ctx {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    log::init(&cli.log);
     let result = Paths::from_env(cli.skills.clone())
         .map_err(anyhow::Error::from)
         .and_then(|mut paths| {
             // Bundled skills are embedded; they become a folder on first use.
             match crate::bundled::materialize(&paths.home) {
                 Ok(dir) => paths.bundled = Some(dir),
-                Err(e) => eprintln!(
-                    "warning: bundled skills unavailable: cannot write {}: {e}",
+                Err(e) => tracing::warn!(
+                    "bundled skills unavailable: cannot write {}: {e}",
                     paths.home.join("bundled").display()
                 ),
             }
@@ -196,7 +185,7 @@ pub fn main() -> ExitCode {
         // tell, and nothing went wrong.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            tracing::error!("{e:#}");
             ExitCode::FAILURE
         }
     }

@@ -4,6 +4,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use super::Ctx;
 use crate::exec::{RunRequest, context};
@@ -57,14 +59,33 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     // Context values are typed by the chosen skill's declared fields.
     let given = context::parse_pairs(&args.context, &skill.meta.context_fields)?;
     let rt = super::runtime()?;
-    let outcome =
-        rt.block_on(runner.run_skill(skill, selected_by, &request.task, &given, started))?;
+    // One span per run; tier, duration and failure are known at its end
+    // and show when it closes (-v).
+    let span = tracing::info_span!(
+        target: "skillhost::run",
+        "run",
+        skill = %skill.name,
+        tier = Empty,
+        duration_us = Empty,
+        failure = Empty,
+    );
+    let outcome = rt.block_on(
+        runner
+            .run_skill(skill, selected_by, &request.task, &given, started)
+            .instrument(span.clone()),
+    )?;
+    span.record("tier", format!("{:?}", outcome.tier).to_lowercase());
+    span.record("duration_us", outcome.timings.total_us);
+    if let Some(f) = &outcome.failure {
+        span.record("failure", f.class.as_str());
+    }
+    drop(span);
 
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else {
         for n in &outcome.notices {
-            eprintln!("note: {n}");
+            tracing::info!("note: {n}");
         }
         if let Some(o) = &outcome.output {
             out!("{}", o.body)?;
@@ -77,9 +98,11 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         None => Ok(ExitCode::SUCCESS),
         Some(f) => {
             if !args.json {
-                eprintln!(
-                    "error: skill `{}` failed: {}: {}",
-                    outcome.skill, f.class, f.message
+                tracing::error!(
+                    "skill `{}` failed: {}: {}",
+                    outcome.skill,
+                    f.class,
+                    f.message
                 );
             }
             Ok(ExitCode::FAILURE)

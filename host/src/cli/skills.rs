@@ -104,7 +104,7 @@ fn list(catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode> {
         }
         Format::Table => {
             if catalog.is_empty() {
-                eprintln!(
+                tracing::info!(
                     "no skills found (roots: bundled, ~/.skillhost/skills, .skillhost/skills, .agents/skills, --skills DIR)"
                 );
                 return Ok(ExitCode::SUCCESS);
@@ -158,7 +158,7 @@ fn search(catalog: &Catalog, query: &str, k: usize, format: Format) -> anyhow::R
         }
         Format::Table => {
             if matches.is_empty() {
-                eprintln!("no skill matches {query:?}");
+                tracing::info!("no skill matches {query:?}");
                 return Ok(ExitCode::SUCCESS);
             }
             let rows: Vec<[String; 4]> = matches
@@ -225,10 +225,10 @@ fn validate(paths: &[PathBuf]) -> std::io::Result<ExitCode> {
         }
     }
     if errors == 0 {
-        eprintln!("{} checked: {warnings} warning(s), no errors", paths.len());
+        tracing::info!("{} checked: {warnings} warning(s), no errors", paths.len());
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!(
+        tracing::info!(
             "{} checked: {errors} error(s), {warnings} warning(s)",
             paths.len()
         );

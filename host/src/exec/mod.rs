@@ -725,6 +725,7 @@ impl Runner {
         }
     }
 
+    #[tracing::instrument(name = "tier", skip_all, fields(tier = "pipeline", skill = %skill.name, depth = depth))]
     async fn run_declared_pipeline(
         &self,
         skill: &Skill,
@@ -786,6 +787,7 @@ impl Runner {
         }
     }
 
+    #[tracing::instrument(name = "tier", skip_all, fields(tier = "handler", skill = %skill.name, depth = depth))]
     async fn run_handler(
         &self,
         skill: &Skill,

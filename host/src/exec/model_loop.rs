@@ -53,6 +53,7 @@ fn system_prompt(skill: &Skill, instructions: &[String]) -> String {
     s
 }
 
+#[tracing::instrument(name = "tier", skip_all, fields(tier = "model", skill = %turn.skill.name, depth = turn.depth))]
 pub(super) async fn run(
     runner: &Runner,
     provider: &dyn Provider,
@@ -89,7 +90,11 @@ pub(super) async fn run(
     let mut tool_step = 0u32;
     for step in 0..max_steps {
         let started = Instant::now();
-        let reply = provider.chat(&request).await;
+        let reply = tracing::Instrument::instrument(
+            provider.chat(&request),
+            tracing::debug_span!("model_call", provider = %provider.name(), step),
+        )
+        .await;
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::Runner;
 use crate::grants::Effective;
@@ -67,20 +68,25 @@ impl ModelHost for ProviderModelHost {
         system: Option<&'a str>,
         prompt: &'a str,
     ) -> BoxFuture<'a, Result<String, ServiceError>> {
-        Box::pin(async move {
-            let req = ChatRequest {
-                system: system.map(str::to_string),
-                messages: vec![Message::User(prompt.to_string())],
-                tools: Vec::new(),
-                max_tokens: None,
-            };
-            let resp = self
-                .0
-                .chat(&req)
-                .await
-                .map_err(|e| ServiceError::Failed(e.to_string()))?;
-            Ok(resp.text.unwrap_or_default())
-        })
+        let span =
+            tracing::debug_span!("model_call", provider = %self.0.name(), caller = "handler");
+        Box::pin(
+            async move {
+                let req = ChatRequest {
+                    system: system.map(str::to_string),
+                    messages: vec![Message::User(prompt.to_string())],
+                    tools: Vec::new(),
+                    max_tokens: None,
+                };
+                let resp = self
+                    .0
+                    .chat(&req)
+                    .await
+                    .map_err(|e| ServiceError::Failed(e.to_string()))?;
+                Ok(resp.text.unwrap_or_default())
+            }
+            .instrument(span),
+        )
     }
 }
 

@@ -17,6 +17,7 @@ pub struct TooLarge {
 
 /// Renders the skill's declared template, or a default that hands the
 /// skill's own instructions back with the task, in at most `max_bytes`.
+#[tracing::instrument(name = "tier", skip_all, fields(tier = "template", skill = %skill.name))]
 pub fn render(
     skill: &Skill,
     task: &str,

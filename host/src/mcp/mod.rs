@@ -112,7 +112,7 @@ pub async fn serve_http(
             // Out of file descriptors and the like: keep serving the
             // connections we have and try again shortly.
             Err(e) => {
-                eprintln!("skillhost mcp: cannot accept a connection: {e}");
+                tracing::warn!("cannot accept a connection: {e}");
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }

@@ -110,6 +110,12 @@ impl SkillServer {
 
     /// The same path as `skillhost run --skill NAME`: grants, limits, tool
     /// policy and recording all live in [`Runner::run_skill`].
+    #[tracing::instrument(
+        target = "skillhost::run",
+        name = "run",
+        skip_all,
+        fields(skill = skill_name, via = "mcp", tier, duration_us, failure)
+    )]
     async fn run_skill_tool(
         &self,
         skill_name: &str,
@@ -138,7 +144,16 @@ impl SkillServer {
             .run_skill(skill, "mcp".into(), &task, &given, started)
             .await
         {
-            Ok(outcome) => outcome_result(&outcome),
+            Ok(outcome) => {
+                // As `skillhost run` does: what the run was, for its close line.
+                let span = tracing::Span::current();
+                span.record("tier", format!("{:?}", outcome.tier).to_lowercase());
+                span.record("duration_us", outcome.timings.total_us);
+                if let Some(f) = &outcome.failure {
+                    span.record("failure", f.class.as_str());
+                }
+                outcome_result(&outcome)
+            }
             Err(e) => failure_result(run_error_class(&e), &e.to_string()),
         }
     }
@@ -207,18 +222,15 @@ impl SkillServer {
             let files = match skill.list_files(MAX_FILES_PER_SKILL) {
                 Ok(f) => f,
                 Err(e) => {
-                    eprintln!(
-                        "warning: cannot list the files of skill `{}`: {e}",
-                        skill.name
-                    );
+                    tracing::warn!("cannot list the files of skill `{}`: {e}", skill.name);
                     continue;
                 }
             };
             let skill_md = skill.file_name();
             for path in files {
                 if out.len() >= MAX_RESOURCES {
-                    eprintln!(
-                        "warning: more than {MAX_RESOURCES} skill files; the rest are not listed as resources"
+                    tracing::warn!(
+                        "more than {MAX_RESOURCES} skill files; the rest are not listed as resources"
                     );
                     break 'skills;
                 }

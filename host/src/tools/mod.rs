@@ -217,6 +217,7 @@ impl Toolbox {
 
     /// Every tool call goes through here: global allow/deny, the skill's
     /// `allowed-tools`, its trust, then the tool's grant check.
+    #[tracing::instrument(name = "tool_call", level = "debug", skip_all, fields(tool = name, skill = %cx.skill.name, caller = ?cx.caller))]
     pub async fn call(
         &self,
         name: &str,
