@@ -104,3 +104,45 @@ fn a_runner_dropped_normally_leaves_every_run_in_the_database_and_no_journal() {
     let o = crate::harness::run(&next, "note", "after", serde_json::json!({}));
     assert_eq!(o.run_id, unique.last().map(|id| id + 1));
 }
+
+/// A long-lived runner (an MCP server) keeps what it read of a skill's
+/// files, and must still see every change: a rewritten handler loses its
+/// grant and its new code runs, both while the file's times are fresh and
+/// once they are old enough to be trusted.
+#[test]
+fn a_long_lived_runner_sees_a_changed_handler() {
+    let ws = Workspace::new();
+    let dir = ws.add_skill("note", ECHO, Some(&guest("echo-guest")));
+    let mut config = skillhost::config::Config::default();
+    ws.grant_declared(&mut config, "note");
+    let runner = ws.runner(config);
+    let run = |task: &str| crate::harness::run(&runner, "note", task, serde_json::json!({}));
+
+    let first = run("hi");
+    assert_eq!(first.grants.as_deref(), Some("granted"), "{first:?}");
+    assert_eq!(first.output.as_ref().map(|o| o.body.as_str()), Some("hi"));
+    // Old enough that the runner trusts the file's identity from now on.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let settled = run("hi");
+    assert_eq!(settled.grants.as_deref(), Some("granted"));
+
+    // Same path, other bytes: the hostile guest answers "fine" to "ok",
+    // where echo would answer "ok".
+    std::fs::copy(guest("hostile-guest"), dir.join("handler.wasm")).expect("replace");
+    let changed = run("ok");
+    assert!(
+        changed
+            .grants
+            .as_deref()
+            .is_some_and(|g| g.starts_with("grant is stale")),
+        "{changed:?}"
+    );
+    assert_eq!(
+        changed.output.as_ref().map(|o| o.body.as_str()),
+        Some("fine"),
+        "{changed:?}"
+    );
+    let again = run("ok");
+    assert_eq!(again.grants, changed.grants);
+    assert_eq!(again.output, changed.output);
+}

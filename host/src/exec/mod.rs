@@ -13,7 +13,9 @@ mod recorder;
 mod services;
 pub mod template;
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -26,9 +28,9 @@ use crate::learn::{Applied, Learning};
 use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::sandbox::{
-    self, CallOutcome, CallRequest, FileRoots, LogLine, Sandbox, SandboxOptions, Services,
+    self, CallOutcome, CallRequest, FileRoots, Handler, LogLine, Sandbox, SandboxOptions, Services,
 };
-use crate::skill::{Catalog, LimitSpec, Skill, SkillFileError};
+use crate::skill::{Catalog, FileIdentity, FileRead, LimitSpec, Skill, SkillFileError};
 use crate::store::{KvQuota, Store};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
@@ -182,6 +184,8 @@ struct Shared {
     control: OnceLock<Arc<crate::paths::ControlPaths>>,
     store: Arc<LazyStore>,
     recorder: Recorder,
+    /// What this runner read of each skill's files, by SKILL.md path.
+    known: Mutex<HashMap<PathBuf, KnownFiles>>,
     me: Weak<Shared>,
 }
 
@@ -240,6 +244,7 @@ impl Runner {
         Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 recorder,
+                known: Mutex::new(HashMap::new()),
                 paths,
                 config,
                 catalog,
@@ -592,8 +597,8 @@ impl Runner {
             let raise = if skill.meta.skillhost.limits.is_empty() {
                 LimitSpec::default()
             } else {
-                skill_fingerprint(skill)
-                    .map(|fp| self.effective_grants(skill, &fp).limits)
+                self.skill_files(skill)
+                    .map(|f| self.effective_grants(skill, &f.fingerprint).limits)
                     .unwrap_or_default()
             };
             let limit = self.limits(skill, &raise).output_bytes;
@@ -677,6 +682,67 @@ impl Runner {
         }
     }
 
+    /// The fingerprint of `skill`'s files and its handler, read and hashed
+    /// only when a file changed since this runner last saw it (see
+    /// [`FileIdentity`](crate::skill::FileIdentity)): a run of an unchanged
+    /// skill neither reads its handler nor hashes it.
+    fn skill_files(&self, skill: &Skill) -> Result<SkillFiles, SkillFileError> {
+        let known = lock(&self.shared.known).get(&skill.path).cloned();
+        let handler_rel = skill.meta.skillhost.handler.as_deref();
+        let md_known = known.as_ref().map(|k| &k.md);
+        let wasm_known = known.as_ref().and_then(|k| k.wasm.as_ref());
+        let md = skill.read_file_if_changed(&skill.file_name(), MAX_SKILL_MD_BYTES, md_known)?;
+        let wasm = match handler_rel {
+            Some(rel) => Some(skill.read_file_if_changed(rel, MAX_HANDLER_BYTES, wasm_known)?),
+            None => None,
+        };
+        let unchanged = matches!(md, FileRead::Unchanged(_))
+            && matches!(wasm, None | Some(FileRead::Unchanged(_)));
+        if let (true, Some(k)) = (unchanged, known) {
+            return Ok(SkillFiles {
+                fingerprint: k.fingerprint,
+                handler: k.handler.map(HandlerFiles::Loaded),
+            });
+        }
+        // Something changed: the fingerprint covers both files, so read both.
+        let (md, md_id) = match md {
+            FileRead::Read(id, bytes) => (bytes, id),
+            FileRead::Unchanged(_) => {
+                skill.read_file_identified(&skill.file_name(), MAX_SKILL_MD_BYTES)?
+            }
+        };
+        let wasm = match (wasm, handler_rel) {
+            (Some(FileRead::Read(id, bytes)), _) => Some((bytes, id)),
+            (Some(FileRead::Unchanged(_)), Some(rel)) => {
+                Some(skill.read_file_identified(rel, MAX_HANDLER_BYTES)?)
+            }
+            _ => None,
+        };
+        let fingerprint = sandbox::fingerprint(&md, wasm.as_ref().map(|(b, _)| b.as_slice()));
+        lock(&self.shared.known).insert(
+            skill.path.clone(),
+            KnownFiles {
+                md: md_id,
+                wasm: wasm.as_ref().map(|(_, id)| *id),
+                fingerprint: fingerprint.clone(),
+                handler: None,
+            },
+        );
+        Ok(SkillFiles {
+            fingerprint,
+            handler: wasm.map(|(bytes, _)| HandlerFiles::Read(Arc::from(bytes))),
+        })
+    }
+
+    /// Keeps the handler compiled from the files fingerprinted `fingerprint`.
+    fn remember_handler(&self, skill: &Skill, fingerprint: &str, handler: &Handler) {
+        if let Some(k) = lock(&self.shared.known).get_mut(&skill.path)
+            && k.fingerprint == fingerprint
+        {
+            k.handler = Some(handler.clone());
+        }
+    }
+
     /// The skill's effective grants, noted in the outcome.
     /// declared ∩ granted for the skill at this fingerprint.
     fn effective_grants(&self, skill: &Skill, fingerprint: &str) -> Effective {
@@ -704,8 +770,8 @@ impl Runner {
     }
 
     fn grants_for(&self, skill: &Skill, outcome: &mut RunOutcome) -> Effective {
-        let effective = match skill_fingerprint(skill) {
-            Ok(fp) => self.effective_grants(skill, &fp),
+        let effective = match self.skill_files(skill) {
+            Ok(f) => self.effective_grants(skill, &f.fingerprint),
             Err(e) => {
                 outcome.notices.push(format!(
                     "cannot read skill `{}`: {e}; it runs without grants",
@@ -797,42 +863,46 @@ impl Runner {
         depth: u32,
     ) -> Result<(), RunError> {
         let load_started = Instant::now();
-        let (skill_md, wasm) = match read_skill_and_handler(skill) {
-            Ok((md, Some(wasm))) => (md, wasm),
-            Ok((_, None)) => {
-                outcome.failure = Some(Failure::new(
-                    "HandlerUnavailable",
-                    "the skill declares no handler",
-                ));
-                return Ok(());
-            }
+        let unavailable =
+            |message: String| Some(Failure::new(FailureClass::HandlerUnavailable, message));
+        let files = match self.skill_files(skill) {
+            Ok(f) => f,
             Err(e) => {
-                outcome.failure = Some(Failure::new(
-                    "HandlerUnavailable",
-                    format!(
-                        "cannot read handler `{handler_rel}` of skill `{}`: {e}",
-                        skill.name
-                    ),
+                outcome.failure = unavailable(format!(
+                    "cannot read handler `{handler_rel}` of skill `{}`: {e}",
+                    skill.name
                 ));
                 return Ok(());
             }
         };
-        let fingerprint = sandbox::fingerprint(&skill_md, Some(&wasm));
-        let grants = self.effective_grants(skill, &fingerprint);
+        let grants = self.effective_grants(skill, &files.fingerprint);
         self.note_grants(skill, &grants, outcome);
-        let sandbox = self.sandbox()?;
-        let loaded = sandbox.load_async(Arc::from(wasm)).await;
-        outcome.timings.load_us = micros(load_started);
-        let handler = match loaded {
-            Ok(h) => h,
-            Err(e) => {
-                outcome.failure = Some(Failure::new(
-                    e.class(),
-                    format!("handler `{handler_rel}` of skill `{}`: {e}", skill.name),
-                ));
+        let handler = match files.handler {
+            Some(HandlerFiles::Loaded(h)) => h,
+            Some(HandlerFiles::Read(wasm)) => {
+                let loaded = self.sandbox()?.load_async(wasm).await;
+                match loaded {
+                    Ok(h) => {
+                        self.remember_handler(skill, &files.fingerprint, &h);
+                        h
+                    }
+                    Err(e) => {
+                        outcome.timings.load_us = micros(load_started);
+                        outcome.failure = Some(Failure::new(
+                            e.class(),
+                            format!("handler `{handler_rel}` of skill `{}`: {e}", skill.name),
+                        ));
+                        return Ok(());
+                    }
+                }
+            }
+            None => {
+                outcome.failure = unavailable("the skill declares no handler".into());
                 return Ok(());
             }
         };
+        outcome.timings.load_us = micros(load_started);
+        let sandbox = self.sandbox()?;
         let limits = self.limits(skill, &grants.limits);
         if let Some(n) = limits_notice(skill, &limits, &self.config().limits) {
             outcome.notices.push(n);
@@ -1040,4 +1110,31 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
 
 fn micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// The files of a skill as a runner last read them.
+#[derive(Clone)]
+struct KnownFiles {
+    md: FileIdentity,
+    wasm: Option<FileIdentity>,
+    fingerprint: String,
+    /// Compiled from exactly these files, once a run loaded it.
+    handler: Option<Handler>,
+}
+
+struct SkillFiles {
+    fingerprint: String,
+    handler: Option<HandlerFiles>,
+}
+
+enum HandlerFiles {
+    /// Unchanged since it was compiled.
+    Loaded(Handler),
+    /// Read now; to be loaded.
+    Read(Arc<[u8]>),
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every holder leaves the map whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -10,6 +10,97 @@ use cap_std::fs::Dir;
 use super::discover::is_escape;
 use super::model::Skill;
 
+/// Which version of a file was read: device, inode, size, and the
+/// modification and change times to the nanosecond. Rewriting a file
+/// changes its change time, which only the system clock can set back, so
+/// the same identity means the same bytes, once the change time is older
+/// than the clock's granularity (see [`FileIdentity::settled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl FileIdentity {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// File times tick coarsely (a few milliseconds on Linux): two writes
+    /// within one tick can leave the same times. An identity only counts
+    /// once its change time is [`SETTLE`] in the past, as git does with its
+    /// index ("racy git").
+    pub fn settled(&self) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        self.settled_at(now)
+    }
+
+    fn settled_at(&self, now_secs: i64) -> bool {
+        self.changed.0.saturating_add(SETTLE.as_secs() as i64) < now_secs
+    }
+
+    /// Elsewhere only size and modification time are known: never treated
+    /// as unchanged, so files are always read.
+    #[cfg(not(unix))]
+    fn of(meta: &std::fs::Metadata) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        FileIdentity {
+            dev: 0,
+            ino: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            len: meta.len(),
+            modified: (0, 0),
+            changed: (0, 0),
+        }
+    }
+}
+
+/// How old a file's change time must be for its identity to be trusted.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What [`Skill::read_file_if_changed`] found.
+#[derive(Debug)]
+pub enum FileRead {
+    Unchanged(FileIdentity),
+    Read(FileIdentity, Vec<u8>),
+}
+
+/// Reads an opened file, never past `max_bytes`.
+fn read_opened(
+    relative: &str,
+    file: std::fs::File,
+    identity: FileIdentity,
+    max_bytes: u64,
+) -> Result<Vec<u8>, SkillFileError> {
+    let mut bytes = Vec::with_capacity(usize::try_from(identity.len).unwrap_or(0));
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|source| SkillFileError::Io {
+            path: relative.to_owned(),
+            source,
+        })?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(SkillFileError::TooLarge {
+            path: relative.to_owned(),
+            size: bytes.len() as u64,
+            max: max_bytes,
+        });
+    }
+    Ok(bytes)
+}
+
 /// Why a file of a skill cannot be read. Messages name the path inside the
 /// skill folder, never where the folder is on this machine: they reach
 /// models and MCP clients.
@@ -71,6 +162,43 @@ impl Skill {
     /// the host reads files the skill declares (its handler may be build
     /// output); what others ask for goes through [`Skill::read_content`].
     pub fn read_file(&self, relative: &str, max_bytes: u64) -> Result<Vec<u8>, SkillFileError> {
+        let (file, identity) = self.open_file(relative, max_bytes)?;
+        read_opened(relative, file, identity, max_bytes)
+    }
+
+    /// [`Skill::read_file`], with the identity of the version read.
+    pub fn read_file_identified(
+        &self,
+        relative: &str,
+        max_bytes: u64,
+    ) -> Result<(Vec<u8>, FileIdentity), SkillFileError> {
+        let (file, identity) = self.open_file(relative, max_bytes)?;
+        Ok((read_opened(relative, file, identity, max_bytes)?, identity))
+    }
+
+    /// Reads `relative` as [`Skill::read_file`] does, unless the file is
+    /// still `known` (same [`FileIdentity`]): then it is not read at all.
+    pub fn read_file_if_changed(
+        &self,
+        relative: &str,
+        max_bytes: u64,
+        known: Option<&FileIdentity>,
+    ) -> Result<FileRead, SkillFileError> {
+        let (file, identity) = self.open_file(relative, max_bytes)?;
+        if known == Some(&identity) && identity.settled() {
+            return Ok(FileRead::Unchanged(identity));
+        }
+        let bytes = read_opened(relative, file, identity, max_bytes)?;
+        Ok(FileRead::Read(identity, bytes))
+    }
+
+    /// Opens `relative` inside the skill folder, with the checks of
+    /// [`Skill::read_file`], and says which file version it is.
+    fn open_file(
+        &self,
+        relative: &str,
+        max_bytes: u64,
+    ) -> Result<(std::fs::File, FileIdentity), SkillFileError> {
         let path = relative.to_owned();
         let err_io = |source: io::Error| SkillFileError::Io {
             path: path.clone(),
@@ -98,23 +226,17 @@ impl Skill {
         if !meta.is_file() {
             return Err(SkillFileError::NotAFile { path });
         }
-        let too_large = |size: u64| SkillFileError::TooLarge {
-            path: path.clone(),
-            size,
-            max: max_bytes,
-        };
         if meta.len() > max_bytes {
-            return Err(too_large(meta.len()));
+            return Err(SkillFileError::TooLarge {
+                path,
+                size: meta.len(),
+                max: max_bytes,
+            });
         }
-        let file = dir.open(rel).map_err(classify)?;
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.take(max_bytes.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(err_io)?;
-        if bytes.len() as u64 > max_bytes {
-            return Err(too_large(bytes.len() as u64));
-        }
-        Ok(bytes)
+        let file = dir.open(rel).map_err(classify)?.into_std();
+        // The identity of what was opened, not of the path looked at above.
+        let identity = FileIdentity::of(&file.metadata().map_err(err_io)?);
+        Ok((file, identity))
     }
 
     /// Reads a file of the skill's content for someone else (a model's
@@ -227,6 +349,27 @@ mod tests {
             warnings: Vec::new(),
             meta: SkillMeta::default(),
         }
+    }
+
+    #[test]
+    fn a_file_is_read_again_while_its_change_time_is_recent_or_when_it_changed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let s = skill_in(tmp.path());
+        std::fs::write(tmp.path().join("h.wasm"), "one").expect("write");
+        let (bytes, id) = s.read_file_identified("h.wasm", 100).expect("read");
+        assert_eq!(bytes, b"one");
+        // Written just now: within the clock's granularity, so read again.
+        assert!(!id.settled());
+        assert!(matches!(
+            s.read_file_if_changed("h.wasm", 100, Some(&id)).expect("read"),
+            FileRead::Read(_, b) if b == b"one"
+        ));
+        // Once settled, the same identity is the same bytes.
+        assert!(id.settled_at(id.changed.0 + SETTLE.as_secs() as i64 + 1));
+        // A rewrite is a different version, whatever the clock says.
+        std::fs::write(tmp.path().join("h.wasm"), "two!").expect("write");
+        let (_, rewritten) = s.read_file_identified("h.wasm", 100).expect("read");
+        assert_ne!(rewritten, id);
     }
 
     #[test]
