@@ -13,6 +13,7 @@ mod harness;
 mod support;
 
 mod architecture;
+mod capability_example;
 mod catalog_cli;
 mod catalog_corpus;
 mod catalog_hostile;

@@ -22,7 +22,8 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-fn target_dir() -> PathBuf {
+/// The build folder tests and their builds share.
+pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|d| {

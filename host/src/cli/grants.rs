@@ -3,35 +3,21 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 
 use super::Ctx;
 use crate::config::{self, Grant};
 use crate::exec::skill_fingerprint;
-use crate::skill::{Capabilities, FileCapabilities, LimitSpec};
+use crate::grants::{CAPABILITIES, describe};
+use crate::skill::{Capabilities, LimitSpec};
 
 #[derive(Debug, Args)]
 pub struct GrantArgs {
     /// The skill to grant capabilities to.
     pub name: String,
-    /// Directory the handler may read (as the skill declares it; repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub read: Vec<String>,
-    /// Directory the handler may write (repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub write: Vec<String>,
-    /// Host the handler may reach over HTTP (repeatable).
-    #[arg(long, value_name = "HOST")]
-    pub http: Vec<String>,
-    /// Host tool the handler may call (repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub tool: Vec<String>,
-    /// Let the handler ask the configured model.
-    #[arg(long)]
-    pub llm: bool,
-    /// Let the handler use its key-value store.
-    #[arg(long)]
-    pub kv: bool,
+    /// One option or more per capability (see `grants::CAPABILITIES`).
+    #[command(flatten)]
+    pub capabilities: CapabilityFlags,
     /// Let the skill's declared `limits` go above the defaults (up to the
     /// operator's `[limits] max_*` ceilings).
     #[arg(long)]
@@ -61,16 +47,7 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         )
     })?;
     let declared = &skill.meta.skillhost.capabilities;
-    let asked = Capabilities {
-        files: FileCapabilities {
-            read: args.read,
-            write: args.write,
-        },
-        http: args.http,
-        tools: args.tool,
-        llm: args.llm,
-        kv: args.kv,
-    };
+    let asked = args.capabilities.0;
     let everything = asked == Capabilities::default() && !args.limits;
     let capabilities = if everything {
         declared.clone()
@@ -134,33 +111,6 @@ pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn describe(c: &Capabilities) -> String {
-    let mut parts = Vec::new();
-    if !c.files.read.is_empty() {
-        parts.push(format!("read {}", c.files.read.join(", ")));
-    }
-    if !c.files.write.is_empty() {
-        parts.push(format!("write {}", c.files.write.join(", ")));
-    }
-    if !c.http.is_empty() {
-        parts.push(format!("http {}", c.http.join(", ")));
-    }
-    if !c.tools.is_empty() {
-        parts.push(format!("tools {}", c.tools.join(", ")));
-    }
-    if c.llm {
-        parts.push("llm".into());
-    }
-    if c.kv {
-        parts.push("kv".into());
-    }
-    if parts.is_empty() {
-        "nothing beyond computation".into()
-    } else {
-        parts.join("; ")
-    }
-}
-
 fn describe_limits(l: &LimitSpec) -> String {
     let mut parts = Vec::new();
     let mut add = |name: &str, v: Option<u64>| {
@@ -175,4 +125,98 @@ fn describe_limits(l: &LimitSpec) -> String {
     add("table_elements", l.table_elements.map(u64::from));
     add("instances", l.instances.map(u64::from));
     parts.join(", ")
+}
+
+/// The `skills grant` options of every capability, made from each one's
+/// [`Flag`](crate::grants::Flag)s, so a new capability brings its option.
+#[derive(Debug, Clone, Default)]
+pub struct CapabilityFlags(pub Capabilities);
+
+impl FromArgMatches for CapabilityFlags {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut c = Capabilities::default();
+        for cap in CAPABILITIES {
+            for flag in cap.flags() {
+                if flag.value_name.is_some() {
+                    let values: Vec<String> = m
+                        .get_many::<String>(flag.name)
+                        .map(|v| v.cloned().collect())
+                        .unwrap_or_default();
+                    if !values.is_empty() {
+                        cap.grant_from_flag(flag.name, &values, &mut c);
+                    }
+                } else if m.get_flag(flag.name) {
+                    cap.grant_from_flag(flag.name, &[], &mut c);
+                }
+            }
+        }
+        Ok(CapabilityFlags(c))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for CapabilityFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        CAPABILITIES
+            .iter()
+            .flat_map(|c| c.flags())
+            .fold(cmd, |cmd, flag| {
+                let arg = Arg::new(flag.name).long(flag.name).help(flag.help);
+                cmd.arg(match flag.value_name {
+                    Some(v) => arg.value_name(v).action(ArgAction::Append),
+                    None => arg.action(ArgAction::SetTrue),
+                })
+            })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        grant: GrantArgs,
+    }
+
+    #[test]
+    fn every_capability_brings_its_grant_option() {
+        let cli = Cli::try_parse_from([
+            "grant",
+            "s",
+            "--read",
+            "a",
+            "--read",
+            "b",
+            "--write",
+            "w",
+            "--http",
+            "api.example.com",
+            "--tool",
+            "t",
+            "--llm",
+            "--kv",
+        ])
+        .expect("parses");
+        let c = cli.grant.capabilities.0;
+        assert_eq!(c.files.read, ["a", "b"]);
+        assert_eq!(c.files.write, ["w"]);
+        assert_eq!(c.http, ["api.example.com"]);
+        assert_eq!(c.tools, ["t"]);
+        assert!(c.llm && c.kv);
+        let none = Cli::try_parse_from(["grant", "s"]).expect("parses");
+        assert_eq!(none.grant.capabilities.0, Capabilities::default());
+        assert!(Cli::try_parse_from(["grant", "s", "--no-such-capability"]).is_err());
+    }
 }

@@ -9,8 +9,117 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::netguard::pattern_covers;
-use crate::skill::{Capabilities, FileCapabilities, LimitSpec, Source};
+use crate::skill::{Capabilities, LimitSpec, Source};
+
+mod files;
+mod http;
+mod kv;
+mod llm;
+mod tools;
+
+/// One kind of thing a handler may be granted. Each is a file of this
+/// folder and one field of [`Capabilities`], which is what the skill
+/// declares under `metadata.skillhost.capabilities.KEY`, what the operator
+/// grants under `[grants.NAME] KEY` (both parsed by serde from that field)
+/// and what the sandbox reads when it enforces the grant.
+///
+/// Adding one, a made-up `clock` that lets a handler read the real time
+/// (without it, the wall clock reads as the epoch): the field
+/// `pub clock: bool,` in `skill::Capabilities`; `mod clock;` and the entry
+/// `&clock::Clock,` in [`CAPABILITIES`] below; and this file, `grants/clock.rs`
+/// (`tests/capability_example.rs` builds the crate with exactly this):
+///
+/// ```text
+/// //! `clock`: the handler may read the real wall-clock time.
+///
+/// use super::{Capability, Flag};
+/// use crate::skill::Capabilities;
+///
+/// pub struct Clock;
+///
+/// impl Capability for Clock {
+///     fn key(&self) -> &'static str {
+///         "clock"
+///     }
+///
+///     fn flags(&self) -> &'static [Flag] {
+///         &[Flag {
+///             name: "clock",
+///             value_name: None,
+///             help: "Let the handler read the real time",
+///         }]
+///     }
+///
+///     fn grant_from_flag(&self, _flag: &str, _values: &[String], into: &mut Capabilities) {
+///         into.clock = true;
+///     }
+///
+///     fn intersect(&self, declared: &Capabilities, granted: &Capabilities, into: &mut Capabilities) {
+///         into.clock = declared.clock && granted.clock;
+///     }
+///
+///     fn describe(&self, c: &Capabilities) -> Vec<String> {
+///         if c.clock { vec!["clock".into()] } else { Vec::new() }
+///     }
+///
+///     fn configure_wasi(&self, granted: &Capabilities, wasi: &mut wasmtime_wasi::WasiCtxBuilder) {
+///         if !granted.clock {
+///             wasi.wall_clock(Epoch);
+///         }
+///     }
+/// }
+///
+/// /// A wall clock stopped at 1970-01-01.
+/// struct Epoch;
+///
+/// impl wasmtime_wasi::HostWallClock for Epoch {
+///     fn resolution(&self) -> std::time::Duration {
+///         std::time::Duration::from_secs(1)
+///     }
+///     fn now(&self) -> std::time::Duration {
+///         std::time::Duration::ZERO
+///     }
+/// }
+/// ```
+///
+/// The front-matter key, the grant key, the `skills grant` flag, the
+/// intersection and the description then all exist; `configure_wasi` is
+/// the per-call setting. Capabilities enforced through the host interface
+/// (`llm`, `kv`, `tools`) or a host service (`files` through the control
+/// paths, `http` through the network guard) are checked where that
+/// interface or service lives, in `sandbox`, against the same field.
+pub trait Capability: Sync {
+    /// Its key in front matter and in grants: the field's name.
+    fn key(&self) -> &'static str;
+    /// The `skills grant` options that grant it.
+    fn flags(&self) -> &'static [Flag];
+    /// Adds what option `flag` gave (its values; none for a switch).
+    fn grant_from_flag(&self, flag: &str, values: &[String], into: &mut Capabilities);
+    /// declared ∩ granted for this capability, written into `into`.
+    fn intersect(&self, declared: &Capabilities, granted: &Capabilities, into: &mut Capabilities);
+    /// What `c` grants of it, in words; empty when nothing.
+    fn describe(&self, c: &Capabilities) -> Vec<String>;
+    /// Settings of the call's WASI context that follow from the grant.
+    fn configure_wasi(&self, _granted: &Capabilities, _wasi: &mut wasmtime_wasi::WasiCtxBuilder) {}
+}
+
+/// A `skills grant` option.
+pub struct Flag {
+    /// `--NAME`.
+    pub name: &'static str,
+    /// `Some` for a repeatable option with a value, `None` for a switch.
+    pub value_name: Option<&'static str>,
+    pub help: &'static str,
+}
+
+/// Every capability, in the order grants are described.
+pub const CAPABILITIES: &[&dyn Capability] = &[
+    &files::Files,
+    &http::Http,
+    &tools::Tools,
+    &llm::Llm,
+    &kv::Kv,
+];
 
 /// Which sources get what they declare without an explicit grant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -180,51 +289,79 @@ pub fn effective(
     Effective::none()
 }
 
-/// What both sides allow. Paths compare after normalisation; a host
-/// pattern on one side narrows a broader pattern on the other.
+/// What both sides allow: each capability intersects its own part.
 pub fn intersect(declared: &Capabilities, granted: &Capabilities) -> Capabilities {
-    Capabilities {
-        files: FileCapabilities {
-            read: common_paths(&declared.files.read, &granted.files.read),
-            write: common_paths(&declared.files.write, &granted.files.write),
-        },
-        http: declared
-            .http
-            .iter()
-            .filter_map(|d| {
-                granted.http.iter().find_map(|g| {
-                    if pattern_covers(g, d) {
-                        Some(d.clone())
-                    } else if pattern_covers(d, g) {
-                        Some(g.clone())
-                    } else {
-                        None
-                    }
-                })
-            })
-            .collect(),
-        tools: declared
-            .tools
-            .iter()
-            .filter(|t| granted.tools.contains(t))
-            .cloned()
-            .collect(),
-        llm: declared.llm && granted.llm,
-        kv: declared.kv && granted.kv,
+    let mut out = Capabilities::default();
+    for c in CAPABILITIES {
+        c.intersect(declared, granted, &mut out);
     }
+    out
 }
 
-fn common_paths(a: &[String], b: &[String]) -> Vec<String> {
-    let norm = |p: &String| p.trim().trim_end_matches('/').to_owned();
-    a.iter()
-        .filter(|p| b.iter().any(|q| norm(q) == norm(p)))
-        .cloned()
-        .collect()
+/// What `c` grants, in words, capability by capability.
+pub fn describe(c: &Capabilities) -> String {
+    let parts: Vec<String> = CAPABILITIES
+        .iter()
+        .flat_map(|cap| cap.describe(c))
+        .collect();
+    if parts.is_empty() {
+        "nothing beyond computation".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skill::FileCapabilities;
+
+    #[test]
+    fn every_field_of_capabilities_has_its_capability_and_no_more() {
+        let fields: Vec<String> = match serde_json::to_value(Capabilities::default()) {
+            Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+            other => panic!("capabilities serialise as an object: {other:?}"),
+        };
+        let mut keys: Vec<String> = CAPABILITIES.iter().map(|c| c.key().to_owned()).collect();
+        keys.sort();
+        let mut fields = fields;
+        fields.sort();
+        assert_eq!(keys, fields);
+    }
+
+    #[test]
+    fn intersect_and_describe_go_through_every_capability() {
+        let mut declared = Capabilities {
+            files: FileCapabilities {
+                read: vec!["data/".into()],
+                write: vec!["out".into()],
+            },
+            http: vec!["*.example.com".into()],
+            tools: vec!["a".into(), "b".into()],
+            kv: true,
+            ..Capabilities::default()
+        };
+        declared.llm = true;
+        let granted = Capabilities {
+            files: FileCapabilities {
+                read: vec!["data".into()],
+                write: Vec::new(),
+            },
+            http: vec!["api.example.com".into()],
+            tools: vec!["b".into()],
+            kv: true,
+            ..Capabilities::default()
+        };
+        let both = intersect(&declared, &granted);
+        assert_eq!(
+            describe(&both),
+            "read data/; http api.example.com; tools b; kv"
+        );
+        assert_eq!(
+            describe(&Capabilities::default()),
+            "nothing beyond computation"
+        );
+    }
 
     /// The two config sections grants read.
     #[derive(Default)]
@@ -249,16 +386,18 @@ mod tests {
     }
 
     fn caps() -> Capabilities {
-        Capabilities {
+        let mut c = Capabilities {
             files: FileCapabilities {
                 read: vec!["data/".into(), "docs".into()],
                 write: vec!["out".into()],
             },
             http: vec!["*.example.com".into(), "api.other.org".into()],
             tools: vec!["web_search".into(), "http_fetch".into()],
-            llm: true,
             kv: true,
-        }
+            ..Capabilities::default()
+        };
+        c.llm = true;
+        c
     }
 
     #[test]
@@ -270,8 +409,8 @@ mod tests {
             },
             http: vec!["api.example.com".into(), "evil.net".into()],
             tools: vec!["web_search".into(), "shell".into()],
-            llm: false,
             kv: true,
+            ..Capabilities::default()
         };
         let e = intersect(&caps(), &granted);
         assert_eq!(e.files.read, vec!["data/"]);

@@ -143,6 +143,9 @@ impl HostState {
                 opened.push(guest);
             }
         }
+        for c in crate::grants::CAPABILITIES {
+            c.configure_wasi(&capabilities, &mut b);
+        }
         let events: Events = Arc::new(Mutex::new(EventLog::default()));
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resources);

@@ -1,0 +1,53 @@
+//! `http`: host names (exact, or `*.example.com`) the handler's outbound
+//! HTTP may reach. The sandbox's wasi:http guard checks each request's host
+//! and the addresses it resolves to.
+
+use super::{Capability, Flag};
+use crate::netguard::pattern_covers;
+use crate::skill::Capabilities;
+
+pub struct Http;
+
+impl Capability for Http {
+    fn key(&self) -> &'static str {
+        "http"
+    }
+
+    fn flags(&self) -> &'static [Flag] {
+        &[Flag {
+            name: "http",
+            value_name: Some("HOST"),
+            help: "Host the handler may reach over HTTP (repeatable)",
+        }]
+    }
+
+    fn grant_from_flag(&self, _flag: &str, values: &[String], into: &mut Capabilities) {
+        into.http.extend_from_slice(values);
+    }
+
+    /// A host pattern on one side narrows a broader pattern on the other.
+    fn intersect(&self, declared: &Capabilities, granted: &Capabilities, into: &mut Capabilities) {
+        into.http = declared
+            .http
+            .iter()
+            .filter_map(|d| {
+                granted.http.iter().find_map(|g| {
+                    if pattern_covers(g, d) {
+                        Some(d.clone())
+                    } else if pattern_covers(d, g) {
+                        Some(g.clone())
+                    } else {
+                        None
+                    }
+                })
+            })
+            .collect();
+    }
+
+    fn describe(&self, c: &Capabilities) -> Vec<String> {
+        if c.http.is_empty() {
+            return Vec::new();
+        }
+        vec![format!("http {}", c.http.join(", "))]
+    }
+}

@@ -1,0 +1,116 @@
+//! The worked example in `host/src/grants/mod.rs` (a made-up `clock`
+//! capability) is true: a copy of this checkout with exactly that file,
+//! that field and that registry entry builds, and the new grant is read
+//! from front matter, intersected and described. Compiles the crate once
+//! more (about a minute and a half, sharing the target folder's
+//! dependencies).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::harness::{repo_root, target_dir};
+
+/// The ```text block after "Adding one" in the grants module's docs.
+fn example_from_docs(grants_mod: &str) -> String {
+    let mut lines = grants_mod
+        .lines()
+        .map(|l| l.trim_start())
+        .skip_while(|l| !l.starts_with("/// Adding one"))
+        .skip_while(|l| *l != "/// ```text")
+        .skip(1);
+    let mut out = String::new();
+    for l in lines.by_ref() {
+        if l == "/// ```" {
+            return out;
+        }
+        let text = l.strip_prefix("///").unwrap_or(l);
+        out.push_str(text.strip_prefix(' ').unwrap_or(text));
+        out.push('\n');
+    }
+    panic!("the grants module documents the clock example in a ```text block");
+}
+
+fn replace_once(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).expect("read");
+    assert_eq!(text.matches(from).count(), 1, "{from:?} once in {path:?}");
+    std::fs::write(path, text.replacen(from, to, 1)).expect("write");
+}
+
+#[test]
+fn a_new_capability_is_one_file_one_field_and_its_entry() {
+    let root = repo_root();
+    let listed = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .expect("git ls-files (the example test copies the checkout)");
+    assert!(listed.status.success(), "git ls-files failed");
+    let copy = tempfile::tempdir().expect("tempdir");
+    for rel in listed.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let rel = Path::new(std::str::from_utf8(rel).expect("UTF-8 path"));
+        let (from, to) = (root.join(rel), copy.path().join(rel));
+        if !from.is_file() {
+            continue;
+        }
+        std::fs::create_dir_all(to.parent().expect("a parent")).expect("mkdir");
+        std::fs::copy(&from, &to).expect("copy");
+    }
+    let src = copy.path().join("host/src");
+    let grants = src.join("grants/mod.rs");
+    let example = example_from_docs(&std::fs::read_to_string(&grants).expect("grants docs"));
+    // The file, plus a check that the grant works end to end (not docs).
+    std::fs::write(
+        src.join("grants/clock.rs"),
+        format!(
+            "{example}\n#[cfg(test)]\nmod example_tests {{\n{}\n}}\n",
+            r##"    use super::*;
+
+    #[test]
+    fn the_clock_grant_is_declared_granted_and_described() {
+        let declared: Capabilities = serde_json::from_str(r#"{"clock": true}"#).unwrap();
+        let granted = Capabilities { clock: true, ..Default::default() };
+        let both = crate::grants::intersect(&declared, &granted);
+        assert!(both.clock);
+        assert_eq!(crate::grants::describe(&both), "clock");
+        assert!(!crate::grants::intersect(&declared, &Capabilities::default()).clock);
+        // `skills grant NAME --clock` (its options come from the flags).
+        let flags = crate::grants::CAPABILITIES.iter().flat_map(|c| c.flags());
+        assert!(flags.map(|f| f.name).any(|n| n == "clock"));
+    }"##
+        ),
+    )
+    .expect("write clock.rs");
+    // The field.
+    replace_once(
+        &src.join("skill/model.rs"),
+        "    pub kv: bool,\n}",
+        "    pub kv: bool,\n    pub clock: bool,\n}",
+    );
+    // Its entry in the registry.
+    replace_once(&grants, "mod files;\n", "mod clock;\nmod files;\n");
+    replace_once(
+        &grants,
+        "    &kv::Kv,\n];",
+        "    &kv::Kv,\n    &clock::Clock,\n];",
+    );
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["test", "--offline", "-p", "skillhost", "--lib", "grants::"])
+        .current_dir(copy.path())
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("the_clock_grant_is_declared_granted_and_described ... ok"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("every_field_of_capabilities_has_its_capability_and_no_more ... ok"),
+        "{stdout}"
+    );
+}
