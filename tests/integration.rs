@@ -26,3 +26,4 @@ mod net_rebinding;
 mod quotas;
 mod sandbox_attacks;
 mod security_leaks;
+mod tiered;
