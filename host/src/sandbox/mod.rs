@@ -359,8 +359,9 @@ impl Sandbox {
 
     /// Compiles with Cranelift (or fetches from a cache) and links a
     /// handler component, on this thread: for checks and for callers that
-    /// want the optimised code now. A call's first load is
-    /// [`Sandbox::load_async`], which compiles with Winch first.
+    /// want the optimised code now (one already loaded by
+    /// [`Sandbox::load_async`] may still be on Winch's code). A call's
+    /// first load is [`Sandbox::load_async`], which compiles with Winch.
     pub fn load(&self, wasm: &[u8]) -> Result<Handler, SandboxError> {
         self.inner.load(wasm, None, |_| {})
     }
