@@ -30,3 +30,4 @@ mod quotas;
 mod recording;
 mod sandbox_attacks;
 mod security_leaks;
+mod tiered;

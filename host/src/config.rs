@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::grants::{Grant, Grants, TrustConfig};
 pub use crate::paths::CONFIG_FILE;
 use crate::paths::Paths;
-pub use crate::sandbox::{LimitDefaults, SandboxConfig};
+pub use crate::sandbox::{Compiler, LimitDefaults, SandboxConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -295,6 +295,17 @@ mod tests {
         .expect("write");
         let e = Config::load(&p).expect_err("typo").to_string();
         assert!(e.contains("min_falures"), "{e}");
+    }
+
+    #[test]
+    fn the_compiler_setting_is_tiered_unless_cranelift_is_named() {
+        assert_eq!(Config::default().sandbox.compiler, Compiler::Tiered);
+        let c: Config = toml::from_str("[sandbox]\ncompiler = \"cranelift\"\n").expect("parse");
+        assert_eq!(c.sandbox.compiler, Compiler::Cranelift);
+        let e = toml::from_str::<Config>("[sandbox]\ncompiler = \"winch\"\n")
+            .expect_err("no winch-only setting")
+            .to_string();
+        assert!(e.contains("tiered"), "{e}");
     }
 
     #[test]

@@ -878,7 +878,13 @@ impl Runner {
         let grants = self.effective_grants(skill, &files.fingerprint);
         self.note_grants(skill, &grants, outcome);
         let handler = match files.handler {
-            Some(HandlerFiles::Loaded(h)) => h,
+            Some(HandlerFiles::Loaded(h)) => {
+                let latest = self.sandbox()?.latest(&h);
+                if latest.tier != h.tier {
+                    self.remember_handler(skill, &files.fingerprint, &latest);
+                }
+                latest
+            }
             Some(HandlerFiles::Read(wasm)) => {
                 let loaded = self.sandbox()?.load_async(wasm).await;
                 match loaded {

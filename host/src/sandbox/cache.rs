@@ -59,6 +59,11 @@ impl DiskCache {
         }
     }
 
+    /// Drops a component's file, once better code for it is cached.
+    pub(crate) fn remove(&self, hash: &str) {
+        let _ = fs::remove_file(self.path(hash));
+    }
+
     pub(crate) fn store(&self, hash: &str, component: &Component) -> std::io::Result<()> {
         create_private_dir(&self.dir)?;
         let bytes = component

@@ -103,6 +103,23 @@ pub struct SandboxConfig {
     /// delays another client's answer. Costs two thread hand-offs per
     /// call; `skillhost mcp` always turns it on.
     pub dedicated_threads: bool,
+    /// Which compilers make a handler's code (see [`Compiler`]).
+    pub compiler: Compiler,
+}
+
+/// How a handler that is in no cache gets compiled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compiler {
+    /// Winch (a baseline compiler: about 6x quicker, less optimised code)
+    /// for the first call, then Cranelift in the background; its code
+    /// replaces Winch's and is what the disk cache keeps. A component Winch
+    /// cannot compile (e.g. it uses wasm exceptions or tail calls) is
+    /// compiled with Cranelift, with a log line saying why.
+    #[default]
+    Tiered,
+    /// Cranelift only: the first call waits for the optimised code.
+    Cranelift,
 }
 
 impl Default for SandboxConfig {
@@ -114,6 +131,7 @@ impl Default for SandboxConfig {
             max_function_kb: 2_048,
             compile_timeout_ms: 120_000,
             dedicated_threads: false,
+            compiler: Compiler::Tiered,
         }
     }
 }

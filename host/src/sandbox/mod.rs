@@ -14,21 +14,21 @@ pub mod limits;
 mod outbound_http;
 mod state;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Strategy, Trap,
     UpdateDeadline,
 };
 
 pub use crate::grants::{Basis, Effective, fingerprint};
 pub use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
-pub use config::{LimitDefaults, SandboxConfig};
+pub use config::{Compiler, LimitDefaults, SandboxConfig};
 pub use host_api::{KvHost, LogLine, ModelHost, Services, ToolHost};
 pub use limits::Limits;
 pub use state::{FileRoots, GrantPathError};
@@ -92,6 +92,8 @@ pub struct SandboxOptions {
     /// How handlers' outbound HTTP is judged: the non-public addresses
     /// granted HTTP may still reach (operator config) and the resolver.
     pub net: crate::netguard::NetPolicy,
+    /// Which compilers make a handler's code.
+    pub compiler: Compiler,
 }
 
 impl SandboxOptions {
@@ -107,6 +109,7 @@ impl SandboxOptions {
             compile_timeout: Duration::from_millis(config.compile_timeout_ms),
             dedicated_threads: config.dedicated_threads,
             net: crate::netguard::NetPolicy::default(),
+            compiler: config.compiler,
         }
     }
 }
@@ -125,6 +128,31 @@ pub struct Handler {
     pub hash: String,
     /// How it was obtained: compiled now, or loaded from the disk cache.
     pub origin: HandlerOrigin,
+    /// Which compiler made its code.
+    pub tier: Tier,
+}
+
+/// Which compiler made a handler's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Winch: quick to compile, slower to run; Cranelift's code replaces
+    /// it once the background compile is done.
+    Baseline,
+    /// Cranelift.
+    Optimized,
+}
+
+/// A compile about to start, for a caller to tell whoever waits on it (see
+/// [`Sandbox::load_async_with`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileNotice {
+    /// `sha256:` of the component bytes.
+    pub hash: String,
+    /// Size of the component.
+    pub bytes: usize,
+    /// The compiler the caller waits for.
+    pub tier: Tier,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -204,36 +232,74 @@ struct Inner {
     compiling: Mutex<()>,
     options: SandboxOptions,
     _ticker: EpochTicker,
+    /// Winch, with `compiler = "tiered"`.
+    fast: Option<FastTier>,
+    /// Cranelift compiles of components that run on Winch code, one at a
+    /// time, beside at most one foreground compile.
+    optimiser: Optimiser,
 }
+
+/// The baseline tier: its own engine (code is tied to the engine that
+/// compiled it) and linker, and the threads its compiles run on.
+struct FastTier {
+    engine: Engine,
+    linker: Linker<HostState>,
+    /// Winch code on disk, so a process that exits before Cranelift is done
+    /// (a one-shot CLI run) does not compile it again.
+    disk: Option<cache::DiskCache>,
+    /// All cores but one: a first call's compile leaves a core to the
+    /// calls already running.
+    pool: rayon::ThreadPool,
+    _ticker: EpochTicker,
+}
+
+/// Components waiting for (or in) their background Cranelift compile.
+struct Optimiser {
+    /// One thread at the lowest priority: rayon runs its jobs one at a time
+    /// and the compile inside a job uses this pool's one thread, so calls
+    /// always win the CPU over it.
+    pool: Option<rayon::ThreadPool>,
+    pending: Mutex<HashSet<String>>,
+    idle: Condvar,
+}
+
+/// Most components waiting for Cranelift at once: each holds its bytes. One
+/// left out is queued again by a later load (see `load_async_with`).
+const MAX_PENDING: usize = 4;
 
 impl Sandbox {
     pub fn new(options: &SandboxOptions) -> Result<Self, SandboxError> {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        if options.pooling {
-            let mut pool = PoolingAllocationConfig::default();
-            pool.total_component_instances(64)
-                .total_core_instances(512)
-                .total_memories(256)
-                .total_tables(256)
-                .max_memory_size(1 << 30);
-            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        }
-        let engine = Engine::new(&config).map_err(|e| SandboxError::Engine(e.to_string()))?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .map_err(|e| SandboxError::Engine(e.to_string()))?;
-        fs_guard::add_to_linker(&mut linker).map_err(|e| SandboxError::Engine(e.to_string()))?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
-            .map_err(|e| SandboxError::Engine(e.to_string()))?;
-        bindings::Handler::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
-            .map_err(|e| SandboxError::Engine(e.to_string()))?;
+        let engine = new_engine(Strategy::Cranelift, options.pooling)?;
+        let linker = new_linker(&engine)?;
         let disk = options
             .cache_dir
             .as_ref()
             .map(|d| cache::DiskCache::new(d.clone(), &engine));
         let ticker = EpochTicker::start(&engine);
+        let (fast, optimiser) = match options.compiler {
+            Compiler::Cranelift => (None, None),
+            Compiler::Tiered => {
+                // On-demand allocation: a second pool would reserve the
+                // address space again for code that serves only first
+                // calls. The call limiter bounds memory the same way.
+                let engine = new_engine(Strategy::Winch, false)?;
+                let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+                let fast = FastTier {
+                    linker: new_linker(&engine)?,
+                    disk: options
+                        .cache_dir
+                        .as_ref()
+                        .map(|d| cache::DiskCache::new(d.clone(), &engine)),
+                    pool: compile_pool("skillhost-winch", cores.saturating_sub(1).max(1), false)?,
+                    _ticker: EpochTicker::start(&engine),
+                    engine,
+                };
+                (
+                    Some(fast),
+                    Some(compile_pool("skillhost-optimise", 1, true)?),
+                )
+            }
+        };
         let guest = match options.dedicated_threads {
             true => Some(GuestRuntime::start().map_err(|e| SandboxError::Engine(e.to_string()))?),
             false => None,
@@ -247,6 +313,12 @@ impl Sandbox {
                 compiling: Mutex::new(()),
                 options: options.clone(),
                 _ticker: ticker,
+                fast,
+                optimiser: Optimiser {
+                    pool: optimiser,
+                    pending: Mutex::new(HashSet::new()),
+                    idle: Condvar::new(),
+                },
             }),
             guest,
         })
@@ -256,22 +328,48 @@ impl Sandbox {
         &self.inner.engine
     }
 
-    /// Compiles (or fetches from a cache) and links a handler component,
-    /// on this thread. See [`Sandbox::load_async`] for async callers.
+    /// Compiles with Cranelift (or fetches from a cache) and links a
+    /// handler component, on this thread: for checks and for callers that
+    /// want the optimised code now (one already loaded by
+    /// [`Sandbox::load_async`] may still be on Winch's code). A call's
+    /// first load is [`Sandbox::load_async`], which compiles with Winch.
     pub fn load(&self, wasm: &[u8]) -> Result<Handler, SandboxError> {
-        self.inner.load(wasm)
+        self.inner.load(wasm, None, |_| {})
     }
 
-    /// [`Sandbox::load`] on a blocking thread, waiting at most the compile
-    /// timeout: a large component compiles for seconds, which must not
-    /// stall the async workers that serve other calls.
+    /// Fetches a handler from a cache or compiles it on a blocking thread,
+    /// waiting at most the compile timeout: a large component compiles for
+    /// seconds, which must not stall the async workers that serve other
+    /// calls. With `compiler = "tiered"` a component in no cache is
+    /// compiled with Winch, and Cranelift's code replaces it (in memory and
+    /// on disk) when a background compile is done.
     pub async fn load_async(&self, wasm: Arc<[u8]>) -> Result<Handler, SandboxError> {
-        if let Some(h) = self.inner.cached(&cache::content_hash(&wasm)) {
+        self.load_async_with(wasm, |_| {}).await
+    }
+
+    /// [`Sandbox::load_async`], calling `on_compile` (on the compiling
+    /// thread) just before a compile starts, and never when a cache has the
+    /// handler, so that the caller can say why this call takes a while. A
+    /// CLI prints one line on stderr when stderr is a terminal ("compiling
+    /// handler (12 MB)…"); an MCP server whose request carried a
+    /// `progressToken` sends `notifications/progress` with that token (from
+    /// a task it spawns, or through a channel: the callback must not block).
+    pub async fn load_async_with(
+        &self,
+        wasm: Arc<[u8]>,
+        on_compile: impl FnOnce(CompileNotice) + Send + 'static,
+    ) -> Result<Handler, SandboxError> {
+        let hash = cache::content_hash(&wasm);
+        if let Some(h) = self.inner.cached(&hash) {
+            // Its Cranelift compile may have been left out of a full queue.
+            if h.tier == Tier::Baseline {
+                self.inner.optimise_later(hash, wasm);
+            }
             return Ok(h);
         }
         let inner = self.inner.clone();
         let timeout = self.inner.options.compile_timeout;
-        let compile = move || inner.load(&wasm);
+        let compile = move || inner.load(&wasm, Some(&wasm), on_compile);
         let job = match &self.guest {
             Some(g) => g.handle.spawn_blocking(compile),
             None => tokio::task::spawn_blocking(compile),
@@ -282,6 +380,33 @@ impl Sandbox {
                 "compiling stopped: {e}"
             ))),
             Err(_) => Err(SandboxError::CompileTimeout(timeout.as_millis())),
+        }
+    }
+
+    /// Waits until no background Cranelift compile is queued or running,
+    /// at most `timeout`; true if none is. A process about to exit (a
+    /// one-shot CLI run) calls it so that the optimised code reaches the
+    /// disk cache and the next run starts from it.
+    pub fn wait_optimised(&self, timeout: Duration) -> bool {
+        let o = &self.inner.optimiser;
+        let pending = o.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let (pending, _) = o
+            .idle
+            .wait_timeout_while(pending, timeout, |p| !p.is_empty())
+            .unwrap_or_else(|p| p.into_inner());
+        pending.is_empty()
+    }
+
+    /// `handler` as it is now: once Cranelift's code for it replaced
+    /// Winch's (see [`Compiler::Tiered`]), the optimised one. For callers
+    /// that keep a handler instead of loading it for every call.
+    pub fn latest(&self, handler: &Handler) -> Handler {
+        match handler.tier {
+            Tier::Baseline => self
+                .inner
+                .cached(&handler.hash)
+                .unwrap_or_else(|| handler.clone()),
+            _ => handler.clone(),
         }
     }
 
@@ -334,7 +459,15 @@ impl Inner {
         })
     }
 
-    fn load(&self, wasm: &[u8]) -> Result<Handler, SandboxError> {
+    /// With `tiered` (the bytes, shared with the background compile) and a
+    /// Winch engine, a component in no cache is compiled with Winch;
+    /// otherwise with Cranelift.
+    fn load(
+        self: &Arc<Self>,
+        wasm: &[u8],
+        tiered: Option<&Arc<[u8]>>,
+        on_compile: impl FnOnce(CompileNotice),
+    ) -> Result<Handler, SandboxError> {
         let hash = cache::content_hash(wasm);
         if let Some(h) = self.cached(&hash) {
             return Ok(h);
@@ -345,37 +478,185 @@ impl Inner {
         if let Some(h) = self.cached(&hash) {
             return Ok(h);
         }
-        let from_disk = self.disk.as_ref().and_then(|d| d.load(&self.engine, &hash));
-        let (component, origin) = match from_disk {
-            Some(c) => (c, HandlerOrigin::DiskCache),
-            None => {
-                self.precheck(wasm)?;
-                let c = Component::new(&self.engine, wasm)
-                    .map_err(|e| SandboxError::InvalidComponent(format!("{e:#}")))?;
-                (c, HandlerOrigin::Compiled)
+        // Cranelift's code when there is some: a cache hit never uses Winch.
+        if let Some(c) = self.disk.as_ref().and_then(|d| d.load(&self.engine, &hash)) {
+            return self.link(
+                &self.linker,
+                &c,
+                hash,
+                HandlerOrigin::DiskCache,
+                Tier::Optimized,
+            );
+        }
+        let fast = tiered.zip(self.fast.as_ref());
+        if let Some((shared, fast)) = fast
+            && let Some(c) = fast.disk.as_ref().and_then(|d| d.load(&fast.engine, &hash))
+        {
+            let h = self.link(
+                &fast.linker,
+                &c,
+                hash.clone(),
+                HandlerOrigin::DiskCache,
+                Tier::Baseline,
+            )?;
+            self.optimise_later(hash, shared.clone());
+            return Ok(h);
+        }
+        self.precheck(wasm)?;
+        on_compile(CompileNotice {
+            hash: hash.clone(),
+            bytes: wasm.len(),
+            tier: if fast.is_some() {
+                Tier::Baseline
+            } else {
+                Tier::Optimized
+            },
+        });
+        if let Some((shared, fast)) = fast {
+            // Winch refuses proposals it lacks (exceptions, tail calls, GC)
+            // with an error; a panic is caught all the same, and Cranelift
+            // then has the last word on the component.
+            let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                fast.pool.install(|| Component::new(&fast.engine, wasm))
+            }));
+            match compiled {
+                Ok(Ok(c)) => {
+                    let h = self.link(
+                        &fast.linker,
+                        &c,
+                        hash.clone(),
+                        HandlerOrigin::Compiled,
+                        Tier::Baseline,
+                    )?;
+                    if let Some(d) = &fast.disk {
+                        let _ = d.store(&hash, &c);
+                    }
+                    self.optimise_later(hash, shared.clone());
+                    return Ok(h);
+                }
+                Ok(Err(e)) => tracing::warn!(
+                    "Winch cannot compile handler {hash} ({e:#}); compiling it with Cranelift"
+                ),
+                Err(_) => {
+                    tracing::warn!("Winch failed on handler {hash}; compiling it with Cranelift")
+                }
             }
-        };
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
+        }
+        let c = Component::new(&self.engine, wasm)
+            .map_err(|e| SandboxError::InvalidComponent(format!("{e:#}")))?;
+        let h = self.link(
+            &self.linker,
+            &c,
+            hash.clone(),
+            HandlerOrigin::Compiled,
+            Tier::Optimized,
+        )?;
+        if let Some(d) = &self.disk {
+            // A cache that cannot be written only costs speed.
+            let _ = d.store(&hash, &c);
+        }
+        Ok(h)
+    }
+
+    /// Links a compiled component as a handler and keeps it in memory,
+    /// replacing what was there (Winch's code, once Cranelift's is ready).
+    /// Only what links as a handler is worth keeping, so callers write the
+    /// disk cache after this.
+    fn link(
+        &self,
+        linker: &Linker<HostState>,
+        component: &Component,
+        hash: String,
+        origin: HandlerOrigin,
+        tier: Tier,
+    ) -> Result<Handler, SandboxError> {
+        let pre = linker
+            .instantiate_pre(component)
             .map_err(|e| SandboxError::WrongWorld(format!("{e:#}")))?;
         let pre = HandlerPre::new(pre).map_err(|e| SandboxError::WrongWorld(format!("{e:#}")))?;
-        // Only what links as a handler is worth keeping.
-        if origin == HandlerOrigin::Compiled
-            && let Some(d) = &self.disk
-        {
-            // A cache that cannot be written only costs speed.
-            let _ = d.store(&hash, &component);
-        }
         let handler = Handler {
             pre,
             hash: hash.clone(),
             origin,
+            tier,
         };
         if let Ok(mut m) = self.memory.lock() {
             m.insert(hash, handler.clone());
         }
         Ok(handler)
+    }
+
+    /// Queues the Cranelift compile of a component that runs on Winch code,
+    /// unless it is queued already or the queue is full.
+    fn optimise_later(self: &Arc<Self>, hash: String, wasm: Arc<[u8]>) {
+        let Some(pool) = &self.optimiser.pool else {
+            return;
+        };
+        {
+            let mut pending = self
+                .optimiser
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if pending.len() >= MAX_PENDING || !pending.insert(hash.clone()) {
+                return;
+            }
+        }
+        // A dropped sandbox skips what is still queued.
+        let weak: Weak<Inner> = Arc::downgrade(self);
+        pool.spawn(move || {
+            if let Some(inner) = weak.upgrade() {
+                // A panic in a rayon job would abort the host.
+                let optimise = std::panic::AssertUnwindSafe(|| inner.optimise(&hash, &wasm));
+                if std::panic::catch_unwind(optimise).is_err() {
+                    tracing::warn!("Cranelift failed on handler {hash}; it keeps Winch's code");
+                }
+                let mut pending = inner
+                    .optimiser
+                    .pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                pending.remove(&hash);
+                if pending.is_empty() {
+                    inner.optimiser.idle.notify_all();
+                }
+            }
+        });
+    }
+
+    /// The background tier: the same bytes, already checked by `precheck`
+    /// and linked once, compiled with Cranelift on the optimiser's one
+    /// low-priority thread. No caller waits on it, so the compile timeout
+    /// (a caller's wait) does not apply; the size limits did, before Winch.
+    fn optimise(&self, hash: &str, wasm: &[u8]) {
+        let c = match Component::new(&self.engine, wasm) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(
+                    "Cranelift cannot compile handler {hash} ({e:#}); it keeps Winch's code"
+                );
+                return;
+            }
+        };
+        if let Err(e) = self.link(
+            &self.linker,
+            &c,
+            hash.to_owned(),
+            HandlerOrigin::Compiled,
+            Tier::Optimized,
+        ) {
+            tracing::warn!(
+                "handler {hash} compiled by Cranelift does not link ({e}); it keeps Winch's code"
+            );
+            return;
+        }
+        if let Some(d) = &self.disk
+            && d.store(hash, &c).is_ok()
+            && let Some(f) = self.fast.as_ref().and_then(|f| f.disk.as_ref())
+        {
+            // Cranelift's code is what later starts load from now on.
+            f.remove(hash);
+        }
     }
 
     /// What can be known without compiling: the size, the largest function
@@ -429,7 +710,8 @@ impl Inner {
             }
         };
         let limits = job.limits;
-        let mut store = Store::new(&self.engine, state);
+        // The engine that compiled the handler's code (Winch or Cranelift).
+        let mut store = Store::new(job.handler.pre.engine(), state);
         store.limiter(|s| &mut s.limiter);
         // Every tick: stop a guest past its deadline or its host budget,
         // else yield so that other calls on these threads make progress.
@@ -681,6 +963,71 @@ fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Fa
                 Failure::new(FailureClass::Trap, text)
             }
         }
+    }
+}
+
+/// An engine for one compiler. What calls rely on is the same for both:
+/// the component model, epoch interruption (time limits and yields), the
+/// allocator chosen, async host calls (wasmtime's default).
+fn new_engine(strategy: Strategy, pooling: bool) -> Result<Engine, SandboxError> {
+    let mut config = Config::new();
+    config.strategy(strategy);
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    if pooling {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(64)
+            .total_core_instances(512)
+            .total_memories(256)
+            .total_tables(256)
+            .max_memory_size(1 << 30);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    Engine::new(&config).map_err(|e| SandboxError::Engine(e.to_string()))
+}
+
+/// The host interface, linked once per engine.
+fn new_linker(engine: &Engine) -> Result<Linker<HostState>, SandboxError> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+        .map_err(|e| SandboxError::Engine(e.to_string()))?;
+    fs_guard::add_to_linker(&mut linker).map_err(|e| SandboxError::Engine(e.to_string()))?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+        .map_err(|e| SandboxError::Engine(e.to_string()))?;
+    bindings::Handler::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+        .map_err(|e| SandboxError::Engine(e.to_string()))?;
+    Ok(linker)
+}
+
+/// Threads that compiles run on: wasmtime compiles functions in parallel
+/// on the rayon pool it is called from, so the pool's size is how many
+/// cores a compile takes.
+fn compile_pool(
+    name: &'static str,
+    threads: usize,
+    lowest_priority: bool,
+) -> Result<rayon::ThreadPool, SandboxError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .start_handler(move |_| {
+            if lowest_priority {
+                lower_priority();
+            }
+        })
+        .build()
+        .map_err(|e| SandboxError::Engine(e.to_string()))
+}
+
+/// Nice 19 for this thread: a background compile then gets a core only
+/// when no call wants it.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid has no preconditions; setpriority on a thread id
+    // changes only that thread's nice value (Linux threads are tasks).
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid, 19);
     }
 }
 
