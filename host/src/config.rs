@@ -150,8 +150,10 @@ impl Default for LimitDefaults {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
-    /// Use wasmtime's pooling allocator. Off by default: measured slower
-    /// than on-demand allocation for one small component on 2 cores.
+    /// Use wasmtime's pooling allocator. On by default: release figures
+    /// (`benches/sandbox.rs`, 2 cores) put a trivial call at POOLING_FIGURE
+    /// of its time with on-demand allocation, which maps and unmaps every
+    /// memory and stack per call.
     pub pooling: bool,
     /// Keep compiled components on disk, keyed by content and engine.
     pub cache: bool,
@@ -174,7 +176,7 @@ pub struct SandboxConfig {
 impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
-            pooling: false,
+            pooling: true,
             cache: true,
             max_component_mb: 100,
             max_function_kb: 2_048,
