@@ -322,10 +322,11 @@ impl Sandbox {
     /// Never fails: every problem is a classified failure in the outcome.
     pub async fn call(&self, handler: &Handler, req: &CallRequest<'_>) -> CallOutcome {
         let job = CallJob {
-            handler: handler.clone(),
+            pre: handler.pre.clone(),
             skill: req.skill.to_owned(),
             description: req.description.to_owned(),
-            context: serde_json::Value::Object(req.context.clone()).to_string(),
+            // A map of JSON values always serialises.
+            context: serde_json::to_string(req.context).unwrap_or_default(),
             capabilities: req.grants.capabilities.clone(),
             limits: req.limits,
             roots: req.roots.clone(),
@@ -348,7 +349,7 @@ impl Sandbox {
 
 /// One call's input, owned so that it can move to the guest threads.
 struct CallJob {
-    handler: Handler,
+    pre: HandlerPre<HostState>,
     skill: String,
     description: String,
     context: String,
@@ -506,13 +507,13 @@ impl Inner {
             description: job.description,
             context_json: job.context,
         };
-        let handler = job.handler;
+        let pre = job.pre;
         // The epoch deadline stops wasm; this outer bound stops a host call
         // (a tool, the model) that the guest is waiting on.
         let grace = Duration::from_secs(1);
         let run = Charged::new(
             async {
-                let instance = handler.pre.instantiate_async(&mut store).await?;
+                let instance = pre.instantiate_async(&mut store).await?;
                 let instantiated = started.elapsed();
                 let r = instance.call_handle(&mut store, &task).await;
                 Ok::<_, wasmtime::Error>((r, instantiated))
