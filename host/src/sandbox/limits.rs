@@ -6,8 +6,61 @@
 
 use std::time::Duration;
 
+use wasmtime::{Enabled, PoolingAllocationConfig};
+
 use super::config::LimitDefaults;
 use crate::skill::LimitSpec;
+
+/// Linear memories one call may define (the handler plus its adapters).
+const MEMORIES_PER_CALL: usize = 8;
+
+/// Calls the pooling allocator holds at once; a call beyond them waits for
+/// one to end, within its own time limit.
+pub(crate) const POOL_CALLS: u32 = 64;
+
+/// Dirty bytes of one linear memory (or table) reset by copying when its
+/// slot is freed, rather than by `madvise`: `madvise` and the page faults
+/// after it take the process's memory-map lock and flush the TLB of every
+/// core running the process, which is what kept concurrent calls from
+/// scaling (`benches/sandbox.rs`). A trivial handler dirties a few pages;
+/// an idle slot keeps at most this much resident.
+const KEEP_RESIDENT_MEMORY: usize = 1 << 20;
+const KEEP_RESIDENT_TABLE: usize = 64 << 10;
+
+/// The pooling allocator, sized so that `POOL_CALLS` calls at the default
+/// limits always find their slots, and that no component the limits allow
+/// is refused by the pool instead: one memory slot covers all of wasm32
+/// (the address space each slot reserves anyway), one table the largest
+/// a call may hold.
+pub(crate) fn pooling_config() -> PoolingAllocationConfig {
+    let d = LimitDefaults::default();
+    let calls = POOL_CALLS;
+    let per_call = |n: u32| calls.saturating_mul(n);
+    let memories = u32::try_from(MEMORIES_PER_CALL).unwrap_or(u32::MAX);
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(calls)
+        .total_core_instances(per_call(d.instances))
+        .total_memories(per_call(memories))
+        .total_tables(per_call(d.tables))
+        // A call runs on one fiber at a time; twice that leaves room for
+        // a store that is being dropped while the next call starts.
+        .total_stacks(per_call(2))
+        .max_core_instances_per_component(d.max_instances)
+        .max_memories_per_component(memories)
+        .max_memories_per_module(memories)
+        .max_tables_per_component(d.max_tables)
+        .max_tables_per_module(d.max_tables)
+        .table_elements(usize::try_from(d.max_table_elements).unwrap_or(usize::MAX))
+        .max_memory_size(1 << 32);
+    // Without PAGEMAP_SCAN (Linux before 6.7) keeping memory resident means
+    // copying its first bytes back whether they were written or not.
+    if PoolingAllocationConfig::is_pagemap_scan_available() {
+        pool.pagemap_scan(Enabled::Yes)
+            .linear_memory_keep_resident(KEEP_RESIDENT_MEMORY)
+            .table_keep_resident(KEEP_RESIDENT_TABLE);
+    }
+    pool
+}
 
 /// The limits one handler call runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +149,7 @@ impl Limits {
             tables: size(tables),
             table_elements: size(table_elements),
             instances: size(instances),
-            memories: 8,
+            memories: MEMORIES_PER_CALL,
             log_bytes: 64 * 1024,
             host_bytes: mb(defaults.host_mb.max(1)),
             resources: size(u64::from(defaults.resources.max(16))),

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Strategy, Trap,
+    Config, Engine, InstanceAllocationStrategy, PoolConcurrencyLimitError, Store, Strategy, Trap,
     UpdateDeadline,
 };
 
@@ -230,6 +230,9 @@ struct Inner {
     /// component can make the host do, and concurrent compiles would
     /// multiply its memory.
     compiling: Mutex<()>,
+    /// With the pooling allocator, one permit per call the pool holds: a
+    /// call past them waits rather than failing for want of a slot.
+    pool_slots: Option<tokio::sync::Semaphore>,
     options: SandboxOptions,
     _ticker: EpochTicker,
     /// Winch, with `compiler = "tiered"`.
@@ -311,6 +314,9 @@ impl Sandbox {
                 disk,
                 memory: Mutex::new(HashMap::new()),
                 compiling: Mutex::new(()),
+                pool_slots: options
+                    .pooling
+                    .then(|| tokio::sync::Semaphore::new(limits::POOL_CALLS as usize)),
                 options: options.clone(),
                 _ticker: ticker,
                 fast,
@@ -414,10 +420,11 @@ impl Sandbox {
     /// Never fails: every problem is a classified failure in the outcome.
     pub async fn call(&self, handler: &Handler, req: &CallRequest<'_>) -> CallOutcome {
         let job = CallJob {
-            handler: handler.clone(),
+            pre: handler.pre.clone(),
             skill: req.skill.to_owned(),
             description: req.description.to_owned(),
-            context: serde_json::Value::Object(req.context.clone()).to_string(),
+            // A map of JSON values always serialises.
+            context: serde_json::to_string(req.context).unwrap_or_default(),
             capabilities: req.grants.capabilities.clone(),
             limits: req.limits,
             roots: req.roots.clone(),
@@ -440,7 +447,7 @@ impl Sandbox {
 
 /// One call's input, owned so that it can move to the guest threads.
 struct CallJob {
-    handler: Handler,
+    pre: HandlerPre<HostState>,
     skill: String,
     description: String,
     context: String,
@@ -686,6 +693,25 @@ impl Inner {
     }
 
     async fn call(&self, job: CallJob) -> CallOutcome {
+        let started = Instant::now();
+        // Declared before the store so that it is released after the
+        // store's slots are back in the pool.
+        let _slot = match &self.pool_slots {
+            Some(slots) => match tokio::time::timeout(job.limits.timeout, slots.acquire()).await {
+                Ok(Ok(permit)) => Some(permit),
+                _ => {
+                    return CallOutcome::failed(Failure::new(
+                        "LimitExceeded",
+                        format!(
+                            "time: the call waited {} ms for one of the {} instance slots of the host's pool ([sandbox] pooling)",
+                            job.limits.timeout.as_millis(),
+                            limits::POOL_CALLS
+                        ),
+                    ));
+                }
+            },
+            None => None,
+        };
         // One budget for all the memory a call holds: its linear memories
         // and what it makes the host hold (what its host calls create, what
         // it returns, lifted out of its memory), together at most its
@@ -711,11 +737,11 @@ impl Inner {
         };
         let limits = job.limits;
         // The engine that compiled the handler's code (Winch or Cranelift).
-        let mut store = Store::new(job.handler.pre.engine(), state);
+        let mut store = Store::new(job.pre.engine(), state);
         store.limiter(|s| &mut s.limiter);
         // Every tick: stop a guest past its deadline or its host budget,
         // else yield so that other calls on these threads make progress.
-        let started = Instant::now();
+        // Time spent waiting for a pool slot counts.
         let deadline = started + limits.timeout;
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |mut cx| {
@@ -738,20 +764,24 @@ impl Inner {
             description: job.description,
             context_json: job.context,
         };
-        let handler = job.handler;
+        let pre = job.pre;
         // The epoch deadline stops wasm; this outer bound stops a host call
         // (a tool, the model) that the guest is waiting on.
         let grace = Duration::from_secs(1);
         let run = Charged::new(
             async {
-                let instance = handler.pre.instantiate_async(&mut store).await?;
+                let instance = pre.instantiate_async(&mut store).await?;
                 let instantiated = started.elapsed();
                 let r = instance.call_handle(&mut store, &task).await;
                 Ok::<_, wasmtime::Error>((r, instantiated))
             },
             budget.clone(),
         );
-        let timed = tokio::time::timeout(limits.timeout + grace, run).await;
+        let timed = tokio::time::timeout(
+            (limits.timeout + grace).saturating_sub(started.elapsed()),
+            run,
+        )
+        .await;
         let elapsed = started.elapsed();
         let (result, instantiate) = match timed {
             Err(_) => (
@@ -919,6 +949,12 @@ fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Fa
             None => String::new(),
         }
     };
+    if e.downcast_ref::<PoolConcurrencyLimitError>().is_some() {
+        return Failure::new(
+            "LimitExceeded",
+            format!("the host's instance pool is full ([sandbox] pooling): {e}"),
+        );
+    }
     if let Some(wasmtime::component::ResourceTableError::Full) =
         e.downcast_ref::<wasmtime::component::ResourceTableError>()
     {
@@ -974,14 +1010,13 @@ fn new_engine(strategy: Strategy, pooling: bool) -> Result<Engine, SandboxError>
     config.strategy(strategy);
     config.wasm_component_model(true);
     config.epoch_interruption(true);
+    // Component-model async is off, so its per-store state only costs:
+    // dropping a store resumed a kept fiber with an error, whose
+    // backtrace (under RUST_BACKTRACE) took a third of a trivial call
+    // and a process-wide unwinder lock (`benches/sandbox.rs`).
+    config.concurrency_support(false);
     if pooling {
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(64)
-            .total_core_instances(512)
-            .total_memories(256)
-            .total_tables(256)
-            .max_memory_size(1 << 30);
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(limits::pooling_config()));
     }
     Engine::new(&config).map_err(|e| SandboxError::Engine(e.to_string()))
 }
