@@ -148,3 +148,71 @@ fn limits_hold_on_winchs_code() {
         Ok("fine".to_owned())
     );
 }
+
+/// An MCP client that sends a progress token hears, before the answer,
+/// that the call waits for its handler to compile; a second call, served
+/// from the cache, says nothing.
+#[test]
+fn a_first_mcp_call_that_compiles_sends_progress_to_a_client_that_asked() {
+    use harness::mcp_http::{McpHttpServer, McpSession};
+    use serde_json::{Value, json};
+
+    let ws = harness::Workspace::new();
+    // A custom section makes these bytes new to every cache.
+    let mut wasm = std::fs::read(guest("echo-guest")).expect("echo");
+    let name = format!("skillhost-test-{}", std::process::id());
+    let payload = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos()
+        .to_string();
+    let body_len = 1 + name.len() + payload.len();
+    assert!(name.len() < 128 && body_len < 128, "one-byte LEB128 lengths");
+    wasm.extend([0u8, body_len as u8, name.len() as u8]);
+    wasm.extend(name.as_bytes());
+    wasm.extend(payload.as_bytes());
+    let dir = ws.add_skill(
+        "fresh",
+        "metadata:\n  skillhost:\n    handler: handler.wasm",
+        None,
+    );
+    std::fs::write(dir.join("handler.wasm"), &wasm).expect("write handler");
+    let skills = ws.skills.display().to_string();
+    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
+
+    let call = |id: u64| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {
+                "name": "skill_fresh",
+                "arguments": { "task": "hi" },
+                "_meta": { "progressToken": format!("p{id}") }
+            }
+        })
+    };
+    harness::runtime().block_on(async {
+        let s = McpSession::open(&server.url).await;
+        let first = s.send(&call(1)).await;
+        let progress: Vec<&Value> = first
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .collect();
+        assert_eq!(progress.len(), 1, "{first:?}");
+        assert_eq!(progress[0]["params"]["progressToken"], "p1");
+        let message = progress[0]["params"]["message"].as_str().unwrap_or("");
+        assert!(message.contains("compiling the handler of `fresh`"), "{message}");
+        let answer = first.iter().position(|m| m["id"] == 1).expect("an answer");
+        let notice = first
+            .iter()
+            .position(|m| m["method"] == "notifications/progress")
+            .expect("a notice");
+        assert!(notice < answer, "the notice comes first: {first:?}");
+        assert_eq!(first[answer]["result"]["isError"], false, "{first:?}");
+
+        let second = s.send(&call(2)).await;
+        assert!(
+            second.iter().all(|m| m["method"] != "notifications/progress"),
+            "{second:?}"
+        );
+    });
+}

@@ -1,14 +1,20 @@
 //! `skillhost run "TASK"`: prints the answer, or the classified failure.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
 use super::Ctx;
-use crate::exec::{RunRequest, context};
+use crate::exec::{Progress, ProgressSink, RunRequest, context, with_progress};
+
+/// Longest a run waits, after answering, for its handler's optimised code
+/// to reach the disk cache (a 12 MB component takes 10-20 s here).
+const OPTIMISE_WAIT: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -69,11 +75,20 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         duration_us = Empty,
         failure = Empty,
     );
-    let outcome = rt.block_on(
+    let terminal = std::io::stderr().is_terminal();
+    let progress: ProgressSink = Arc::new(move |p| match p {
+        Progress::Compiling { skill, bytes, tier } if terminal => tracing::info!(
+            "compiling the handler of `{skill}` ({:.1} MB, {tier:?} code) for its first run…",
+            bytes as f64 / 1e6
+        ),
+        Progress::Compiling { .. } => {}
+    });
+    let outcome = rt.block_on(with_progress(
+        progress,
         runner
             .run_skill(skill, selected_by, &request.task, &given, started)
             .instrument(span.clone()),
-    )?;
+    ))?;
     span.record("tier", format!("{:?}", outcome.tier).to_lowercase());
     span.record("duration_us", outcome.timings.total_us);
     if let Some(f) = &outcome.failure {
@@ -93,6 +108,16 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 outln!()?;
             }
         }
+    }
+    // A first run answered with Winch's code; stay until Cranelift's is
+    // in the disk cache, so the next run starts from optimised code.
+    if let Some(sandbox) = runner.sandbox_if_made()
+        && !sandbox.wait_optimised(Duration::ZERO)
+    {
+        if terminal {
+            tracing::info!("optimising the handler's code for later runs…");
+        }
+        sandbox.wait_optimised(OPTIMISE_WAIT);
     }
     match &outcome.failure {
         None => Ok(ExitCode::SUCCESS),

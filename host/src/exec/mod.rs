@@ -59,6 +59,31 @@ pub enum RunError {
     Sandbox(#[from] sandbox::SandboxError),
 }
 
+/// What a run tells its caller while it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// The skill's handler is in no cache: this call waits for a compile
+    /// (seconds for a 12 MB JavaScript or Python component).
+    Compiling {
+        skill: String,
+        bytes: usize,
+        tier: sandbox::Tier,
+    },
+}
+
+/// Where a caller wants [`Progress`]: a terminal line, an MCP notification.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+tokio::task_local! {
+    static PROGRESS: ProgressSink;
+}
+
+/// Runs `work` (a run, or anything that runs skills) telling `sink` how it
+/// goes. Scoped to the task, so concurrent requests each get their own.
+pub async fn with_progress<F: std::future::Future>(sink: ProgressSink, work: F) -> F::Output {
+    PROGRESS.scope(sink, work).await
+}
+
 /// One task to run.
 #[derive(Debug, Clone, Default)]
 pub struct RunRequest {
@@ -372,6 +397,14 @@ impl Runner {
             })
             .clone()
             .map_err(sandbox::SandboxError::Engine)
+    }
+
+    /// The sandbox, if a run has made it.
+    pub fn sandbox_if_made(&self) -> Option<Arc<Sandbox>> {
+        self.shared
+            .sandbox
+            .get()
+            .and_then(|s| s.as_ref().ok().cloned())
     }
 
     /// The tool registry with the configured policy, created on first use.
@@ -886,7 +919,18 @@ impl Runner {
                 latest
             }
             Some(HandlerFiles::Read(wasm)) => {
-                let loaded = self.sandbox()?.load_async(wasm).await;
+                let sink = PROGRESS.try_with(Arc::clone).ok();
+                let name = skill.name.clone();
+                let on_compile = move |n: sandbox::CompileNotice| {
+                    if let Some(sink) = sink {
+                        sink(Progress::Compiling {
+                            skill: name,
+                            bytes: n.bytes,
+                            tier: n.tier,
+                        });
+                    }
+                };
+                let loaded = self.sandbox()?.load_async_with(wasm, on_compile).await;
                 match loaded {
                     Ok(h) => {
                         self.remember_handler(skill, &files.fingerprint, &h);

@@ -9,8 +9,8 @@ use std::time::Instant;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::names::{self, ToolTable};
 use super::resources;
-use crate::exec::{RunError, RunOutcome, Runner, context};
+use crate::exec::{Progress, ProgressSink, RunError, RunOutcome, Runner, context, with_progress};
 use crate::skill::{FieldKind, Skill, SkillFileError};
 
 /// Name of the tool that lists every skill.
@@ -393,10 +393,30 @@ impl ServerHandler for SkillServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        self.call(&request.name, args).await.map(Into::into)
+        let call = self.call(&request.name, args);
+        // A client that sent a progress token hears when a first call
+        // waits for its handler to compile.
+        let Some(token) = context.meta.get_progress_token() else {
+            return call.await.map(Into::into);
+        };
+        let peer = context.peer.clone();
+        let runtime = tokio::runtime::Handle::current();
+        let sink: ProgressSink = Arc::new(move |p| {
+            let Progress::Compiling { skill, bytes, tier } = p;
+            let param = ProgressNotificationParam::new(token.clone(), 0.0).with_message(format!(
+                "compiling the handler of `{skill}` ({:.1} MB, {tier:?} code) for its first call",
+                bytes as f64 / 1e6
+            ));
+            let peer = peer.clone();
+            // The sink runs on the compiling thread: never block it.
+            runtime.spawn(async move {
+                let _ = peer.notify_progress(param).await;
+            });
+        });
+        with_progress(sink, call).await.map(Into::into)
     }
 
     async fn list_resources(

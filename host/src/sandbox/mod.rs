@@ -215,9 +215,8 @@ pub struct Sandbox {
     /// With `dedicated_threads`, guest execution gets threads of its own,
     /// so a guest that spins until its deadline never occupies the threads
     /// that serve a protocol (MCP). Otherwise it runs on the caller's
-    /// runtime, which saves two thread hand-offs per call (release: 64 µs
-    /// against 145 µs for a trivial call); a running guest still yields
-    /// every tick.
+    /// runtime, which saves two thread hand-offs per call; a running guest
+    /// still yields every tick.
     guest: Option<GuestRuntime>,
 }
 
