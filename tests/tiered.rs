@@ -167,7 +167,10 @@ fn a_first_mcp_call_that_compiles_sends_progress_to_a_client_that_asked() {
         .as_nanos()
         .to_string();
     let body_len = 1 + name.len() + payload.len();
-    assert!(name.len() < 128 && body_len < 128, "one-byte LEB128 lengths");
+    assert!(
+        name.len() < 128 && body_len < 128,
+        "one-byte LEB128 lengths"
+    );
     wasm.extend([0u8, body_len as u8, name.len() as u8]);
     wasm.extend(name.as_bytes());
     wasm.extend(payload.as_bytes());
@@ -200,7 +203,10 @@ fn a_first_mcp_call_that_compiles_sends_progress_to_a_client_that_asked() {
         assert_eq!(progress.len(), 1, "{first:?}");
         assert_eq!(progress[0]["params"]["progressToken"], "p1");
         let message = progress[0]["params"]["message"].as_str().unwrap_or("");
-        assert!(message.contains("compiling the handler of `fresh`"), "{message}");
+        assert!(
+            message.contains("compiling the handler of `fresh`"),
+            "{message}"
+        );
         let answer = first.iter().position(|m| m["id"] == 1).expect("an answer");
         let notice = first
             .iter()
@@ -211,7 +217,9 @@ fn a_first_mcp_call_that_compiles_sends_progress_to_a_client_that_asked() {
 
         let second = s.send(&call(2)).await;
         assert!(
-            second.iter().all(|m| m["method"] != "notifications/progress"),
+            second
+                .iter()
+                .all(|m| m["method"] != "notifications/progress"),
             "{second:?}"
         );
     });
