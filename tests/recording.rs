@@ -122,7 +122,7 @@ fn a_long_lived_runner_sees_a_changed_handler() {
     assert_eq!(first.grants.as_deref(), Some("granted"), "{first:?}");
     assert_eq!(first.output.as_ref().map(|o| o.body.as_str()), Some("hi"));
     // Old enough that the runner trusts the file's identity from now on.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let settled = run("hi");
     assert_eq!(settled.grants.as_deref(), Some("granted"));
 
@@ -145,4 +145,48 @@ fn a_long_lived_runner_sees_a_changed_handler() {
     let again = run("ok");
     assert_eq!(again.grants, changed.grants);
     assert_eq!(again.output, changed.output);
+}
+
+/// Every `auto_every` runs a learning cycle runs on the writer, not in the
+/// request: the runs that cross the threshold answer without a notice of
+/// it, and once the queue is flushed the rule it learned is in rules.json.
+#[test]
+fn the_automatic_learning_cycle_runs_in_the_background() {
+    let ws = Workspace::new();
+    // Every answer fails FormatError, a class the shipped patterns know.
+    ws.add_skill(
+        "plain",
+        r#"metadata:
+  skillhost:
+    validators:
+      - class: FormatError
+        when:
+          - { field: output.body, op: matches, value: "^Subject: ", not: true }
+    template: "no subject line: {{task}}""#,
+        None,
+    );
+    let mut config = skillhost::config::Config::default();
+    config.learning.auto_every = 2;
+    let runner = ws.runner(config);
+    for i in 0..2 {
+        let o = crate::harness::run(&runner, "plain", &format!("t{i}"), serde_json::json!({}));
+        assert_eq!(
+            o.failure.as_ref().map(|f| f.class.as_str()),
+            Some("FormatError")
+        );
+        assert!(
+            o.notices.iter().all(|n| !n.contains("learning cycle")),
+            "{:?}",
+            o.notices
+        );
+    }
+    assert!(runner.flush(), "the queue drains");
+    let rules = std::fs::read_to_string(
+        ws.workspace
+            .join(".skillhost")
+            .join("learning")
+            .join("rules.json"),
+    )
+    .expect("the cycle wrote rules.json");
+    assert!(rules.contains("formaterror-plain"), "{rules}");
 }

@@ -327,8 +327,8 @@ fn bench_echo(_c: &mut Criterion) {
         assert!(o.failure.is_none(), "{:?}", o.failure);
     };
     // Warm: compile, the Cranelift swap, first instances; and file
-    // identities old enough to be trusted.
-    std::thread::sleep(Duration::from_secs(3));
+    // identities old enough to be trusted (see `FileIdentity`).
+    std::thread::sleep(Duration::from_secs(1));
     for _ in 0..200 {
         black_box(on.call_skill("echo", "hi"));
         black_box(off.call_skill("echo", "hi"));

@@ -59,6 +59,10 @@ fn summary(mut t: Vec<Duration>) -> Summary {
 fn main() {
     let ws = harness::Workspace::new();
     ws.add_skill("echo", ECHO, Some(&harness::guest("echo-guest")));
+    // A runner trusts what it read of a file only once the file's change
+    // time is a clock tick older than the read (`FileIdentity`); a skill
+    // written this instant is read again on every run until then.
+    std::thread::sleep(Duration::from_millis(200));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -211,6 +211,9 @@ struct Shared {
     recorder: Recorder,
     /// What this runner read of each skill's files, by SKILL.md path.
     known: Mutex<HashMap<PathBuf, KnownFiles>>,
+    /// Each skill's compiled validators, by SKILL.md path (the catalog
+    /// does not change under a runner).
+    validators: Mutex<HashMap<PathBuf, Arc<ValidatorSet>>>,
     me: Weak<Shared>,
 }
 
@@ -270,6 +273,7 @@ impl Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 recorder,
                 known: Mutex::new(HashMap::new()),
+                validators: Mutex::new(HashMap::new()),
                 paths,
                 config,
                 catalog,
@@ -509,10 +513,11 @@ impl Runner {
             outcome.rules_applied.extend(applied);
             refused = refusal;
         }
-        let (validators, invalid) = crate::learn::validators(&skill.meta.skillhost.validators);
+        let validators = self.validators(skill);
+        let (validators, invalid) = (&validators.0, &validators.1);
         outcome.notices.extend(
             invalid
-                .into_iter()
+                .iter()
                 .map(|w| format!("skill `{}`: {w}", skill.name)),
         );
 
@@ -521,7 +526,7 @@ impl Runner {
         } else {
             self.attempt(skill, task, &instructions, depth, &mut outcome)
                 .await?;
-            self.validate(skill, task, &validators, &mut outcome);
+            self.validate(skill, task, validators, &mut outcome);
             // Validation: a rule for this failure applies its remedy and the
             // run is tried once more.
             let remedy = match (&learning, &outcome.failure) {
@@ -550,7 +555,7 @@ impl Runner {
                 outcome.rejected_output = None;
                 self.attempt(skill, task, &instructions, depth, &mut outcome)
                     .await?;
-                self.validate(skill, task, &validators, &mut outcome);
+                self.validate(skill, task, validators, &mut outcome);
             }
         }
         outcome.model_calls = outcome
@@ -720,7 +725,8 @@ impl Runner {
     /// [`FileIdentity`](crate::skill::FileIdentity)): a run of an unchanged
     /// skill neither reads its handler nor hashes it.
     fn skill_files(&self, skill: &Skill) -> Result<SkillFiles, SkillFileError> {
-        let known = lock(&self.shared.known).get(&skill.path).cloned();
+        let read_at = std::time::SystemTime::now();
+        let known = self.trusted_known(skill);
         let handler_rel = skill.meta.skillhost.handler.as_deref();
         let md_known = known.as_ref().map(|k| &k.md);
         let wasm_known = known.as_ref().and_then(|k| k.wasm.as_ref());
@@ -757,6 +763,7 @@ impl Runner {
             KnownFiles {
                 md: md_id,
                 wasm: wasm.as_ref().map(|(_, id)| *id),
+                read_at,
                 fingerprint: fingerprint.clone(),
                 handler: None,
             },
@@ -765,6 +772,54 @@ impl Runner {
             fingerprint,
             handler: wasm.map(|(bytes, _)| HandlerFiles::Read(Arc::from(bytes))),
         })
+    }
+
+    /// What [`Runner::skill_files`] would answer, when no file changed:
+    /// two opens and two `fstat`s, no reading, so it may run on an async
+    /// worker. `None` when something must be read.
+    fn unchanged_files(&self, skill: &Skill) -> Result<Option<SkillFiles>, SkillFileError> {
+        let Some(known) = self.trusted_known(skill) else {
+            return Ok(None);
+        };
+        let same = |now: FileIdentity, then: &FileIdentity| now == *then;
+        if !same(
+            skill.file_identity(&skill.file_name(), MAX_SKILL_MD_BYTES)?,
+            &known.md,
+        ) {
+            return Ok(None);
+        }
+        match (skill.meta.skillhost.handler.as_deref(), &known.wasm) {
+            (None, None) => {}
+            (Some(rel), Some(then)) if same(skill.file_identity(rel, MAX_HANDLER_BYTES)?, then) => {
+            }
+            _ => return Ok(None),
+        }
+        Ok(Some(SkillFiles {
+            fingerprint: known.fingerprint,
+            handler: known.handler.map(HandlerFiles::Loaded),
+        }))
+    }
+
+    /// The skill's validators, compiled once per runner (their regular
+    /// expressions took milliseconds per run), with what did not compile.
+    fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
+        if let Some(v) = lock(&self.shared.validators).get(&skill.path) {
+            return v.clone();
+        }
+        let compiled = Arc::new(crate::learn::validators(&skill.meta.skillhost.validators));
+        lock(&self.shared.validators).insert(skill.path.clone(), compiled.clone());
+        compiled
+    }
+
+    /// What this runner read of `skill`, if it may stand for the files (see
+    /// [`FileIdentity::trusted_if_read_at`]).
+    fn trusted_known(&self, skill: &Skill) -> Option<KnownFiles> {
+        let known = lock(&self.shared.known).get(&skill.path).cloned()?;
+        let trusted = known.md.trusted_if_read_at(known.read_at)
+            && known
+                .wasm
+                .is_none_or(|w| w.trusted_if_read_at(known.read_at));
+        trusted.then_some(known)
     }
 
     /// Keeps the handler compiled from the files fingerprinted `fingerprint`.
@@ -898,7 +953,24 @@ impl Runner {
         let load_started = Instant::now();
         let unavailable =
             |message: String| Some(Failure::new(FailureClass::HandlerUnavailable, message));
-        let files = match self.skill_files(skill) {
+        // Reading and hashing a changed handler (up to 128 MiB) is blocking
+        // work: off the async workers.
+        let files = match self.unchanged_files(skill) {
+            Ok(Some(files)) => Ok(files),
+            Ok(None) => {
+                let (runner, owned) = (self.clone(), skill.clone());
+                tokio::task::spawn_blocking(move || runner.skill_files(&owned))
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(SkillFileError::Io {
+                            path: handler_rel.to_owned(),
+                            source: std::io::Error::other(e.to_string()),
+                        })
+                    })
+            }
+            Err(e) => Err(e),
+        };
+        let files = match files {
             Ok(f) => f,
             Err(e) => {
                 outcome.failure = unavailable(format!(
@@ -1162,11 +1234,16 @@ fn micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
+/// A skill's validators and the problems of those that did not compile.
+type ValidatorSet = (Vec<crate::learn::Validator>, Vec<String>);
+
 /// The files of a skill as a runner last read them.
 #[derive(Clone)]
 struct KnownFiles {
     md: FileIdentity,
     wasm: Option<FileIdentity>,
+    /// When the read that saw them started.
+    read_at: std::time::SystemTime,
     fingerprint: String,
     /// Compiled from exactly these files, once a run loaded it.
     handler: Option<Handler>,

@@ -32,6 +32,11 @@ const ID_BLOCK: u64 = 64;
 /// Most runs stored in one transaction.
 const MAX_BATCH: usize = 512;
 
+/// How long the writer gathers runs into one transaction: a commit per run
+/// cost a core's worth of SQLite work beside the requests, whose p99 it
+/// raised (`benches/mcp.rs`); nothing waits on the write.
+const GATHER: Duration = Duration::from_millis(5);
+
 /// How long dropping the last runner waits for the queue to reach the
 /// database; what does not stays in the journal for the next host.
 const DRAIN_ON_DROP: Duration = Duration::from_secs(10);
@@ -149,7 +154,8 @@ impl Recorder {
     }
 
     /// Waits until every run recorded so far is in the database (or was
-    /// given up on and left in the journal), at most `timeout`; true if so.
+    /// given up on and left in the journal) and the learning cycle it
+    /// triggered has run, at most `timeout`; true if so.
     pub fn flush(&self, timeout: Duration) -> bool {
         let progress = lock(&self.shared.progress);
         let (progress, _) = self
@@ -259,7 +265,14 @@ impl Writer {
             let mut give_back = Vec::new();
             let mut stop = false;
             let mut last_seq = None;
-            for message in std::iter::once(first).chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+            // Group commit: what arrives within GATHER of the first message
+            // goes into the same transaction.
+            let until = std::time::Instant::now() + GATHER;
+            let more = std::iter::from_fn(|| {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                rx.recv_timeout(left).ok()
+            });
+            for message in std::iter::once(first).chain(more) {
                 match message {
                     Message::Run { seq, run } => {
                         last_seq = Some(seq);
@@ -270,7 +283,7 @@ impl Writer {
                     Message::ReturnIds(ids) => give_back = ids,
                     Message::Stop => stop = true,
                 }
-                if runs.len() >= MAX_BATCH {
+                if runs.len() >= MAX_BATCH || stop {
                     break;
                 }
             }
@@ -281,14 +294,16 @@ impl Writer {
                 self.store_runs(&runs, seq, &mut rules);
             }
             self.record_rules(&rules);
+            if !runs.is_empty() {
+                self.maybe_learn();
+            }
+            // Done once stored and once the cycle they triggered has run,
+            // so `flush` sees the rules a cycle wrote.
             if let Some(seq) = last_seq {
                 let mut progress = lock(&self.shared.progress);
                 progress.done = progress.done.max(seq);
                 drop(progress);
                 self.shared.changed.notify_all();
-            }
-            if !runs.is_empty() {
-                self.maybe_learn();
             }
             for ids in give_back {
                 if let Some(store) = &self.store

@@ -184,7 +184,8 @@ impl host::Host for HostState {
 
     async fn kv_get(&mut self, key: String) -> Result<Option<Vec<u8>>, HostError> {
         let kv = self.kv_access(&key)?;
-        kv.get(&self.skill, &key).map_err(HostError::from)
+        let skill = self.skill.clone();
+        off_the_runtime(move || kv.get(&skill, &key)).await
     }
 
     async fn kv_set(&mut self, key: String, value: Vec<u8>) -> Result<(), HostError> {
@@ -195,12 +196,28 @@ impl host::Host for HostState {
                 value.len()
             )));
         }
-        kv.set(&self.skill, &key, &value).map_err(HostError::from)
+        let skill = self.skill.clone();
+        off_the_runtime(move || kv.set(&skill, &key, &value)).await
     }
 
     async fn kv_delete(&mut self, key: String) -> Result<(), HostError> {
         let kv = self.kv_access(&key)?;
-        kv.delete(&self.skill, &key).map_err(HostError::from)
+        let skill = self.skill.clone();
+        off_the_runtime(move || kv.delete(&skill, &key)).await
+    }
+}
+
+/// Runs a key-value call on the blocking pool: the store may wait for
+/// another process's write lock (SQLite's busy timeout), which must not
+/// hold an async worker that other calls and clients need.
+async fn off_the_runtime<T: Send + 'static>(
+    call: impl FnOnce() -> Result<T, ServiceError> + Send + 'static,
+) -> Result<T, HostError> {
+    match tokio::task::spawn_blocking(call).await {
+        Ok(result) => result.map_err(HostError::from),
+        Err(e) => Err(HostError::Failed(format!(
+            "the key-value call stopped: {e}"
+        ))),
     }
 }
 

@@ -13,8 +13,9 @@ use super::model::Skill;
 /// Which version of a file was read: device, inode, size, and the
 /// modification and change times to the nanosecond. Rewriting a file
 /// changes its change time, which only the system clock can set back, so
-/// the same identity means the same bytes, once the change time is older
-/// than the clock's granularity (see [`FileIdentity::settled`]).
+/// the same identity means the same bytes, provided the file was read
+/// after its change time had passed by more than the times' granularity
+/// (see [`FileIdentity::trusted_if_read_at`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FileIdentity {
     dev: u64,
@@ -37,23 +38,8 @@ impl FileIdentity {
         }
     }
 
-    /// File times tick coarsely (a few milliseconds on Linux): two writes
-    /// within one tick can leave the same times. An identity only counts
-    /// once its change time is [`SETTLE`] in the past, as git does with its
-    /// index ("racy git").
-    pub fn settled(&self) -> bool {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        self.settled_at(now)
-    }
-
-    fn settled_at(&self, now_secs: i64) -> bool {
-        self.changed.0.saturating_add(SETTLE.as_secs() as i64) < now_secs
-    }
-
-    /// Elsewhere only size and modification time are known: never treated
-    /// as unchanged, so files are always read.
+    /// Elsewhere only size and modification time are known: never the
+    /// same twice, so files are always read.
     #[cfg(not(unix))]
     fn of(meta: &std::fs::Metadata) -> Self {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -65,10 +51,31 @@ impl FileIdentity {
             changed: (0, 0),
         }
     }
+
+    /// Whether this identity, seen by a read that started at `read_at`,
+    /// pins the bytes: file times tick coarsely, so a write in the same
+    /// tick as the change before it can leave the times as they were.
+    /// Once a read starts more than a tick after the change time, any later
+    /// write moves the change time ("racy git" is the same problem). The
+    /// tick is a few milliseconds on Linux; a change time with no
+    /// nanoseconds suggests a file system that keeps whole seconds.
+    pub fn trusted_if_read_at(&self, read_at: std::time::SystemTime) -> bool {
+        let granularity = if self.changed.1 == 0 {
+            std::time::Duration::from_secs(2)
+        } else {
+            TIME_TICK
+        };
+        let changed = std::time::UNIX_EPOCH
+            + std::time::Duration::new(
+                u64::try_from(self.changed.0).unwrap_or(0),
+                u32::try_from(self.changed.1).unwrap_or(0),
+            );
+        changed + granularity < read_at
+    }
 }
 
-/// How old a file's change time must be for its identity to be trusted.
-const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+/// Longer than the kernel's coarse clock tick (at most 10 ms, HZ=100).
+const TIME_TICK: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What [`Skill::read_file_if_changed`] found.
 #[derive(Debug)]
@@ -166,6 +173,16 @@ impl Skill {
         read_opened(relative, file, identity, max_bytes)
     }
 
+    /// Which version of `relative` is there now, without reading it (the
+    /// checks of [`Skill::read_file`] apply).
+    pub fn file_identity(
+        &self,
+        relative: &str,
+        max_bytes: u64,
+    ) -> Result<FileIdentity, SkillFileError> {
+        Ok(self.open_file(relative, max_bytes)?.1)
+    }
+
     /// [`Skill::read_file`], with the identity of the version read.
     pub fn read_file_identified(
         &self,
@@ -178,6 +195,8 @@ impl Skill {
 
     /// Reads `relative` as [`Skill::read_file`] does, unless the file is
     /// still `known` (same [`FileIdentity`]): then it is not read at all.
+    /// Pass only an identity that is trusted (see
+    /// [`FileIdentity::trusted_if_read_at`]).
     pub fn read_file_if_changed(
         &self,
         relative: &str,
@@ -185,7 +204,7 @@ impl Skill {
         known: Option<&FileIdentity>,
     ) -> Result<FileRead, SkillFileError> {
         let (file, identity) = self.open_file(relative, max_bytes)?;
-        if known == Some(&identity) && identity.settled() {
+        if known == Some(&identity) {
             return Ok(FileRead::Unchanged(identity));
         }
         let bytes = read_opened(relative, file, identity, max_bytes)?;
@@ -352,20 +371,21 @@ mod tests {
     }
 
     #[test]
-    fn a_file_is_read_again_while_its_change_time_is_recent_or_when_it_changed() {
+    fn an_identity_is_trusted_once_read_after_its_change_time_and_a_rewrite_changes_it() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let s = skill_in(tmp.path());
         std::fs::write(tmp.path().join("h.wasm"), "one").expect("write");
         let (bytes, id) = s.read_file_identified("h.wasm", 100).expect("read");
         assert_eq!(bytes, b"one");
-        // Written just now: within the clock's granularity, so read again.
-        assert!(!id.settled());
+        // Read at once after it was written: not trusted yet.
+        assert!(!id.trusted_if_read_at(std::time::SystemTime::now() - TIME_TICK));
+        let later = std::time::SystemTime::now() + TIME_TICK * 2;
+        assert!(id.trusted_if_read_at(later));
         assert!(matches!(
-            s.read_file_if_changed("h.wasm", 100, Some(&id)).expect("read"),
-            FileRead::Read(_, b) if b == b"one"
+            s.read_file_if_changed("h.wasm", 100, Some(&id))
+                .expect("read"),
+            FileRead::Unchanged(_)
         ));
-        // Once settled, the same identity is the same bytes.
-        assert!(id.settled_at(id.changed.0 + SETTLE.as_secs() as i64 + 1));
         // A rewrite is a different version, whatever the clock says.
         std::fs::write(tmp.path().join("h.wasm"), "two!").expect("write");
         let (_, rewritten) = s.read_file_identified("h.wasm", 100).expect("read");

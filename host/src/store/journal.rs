@@ -24,6 +24,11 @@ pub const JOURNAL_DIR: &str = "journal";
 /// Past this size the journal starts a new segment.
 pub const SEGMENT_BYTES: u64 = 4 << 20;
 
+/// The current segment is emptied once released and at least this large,
+/// so a host that stores every few runs does not truncate a file each time
+/// (a replay skips the stored runs it still holds, by id).
+pub const TRUNCATE_BYTES: u64 = 256 << 10;
+
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     #[error("cannot write the run journal {path}: {source}")]
@@ -48,6 +53,8 @@ struct Segment {
 /// This process's journal.
 pub struct Journal {
     dir: PathBuf,
+    /// Every run up to this one is in the database.
+    released: u64,
     current: Option<Segment>,
     sealed: Vec<Segment>,
     segments_made: u64,
@@ -58,6 +65,7 @@ impl Journal {
     pub fn new(dir: PathBuf) -> Journal {
         Journal {
             dir,
+            released: 0,
             current: None,
             sealed: Vec::new(),
             segments_made: 0,
@@ -95,6 +103,7 @@ impl Journal {
 
     /// Every run up to `seq` is in the database: drop what holds only those.
     pub fn release(&mut self, seq: u64) -> Result<(), JournalError> {
+        self.released = self.released.max(seq);
         self.sealed.retain(|s| {
             if s.last > seq {
                 return true;
@@ -103,7 +112,7 @@ impl Journal {
             false
         });
         if let Some(s) = &mut self.current
-            && s.bytes > 0
+            && s.bytes >= TRUNCATE_BYTES
             && s.last <= seq
         {
             // Appends are O_APPEND: the next one starts at the new end, 0.
@@ -146,10 +155,10 @@ fn new_segment(dir: &Path, made: &mut u64) -> Result<Segment, JournalError> {
 }
 
 impl Drop for Journal {
-    /// An empty segment holds nothing to replay.
+    /// A segment whose runs are all stored holds nothing to replay.
     fn drop(&mut self) {
         for s in self.sealed.iter().chain(&self.current) {
-            if s.bytes == 0 {
+            if s.bytes == 0 || s.last <= self.released {
                 let _ = std::fs::remove_file(&s.path);
             }
         }
@@ -300,12 +309,22 @@ mod tests {
         journal.release(3).unwrap();
         let files = journal_files(&dir);
         assert_eq!(files.len(), 1, "the current segment is kept");
-        assert_eq!(files.len(), 1);
         assert_eq!(std::fs::metadata(&files[0]).unwrap().len(), 0);
         drop(journal);
         assert!(
             journal_files(&dir).is_empty(),
             "an empty journal is removed"
         );
+
+        // Small runs: released, kept until the segment is worth truncating
+        // or the journal closes.
+        let mut journal = Journal::new(dir.clone());
+        journal.append(1, &run(1, "small")).unwrap();
+        journal.release(1).unwrap();
+        let files = journal_files(&dir);
+        assert!(std::fs::metadata(&files[0]).unwrap().len() > 0);
+        journal.append(2, &run(2, "small")).unwrap();
+        drop(journal);
+        assert_eq!(journal_files(&dir), files, "run 2 is not stored yet");
     }
 }
