@@ -9,10 +9,10 @@
 //! this list and the `use crate::` edges of every source file, and fails on
 //! an edge that goes up or sideways, or on a module missing here.
 //!
-//! - layer 0: `types`, `fsutil`, `bundled`, `netguard`: shared values and
-//!   errors (answers, failures and their classes, service errors, tool
-//!   descriptions), file helpers, the skills built into the binary, the
-//!   outbound network guard.
+//! - layer 0: `types`, `fsutil`, `sys`, `bundled`, `netguard`: shared values
+//!   and errors (answers, failures and their classes, service errors, tool
+//!   descriptions), file helpers, thread priority, the skills built into
+//!   the binary, the outbound network guard.
 //! - layer 1: `skill`: parsing every SKILL.md dialect, discovery, the
 //!   catalog, search.
 //! - layer 2: `paths`, `grants`: where things live (and which paths are the
@@ -46,5 +46,6 @@ pub mod paths;
 pub mod sandbox;
 pub mod skill;
 pub mod store;
+pub mod sys;
 pub mod tools;
 pub mod types;

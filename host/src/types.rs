@@ -106,6 +106,8 @@ failure_classes! {
     UnknownTool,
     /// A tool's arguments do not fit its schema.
     InvalidArguments,
+    /// A caller's context values do not fit the skill's declared fields.
+    InvalidContext,
     /// Nested tool calls went too deep.
     TooManySteps,
     /// A pipeline step failed.

@@ -522,7 +522,7 @@ impl Runner {
         );
 
         if let Some(message) = refused {
-            outcome.failure = Some(Failure::new("RequiredField", message));
+            outcome.failure = Some(Failure::new(FailureClass::RequiredField, message));
         } else {
             self.attempt(skill, task, &instructions, depth, &mut outcome)
                 .await?;
@@ -662,7 +662,7 @@ impl Runner {
                 }
                 Err(template::TooLarge { .. }) => {
                     outcome.failure = Some(Failure::new(
-                        "OutputTooLarge",
+                        FailureClass::OutputTooLarge,
                         format!(
                             "the template's answer is over the output limit of {limit} bytes (body, content type and flags together)"
                         ),
@@ -894,7 +894,7 @@ impl Runner {
             Ok(p) => p,
             Err(e) => {
                 outcome.failure = Some(Failure::new(
-                    "InvalidPipeline",
+                    FailureClass::InvalidPipeline,
                     format!("metadata.skillhost.pipeline of skill `{}`: {e}", skill.name),
                 ));
                 return;
@@ -1111,15 +1111,16 @@ impl SkillInvoker for Invoker {
         depth: u32,
     ) -> BoxFuture<'a, Result<Output, Failure>> {
         Box::pin(async move {
-            let shared = self
-                .0
-                .upgrade()
-                .ok_or_else(|| Failure::new("Unavailable", "the runner is shutting down"))?;
+            let shared = self.0.upgrade().ok_or_else(|| {
+                Failure::new(FailureClass::Unavailable, "the runner is shutting down")
+            })?;
             let runner = Runner { shared };
-            let s = runner
-                .catalog()
-                .get(skill)
-                .ok_or_else(|| Failure::new("UnknownSkill", format!("no skill named `{skill}`")))?;
+            let s = runner.catalog().get(skill).ok_or_else(|| {
+                Failure::new(
+                    FailureClass::UnknownSkill,
+                    format!("no skill named `{skill}`"),
+                )
+            })?;
             let outcome = Box::pin(runner.run_at_depth(
                 s,
                 "tool".into(),
@@ -1129,12 +1130,12 @@ impl SkillInvoker for Invoker {
                 depth,
             ))
             .await
-            .map_err(|e| Failure::new("RunError", e.to_string()))?;
+            .map_err(|e| Failure::new(FailureClass::RunError, e.to_string()))?;
             match (outcome.output, outcome.failure) {
                 (_, Some(f)) => Err(f),
                 (Some(o), None) => Ok(o),
                 (None, None) => Err(Failure::new(
-                    "NoOutput",
+                    FailureClass::NoOutput,
                     format!("skill `{skill}` gave no output"),
                 )),
             }

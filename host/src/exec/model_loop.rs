@@ -106,7 +106,7 @@ pub(super) async fn run(
                     duration_us: micros(started),
                     error: Some(e.to_string()),
                 });
-                outcome.failure = Some(Failure::new("ModelError", e.to_string()));
+                outcome.failure = Some(Failure::new(FailureClass::ModelError, e.to_string()));
                 return;
             }
         };

@@ -21,6 +21,7 @@ use super::names::{self, ToolTable};
 use super::resources;
 use crate::exec::{Progress, ProgressSink, RunError, RunOutcome, Runner, context, with_progress};
 use crate::skill::{FieldKind, Skill, SkillFileError};
+use crate::types::FailureClass;
 
 /// Name of the tool that lists every skill.
 pub const LIST_SKILLS: &str = "list_skills";
@@ -123,7 +124,10 @@ impl SkillServer {
     ) -> CallToolResult {
         let started = Instant::now();
         let Some(skill) = self.runner.catalog().get(skill_name) else {
-            return failure_result("UnknownSkill", &format!("no skill named `{skill_name}`"));
+            return failure_result(
+                FailureClass::UnknownSkill,
+                &format!("no skill named `{skill_name}`"),
+            );
         };
         let task = match args.remove("task") {
             Some(Value::String(t)) => t,
@@ -133,11 +137,11 @@ impl SkillServer {
                     &format!("`task` must be a string, got {other}"),
                 );
             }
-            None => return failure_result("InvalidArguments", "`task` is required"),
+            None => return failure_result(FailureClass::InvalidArguments, "`task` is required"),
         };
         let given = match coerce_context(skill, args) {
             Ok(g) => g,
-            Err(e) => return failure_result("InvalidContext", &e.to_string()),
+            Err(e) => return failure_result(FailureClass::InvalidContext, &e.to_string()),
         };
         match self
             .runner
@@ -185,10 +189,16 @@ impl SkillServer {
 
     fn read_skill(&self, args: &Map<String, Value>) -> CallToolResult {
         let Some(name) = args.get("name").and_then(Value::as_str) else {
-            return failure_result("InvalidArguments", "`name` (a string) is required");
+            return failure_result(
+                FailureClass::InvalidArguments,
+                "`name` (a string) is required",
+            );
         };
         let Some(skill) = self.runner.catalog().get(name) else {
-            return failure_result("UnknownSkill", &format!("no skill named `{name}`"));
+            return failure_result(
+                FailureClass::UnknownSkill,
+                &format!("no skill named `{name}`"),
+            );
         };
         let path = match args.get("path") {
             None | Some(Value::Null) => skill.file_name(),
@@ -507,7 +517,7 @@ fn object_schema(v: Value) -> Map<String, Value> {
 /// as `CLASS: message` with `{class, message}` as structured content.
 pub fn outcome_result(outcome: &RunOutcome) -> CallToolResult {
     if let Some(f) = &outcome.failure {
-        return failure_result(f.class.as_str(), &f.message);
+        return failure_result(f.class.clone(), &f.message);
     }
     let mut content = vec![ContentBlock::text(
         outcome
@@ -524,7 +534,8 @@ pub fn outcome_result(outcome: &RunOutcome) -> CallToolResult {
 
 /// An error tool result that names the failure's class, so the client (and
 /// its model) can tell a limit from a bad input.
-pub fn failure_result(class: &str, message: &str) -> CallToolResult {
+pub fn failure_result(class: impl Into<FailureClass>, message: &str) -> CallToolResult {
+    let class = class.into();
     let mut r = CallToolResult::structured_error(json!({ "class": class, "message": message }));
     r.content = vec![ContentBlock::text(format!("{class}: {message}"))];
     r

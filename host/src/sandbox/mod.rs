@@ -1046,23 +1046,11 @@ fn compile_pool(
         .thread_name(move |i| format!("{name}-{i}"))
         .start_handler(move |_| {
             if lowest_priority {
-                lower_priority();
+                crate::sys::lower_thread_priority();
             }
         })
         .build()
         .map_err(|e| SandboxError::Engine(e.to_string()))
-}
-
-/// Nice 19 for this thread: a background compile then gets a core only
-/// when no call wants it.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: gettid has no preconditions; setpriority on a thread id
-    // changes only that thread's nice value (Linux threads are tasks).
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        let _ = libc::setpriority(libc::PRIO_PROCESS, tid, 19);
-    }
 }
 
 /// Increments the engine's epoch on a background thread; stops when the

@@ -1,0 +1,13 @@
+//! What the host asks of the operating system beyond the standard library.
+
+/// Nice 19 for the calling thread: background work (a Cranelift compile,
+/// storing runs) then gets a core only when no request wants it.
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid has no preconditions; setpriority on a thread id
+    // changes only that thread's nice value (Linux threads are tasks).
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+    }
+}
