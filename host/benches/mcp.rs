@@ -269,17 +269,6 @@ fn bench_mcp(c: &mut Criterion) {
     );
 }
 
-/// Per-call times of `f`, `n` calls.
-fn times(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect()
-}
-
 fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
     t.sort_unstable();
     let at = |p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
@@ -338,16 +327,16 @@ fn bench_echo(_c: &mut Criterion) {
     let (mut t_on, mut t_off, mut t_http, mut t_direct) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..10 {
-        t_on.extend(times(300, || {
+        t_on.extend(harness::call_times(300, || {
             black_box(on.call_skill("echo", "hi"));
         }));
-        t_off.extend(times(300, || {
+        t_off.extend(harness::call_times(300, || {
             black_box(off.call_skill("echo", "hi"));
         }));
-        t_http.extend(times(300, || {
+        t_http.extend(harness::call_times(300, || {
             black_box(http.call_skill("echo", "hi"));
         }));
-        t_direct.extend(times(300, direct));
+        t_direct.extend(harness::call_times(300, direct));
     }
     let (m_on, p_on) = report("stdio tools/call, recording on", t_on);
     report("stdio tools/call, recording off", t_off);

@@ -26,13 +26,7 @@ fn times(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
     for _ in 0..n / 10 + 1 {
         f();
     }
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect()
+    harness::call_times(n, f)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

@@ -205,3 +205,15 @@ pub fn run(runner: &Runner, skill: &str, task: &str, context: serde_json::Value)
     let rt = runtime();
     rt.block_on(runner.run(&req)).expect("run")
 }
+
+/// The time of each of `n` calls of `f` (benchmarks take medians and p99
+/// from these).
+pub fn call_times(n: usize, mut f: impl FnMut()) -> Vec<std::time::Duration> {
+    (0..n)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect()
+}
