@@ -2,8 +2,8 @@
 //! capability) is true: a copy of this checkout with exactly that file,
 //! that field and that registry entry builds, and the new grant is read
 //! from front matter, intersected and described. Compiles the crate once
-//! more (about a minute and a half, sharing the target folder's
-//! dependencies).
+//! more, under another package name (about a minute and a half, sharing
+//! the target folder's dependencies).
 
 use std::path::Path;
 use std::process::Command;
@@ -94,9 +94,32 @@ fn a_new_capability_is_one_file_one_field_and_its_entry() {
         "    &kv::Kv,\n    &clock::Clock,\n];",
     );
 
+    // Another package name: cargo's unit hashes leave out a path
+    // package's location, so a copy named `skillhost` would build into the
+    // same artefacts (and build-script output) as this checkout's. The
+    // dependencies are shared all the same.
+    let manifest = copy.path().join("host/Cargo.toml");
+    replace_once(
+        &manifest,
+        "name = \"skillhost\"\nversion",
+        "name = \"skillhost-clock-example\"\nversion",
+    );
+    replace_once(
+        &manifest,
+        "[[bin]]\nname = \"skillhost\"\npath = \"src/main.rs\"\n",
+        "",
+    );
+
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["test", "--offline", "-p", "skillhost", "--lib", "grants::"])
+        .args([
+            "test",
+            "--offline",
+            "-p",
+            "skillhost-clock-example",
+            "--lib",
+            "grants::",
+        ])
         .current_dir(copy.path())
         .env("CARGO_TARGET_DIR", target_dir())
         .env_remove("RUSTFLAGS")
