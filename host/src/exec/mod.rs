@@ -30,7 +30,7 @@ use crate::paths::Paths;
 use crate::sandbox::{
     self, CallOutcome, CallRequest, FileRoots, Handler, LogLine, Sandbox, SandboxOptions, Services,
 };
-use crate::skill::{Catalog, FileIdentity, FileRead, LimitSpec, Skill, SkillFileError};
+use crate::skill::{Catalog, FileIdentity, LimitSpec, Skill, SkillFileError};
 use crate::store::{KvQuota, Store};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
@@ -725,37 +725,15 @@ impl Runner {
     /// [`FileIdentity`](crate::skill::FileIdentity)): a run of an unchanged
     /// skill neither reads its handler nor hashes it.
     fn skill_files(&self, skill: &Skill) -> Result<SkillFiles, SkillFileError> {
-        let read_at = std::time::SystemTime::now();
-        let known = self.trusted_known(skill);
-        let handler_rel = skill.meta.skillhost.handler.as_deref();
-        let md_known = known.as_ref().map(|k| &k.md);
-        let wasm_known = known.as_ref().and_then(|k| k.wasm.as_ref());
-        let md = skill.read_file_if_changed(&skill.file_name(), MAX_SKILL_MD_BYTES, md_known)?;
-        let wasm = match handler_rel {
-            Some(rel) => Some(skill.read_file_if_changed(rel, MAX_HANDLER_BYTES, wasm_known)?),
-            None => None,
-        };
-        let unchanged = matches!(md, FileRead::Unchanged(_))
-            && matches!(wasm, None | Some(FileRead::Unchanged(_)));
-        if let (true, Some(k)) = (unchanged, known) {
-            return Ok(SkillFiles {
-                fingerprint: k.fingerprint,
-                handler: k.handler.map(HandlerFiles::Loaded),
-            });
+        if let Some(files) = self.unchanged_files(skill)? {
+            return Ok(files);
         }
-        // Something changed: the fingerprint covers both files, so read both.
-        let (md, md_id) = match md {
-            FileRead::Read(id, bytes) => (bytes, id),
-            FileRead::Unchanged(_) => {
-                skill.read_file_identified(&skill.file_name(), MAX_SKILL_MD_BYTES)?
-            }
-        };
-        let wasm = match (wasm, handler_rel) {
-            (Some(FileRead::Read(id, bytes)), _) => Some((bytes, id)),
-            (Some(FileRead::Unchanged(_)), Some(rel)) => {
-                Some(skill.read_file_identified(rel, MAX_HANDLER_BYTES)?)
-            }
-            _ => None,
+        // The fingerprint covers both files, so both are read.
+        let read_at = std::time::SystemTime::now();
+        let (md, md_id) = skill.read_file_identified(&skill.file_name(), MAX_SKILL_MD_BYTES)?;
+        let wasm = match skill.meta.skillhost.handler.as_deref() {
+            Some(rel) => Some(skill.read_file_identified(rel, MAX_HANDLER_BYTES)?),
+            None => None,
         };
         let fingerprint = sandbox::fingerprint(&md, wasm.as_ref().map(|(b, _)| b.as_slice()));
         lock(&self.shared.known).insert(
@@ -781,18 +759,15 @@ impl Runner {
         let Some(known) = self.trusted_known(skill) else {
             return Ok(None);
         };
-        let same = |now: FileIdentity, then: &FileIdentity| now == *then;
-        if !same(
-            skill.file_identity(&skill.file_name(), MAX_SKILL_MD_BYTES)?,
-            &known.md,
-        ) {
+        if skill.file_identity(&skill.file_name(), MAX_SKILL_MD_BYTES)? != known.md {
             return Ok(None);
         }
-        match (skill.meta.skillhost.handler.as_deref(), &known.wasm) {
-            (None, None) => {}
-            (Some(rel), Some(then)) if same(skill.file_identity(rel, MAX_HANDLER_BYTES)?, then) => {
-            }
-            _ => return Ok(None),
+        let wasm = match skill.meta.skillhost.handler.as_deref() {
+            Some(rel) => Some(skill.file_identity(rel, MAX_HANDLER_BYTES)?),
+            None => None,
+        };
+        if wasm != known.wasm {
+            return Ok(None);
         }
         Ok(Some(SkillFiles {
             fingerprint: known.fingerprint,

@@ -323,28 +323,32 @@ impl Writer {
     }
 
     fn store(&mut self) -> Result<&Store, StoreError> {
-        if self.store.is_none() {
-            let store = Store::open_in(&self.state_dir)?;
-            // Runs that ended processes left in their journals.
-            match journal::replay(&self.state_dir.join(JOURNAL_DIR), &store) {
-                Ok(r) => {
-                    if !r.new_runs.is_empty() || r.damaged_lines > 0 {
-                        tracing::info!(
-                            runs = r.new_runs.len(),
-                            damaged_lines = r.damaged_lines,
-                            "stored runs from the journal of an ended process"
-                        );
-                    }
-                    let rules: Vec<RuleOutcome> = r.new_runs.iter().map(Into::into).collect();
-                    self.record_rules(&rules);
+        let store = match self.store.take() {
+            Some(store) => store,
+            None => self.open_store()?,
+        };
+        Ok(self.store.insert(store))
+    }
+
+    /// The writer's own connection, after storing the runs that ended
+    /// processes left in their journals.
+    fn open_store(&self) -> Result<Store, StoreError> {
+        let store = Store::open_in(&self.state_dir)?;
+        match journal::replay(&self.state_dir.join(JOURNAL_DIR), &store) {
+            Ok(r) => {
+                if !r.new_runs.is_empty() || r.damaged_lines > 0 {
+                    tracing::info!(
+                        runs = r.new_runs.len(),
+                        damaged_lines = r.damaged_lines,
+                        "stored runs from the journal of an ended process"
+                    );
                 }
-                Err(e) => tracing::warn!("cannot replay a run journal: {e}"),
+                let rules: Vec<RuleOutcome> = r.new_runs.iter().map(Into::into).collect();
+                self.record_rules(&rules);
             }
-            self.store = Some(store);
+            Err(e) => tracing::warn!("cannot replay a run journal: {e}"),
         }
-        self.store
-            .as_ref()
-            .ok_or_else(|| unreachable_store(&self.state_dir))
+        Ok(store)
     }
 
     fn reserve_ids(&mut self) {
@@ -481,13 +485,6 @@ pub fn open_store(paths: &Paths) -> Result<Store, StoreError> {
         Err(e) => tracing::warn!("cannot replay a run journal: {e}"),
     }
     Ok(store)
-}
-
-fn unreachable_store(dir: &std::path::Path) -> StoreError {
-    StoreError::CreateDir {
-        path: dir.to_path_buf(),
-        source: std::io::Error::other("the store was not opened"),
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -77,13 +77,6 @@ impl FileIdentity {
 /// Longer than the kernel's coarse clock tick (at most 10 ms, HZ=100).
 const TIME_TICK: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// What [`Skill::read_file_if_changed`] found.
-#[derive(Debug)]
-pub enum FileRead {
-    Unchanged(FileIdentity),
-    Read(FileIdentity, Vec<u8>),
-}
-
 /// Reads an opened file, never past `max_bytes`.
 fn read_opened(
     relative: &str,
@@ -191,24 +184,6 @@ impl Skill {
     ) -> Result<(Vec<u8>, FileIdentity), SkillFileError> {
         let (file, identity) = self.open_file(relative, max_bytes)?;
         Ok((read_opened(relative, file, identity, max_bytes)?, identity))
-    }
-
-    /// Reads `relative` as [`Skill::read_file`] does, unless the file is
-    /// still `known` (same [`FileIdentity`]): then it is not read at all.
-    /// Pass only an identity that is trusted (see
-    /// [`FileIdentity::trusted_if_read_at`]).
-    pub fn read_file_if_changed(
-        &self,
-        relative: &str,
-        max_bytes: u64,
-        known: Option<&FileIdentity>,
-    ) -> Result<FileRead, SkillFileError> {
-        let (file, identity) = self.open_file(relative, max_bytes)?;
-        if known == Some(&identity) {
-            return Ok(FileRead::Unchanged(identity));
-        }
-        let bytes = read_opened(relative, file, identity, max_bytes)?;
-        Ok(FileRead::Read(identity, bytes))
     }
 
     /// Opens `relative` inside the skill folder, with the checks of
@@ -381,11 +356,7 @@ mod tests {
         assert!(!id.trusted_if_read_at(std::time::SystemTime::now() - TIME_TICK));
         let later = std::time::SystemTime::now() + TIME_TICK * 2;
         assert!(id.trusted_if_read_at(later));
-        assert!(matches!(
-            s.read_file_if_changed("h.wasm", 100, Some(&id))
-                .expect("read"),
-            FileRead::Unchanged(_)
-        ));
+        assert_eq!(s.file_identity("h.wasm", 100).expect("identity"), id);
         // A rewrite is a different version, whatever the clock says.
         std::fs::write(tmp.path().join("h.wasm"), "two!").expect("write");
         let (_, rewritten) = s.read_file_identified("h.wasm", 100).expect("read");

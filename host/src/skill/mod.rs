@@ -15,7 +15,7 @@ mod validate;
 mod yaml;
 
 pub use catalog::{Catalog, LoadOptions, LoadStats, Root, Warning, content_version};
-pub use files::{FileIdentity, FileRead, SkillFileError};
+pub use files::{FileIdentity, SkillFileError};
 pub use model::*;
 pub use parse::{ParseError, ParsedSkill, parse_skill};
 pub use prompt::{render_available_skills, xml_escape};
