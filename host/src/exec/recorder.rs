@@ -334,20 +334,7 @@ impl Writer {
     /// processes left in their journals.
     fn open_store(&self) -> Result<Store, StoreError> {
         let store = Store::open_in(&self.state_dir)?;
-        match journal::replay(&self.state_dir.join(JOURNAL_DIR), &store) {
-            Ok(r) => {
-                if !r.new_runs.is_empty() || r.damaged_lines > 0 {
-                    tracing::info!(
-                        runs = r.new_runs.len(),
-                        damaged_lines = r.damaged_lines,
-                        "stored runs from the journal of an ended process"
-                    );
-                }
-                let rules: Vec<RuleOutcome> = r.new_runs.iter().map(Into::into).collect();
-                self.record_rules(&rules);
-            }
-            Err(e) => tracing::warn!("cannot replay a run journal: {e}"),
-        }
+        self.record_rules(&replay_journals(&self.state_dir, &store));
         Ok(store)
     }
 
@@ -469,22 +456,37 @@ impl Writer {
 pub fn open_store(paths: &Paths) -> Result<Store, StoreError> {
     let state = paths.state_dir();
     let store = Store::open_in(&state)?;
-    match journal::replay(&state.join(JOURNAL_DIR), &store) {
-        Ok(r) if !r.new_runs.is_empty() => {
-            let rules: Vec<RuleOutcome> = r.new_runs.iter().map(Into::into).collect();
-            let path = learn::rules_path(&state);
-            if path.exists() {
-                let saved = Learning::open(&path, learn::RuleFilter::All)
-                    .and_then(|(l, _)| l.record_batch(&rules));
-                if let Err(e) = saved {
-                    tracing::warn!("rule statistics of replayed runs not saved: {e}");
-                }
-            }
+    let rules = replay_journals(&state, &store);
+    let path = learn::rules_path(&state);
+    if rules.iter().any(|r| !r.rules.is_empty()) && path.exists() {
+        let saved =
+            Learning::open(&path, learn::RuleFilter::All).and_then(|(l, _)| l.record_batch(&rules));
+        if let Err(e) = saved {
+            tracing::warn!("rule statistics of replayed runs not saved: {e}");
         }
-        Ok(_) => {}
-        Err(e) => tracing::warn!("cannot replay a run journal: {e}"),
     }
     Ok(store)
+}
+
+/// Stores the runs of journals that ended processes left under
+/// `state_dir`; answers their rule outcomes, for the statistics.
+fn replay_journals(state_dir: &std::path::Path, store: &Store) -> Vec<RuleOutcome> {
+    match journal::replay(&state_dir.join(JOURNAL_DIR), store) {
+        Ok(r) => {
+            if !r.new_runs.is_empty() || r.damaged_lines > 0 {
+                tracing::info!(
+                    runs = r.new_runs.len(),
+                    damaged_lines = r.damaged_lines,
+                    "stored runs from the journal of an ended process"
+                );
+            }
+            r.new_runs.iter().map(Into::into).collect()
+        }
+        Err(e) => {
+            tracing::warn!("cannot replay a run journal: {e}");
+            Vec::new()
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
