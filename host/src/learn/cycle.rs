@@ -269,6 +269,10 @@ pub async fn learn_from_store(
 ) -> Result<CycleReport, LearnError> {
     let t = &config.thresholds;
     let groups = store.failure_groups(t.window)?;
+    if groups.is_empty() {
+        // Nothing failed in the window: no pattern to load, no rule to touch.
+        return Ok(CycleReport::default());
+    }
     let (base, _warnings) = Library::load(&paths.home.join("patterns"));
     let library_for = |skill: &str| {
         let mut lib = base.clone();

@@ -64,11 +64,23 @@ pub struct Library {
 }
 
 impl Library {
-    /// The shipped patterns only.
+    /// The shipped patterns only. Parsed and their conditions checked once
+    /// per process: the background learning cycle asks for them every
+    /// `auto_every` runs, and checking compiles every regex.
     pub fn shipped() -> Result<Library, PatternError> {
-        let mut lib = Library::default();
-        lib.add_text(SHIPPED, "shipped patterns")?;
-        Ok(lib)
+        static SHIPPED_LIBRARY: std::sync::LazyLock<Result<Library, String>> =
+            std::sync::LazyLock::new(|| {
+                let mut lib = Library::default();
+                lib.add_text(SHIPPED, "shipped patterns")
+                    .map_err(|PatternError::Invalid { message, .. }| message)?;
+                Ok(lib)
+            });
+        SHIPPED_LIBRARY
+            .clone()
+            .map_err(|message| PatternError::Invalid {
+                source_name: "shipped patterns".into(),
+                message,
+            })
     }
 
     /// Shipped, then every `*.yaml` in `user_dir` (sorted), warnings for
