@@ -90,6 +90,24 @@ impl Config {
     }
 }
 
+/// Which of the two files an edit goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigFile {
+    /// `$SKILLHOST_HOME/skillhost.toml`.
+    User,
+    /// `./skillhost.toml`.
+    Workspace,
+}
+
+impl ConfigFile {
+    pub fn path(self, paths: &Paths) -> PathBuf {
+        match self {
+            ConfigFile::User => user_file(paths),
+            ConfigFile::Workspace => workspace_file(paths),
+        }
+    }
+}
+
 pub fn user_file(paths: &Paths) -> PathBuf {
     paths.home.join(CONFIG_FILE)
 }
@@ -217,20 +235,10 @@ mod tests {
         assert_eq!(quota.max_keys, limits.kv_max_keys);
     }
 
-    fn paths(dir: &Path) -> Paths {
-        Paths {
-            home: dir.join("home"),
-            workspace: dir.join("ws"),
-            bundled: None,
-            extra_skills: vec![],
-            cache_override: None,
-        }
-    }
-
     #[test]
     fn workspace_overrides_user_and_grants_replace_whole() {
         let d = tempfile::tempdir().expect("tempdir");
-        let p = paths(d.path());
+        let p = Paths::under(d.path());
         fs::create_dir_all(&p.home).expect("mkdir");
         fs::create_dir_all(&p.workspace).expect("mkdir");
         fs::write(
@@ -259,7 +267,7 @@ mod tests {
     #[test]
     fn malformed_file_names_the_file() {
         let d = tempfile::tempdir().expect("tempdir");
-        let p = paths(d.path());
+        let p = Paths::under(d.path());
         fs::create_dir_all(&p.workspace).expect("mkdir");
         fs::write(workspace_file(&p), "[limits\n").expect("write");
         let e = Config::load(&p).expect_err("malformed").to_string();
@@ -269,7 +277,7 @@ mod tests {
     #[test]
     fn learning_thresholds_load_and_bad_shares_are_refused() {
         let d = tempfile::tempdir().expect("tempdir");
-        let p = paths(d.path());
+        let p = Paths::under(d.path());
         fs::create_dir_all(&p.workspace).expect("mkdir");
         fs::write(
             workspace_file(&p),

@@ -15,21 +15,26 @@
 //!   the binary, the outbound network guard.
 //! - layer 1: `skill`: parsing every SKILL.md dialect, discovery, the
 //!   catalog, search.
-//! - layer 2: `paths`, `grants`: where things live (and which paths are the
-//!   host's own); what a skill may use, declared ∩ granted.
+//! - layer 2: `paths`, `grants`, `scaffold`: where things live (and which
+//!   paths are the host's own); what a skill may use, declared ∩ granted,
+//!   and what a grant request writes; a new skill folder with a handler
+//!   from a template.
 //! - layer 3: `sandbox`, `store`, `llm`, `tools`: the wasmtime sandbox
 //!   (it defines the services it calls out to: `ToolHost`, `ModelHost`,
 //!   `KvHost`); the SQLite store; model providers; the tool registry and
 //!   its policy. None of them knows the others.
-//! - layer 4: `learn`: rules from recorded failures, applied to runs.
+//! - layer 4: `learn`: rules from recorded failures, applied to runs; the
+//!   operator's edits of them.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
 //!   settings type.
 //! - layer 6: `exec`: a task's path through the tiers, wiring the layer-3
 //!   services into the sandbox, recording the run.
-//! - layer 7: `eval`: ablations, simulated models and their scenarios.
+//! - layer 7: `eval`, `ops`: ablations, simulated models and their
+//!   scenarios; granting and revoking a skill's capabilities in
+//!   `skillhost.toml`, pinned to its fingerprint.
 //! - layer 8: `mcp`: the MCP server over `exec`.
-//! - layer 9: `cli`: argument parsing, the commands' printing, and the
-//!   operator's edits of the workspace (grants, rules, new skills).
+//! - layer 9: `cli`: argument parsing and the commands' printing; each
+//!   command calls the library.
 
 pub mod bundled;
 pub mod cli;
@@ -42,8 +47,10 @@ pub mod learn;
 pub mod llm;
 pub mod mcp;
 pub mod netguard;
+pub mod ops;
 pub mod paths;
 pub mod sandbox;
+pub mod scaffold;
 pub mod skill;
 pub mod store;
 pub mod sys;

@@ -104,6 +104,20 @@ impl Paths {
     }
 }
 
+#[cfg(test)]
+impl Paths {
+    /// `dir/home` and the workspace `dir/ws`, nothing else.
+    pub(crate) fn under(dir: &Path) -> Paths {
+        Paths {
+            home: dir.join("home"),
+            workspace: dir.join("ws"),
+            bundled: None,
+            extra_skills: vec![],
+            cache_override: None,
+        }
+    }
+}
+
 /// The host's control paths: its config files, its state, its cache, its
 /// home and every skill root. A file grant that would reach one (inside
 /// it, or covering it) is refused, whatever the grant says, so a handler

@@ -2,14 +2,13 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 
 use super::Ctx;
-use crate::config::{self, Grant};
-use crate::exec::skill_fingerprint;
-use crate::grants::{CAPABILITIES, describe};
-use crate::skill::{Capabilities, LimitSpec};
+use crate::config::ConfigFile;
+use crate::grants::{CAPABILITIES, GrantRequest, describe, describe_limits};
+use crate::ops;
+use crate::skill::Capabilities;
 
 #[derive(Debug, Args)]
 pub struct GrantArgs {
@@ -37,94 +36,55 @@ pub struct RevokeArgs {
     pub user: bool,
 }
 
+fn config_file(user: bool) -> ConfigFile {
+    if user {
+        ConfigFile::User
+    } else {
+        ConfigFile::Workspace
+    }
+}
+
 /// With no capability flags, grants everything the skill declares.
 pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let catalog = ctx.catalog();
-    let skill = catalog.get(&args.name).with_context(|| {
-        format!(
-            "no skill named `{}`; see `skillhost skills list`",
-            args.name
-        )
-    })?;
-    let declared = &skill.meta.skillhost.capabilities;
-    let asked = args.capabilities.0;
-    let everything = asked == Capabilities::default() && !args.limits;
-    let capabilities = if everything {
-        declared.clone()
-    } else {
-        let effective = crate::grants::intersect(declared, &asked);
-        if effective != asked {
-            tracing::info!(
-                "note: the skill does not declare everything granted; it will get only: {}",
-                describe(&effective)
-            );
-        }
-        asked
+    let request = GrantRequest {
+        capabilities: args.capabilities.0,
+        limits: args.limits,
     };
-    let limits = if everything || args.limits {
-        skill.meta.skillhost.limits
-    } else {
-        LimitSpec::default()
-    };
-    let pin =
-        skill_fingerprint(skill).with_context(|| format!("cannot read skill `{}`", skill.name))?;
-    let path = if args.user {
-        config::user_file(&ctx.paths)
-    } else {
-        config::workspace_file(&ctx.paths)
-    };
-    config::write_grant(
-        &path,
-        &skill.name,
-        Some(&Grant {
-            pin: pin.clone(),
-            capabilities: capabilities.clone(),
-            limits,
-        }),
+    let g = ops::grant(
+        &ctx.paths,
+        &ctx.catalog(),
+        &args.name,
+        &request,
+        config_file(args.user),
     )?;
-    let raised = if limits.is_empty() {
+    if let Some(gets) = &g.narrowed {
+        tracing::info!(
+            "note: the skill does not declare everything granted; it will get only: {}",
+            describe(gets)
+        );
+    }
+    let raised = if g.grant.limits.is_empty() {
         String::new()
     } else {
-        format!(" and its declared limits {}", describe_limits(&limits))
+        format!(
+            " and its declared limits {}",
+            describe_limits(&g.grant.limits)
+        )
     };
     outln!(
-        "granted `{}` {}{raised} (pinned to {pin}) in {}",
-        skill.name,
-        describe(&capabilities),
-        path.display()
+        "granted `{}` {}{raised} (pinned to {}) in {}",
+        g.skill,
+        describe(&g.grant.capabilities),
+        g.grant.pin,
+        g.file.display()
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let path = if args.user {
-        config::user_file(&ctx.paths)
-    } else {
-        config::workspace_file(&ctx.paths)
-    };
-    let cfg = crate::config::Config::load(&ctx.paths)?;
-    if !cfg.grants.contains_key(&args.name) {
-        anyhow::bail!("skill `{}` has no grant to revoke", args.name);
-    }
-    config::write_grant(&path, &args.name, None)?;
+    let path = ops::revoke(&ctx.paths, &args.name, config_file(args.user))?;
     outln!("revoked the grant of `{}` in {}", args.name, path.display())?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn describe_limits(l: &LimitSpec) -> String {
-    let mut parts = Vec::new();
-    let mut add = |name: &str, v: Option<u64>| {
-        if let Some(v) = v {
-            parts.push(format!("{name} {v}"));
-        }
-    };
-    add("memory_mb", l.memory_mb);
-    add("timeout_ms", l.timeout_ms);
-    add("output_kb", l.output_kb);
-    add("tables", l.tables.map(u64::from));
-    add("table_elements", l.table_elements.map(u64::from));
-    add("instances", l.instances.map(u64::from));
-    parts.join(", ")
 }
 
 /// The `skills grant` options of every capability, made from each one's

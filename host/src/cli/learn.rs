@@ -11,6 +11,7 @@ use clap::{Args, Subcommand};
 use super::Ctx;
 use crate::config::Config;
 use crate::eval::ablation;
+use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule};
 use crate::learn::{self, rules::RuleSet};
 use crate::store::Store;
 
@@ -215,16 +216,6 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let path = rules_file(ctx);
-    let edit = |id: &str, f: &dyn Fn(&mut RuleSet) -> anyhow::Result<()>| -> anyhow::Result<()> {
-        let _lock = learn::lock(&path);
-        let mut set = RuleSet::load(&path)?;
-        if set.get(id).is_none() {
-            anyhow::bail!("no rule `{id}`; see `skillhost rules list`");
-        }
-        f(&mut set)?;
-        set.save(&path)?;
-        Ok(())
-    };
     match args.command {
         RulesCommand::List { json } => {
             let set = RuleSet::load(&path)?;
@@ -244,25 +235,15 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     "applied"
                 )?;
                 for r in &set.rules {
-                    let state = if r.rejected {
-                        let verdict = r.replay.as_ref().map(|p| p.verdict.as_str());
-                        verdict.unwrap_or("rejected").to_owned()
-                    } else if r.enabled {
-                        "enabled".to_owned()
-                    } else {
-                        format!(
-                            "disabled: {}",
-                            r.disabled_reason.clone().unwrap_or_default()
-                        )
-                    };
                     outln!(
-                        "{:<48} {:<10} {:<16} {:>5.2} {:>3}/{:<3}  {state}",
+                        "{:<48} {:<10} {:<16} {:>5.2} {:>3}/{:<3}  {}",
                         r.id,
                         r.kind.to_string(),
                         r.scope,
                         r.confidence,
                         r.succeeded,
-                        r.applied
+                        r.applied,
+                        r.state()
                     )?;
                 }
             }
@@ -271,41 +252,19 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             let set = RuleSet::load(&path)?;
             let r = set
                 .get(&id)
-                .with_context(|| format!("no rule `{id}`; see `skillhost rules list`"))?;
+                .ok_or_else(|| RuleEditError::NoSuchRule(id.clone()))?;
             outln!("{}", serde_json::to_string_pretty(r)?)?;
         }
         RulesCommand::Disable { id } => {
-            edit(&id, &|s| {
-                if let Some(r) = s.get_mut(&id) {
-                    r.enabled = false;
-                    r.disabled_reason = Some("disabled by the operator".into());
-                }
-                Ok(())
-            })?;
+            edit_rule(&path, &id, RuleEdit::Disable)?;
             outln!("disabled {id}")?;
         }
         RulesCommand::Enable { id } => {
-            edit(&id, &|s| {
-                if let Some(r) = s.get_mut(&id) {
-                    if r.rejected && r.conditions.is_empty() {
-                        anyhow::bail!(
-                            "rule `{id}` is a rejected proposal with no conditions; remove it instead"
-                        );
-                    }
-                    // The operator overrides a failed replay knowingly.
-                    r.rejected = false;
-                    r.enabled = true;
-                    r.disabled_reason = None;
-                }
-                Ok(())
-            })?;
+            edit_rule(&path, &id, RuleEdit::Enable)?;
             outln!("enabled {id}")?;
         }
         RulesCommand::Remove { id } => {
-            edit(&id, &|s| {
-                s.rules.retain(|r| r.id != id);
-                Ok(())
-            })?;
+            edit_rule(&path, &id, RuleEdit::Remove)?;
             outln!("removed {id}")?;
         }
         RulesCommand::Explain { run_id } => {

@@ -1,7 +1,7 @@
-//! The command line: argument parsing, printing, and the operator's edits
-//! that only the command line makes (grants in skillhost.toml, enabling and
-//! rejecting rules, scaffolding a handler). Running, recording and learning
-//! live in the library modules it calls.
+//! The command line: argument parsing and printing. What a command does,
+//! running, learning and the operator's edits (grants in `ops`, rules in
+//! `learn::edit`, new skills in `scaffold`) alike, lives in the library
+//! modules it calls.
 
 // Output goes through `out!`/`outln!` (print.rs); diagnostics through
 // `tracing` (log.rs).

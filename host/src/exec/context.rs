@@ -94,6 +94,43 @@ fn typed(key: &str, raw: &str, kind: FieldKind) -> Result<Value, ContextError> {
     })
 }
 
+/// Types a JSON object of context values (an MCP tool call's arguments) by
+/// the declared fields. Clients send JSON typed by the input schema, but
+/// some send every value as text (prompt-style): text for a non-text field
+/// is parsed as [`parse_pairs`] parses it. Undeclared keys pass through.
+pub fn coerce_json(
+    fields: &BTreeMap<String, ContextField>,
+    args: Map<String, Value>,
+) -> Result<Map<String, Value>, ContextError> {
+    let mut out = Map::new();
+    for (key, value) in args {
+        let value = match (fields.get(&key), value) {
+            (Some(f), Value::String(s)) if f.kind != FieldKind::String => typed(&key, &s, f.kind)?,
+            (Some(f), v) if !v.is_null() && !fits(f.kind, &v) => {
+                return Err(ContextError::WrongType {
+                    field: key,
+                    expected: f.kind.json_type(),
+                    value: v.to_string(),
+                });
+            }
+            (_, v) => v,
+        };
+        out.insert(key, value);
+    }
+    Ok(out)
+}
+
+fn fits(kind: FieldKind, v: &Value) -> bool {
+    match kind {
+        FieldKind::String => v.is_string(),
+        FieldKind::Bool => v.is_boolean(),
+        FieldKind::Number => v.is_number(),
+        FieldKind::Integer => v.is_i64() || v.is_u64(),
+        FieldKind::List => v.is_array(),
+        FieldKind::Object => v.is_object(),
+    }
+}
+
 /// Declared defaults, then `given` over them. A declared field that is
 /// required, has no default and was not given is an error.
 pub fn build(
@@ -183,6 +220,42 @@ mod tests {
             parse_pairs(&["=x".into()], &fields()),
             Err(ContextError::NotAPair(_))
         ));
+    }
+
+    #[test]
+    fn json_arguments_are_typed_and_text_is_parsed_for_typed_fields() {
+        let args = |v: Value| match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let m = coerce_json(
+            &fields(),
+            args(serde_json::json!({
+                "rephrase": "yes",
+                "n": 3,
+                "files": "a.pdf, b.pdf",
+                "tz": "UTC",
+                "extra": {"a": 1},
+                "must": null,
+            })),
+        )
+        .expect("coerce");
+        assert_eq!(m["rephrase"], Value::Bool(true));
+        assert_eq!(m["n"], Value::from(3));
+        assert_eq!(m["files"], serde_json::json!(["a.pdf", "b.pdf"]));
+        assert_eq!(m["tz"], Value::from("UTC"));
+        assert_eq!(m["extra"], serde_json::json!({"a": 1}));
+        assert_eq!(m["must"], Value::Null);
+        let e = coerce_json(&fields(), args(serde_json::json!({"n": 1.5}))).expect_err("float");
+        assert!(
+            matches!(e, ContextError::WrongType { ref field, .. } if field == "n"),
+            "{e}"
+        );
+        let e = coerce_json(&fields(), args(serde_json::json!({"n": "three"}))).expect_err("text");
+        assert_eq!(
+            e.to_string(),
+            "context field `n` must be an integer, got `three`"
+        );
     }
 
     #[test]

@@ -311,6 +311,64 @@ pub fn describe(c: &Capabilities) -> String {
     }
 }
 
+/// The limits `l` raises, in words (`memory_mb 256, timeout_ms 9000`).
+pub fn describe_limits(l: &LimitSpec) -> String {
+    let mut parts = Vec::new();
+    let mut add = |name: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            parts.push(format!("{name} {v}"));
+        }
+    };
+    add("memory_mb", l.memory_mb);
+    add("timeout_ms", l.timeout_ms);
+    add("output_kb", l.output_kb);
+    add("tables", l.tables.map(u64::from));
+    add("table_elements", l.table_elements.map(u64::from));
+    add("instances", l.instances.map(u64::from));
+    parts.join(", ")
+}
+
+/// What the operator asks `skills grant` for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantRequest {
+    /// The capabilities named; none named means everything declared.
+    pub capabilities: Capabilities,
+    /// Let the skill's declared limits go above the defaults.
+    pub limits: bool,
+}
+
+/// The grant to write for a skill that declares `declared` and
+/// `declared_limits`. A request that names nothing grants everything the
+/// skill declares, limits included; otherwise what was named, and the
+/// declared limits only when asked. The second value is what a run will
+/// get (declared ∩ named) when that is less than what was named.
+pub fn grant_for(
+    declared: &Capabilities,
+    declared_limits: &LimitSpec,
+    request: &GrantRequest,
+    pin: String,
+) -> (Grant, Option<Capabilities>) {
+    let everything = request.capabilities == Capabilities::default() && !request.limits;
+    let (capabilities, narrowed) = if everything {
+        (declared.clone(), None)
+    } else {
+        let effective = intersect(declared, &request.capabilities);
+        let narrowed = (effective != request.capabilities).then_some(effective);
+        (request.capabilities.clone(), narrowed)
+    };
+    let limits = if everything || request.limits {
+        *declared_limits
+    } else {
+        LimitSpec::default()
+    };
+    let grant = Grant {
+        pin,
+        capabilities,
+        limits,
+    };
+    (grant, narrowed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,5 +570,51 @@ mod tests {
             &cfg.grants,
         );
         assert_eq!(stale.capabilities, Capabilities::default());
+    }
+
+    #[test]
+    fn a_request_naming_nothing_grants_everything_declared() {
+        let limits = LimitSpec {
+            memory_mb: Some(256),
+            ..LimitSpec::default()
+        };
+        let (g, narrowed) = grant_for(&caps(), &limits, &GrantRequest::default(), "p".into());
+        assert_eq!(g.capabilities, caps());
+        assert_eq!(g.limits, limits);
+        assert_eq!(g.pin, "p");
+        assert_eq!(narrowed, None);
+    }
+
+    #[test]
+    fn a_named_request_is_written_as_named_and_says_what_a_run_gets() {
+        let limits = LimitSpec {
+            timeout_ms: Some(9000),
+            ..LimitSpec::default()
+        };
+        let asked = Capabilities {
+            llm: true,
+            http: vec!["evil.net".into()],
+            ..Capabilities::default()
+        };
+        let request = GrantRequest {
+            capabilities: asked.clone(),
+            limits: false,
+        };
+        let (g, narrowed) = grant_for(&caps(), &limits, &request, "p".into());
+        assert_eq!(g.capabilities, asked);
+        assert!(g.limits.is_empty(), "limits only when asked");
+        let gets = narrowed.expect("evil.net is not declared");
+        assert!(gets.llm && gets.http.is_empty(), "{gets:?}");
+        // Limits alone: no capability beyond computation, the limits raised.
+        let only_limits = GrantRequest {
+            capabilities: Capabilities::default(),
+            limits: true,
+        };
+        let (g, narrowed) = grant_for(&caps(), &limits, &only_limits, "p".into());
+        assert_eq!(g.capabilities, Capabilities::default());
+        assert_eq!(g.limits, limits);
+        assert_eq!(narrowed, None);
+        assert_eq!(describe_limits(&g.limits), "timeout_ms 9000");
+        assert_eq!(describe_limits(&LimitSpec::default()), "");
     }
 }

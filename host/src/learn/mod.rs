@@ -3,10 +3,12 @@
 //! gain is in `eval`.
 //!
 //! [`Learning`] is what the task pipeline talks to: it applies the enabled
-//! rules at the three points of a run and keeps their statistics.
+//! rules at the three points of a run and keeps their statistics. The
+//! operator's edits of the rules are in [`edit`].
 
 pub mod condition;
 pub mod cycle;
+pub mod edit;
 pub mod patterns;
 pub mod propose;
 pub mod redact;

@@ -181,6 +181,40 @@ impl Rule {
     pub fn in_scope(&self, skill: &str) -> bool {
         self.scope == "*" || self.scope == skill
     }
+
+    /// Whether it is in force, and if not why.
+    pub fn state(&self) -> RuleState<'_> {
+        if self.rejected {
+            RuleState::Rejected {
+                verdict: self.replay.as_ref().map(|p| p.verdict.as_str()),
+            }
+        } else if self.enabled {
+            RuleState::Enabled
+        } else {
+            RuleState::Disabled {
+                reason: self.disabled_reason.as_deref(),
+            }
+        }
+    }
+}
+
+/// A rule's state; shown as `enabled`, `disabled: REASON`, or the replay's
+/// verdict (`rejected` without one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleState<'a> {
+    Enabled,
+    Disabled { reason: Option<&'a str> },
+    Rejected { verdict: Option<&'a str> },
+}
+
+impl std::fmt::Display for RuleState<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RuleState::Enabled => f.write_str("enabled"),
+            RuleState::Disabled { reason } => write!(f, "disabled: {}", reason.unwrap_or_default()),
+            RuleState::Rejected { verdict } => f.write_str(verdict.unwrap_or("rejected")),
+        }
+    }
 }
 
 /// A rule with its conditions compiled.
@@ -371,7 +405,7 @@ impl RuleSet {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::learn::condition::Op;
     use serde_json::json;
@@ -430,6 +464,26 @@ mod tests {
         assert!(
             first.contains("\n  \"rules\": ["),
             "pretty-printed: {first}"
+        );
+    }
+
+    #[test]
+    fn a_rule_states_why_it_is_or_is_not_in_force() {
+        let mut r = rule("x", Kind::Prevention);
+        assert_eq!(r.state().to_string(), "enabled");
+        r.enabled = false;
+        assert_eq!(r.state().to_string(), "disabled: ");
+        r.disabled_reason = Some("0 of 8 runs succeeded".into());
+        assert_eq!(r.state().to_string(), "disabled: 0 of 8 runs succeeded");
+        r.rejected = true;
+        assert_eq!(r.state().to_string(), "rejected");
+        r.replay = Some(Replay {
+            verdict: "rejected: too many successful runs matched".into(),
+            ..Replay::default()
+        });
+        assert_eq!(
+            r.state().to_string(),
+            "rejected: too many successful runs matched"
         );
     }
 

@@ -31,8 +31,8 @@ use rmcp::ServiceExt;
 use crate::exec::Runner;
 
 pub use server::{
-    LIST_SKILLS, MAX_READ_BYTES, PAGE_SIZE, READ_SKILL, SkillServer, coerce_context,
-    failure_result, outcome_result, page,
+    LIST_SKILLS, MAX_READ_BYTES, PAGE_SIZE, READ_SKILL, SkillServer, failure_result,
+    outcome_result, page,
 };
 
 #[derive(Debug, thiserror::Error)]

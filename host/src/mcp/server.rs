@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use super::names::{self, ToolTable};
 use super::resources;
 use crate::exec::{Progress, ProgressSink, RunError, RunOutcome, Runner, context, with_progress};
-use crate::skill::{FieldKind, Skill, SkillFileError};
+use crate::skill::{Skill, SkillFileError};
 use crate::types::FailureClass;
 
 /// Name of the tool that lists every skill.
@@ -133,13 +133,13 @@ impl SkillServer {
             Some(Value::String(t)) => t,
             Some(other) => {
                 return failure_result(
-                    "InvalidArguments",
+                    FailureClass::InvalidArguments,
                     &format!("`task` must be a string, got {other}"),
                 );
             }
             None => return failure_result(FailureClass::InvalidArguments, "`task` is required"),
         };
-        let given = match coerce_context(skill, args) {
+        let given = match context::coerce_json(&skill.meta.context_fields, args) {
             Ok(g) => g,
             Err(e) => return failure_result(FailureClass::InvalidContext, &e.to_string()),
         };
@@ -205,7 +205,7 @@ impl SkillServer {
             Some(Value::String(p)) => p.clone(),
             Some(other) => {
                 return failure_result(
-                    "InvalidArguments",
+                    FailureClass::InvalidArguments,
                     &format!("`path` must be a string, got {other}"),
                 );
             }
@@ -558,48 +558,5 @@ fn file_error_class(e: &SkillFileError) -> &'static str {
         | SkillFileError::Escape { .. }
         | SkillFileError::NotContent { .. } => "Denied",
         SkillFileError::NotAFile { .. } | SkillFileError::Io { .. } => "FileError",
-    }
-}
-
-/// Types the tool arguments by the skill's declared context fields. MCP
-/// clients send JSON typed by the input schema, but some send every value
-/// as text (prompt-style); text for a non-text field is parsed the way
-/// `skillhost run -c KEY=VALUE` parses it. Undeclared keys pass through.
-pub fn coerce_context(
-    skill: &Skill,
-    args: Map<String, Value>,
-) -> Result<Map<String, Value>, context::ContextError> {
-    let fields = &skill.meta.context_fields;
-    let mut out = Map::new();
-    for (key, value) in args {
-        let typed = match (fields.get(&key), value) {
-            (Some(f), Value::String(s)) if f.kind != FieldKind::String => {
-                let pair = [format!("{key}={s}")];
-                context::parse_pairs(&pair, fields)?
-                    .remove(&key)
-                    .unwrap_or(Value::Null)
-            }
-            (Some(f), v) if !v.is_null() && !fits(f.kind, &v) => {
-                return Err(context::ContextError::WrongType {
-                    field: key,
-                    expected: f.kind.json_type(),
-                    value: v.to_string(),
-                });
-            }
-            (_, v) => v,
-        };
-        out.insert(key, typed);
-    }
-    Ok(out)
-}
-
-fn fits(kind: FieldKind, v: &Value) -> bool {
-    match kind {
-        FieldKind::String => v.is_string(),
-        FieldKind::Bool => v.is_boolean(),
-        FieldKind::Number => v.is_number(),
-        FieldKind::Integer => v.is_i64() || v.is_u64(),
-        FieldKind::List => v.is_array(),
-        FieldKind::Object => v.is_object(),
     }
 }

@@ -17,6 +17,7 @@ mod yaml;
 pub use catalog::{Catalog, LoadOptions, LoadStats, Root, Warning, content_version};
 pub use files::{FileIdentity, SkillFileError};
 pub use model::*;
+pub(crate) use parse::is_spec_name;
 pub use parse::{ParseError, ParsedSkill, parse_skill};
 pub use prompt::{render_available_skills, xml_escape};
 pub use search::Match;

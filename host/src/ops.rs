@@ -1,0 +1,157 @@
+//! The operator's grant edits (`skillhost skills grant|revoke`). They sit
+//! above `exec` because a grant is pinned to the skill's fingerprint,
+//! which `exec` reads; `grants` decides what is granted and `config`
+//! writes it into skillhost.toml.
+
+use std::path::PathBuf;
+
+use crate::config::{self, Config, ConfigError, ConfigFile};
+use crate::exec::skill_fingerprint;
+use crate::grants::{Grant, GrantRequest, grant_for};
+use crate::paths::Paths;
+use crate::skill::{Capabilities, Catalog, SkillFileError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum GrantError {
+    #[error("no skill named `{0}`; see `skillhost skills list`")]
+    UnknownSkill(String),
+    #[error("cannot read skill `{skill}`")]
+    Unreadable {
+        skill: String,
+        #[source]
+        source: SkillFileError,
+    },
+    #[error("skill `{0}` has no grant to revoke")]
+    NoGrant(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// A grant as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Granted {
+    pub skill: String,
+    pub grant: Grant,
+    /// The file it was written to.
+    pub file: PathBuf,
+    /// What a run will get, when that is less than what was granted.
+    pub narrowed: Option<Capabilities>,
+}
+
+/// Grants the skill `name` what `request` asks (see [`grant_for`]), pinned
+/// to its current fingerprint, in `file`; the file keeps everything else.
+pub fn grant(
+    paths: &Paths,
+    catalog: &Catalog,
+    name: &str,
+    request: &GrantRequest,
+    file: ConfigFile,
+) -> Result<Granted, GrantError> {
+    let skill = catalog
+        .get(name)
+        .ok_or_else(|| GrantError::UnknownSkill(name.to_owned()))?;
+    let pin = skill_fingerprint(skill).map_err(|source| GrantError::Unreadable {
+        skill: skill.name.clone(),
+        source,
+    })?;
+    let declared = &skill.meta.skillhost;
+    let (grant, narrowed) = grant_for(&declared.capabilities, &declared.limits, request, pin);
+    let path = file.path(paths);
+    config::write_grant(&path, &skill.name, Some(&grant))?;
+    Ok(Granted {
+        skill: skill.name.clone(),
+        grant,
+        file: path,
+        narrowed,
+    })
+}
+
+/// Removes the grant of `name` from `file`; returns the file. Refused when
+/// neither config file grants it.
+pub fn revoke(paths: &Paths, name: &str, file: ConfigFile) -> Result<PathBuf, GrantError> {
+    let path = file.path(paths);
+    if !Config::load(paths)?.grants.contains_key(name) {
+        return Err(GrantError::NoGrant(name.to_owned()));
+    }
+    config::write_grant(&path, name, None)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::*;
+    use crate::skill::LoadOptions;
+
+    /// A workspace with one skill, `mailer`, declaring `llm` and a limit.
+    fn workspace(dir: &Path) -> (Paths, Catalog) {
+        let p = Paths::under(dir);
+        let skill = p.workspace.join(".skillhost/skills/mailer");
+        fs::create_dir_all(&skill).expect("mkdir");
+        fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: mailer\ndescription: Writes mail.\nmetadata:\n  skillhost:\n    capabilities:\n      llm: true\n    limits:\n      memory_mb: 256\n---\nWrite it.\n",
+        )
+        .expect("write SKILL.md");
+        let catalog = Catalog::load(&p.roots(), &LoadOptions::default());
+        (p, catalog)
+    }
+
+    fn grant_everything(p: &Paths, catalog: &Catalog, name: &str) -> Result<Granted, GrantError> {
+        let request = GrantRequest::default();
+        grant(p, catalog, name, &request, ConfigFile::Workspace)
+    }
+
+    #[test]
+    fn grant_pins_what_the_skill_declares_and_revoke_removes_it() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (p, catalog) = workspace(d.path());
+        let g = grant_everything(&p, &catalog, "mailer").expect("grant");
+        assert_eq!(g.file, config::workspace_file(&p));
+        assert!(g.grant.capabilities.llm, "{g:?}");
+        assert_eq!(g.grant.limits.memory_mb, Some(256));
+        assert!(g.grant.pin.starts_with("sha256:"), "{}", g.grant.pin);
+        assert_eq!(Config::load(&p).expect("load").grants["mailer"], g.grant);
+
+        assert_eq!(
+            revoke(&p, "mailer", ConfigFile::Workspace).expect("revoke"),
+            config::workspace_file(&p)
+        );
+        assert!(Config::load(&p).expect("load").grants.is_empty());
+        let e = revoke(&p, "mailer", ConfigFile::Workspace).expect_err("nothing left");
+        assert_eq!(e.to_string(), "skill `mailer` has no grant to revoke");
+    }
+
+    #[test]
+    fn a_grant_beyond_the_declaration_says_what_a_run_gets() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (p, catalog) = workspace(d.path());
+        let request = GrantRequest {
+            capabilities: Capabilities {
+                llm: true,
+                kv: true,
+                ..Capabilities::default()
+            },
+            limits: false,
+        };
+        let g = grant(&p, &catalog, "mailer", &request, ConfigFile::User).expect("grant");
+        assert_eq!(g.file, config::user_file(&p));
+        assert!(g.grant.capabilities.kv, "written as asked");
+        let gets = g.narrowed.expect("kv is not declared");
+        assert!(gets.llm && !gets.kv, "{gets:?}");
+    }
+
+    #[test]
+    fn an_unknown_skill_is_refused_before_anything_is_written() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (p, catalog) = workspace(d.path());
+        let e = grant_everything(&p, &catalog, "nope").expect_err("unknown");
+        assert_eq!(
+            e.to_string(),
+            "no skill named `nope`; see `skillhost skills list`"
+        );
+        assert!(!config::workspace_file(&p).exists());
+    }
+}
