@@ -158,6 +158,13 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
+/// Whether the config file at `path` itself (not merged) grants `skill`.
+pub fn file_grants(path: &Path, skill: &str) -> Result<bool, ConfigError> {
+    Ok(read_table(path)?
+        .and_then(|t| t.get("grants").cloned())
+        .is_some_and(|g| g.get(skill).is_some()))
+}
+
 /// Sets or removes one skill's grant in a config file, keeping the rest of
 /// the file (comments included) as it was.
 pub fn write_grant(path: &Path, skill: &str, grant: Option<&Grant>) -> Result<(), ConfigError> {

@@ -23,6 +23,13 @@ pub enum GrantError {
     },
     #[error("skill `{0}` has no grant to revoke")]
     NoGrant(String),
+    #[error("skill `{name}` is not granted in {asked}, but in {granted_in}: revoke it there{hint}")]
+    GrantedElsewhere {
+        name: String,
+        asked: PathBuf,
+        granted_in: PathBuf,
+        hint: &'static str,
+    },
     #[error(transparent)]
     Config(#[from] ConfigError),
 }
@@ -67,10 +74,24 @@ pub fn grant(
 }
 
 /// Removes the grant of `name` from `file`; returns the file. Refused when
-/// neither config file grants it.
+/// `file` does not grant it, naming the other file when that one does: a
+/// "revoked" while the grant still holds would mislead the operator.
 pub fn revoke(paths: &Paths, name: &str, file: ConfigFile) -> Result<PathBuf, GrantError> {
     let path = file.path(paths);
-    if !Config::load(paths)?.grants.contains_key(name) {
+    if !config::file_grants(&path, name)? {
+        let (other, hint) = match file {
+            ConfigFile::Workspace => (ConfigFile::User, " (with --user)"),
+            ConfigFile::User => (ConfigFile::Workspace, " (without --user)"),
+        };
+        let granted_in = other.path(paths);
+        if config::file_grants(&granted_in, name)? {
+            return Err(GrantError::GrantedElsewhere {
+                name: name.to_owned(),
+                asked: path,
+                granted_in,
+                hint,
+            });
+        }
         return Err(GrantError::NoGrant(name.to_owned()));
     }
     config::write_grant(&path, name, None)?;
@@ -122,6 +143,26 @@ mod tests {
         assert!(Config::load(&p).expect("load").grants.is_empty());
         let e = revoke(&p, "mailer", ConfigFile::Workspace).expect_err("nothing left");
         assert_eq!(e.to_string(), "skill `mailer` has no grant to revoke");
+    }
+
+    #[test]
+    fn revoking_from_the_file_that_lacks_the_grant_names_the_one_that_has_it() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (p, catalog) = workspace(d.path());
+        let request = GrantRequest::default();
+        grant(&p, &catalog, "mailer", &request, ConfigFile::User).expect("grant");
+        let e = revoke(&p, "mailer", ConfigFile::Workspace).expect_err("not in this file");
+        assert!(matches!(e, GrantError::GrantedElsewhere { .. }), "{e}");
+        assert!(e.to_string().contains("with --user"), "{e}");
+        // Nothing was removed: the grant still holds.
+        assert!(
+            Config::load(&p)
+                .expect("load")
+                .grants
+                .contains_key("mailer")
+        );
+        revoke(&p, "mailer", ConfigFile::User).expect("revoke where it is");
+        assert!(Config::load(&p).expect("load").grants.is_empty());
     }
 
     #[test]
