@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::{self, Config, ConfigError, ConfigFile};
+use crate::config::{self, ConfigError, ConfigFile};
 use crate::exec::skill_fingerprint;
 use crate::grants::{Grant, GrantRequest, grant_for};
 use crate::paths::Paths;
@@ -104,6 +104,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::config::Config;
     use crate::skill::LoadOptions;
 
     /// A workspace with one skill, `mailer`, declaring `llm` and a limit.

@@ -140,17 +140,36 @@ pub struct OwnSkill<'a> {
     pub defining_files: &'a [PathBuf],
 }
 
+/// Why a grant may not open a folder: the control path in the way.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControlPathDenied {
+    #[error(
+        "it covers skillhost's own {}; grant a folder that does not contain it",
+        .0.display()
+    )]
+    Covers(PathBuf),
+    #[error(
+        "it contains {}, which defines the skill; grant a subfolder for writing",
+        .0.display()
+    )]
+    DefinesSkill(PathBuf),
+    #[error("it is inside skillhost's own {}", .0.display())]
+    Inside(PathBuf),
+}
+
 impl ControlPaths {
     /// Whether a grant may open `dir` (a canonical path), for reading or
     /// also writing. The error says which control path is in the way.
-    pub fn check(&self, dir: &Path, own: Option<OwnSkill<'_>>, write: bool) -> Result<(), String> {
+    pub fn check(
+        &self,
+        dir: &Path,
+        own: Option<OwnSkill<'_>>,
+        write: bool,
+    ) -> Result<(), ControlPathDenied> {
         let covers = |p: &Path| p.starts_with(dir);
         for p in self.private.iter().chain(&self.skill_roots) {
             if covers(p) {
-                return Err(format!(
-                    "it covers skillhost's own {}; grant a folder that does not contain it",
-                    p.display()
-                ));
+                return Err(ControlPathDenied::Covers(p.clone()));
             }
         }
         let own_dir = own.map(|o| canonical_or_lexical(o.dir));
@@ -161,10 +180,7 @@ impl ControlPaths {
                 for f in o.defining_files {
                     let f = canonical_or_lexical(f);
                     if f.starts_with(dir) {
-                        return Err(format!(
-                            "it contains {}, which defines the skill; grant a subfolder for writing",
-                            f.display()
-                        ));
+                        return Err(ControlPathDenied::DefinesSkill(f));
                     }
                 }
             }
@@ -172,7 +188,7 @@ impl ControlPaths {
         }
         for p in self.private.iter().chain(&self.skill_roots) {
             if dir.starts_with(p) {
-                return Err(format!("it is inside skillhost's own {}", p.display()));
+                return Err(ControlPathDenied::Inside(p.clone()));
             }
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! Values and errors every stage shares: a handler's answer and failure,
-//! the failure classes the host itself raises, a service's refusal, and a
-//! tool's description. This module depends on nothing in the crate.
+//! the failure classes the host itself raises, a service's refusal, a
+//! tool's description, and an error's causes on one line. This module
+//! depends on nothing in the crate.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -112,6 +113,22 @@ failure_classes! {
     TooManySteps,
     /// A pipeline step failed.
     PipelineError,
+    /// No skill matches the task.
+    NoMatch,
+    /// The sandbox could not be set up.
+    SandboxError,
+    /// A file asked for does not exist.
+    NotFound,
+    /// A file over the size a tool or the server reads or writes.
+    FileTooLarge,
+    /// A file could not be read or written.
+    FileError,
+    /// A file that is not text where text was asked for.
+    BinaryFile,
+    /// A tool's HTTP request failed.
+    HttpError,
+    /// Skills calling skills went too deep.
+    DepthExceeded,
 }
 
 impl From<&str> for FailureClass {
@@ -178,6 +195,23 @@ impl<'de> Deserialize<'de> for FailureClass {
     }
 }
 
+/// An error and every cause under it on one line, `error: cause: cause`,
+/// as anyhow's `{:#}` prints them: for messages that leave as text (tool
+/// results, run records) from errors that keep their causes as sources.
+pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
 /// A service's answer when it could not serve a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServiceError {
@@ -207,7 +241,11 @@ mod tests {
 
     #[test]
     fn host_classes_round_trip_by_name_and_others_are_kept() {
-        for c in [FailureClass::LimitExceeded, FailureClass::PipelineError] {
+        for c in [
+            FailureClass::LimitExceeded,
+            FailureClass::PipelineError,
+            FailureClass::SandboxError,
+        ] {
             assert_eq!(FailureClass::parse(c.as_str()), c);
             let json = serde_json::to_string(&c).unwrap();
             assert_eq!(serde_json::from_str::<FailureClass>(&json).unwrap(), c);
@@ -216,5 +254,14 @@ mod tests {
         assert_eq!(other, FailureClass::Other("TimezoneError".into()));
         assert_eq!(other.to_string(), "TimezoneError");
         assert_eq!(serde_json::to_string(&other).unwrap(), "\"TimezoneError\"");
+    }
+
+    #[test]
+    fn a_chain_shows_every_cause() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot set up")]
+        struct Outer(#[source] std::io::Error);
+        let e = Outer(std::io::Error::other("disk full"));
+        assert_eq!(Chain(&e).to_string(), "cannot set up: disk full");
     }
 }

@@ -11,6 +11,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use super::Ctx;
 use crate::sandbox::inspect::inspect;
 use crate::scaffold::{Lang, scaffold};
+use crate::types::Chain;
 
 #[derive(Debug, Args)]
 pub struct HandlerArgs {
@@ -88,7 +89,7 @@ fn inspect_cmd(path: &Path, link: bool, json: bool, ctx: &Ctx) -> anyhow::Result
     if link && report.fits_handler_world() {
         let sandbox = ctx.runner()?.sandbox()?;
         if let Err(e) = sandbox.load(&bytes) {
-            report.problems.push(e.to_string());
+            report.problems.push(Chain(&e).to_string());
         }
     }
     if json {

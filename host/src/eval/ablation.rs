@@ -46,12 +46,12 @@ pub enum AblationError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("run failed: {0}")]
+    #[error("run failed")]
     Run(#[from] crate::exec::RunError),
     #[error("store: {0}")]
     Store(#[from] crate::store::StoreError),
-    #[error("store unavailable: {0}")]
-    StoreUnavailable(String),
+    #[error("store unavailable")]
+    StoreUnavailable(#[source] crate::store::StoreError),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -265,9 +265,7 @@ pub async fn run_email(
         for task in generate_tasks(seed * 2 + 1, opts.train) {
             run_one(&trainer, &task).await?;
         }
-        let store = trainer
-            .store()
-            .map_err(|e| AblationError::StoreUnavailable(e.to_string()))?;
+        let store = trainer.store().map_err(AblationError::StoreUnavailable)?;
         let groups = store.failure_groups(Thresholds::default().window)?;
         let library = Library::shipped().unwrap_or_default();
         let mut rules = RuleSet::default();

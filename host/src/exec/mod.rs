@@ -31,9 +31,9 @@ use crate::sandbox::{
     self, CallOutcome, CallRequest, FileRoots, Handler, LogLine, Sandbox, SandboxOptions, Services,
 };
 use crate::skill::{Catalog, FileIdentity, LimitSpec, Skill, SkillFileError};
-use crate::store::{KvQuota, Store};
+use crate::store::{KvQuota, Store, StoreError};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
-use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
+use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use recorder::open_store;
 use recorder::{CycleInputs, Recorder};
 use services::{HandlerTools, LazyStore, ProviderModelHost};
@@ -55,8 +55,20 @@ pub enum RunError {
     NoMatch,
     #[error(transparent)]
     Context(#[from] ContextError),
-    #[error("{0}")]
+    #[error(transparent)]
     Sandbox(#[from] sandbox::SandboxError),
+}
+
+impl RunError {
+    /// The failure class a client sees when a run cannot start.
+    pub fn class(&self) -> FailureClass {
+        match self {
+            RunError::UnknownSkill(_) => FailureClass::UnknownSkill,
+            RunError::NoMatch => FailureClass::NoMatch,
+            RunError::Context(_) => FailureClass::InvalidContext,
+            RunError::Sandbox(_) => FailureClass::SandboxError,
+        }
+    }
 }
 
 /// What a run tells its caller while it goes.
@@ -203,7 +215,7 @@ struct Shared {
     learning: Option<Arc<Learning>>,
     /// Use the model even when the skill has a handler (ablations).
     prefer_model: bool,
-    sandbox: OnceLock<Result<Arc<Sandbox>, String>>,
+    sandbox: OnceLock<Result<Arc<Sandbox>, sandbox::SandboxError>>,
     toolbox: OnceLock<Arc<Toolbox>>,
     /// The host's own paths, resolved once (see `Paths::control_paths`).
     control: OnceLock<Arc<crate::paths::ControlPaths>>,
@@ -335,7 +347,7 @@ impl Runner {
 
     /// The workspace store (opened on first use), once every run this
     /// runner recorded so far is in it.
-    pub fn store(&self) -> Result<&Store, ServiceError> {
+    pub fn store(&self) -> Result<&Store, StoreError> {
         self.flush();
         self.shared.store.get_store()
     }
@@ -395,12 +407,9 @@ impl Runner {
                         Some(s.paths.cache_dir().join("components")),
                     )
                 };
-                Sandbox::new(&options)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
+                Sandbox::new(&options).map(Arc::new)
             })
             .clone()
-            .map_err(sandbox::SandboxError::Engine)
     }
 
     /// The sandbox, if a run has made it.
@@ -703,7 +712,9 @@ impl Runner {
         let store = match self.shared.store.get_store() {
             Ok(s) => s,
             Err(e) => {
-                outcome.notices.push(format!("run not recorded: {e}"));
+                outcome.notices.push(format!(
+                    "run not recorded: {e} (opening is tried again on the next use)"
+                ));
                 return;
             }
         };
@@ -939,7 +950,7 @@ impl Runner {
                     .unwrap_or_else(|e| {
                         Err(SkillFileError::Io {
                             path: handler_rel.to_owned(),
-                            source: std::io::Error::other(e.to_string()),
+                            source: std::io::Error::other(e),
                         })
                     })
             }
@@ -987,7 +998,11 @@ impl Runner {
                         outcome.timings.load_us = micros(load_started);
                         outcome.failure = Some(Failure::new(
                             e.class(),
-                            format!("handler `{handler_rel}` of skill `{}`: {e}", skill.name),
+                            format!(
+                                "handler `{handler_rel}` of skill `{}`: {}",
+                                skill.name,
+                                Chain(&e)
+                            ),
                         ));
                         return Ok(());
                     }
@@ -1105,7 +1120,7 @@ impl SkillInvoker for Invoker {
                 depth,
             ))
             .await
-            .map_err(|e| Failure::new(FailureClass::RunError, e.to_string()))?;
+            .map_err(|e| Failure::new(FailureClass::RunError, Chain(&e).to_string()))?;
             match (outcome.output, outcome.failure) {
                 (_, Some(f)) => Err(f),
                 (Some(o), None) => Ok(o),

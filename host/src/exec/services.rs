@@ -50,7 +50,7 @@ impl ToolHost for HandlerTools {
             let toolbox = self.runner.toolbox();
             match toolbox.call(name, args, &cx).await {
                 Ok(v) => Ok(v.to_string()),
-                Err(ToolError::Denied(m)) => Err(ServiceError::Denied(m)),
+                Err(ToolError::Denied(d)) => Err(ServiceError::Denied(d.to_string())),
                 Err(ToolError::UnknownTool(m)) => Err(ServiceError::NotFound(m)),
                 Err(e) => Err(ServiceError::Failed(e.to_string())),
             }
@@ -120,7 +120,7 @@ impl LazyStore {
         }
     }
 
-    pub(super) fn get_store(&self) -> Result<&Store, ServiceError> {
+    pub(super) fn get_store(&self) -> Result<&Store, StoreError> {
         if let Some(store) = self.store.get() {
             return Ok(store);
         }
@@ -129,26 +129,27 @@ impl LazyStore {
         if let Some(store) = self.store.get() {
             return Ok(store);
         }
-        let store = Store::open_in(&self.dir)
-            .map_err(|e| {
-                ServiceError::Failed(format!("{e} (opening is tried again on the next use)"))
-            })?
-            .with_kv_quota(self.kv_quota);
+        let store = Store::open_in(&self.dir)?.with_kv_quota(self.kv_quota);
         Ok(self.store.get_or_init(|| store))
+    }
+
+    /// The store for a handler's key-value call.
+    fn kv_store(&self) -> Result<&Store, ServiceError> {
+        self.get_store().map_err(|e| {
+            ServiceError::Failed(format!("{e} (opening is tried again on the next use)"))
+        })
     }
 }
 
 impl KvHost for LazyStore {
     fn get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, ServiceError> {
-        self.get_store()?.kv_get(skill, key).map_err(kv_error)
+        self.kv_store()?.kv_get(skill, key).map_err(kv_error)
     }
     fn set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), ServiceError> {
-        self.get_store()?
-            .kv_set(skill, key, value)
-            .map_err(kv_error)
+        self.kv_store()?.kv_set(skill, key, value).map_err(kv_error)
     }
     fn delete(&self, skill: &str, key: &str) -> Result<(), ServiceError> {
-        self.get_store()?.kv_delete(skill, key).map_err(kv_error)
+        self.kv_store()?.kv_delete(skill, key).map_err(kv_error)
     }
 }
 

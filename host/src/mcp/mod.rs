@@ -37,16 +37,16 @@ pub use server::{
 
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
-    #[error("the MCP session did not start: {0}")]
-    Start(String),
-    #[error("the MCP server stopped abnormally: {0}")]
-    Stopped(String),
+    #[error("the MCP session did not start")]
+    Start(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("the MCP server stopped abnormally")]
+    Stopped(#[source] tokio::task::JoinError),
     #[error(
         "refusing to serve MCP on {0}: it is not a loopback address and anyone who can reach it could run skills; pass --allow-remote if that is intended"
     )]
     RemoteBind(SocketAddr),
-    #[error("cannot serve MCP on {0}: {1}")]
-    Bind(SocketAddr, String),
+    #[error("cannot serve MCP on {0}")]
+    Bind(SocketAddr, #[source] std::io::Error),
 }
 
 /// Serves `runner`'s catalog on stdin/stdout until the client closes the
@@ -58,11 +58,8 @@ pub async fn serve_stdio(runner: Runner) -> Result<(), McpError> {
     let running = server
         .serve(rmcp::transport::stdio_pipes())
         .await
-        .map_err(|e| McpError::Start(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| McpError::Stopped(e.to_string()))?;
+        .map_err(|e| McpError::Start(e.into()))?;
+    running.waiting().await.map_err(McpError::Stopped)?;
     Ok(())
 }
 
@@ -88,7 +85,7 @@ pub async fn serve_http(
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
     check_bind(addr, allow_remote)?;
-    let bind_err = |e: std::io::Error| McpError::Bind(addr, e.to_string());
+    let bind_err = |e: std::io::Error| McpError::Bind(addr, e);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(bind_err)?;

@@ -19,9 +19,9 @@ use serde_json::{Map, Value, json};
 
 use super::names::{self, ToolTable};
 use super::resources;
-use crate::exec::{Progress, ProgressSink, RunError, RunOutcome, Runner, context, with_progress};
+use crate::exec::{Progress, ProgressSink, RunOutcome, Runner, context, with_progress};
 use crate::skill::{Skill, SkillFileError};
-use crate::types::FailureClass;
+use crate::types::{Chain, FailureClass};
 
 /// Name of the tool that lists every skill.
 pub const LIST_SKILLS: &str = "list_skills";
@@ -158,7 +158,7 @@ impl SkillServer {
                 }
                 outcome_result(&outcome)
             }
-            Err(e) => failure_result(run_error_class(&e), &e.to_string()),
+            Err(e) => failure_result(e.class(), &Chain(&e).to_string()),
         }
     }
 
@@ -214,14 +214,14 @@ impl SkillServer {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
                 Err(_) => failure_result(
-                    "BinaryFile",
+                    FailureClass::BinaryFile,
                     &format!(
                         "`{path}` of skill `{name}` is not text; read it as the resource {}",
                         resources::uri(name, &path)
                     ),
                 ),
             },
-            Err(e) => failure_result(file_error_class(&e), &format!("skill `{name}`: {e}")),
+            Err(e) => failure_result(e.class(), &format!("skill `{name}`: {e}")),
         }
     }
 
@@ -534,29 +534,8 @@ pub fn outcome_result(outcome: &RunOutcome) -> CallToolResult {
 
 /// An error tool result that names the failure's class, so the client (and
 /// its model) can tell a limit from a bad input.
-pub fn failure_result(class: impl Into<FailureClass>, message: &str) -> CallToolResult {
-    let class = class.into();
+pub fn failure_result(class: FailureClass, message: &str) -> CallToolResult {
     let mut r = CallToolResult::structured_error(json!({ "class": class, "message": message }));
     r.content = vec![ContentBlock::text(format!("{class}: {message}"))];
     r
-}
-
-fn run_error_class(e: &RunError) -> &'static str {
-    match e {
-        RunError::UnknownSkill(_) => "UnknownSkill",
-        RunError::NoMatch => "NoMatch",
-        RunError::Context(_) => "InvalidContext",
-        RunError::Sandbox(_) => "SandboxError",
-    }
-}
-
-fn file_error_class(e: &SkillFileError) -> &'static str {
-    match e {
-        SkillFileError::NotFound { .. } => "NotFound",
-        SkillFileError::TooLarge { .. } => "FileTooLarge",
-        SkillFileError::NotRelative { .. }
-        | SkillFileError::Escape { .. }
-        | SkillFileError::NotContent { .. } => "Denied",
-        SkillFileError::NotAFile { .. } | SkillFileError::Io { .. } => "FileError",
-    }
 }

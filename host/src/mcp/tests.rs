@@ -445,3 +445,17 @@ fn pages_follow_their_cursors_and_bad_cursors_are_refused() {
     let (empty, none) = page(Vec::<u8>::new(), None).expect("empty list");
     assert!(empty.is_empty() && none.is_none());
 }
+
+#[test]
+fn a_run_that_cannot_start_keeps_its_class_and_its_cause() {
+    use crate::exec::RunError;
+    use crate::sandbox::SandboxError;
+    let cause = std::sync::Arc::new(std::io::Error::other("no threads left"));
+    let e = RunError::from(SandboxError::Engine(cause));
+    assert_eq!(e.class(), "SandboxError");
+    assert_eq!(RunError::NoMatch.class(), "NoMatch");
+    assert_eq!(
+        crate::types::Chain(&e).to_string(),
+        "cannot set up the wasm engine: no threads left"
+    );
+}

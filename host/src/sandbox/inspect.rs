@@ -37,8 +37,8 @@ impl Inspection {
 pub enum InspectError {
     #[error("not a WebAssembly component: {0}")]
     NotComponent(String),
-    #[error("invalid component: {0}")]
-    Invalid(String),
+    #[error("invalid component")]
+    Invalid(#[from] wasmparser::BinaryReaderError),
 }
 
 pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
@@ -56,7 +56,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
     let mut validator = Validator::new_with_features(WasmFeatures::all());
     validator
         .validate_all(bytes)
-        .map_err(|e| InspectError::Invalid(e.to_string()))?;
+        .map_err(InspectError::Invalid)?;
 
     let mut imports = Vec::new();
     let mut exports = Vec::new();
@@ -65,13 +65,13 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
     let mut depth = 0usize;
     let mut largest_function = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
-        let payload = payload.map_err(|e| InspectError::Invalid(e.to_string()))?;
+        let payload = payload.map_err(InspectError::Invalid)?;
         match payload {
             Payload::Version { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentImportSection(reader) if depth == 1 => {
                 for import in reader {
-                    let import = import.map_err(|e| InspectError::Invalid(e.to_string()))?;
+                    let import = import.map_err(InspectError::Invalid)?;
                     let kind = match import.ty {
                         ComponentTypeRef::Instance(_) => "instance",
                         ComponentTypeRef::Func(_) => "func",
@@ -85,7 +85,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
             }
             Payload::ComponentExportSection(reader) if depth == 1 => {
                 for export in reader {
-                    let export = export.map_err(|e| InspectError::Invalid(e.to_string()))?;
+                    let export = export.map_err(InspectError::Invalid)?;
                     let kind = match export.kind {
                         ComponentExternalKind::Func => "func",
                         ComponentExternalKind::Instance => "instance",

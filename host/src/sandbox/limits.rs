@@ -169,6 +169,26 @@ impl Default for Limits {
     }
 }
 
+/// A limit that stopped a call: one the limiter refused (the guest saw an
+/// allocation fail, and may trap because of it), or the host budget, which
+/// the epoch callback raises as the call's error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum LimitHit {
+    #[error(
+        "memory: the handler asked for {} MiB in all, the limit is {} MiB",
+        .asked >> 20,
+        .limit >> 20
+    )]
+    Memory { asked: usize, limit: usize },
+    #[error("table elements: the handler asked for {asked} in all, the limit is {limit}")]
+    TableElements { asked: usize, limit: usize },
+    #[error(
+        "host memory: the handler's memory and what it made the host hold came to more than {} MiB (its memory limit plus [limits] host_mb)",
+        .limit >> 20
+    )]
+    HostMemory { limit: usize },
+}
+
 /// wasmtime's resource limiter for one store. It sums every memory and
 /// every table of the call (a component may define several of each),
 /// refuses growth past the limits (the guest sees an allocation failure)
@@ -178,7 +198,7 @@ pub(crate) struct Limiter {
     limits: Limits,
     memory_bytes: usize,
     table_elements: usize,
-    pub(crate) hit: Option<String>,
+    pub(crate) hit: Option<LimitHit>,
 }
 
 impl Limiter {
@@ -191,7 +211,7 @@ impl Limiter {
         }
     }
 
-    fn refuse(&mut self, what: String) -> wasmtime::Result<bool> {
+    fn refuse(&mut self, what: LimitHit) -> wasmtime::Result<bool> {
         self.hit.get_or_insert(what);
         Ok(false)
     }
@@ -214,11 +234,10 @@ impl wasmtime::ResourceLimiter for Limiter {
             .saturating_sub(current)
             .saturating_add(desired);
         if total > self.limits.memory_bytes {
-            return self.refuse(format!(
-                "memory: the handler asked for {} MiB in all, the limit is {} MiB",
-                total >> 20,
-                self.limits.memory_bytes >> 20
-            ));
+            return self.refuse(LimitHit::Memory {
+                asked: total,
+                limit: self.limits.memory_bytes,
+            });
         }
         self.memory_bytes = total;
         Ok(true)
@@ -235,10 +254,10 @@ impl wasmtime::ResourceLimiter for Limiter {
             .saturating_sub(current)
             .saturating_add(desired);
         if total > self.limits.table_elements {
-            return self.refuse(format!(
-                "table elements: the handler asked for {total} in all, the limit is {}",
-                self.limits.table_elements
-            ));
+            return self.refuse(LimitHit::TableElements {
+                asked: total,
+                limit: self.limits.table_elements,
+            });
         }
         self.table_elements = total;
         Ok(true)
@@ -319,6 +338,10 @@ mod tests {
         assert_eq!(l.output_bytes, 1024);
     }
 
+    fn hit(l: &Limiter) -> String {
+        l.hit.map(|h| h.to_string()).unwrap_or_default()
+    }
+
     #[test]
     fn memories_and_tables_count_together() {
         let limits = Limits {
@@ -332,7 +355,7 @@ mod tests {
             assert!(l.memory_growing(0, 8 << 20, None).expect("limiter"));
         }
         assert!(!l.memory_growing(0, 8 << 20, None).expect("limiter"));
-        assert!(l.hit.as_deref().unwrap_or("").contains("memory"));
+        assert!(hit(&l).contains("memory"));
         // Growing one that exists counts only the difference.
         let mut l = Limiter::new(limits);
         assert!(l.memory_growing(0, 32 << 20, None).expect("limiter"));
@@ -342,6 +365,6 @@ mod tests {
         let mut l = Limiter::new(limits);
         assert!(l.table_growing(0, 600, None).expect("limiter"));
         assert!(!l.table_growing(0, 600, None).expect("limiter"));
-        assert!(l.hit.as_deref().unwrap_or("").contains("table elements"));
+        assert!(hit(&l).contains("table elements"));
     }
 }

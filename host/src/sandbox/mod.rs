@@ -23,13 +23,14 @@ use serde::Serialize;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolConcurrencyLimitError, Store, Strategy, Trap,
-    UpdateDeadline,
+    UpdateDeadline, WasmBacktrace,
 };
 
 pub use crate::grants::{Basis, Effective, fingerprint};
-pub use crate::types::{BoxFuture, Failure, FailureClass, Output, ServiceError};
+pub use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output, ServiceError};
 pub use config::{Compiler, LimitDefaults, SandboxConfig};
 pub use host_api::{KvHost, LogLine, ModelHost, Services, ToolHost};
+use limits::LimitHit;
 pub use limits::Limits;
 pub use state::{FileRoots, GrantPathError};
 
@@ -48,31 +49,81 @@ const EPOCH_TICK: Duration = Duration::from_millis(1);
 /// Longest a failure's class may be; classes are identifiers.
 const MAX_CLASS_LEN: usize = 64;
 
-#[derive(Debug, thiserror::Error)]
+/// What a sandbox error carries as its cause: shared, so that a sandbox
+/// that failed to start can give the same error to every caller.
+pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
+
+/// Why a handler cannot be loaded, or the sandbox cannot start. The cause
+/// (wasmtime's error, the parser's, the thread pool's) is the `source`,
+/// not part of the message: `{:#}` and [`Chain`] show it.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SandboxError {
-    #[error("cannot set up the wasm engine: {0}")]
-    Engine(String),
-    #[error("not a valid WebAssembly component: {0}")]
-    InvalidComponent(String),
-    #[error("the component does not fit the skillhost:skill handler world: {0}")]
-    WrongWorld(String),
-    #[error("the component is too large to compile: {0}")]
-    TooLarge(String),
+    #[error("cannot set up the wasm engine")]
+    Engine(#[source] Cause),
+    #[error("not a valid WebAssembly component")]
+    InvalidComponent(#[source] Cause),
+    /// Its types do not fit the handler world (found without compiling).
+    #[error("the component does not fit the skillhost:skill handler world: {}", .0.join("; "))]
+    NotAHandler(Vec<String>),
+    /// It does not link against the host interface.
+    #[error("the component does not fit the skillhost:skill handler world")]
+    WrongWorld(#[source] Cause),
+    #[error("the component is too large to compile: {}", too_large(*.part, *.size, *.limit))]
+    TooLarge {
+        part: Part,
+        size: usize,
+        limit: usize,
+    },
     #[error("compiling the component took longer than {0} ms")]
     CompileTimeout(u128),
+}
+
+/// What of a component is over a compile limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The whole component: `[sandbox] max_component_mb`.
+    Component,
+    /// One function body: `[sandbox] max_function_kb`.
+    Function,
+}
+
+fn too_large(part: Part, size: usize, limit: usize) -> String {
+    match part {
+        Part::Component => {
+            format!("it is {size} bytes, the limit is {limit} bytes ([sandbox] max_component_mb)")
+        }
+        Part::Function => format!(
+            "one of its functions is {size} bytes, the limit is {limit} bytes ([sandbox] max_function_kb)"
+        ),
+    }
 }
 
 impl SandboxError {
     /// The failure class a run reports for this error.
     pub fn class(&self) -> FailureClass {
         match self {
-            SandboxError::TooLarge(_) | SandboxError::CompileTimeout(_) => {
+            SandboxError::TooLarge { .. } | SandboxError::CompileTimeout(_) => {
                 FailureClass::LimitExceeded
             }
             _ => FailureClass::HandlerUnavailable,
         }
     }
+
+    fn engine(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        SandboxError::Engine(Arc::from(e.into()))
+    }
 }
+
+/// A wasmtime error as a cause, its own chain kept.
+fn cause(e: wasmtime::Error) -> Cause {
+    Arc::from(e.into_boxed_dyn_error())
+}
+
+/// A compile that ended without an answer: its task panicked or was
+/// cancelled.
+#[derive(Debug, thiserror::Error)]
+#[error("compiling stopped")]
+struct CompileStopped(#[source] tokio::task::JoinError);
 
 /// Engine settings.
 #[derive(Debug, Clone)]
@@ -303,7 +354,7 @@ impl Sandbox {
             }
         };
         let guest = match options.dedicated_threads {
-            true => Some(GuestRuntime::start().map_err(|e| SandboxError::Engine(e.to_string()))?),
+            true => Some(GuestRuntime::start().map_err(SandboxError::engine)?),
             false => None,
         };
         Ok(Sandbox {
@@ -381,9 +432,7 @@ impl Sandbox {
         };
         match tokio::time::timeout(timeout, job).await {
             Ok(Ok(result)) => result,
-            Ok(Err(e)) => Err(SandboxError::InvalidComponent(format!(
-                "compiling stopped: {e}"
-            ))),
+            Ok(Err(e)) => Err(SandboxError::InvalidComponent(Arc::new(CompileStopped(e)))),
             Err(_) => Err(SandboxError::CompileTimeout(timeout.as_millis())),
         }
     }
@@ -549,7 +598,7 @@ impl Inner {
             }
         }
         let c = Component::new(&self.engine, wasm)
-            .map_err(|e| SandboxError::InvalidComponent(format!("{e:#}")))?;
+            .map_err(|e| SandboxError::InvalidComponent(cause(e)))?;
         let h = self.link(
             &self.linker,
             &c,
@@ -578,8 +627,8 @@ impl Inner {
     ) -> Result<Handler, SandboxError> {
         let pre = linker
             .instantiate_pre(component)
-            .map_err(|e| SandboxError::WrongWorld(format!("{e:#}")))?;
-        let pre = HandlerPre::new(pre).map_err(|e| SandboxError::WrongWorld(format!("{e:#}")))?;
+            .map_err(|e| SandboxError::WrongWorld(cause(e)))?;
+        let pre = HandlerPre::new(pre).map_err(|e| SandboxError::WrongWorld(cause(e)))?;
         let handler = Handler {
             pre,
             hash: hash.clone(),
@@ -652,7 +701,8 @@ impl Inner {
             Tier::Optimized,
         ) {
             tracing::warn!(
-                "handler {hash} compiled by Cranelift does not link ({e}); it keeps Winch's code"
+                "handler {hash} compiled by Cranelift does not link ({}); it keeps Winch's code",
+                Chain(&e)
             );
             return;
         }
@@ -671,22 +721,24 @@ impl Inner {
     fn precheck(&self, wasm: &[u8]) -> Result<(), SandboxError> {
         let max = self.options.max_component_bytes;
         if wasm.len() > max {
-            return Err(SandboxError::TooLarge(format!(
-                "it is {} bytes, the limit is {max} bytes ([sandbox] max_component_mb)",
-                wasm.len()
-            )));
+            return Err(SandboxError::TooLarge {
+                part: Part::Component,
+                size: wasm.len(),
+                limit: max,
+            });
         }
         let inspection =
-            inspect::inspect(wasm).map_err(|e| SandboxError::InvalidComponent(e.to_string()))?;
+            inspect::inspect(wasm).map_err(|e| SandboxError::InvalidComponent(Arc::new(e)))?;
         if !inspection.problems.is_empty() {
-            return Err(SandboxError::WrongWorld(inspection.problems.join("; ")));
+            return Err(SandboxError::NotAHandler(inspection.problems));
         }
         let max = self.options.max_function_bytes;
         if inspection.largest_function > max {
-            return Err(SandboxError::TooLarge(format!(
-                "one of its functions is {} bytes, the limit is {max} bytes ([sandbox] max_function_kb)",
-                inspection.largest_function
-            )));
+            return Err(SandboxError::TooLarge {
+                part: Part::Function,
+                size: inspection.largest_function,
+                limit: max,
+            });
         }
         Ok(())
     }
@@ -700,7 +752,7 @@ impl Inner {
                 Ok(Ok(permit)) => Some(permit),
                 _ => {
                     return CallOutcome::failed(Failure::new(
-                        "LimitExceeded",
+                        FailureClass::LimitExceeded,
                         format!(
                             "time: the call waited {} ms for one of the {} instance slots of the host's pool ([sandbox] pooling)",
                             job.limits.timeout.as_millis(),
@@ -731,7 +783,10 @@ impl Inner {
         ) {
             Ok(s) => s,
             Err(e) => {
-                return CallOutcome::failed(Failure::new(FailureClass::Denied, e.to_string()));
+                return CallOutcome::failed(Failure::new(
+                    FailureClass::Denied,
+                    Chain(&e).to_string(),
+                ));
             }
         };
         let limits = job.limits;
@@ -746,12 +801,11 @@ impl Inner {
         store.epoch_deadline_callback(move |mut cx| {
             let s = cx.data_mut();
             if s.budget.exceeded_with(s.limiter.memory_bytes()) {
-                let limit = s.budget.limit();
-                s.limiter.hit.get_or_insert(format!(
-                    "host memory: the handler's memory and what it made the host hold came to more than {} MiB (its memory limit plus [limits] host_mb)",
-                    limit >> 20
-                ));
-                return Ok(UpdateDeadline::Interrupt);
+                // The call's error, found again by `classify`.
+                return Err(LimitHit::HostMemory {
+                    limit: s.budget.limit(),
+                }
+                .into());
             }
             if Instant::now() >= deadline {
                 return Ok(UpdateDeadline::Interrupt);
@@ -782,6 +836,10 @@ impl Inner {
         )
         .await;
         let elapsed = started.elapsed();
+        let failed = |e: &wasmtime::Error, stage| {
+            let data = store.data();
+            classify(e, stage, data.limiter.hit, &data.stderr.contents(), limits)
+        };
         let (result, instantiate) = match timed {
             Err(_) => (
                 Err(Failure::new(
@@ -793,8 +851,8 @@ impl Inner {
                 )),
                 elapsed,
             ),
-            Ok(Err(e)) => (Err(classify(&e, &store, limits)), elapsed),
-            Ok(Ok((Err(e), inst))) => (Err(classify(&e, &store, limits)), inst),
+            Ok(Err(e)) => (Err(failed(&e, Stage::Instantiate)), elapsed),
+            Ok(Ok((Err(e), inst))) => (Err(failed(&e, Stage::Call)), inst),
             Ok(Ok((Ok(Err(f)), inst))) => (Err(check_failure(f.class, f.message, limits)), inst),
             Ok(Ok((Ok(Ok(o)), inst))) => {
                 (check_output(o.body, o.content_type, o.flags, limits), inst)
@@ -928,17 +986,32 @@ fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
+/// Where a call failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Instantiate,
+    Call,
+}
+
 /// Turns a wasmtime error from instantiation or the call into a failure
-/// that says which limit or trap stopped the handler.
-fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Failure {
-    let data = store.data();
-    if let Some(hit) = &data.limiter.hit {
-        return Failure::new(FailureClass::LimitExceeded, hit.clone());
+/// that says which limit or trap stopped the handler: by the limit the
+/// limiter refused (`hit`), else by the error's type. `stderr` is the
+/// guest's, for a panic message.
+fn classify(
+    e: &wasmtime::Error,
+    stage: Stage,
+    hit: Option<LimitHit>,
+    stderr: &[u8],
+    limits: Limits,
+) -> Failure {
+    // A refused allocation first: the trap that follows is its effect.
+    if let Some(hit) = hit.or_else(|| e.downcast_ref::<LimitHit>().copied()) {
+        return Failure::new(FailureClass::LimitExceeded, hit.to_string());
     }
     // Rust prints "thread ... panicked at FILE:" and the message on the
     // next line; keep both.
     let panic_line = || {
-        let stderr = String::from_utf8_lossy(&data.stderr.contents()).into_owned();
+        let stderr = String::from_utf8_lossy(stderr);
         let mut lines = stderr.lines().skip_while(|l| !l.contains("panicked"));
         match lines.next() {
             Some(at) => {
@@ -950,7 +1023,7 @@ fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Fa
     };
     if e.downcast_ref::<PoolConcurrencyLimitError>().is_some() {
         return Failure::new(
-            "LimitExceeded",
+            FailureClass::LimitExceeded,
             format!("the host's instance pool is full ([sandbox] pooling): {e}"),
         );
     }
@@ -989,15 +1062,15 @@ fn classify(e: &wasmtime::Error, store: &Store<HostState>, limits: Limits) -> Fa
             FailureClass::Trap,
             format!("the handler trapped: {t}{}", panic_line()),
         ),
-        None => {
-            let text = format!("{e:#}");
-            if text.contains("resource limit") || text.contains("exceeds") && text.contains("limit")
-            {
-                Failure::new(FailureClass::LimitExceeded, text)
-            } else {
-                Failure::new(FailureClass::Trap, text)
-            }
+        // wasmtime 48 refuses an instance past the limiter's counts
+        // (`instances`, `memories`, `tables`) with an untyped message
+        // ("resource limit exceeded: ... count too high"); a linked handler
+        // fails to instantiate before running guest code (no wasm
+        // backtrace) only when its resources are refused.
+        None if stage == Stage::Instantiate && e.downcast_ref::<WasmBacktrace>().is_none() => {
+            Failure::new(FailureClass::LimitExceeded, format!("{e:#}"))
         }
+        None => Failure::new(FailureClass::Trap, format!("{e:#}")),
     }
 }
 
@@ -1017,19 +1090,18 @@ fn new_engine(strategy: Strategy, pooling: bool) -> Result<Engine, SandboxError>
     if pooling {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(limits::pooling_config()));
     }
-    Engine::new(&config).map_err(|e| SandboxError::Engine(e.to_string()))
+    Engine::new(&config).map_err(SandboxError::engine)
 }
 
 /// The host interface, linked once per engine.
 fn new_linker(engine: &Engine) -> Result<Linker<HostState>, SandboxError> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-        .map_err(|e| SandboxError::Engine(e.to_string()))?;
-    fs_guard::add_to_linker(&mut linker).map_err(|e| SandboxError::Engine(e.to_string()))?;
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(SandboxError::engine)?;
+    fs_guard::add_to_linker(&mut linker).map_err(SandboxError::engine)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
-        .map_err(|e| SandboxError::Engine(e.to_string()))?;
+        .map_err(SandboxError::engine)?;
     bindings::Handler::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
-        .map_err(|e| SandboxError::Engine(e.to_string()))?;
+        .map_err(SandboxError::engine)?;
     Ok(linker)
 }
 
@@ -1050,7 +1122,7 @@ fn compile_pool(
             }
         })
         .build()
-        .map_err(|e| SandboxError::Engine(e.to_string()))
+        .map_err(SandboxError::engine)
 }
 
 /// Increments the engine's epoch on a background thread; stops when the
@@ -1096,20 +1168,73 @@ mod tests {
         }
     }
 
-    /// Instantiates a component under the call limiter alone: whether it
-    /// instantiated, and the first limit the limiter refused.
-    async fn instantiate(sandbox: &Sandbox, wat: &str, limits: Limits) -> (bool, Option<String>) {
+    /// Instantiates a component under the call limiter alone: how that
+    /// went, and the first limit the limiter refused.
+    async fn instantiate_with(
+        sandbox: &Sandbox,
+        wat: &str,
+        limits: Limits,
+    ) -> (wasmtime::Result<()>, Option<LimitHit>) {
         let bytes = wat::parse_str(wat).expect("wat");
         let component = Component::new(sandbox.engine(), &bytes).expect("component");
         let mut store = Store::new(sandbox.engine(), limits::Limiter::new(limits));
         store.limiter(|l| l);
         store.set_epoch_deadline(1 << 40);
         let linker: Linker<limits::Limiter> = Linker::new(sandbox.engine());
-        let ok = linker
-            .instantiate_async(&mut store, &component)
-            .await
-            .is_ok();
-        (ok, store.data().hit.clone())
+        let r = linker.instantiate_async(&mut store, &component).await;
+        (r.map(|_| ()), store.data().hit)
+    }
+
+    async fn instantiate(sandbox: &Sandbox, wat: &str, limits: Limits) -> (bool, Option<String>) {
+        let (r, hit) = instantiate_with(sandbox, wat, limits).await;
+        (r.is_ok(), hit.map(|h| h.to_string()))
+    }
+
+    /// How a failed instantiation is reported.
+    async fn instantiate_failure(sandbox: &Sandbox, wat: &str, limits: Limits) -> Failure {
+        let (r, hit) = instantiate_with(sandbox, wat, limits).await;
+        let e = r.expect_err("instantiation fails");
+        classify(&e, Stage::Instantiate, hit, b"", limits)
+    }
+
+    #[tokio::test]
+    async fn limits_and_traps_are_told_apart_by_type_not_text() {
+        let sandbox = Sandbox::new(&SandboxOptions::default()).expect("sandbox");
+        // wasmtime refuses the third instance with an untyped message.
+        let three = "(component (core module $m)
+            (core instance (instantiate $m)) (core instance (instantiate $m))
+            (core instance (instantiate $m)))";
+        let l = Limits {
+            instances: 2,
+            ..Limits::default()
+        };
+        let f = instantiate_failure(&sandbox, three, l).await;
+        assert_eq!(f.class, FailureClass::LimitExceeded, "{f}");
+        assert!(f.message.contains("instance count"), "{f}");
+        let tables = "(component (core module $m (table 1 funcref) (table 1 funcref)
+            (table 1 funcref)) (core instance (instantiate $m)))";
+        let l = Limits {
+            tables: 2,
+            ..Limits::default()
+        };
+        let f = instantiate_failure(&sandbox, tables, l).await;
+        assert_eq!(f.class, FailureClass::LimitExceeded, "{f}");
+        // A start function that traps ran guest code: a trap, not a limit.
+        let traps = "(component (core module $m (func $s unreachable) (start $s))
+            (core instance (instantiate $m)))";
+        let f = instantiate_failure(&sandbox, traps, Limits::default()).await;
+        assert_eq!(f.class, FailureClass::Trap, "{f}");
+        assert!(f.message.starts_with("the handler aborted"), "{f}");
+        // The host budget, raised by the epoch callback as the call's error.
+        let l = Limits::default();
+        let e = wasmtime::Error::new(LimitHit::HostMemory { limit: 80 << 20 });
+        let f = classify(&e, Stage::Call, None, b"", l);
+        assert_eq!(f.class, FailureClass::LimitExceeded, "{f}");
+        assert!(f.message.starts_with("host memory"), "{f}");
+        // Anything else is a trap, with the whole chain.
+        let e = wasmtime::Error::msg("inner").context("outer");
+        let f = classify(&e, Stage::Call, None, b"", l);
+        assert_eq!(f, Failure::new(FailureClass::Trap, "outer: inner"));
     }
 
     #[tokio::test]
@@ -1141,6 +1266,18 @@ mod tests {
         assert!(
             hit.as_deref().is_some_and(|h| h.contains("in all")),
             "{hit:?}"
+        );
+    }
+
+    #[test]
+    fn a_cause_keeps_its_chain_out_of_the_message() {
+        let e = SandboxError::InvalidComponent(cause(
+            wasmtime::Error::msg("unknown opcode").context("failed to parse"),
+        ));
+        assert_eq!(e.to_string(), "not a valid WebAssembly component");
+        assert_eq!(
+            Chain(&e).to_string(),
+            "not a valid WebAssembly component: failed to parse: unknown opcode"
         );
     }
 
@@ -1197,7 +1334,7 @@ mod tests {
         .expect("wat");
         let sandbox = Sandbox::new(&SandboxOptions::default()).expect("sandbox");
         let e = sandbox.load(&bomb).err().expect("too large a function");
-        assert!(matches!(e, SandboxError::TooLarge(_)), "{e}");
+        assert!(matches!(e, SandboxError::TooLarge { .. }), "{e}");
         assert!(e.to_string().contains("max_function_kb"), "{e}");
         assert_eq!(e.class(), "LimitExceeded");
         let small = Sandbox::new(&SandboxOptions {

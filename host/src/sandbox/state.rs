@@ -15,7 +15,7 @@ use super::host_api::{LogLine, Services};
 use super::host_budget::HostBudget;
 use super::limits::{Limiter, Limits, MAX_EVENTS};
 use super::outbound_http::HttpGuard;
-use crate::paths::{ControlPaths, OwnSkill};
+use crate::paths::{ControlPathDenied, ControlPaths, OwnSkill};
 use crate::skill::Capabilities;
 
 /// Bytes of guest stdout/stderr kept (a panic message lands on stderr).
@@ -87,14 +87,44 @@ pub struct FileRoots {
     pub control: Arc<ControlPaths>,
 }
 
+/// Why a declared file grant cannot be opened for a call. An I/O cause is
+/// the `source`, shown by `{:#}` and [`crate::types::Chain`].
 #[derive(Debug, thiserror::Error)]
 pub enum GrantPathError {
     #[error("file grant `{0}` must be a relative path without `..`")]
     NotRelative(String),
-    #[error("file grant `{path}`: {message}")]
-    Unavailable { path: String, message: String },
-    #[error("file grant `{path}` is refused: {message}")]
-    ControlPath { path: String, message: String },
+    #[error("file grant `{path}`: {}", .root.display())]
+    Root {
+        path: String,
+        root: PathBuf,
+        #[source]
+        cause: std::io::Error,
+    },
+    #[error("file grant `{path}`: does not exist")]
+    Missing {
+        path: String,
+        #[source]
+        cause: std::io::Error,
+    },
+    #[error("file grant `{path}`: resolves to {}, outside {}", .resolved.display(), .root.display())]
+    Outside {
+        path: String,
+        resolved: PathBuf,
+        root: PathBuf,
+    },
+    #[error("file grant `{path}`: is not a directory")]
+    NotADirectory { path: String },
+    #[error("file grant `{path}`")]
+    Preopen {
+        path: String,
+        #[source]
+        cause: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("file grant `{path}` is refused: {reason}")]
+    ControlPath {
+        path: String,
+        reason: ControlPathDenied,
+    },
 }
 
 impl HostState {
@@ -136,9 +166,9 @@ impl HostState {
                     FsPerms::ReadOnly
                 };
                 b.preopened_dir(&host, &guest, perms)
-                    .map_err(|e| GrantPathError::Unavailable {
+                    .map_err(|e| GrantPathError::Preopen {
                         path: declared.clone(),
-                        message: e.to_string(),
+                        cause: e.into(),
                     })?;
                 opened.push(guest);
             }
@@ -213,27 +243,29 @@ fn resolve_grant_path(
     {
         return Err(GrantPathError::NotRelative(declared.to_owned()));
     }
-    let unavailable = |message: String| GrantPathError::Unavailable {
-        path: declared.to_owned(),
-        message,
-    };
-    let canonical_root = root
-        .canonicalize()
-        .map_err(|e| unavailable(format!("{}: {e}", root.display())))?;
+    let path = || declared.to_owned();
+    let canonical_root = root.canonicalize().map_err(|cause| GrantPathError::Root {
+        path: path(),
+        root: root.clone(),
+        cause,
+    })?;
     let host = canonical_root
         .join(rel_path)
         .canonicalize()
-        .map_err(|e| unavailable(format!("does not exist ({e})")))?;
+        .map_err(|cause| GrantPathError::Missing {
+            path: path(),
+            cause,
+        })?;
     // Component-wise containment on symlink-free paths.
     if !host.starts_with(&canonical_root) {
-        return Err(unavailable(format!(
-            "resolves to {}, outside {}",
-            host.display(),
-            canonical_root.display()
-        )));
+        return Err(GrantPathError::Outside {
+            path: path(),
+            resolved: host,
+            root: canonical_root,
+        });
     }
     if !host.is_dir() {
-        return Err(unavailable("is not a directory".into()));
+        return Err(GrantPathError::NotADirectory { path: path() });
     }
     let own = OwnSkill {
         dir: &roots.skill_dir,
@@ -242,9 +274,9 @@ fn resolve_grant_path(
     roots
         .control
         .check(&host, Some(own), write)
-        .map_err(|message| GrantPathError::ControlPath {
-            path: declared.to_owned(),
-            message,
+        .map_err(|reason| GrantPathError::ControlPath {
+            path: path(),
+            reason,
         })?;
     let guest = if rel.is_empty() || rel == "." {
         guest_prefix.trim_end_matches('/').to_owned()

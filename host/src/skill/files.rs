@@ -9,6 +9,7 @@ use cap_std::fs::Dir;
 
 use super::discover::is_escape;
 use super::model::Skill;
+use crate::types::FailureClass;
 
 /// Which version of a file was read: device, inode, size, and the
 /// modification and change times to the nanosecond. Rewriting a file
@@ -126,6 +127,20 @@ pub enum SkillFileError {
         #[source]
         source: io::Error,
     },
+}
+
+impl SkillFileError {
+    /// The failure class a client sees for this error.
+    pub fn class(&self) -> FailureClass {
+        match self {
+            SkillFileError::NotFound { .. } => FailureClass::NotFound,
+            SkillFileError::TooLarge { .. } => FailureClass::FileTooLarge,
+            SkillFileError::NotRelative { .. }
+            | SkillFileError::Escape { .. }
+            | SkillFileError::NotContent { .. } => FailureClass::Denied,
+            SkillFileError::NotAFile { .. } | SkillFileError::Io { .. } => FailureClass::FileError,
+        }
+    }
 }
 
 /// Deepest folder `list_files` descends into.

@@ -8,9 +8,9 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use serde_json::{Map, Value, json};
 
-use super::{CallContext, MAX_DEPTH, SkillInvoker, Tool, ToolError, Toolbox, str_arg};
+use super::{CallContext, Denied, MAX_DEPTH, SkillInvoker, Tool, ToolError, Toolbox, str_arg};
 use crate::skill::Skill;
-use crate::types::BoxFuture;
+use crate::types::{BoxFuture, FailureClass};
 
 /// Largest file a tool reads or writes.
 const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -28,24 +28,20 @@ pub(super) fn all() -> Vec<Arc<dyn Tool>> {
 /// The skill-file tools read the calling skill's own folder and nothing
 /// else: that is what makes them safe to give an ungranted skill. A
 /// `skill` argument is accepted only when it names the caller.
-fn own_skill_only(tool: &str, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+fn own_skill_only(tool: &str, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
     match args.get("skill") {
         None | Some(Value::Null) => Ok(()),
         Some(Value::String(name)) if *name == cx.skill.name => Ok(()),
-        Some(other) => {
-            let named = other
-                .as_str()
-                .map_or_else(|| other.to_string(), |n| format!("`{n}`"));
-            Err(format!(
-                "`{tool}` reads only the files of the calling skill `{}`, not of skill {named}",
-                cx.skill.name
-            ))
-        }
+        Some(other) => Err(Denied::OtherSkill {
+            tool: tool.to_owned(),
+            skill: cx.skill.name.clone(),
+            asked: other.clone(),
+        }),
     }
 }
 
 fn file_error(e: crate::skill::SkillFileError) -> ToolError {
-    ToolError::failed("FileError", e.to_string())
+    ToolError::failed(FailureClass::FileError, e.to_string())
 }
 
 struct ReadSkillFile;
@@ -69,7 +65,7 @@ impl Tool for ReadSkillFile {
     fn confined(&self) -> bool {
         true
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
         own_skill_only(self.name(), cx, args)
     }
     fn call<'a>(
@@ -104,7 +100,7 @@ impl Tool for ListSkillFiles {
     fn confined(&self) -> bool {
         true
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
         own_skill_only(self.name(), cx, args)
     }
     fn call<'a>(
@@ -126,16 +122,14 @@ fn granted_workspace_path<'p>(
     path: &'p str,
     cx: &CallContext<'_>,
     write: bool,
-) -> Result<(String, &'p Path), String> {
+) -> Result<(String, &'p Path), Denied> {
     let p = Path::new(path);
     if path.is_empty()
         || !p
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
     {
-        return Err(format!(
-            "`{path}` must be a relative workspace path without `..`"
-        ));
+        return Err(Denied::NotRelative { path: path.into() });
     }
     let grants = &cx.grants.files;
     let lists: Vec<&Vec<String>> = if write {
@@ -154,28 +148,29 @@ fn granted_workspace_path<'p>(
             return Ok((dir.to_owned(), rest));
         }
     }
-    Err(format!(
-        "skill `{}` has no {} grant covering `workspace:{path}`",
-        cx.skill.name,
-        if write { "write" } else { "read" }
-    ))
+    Err(Denied::NoFileGrant {
+        skill: cx.skill.name.clone(),
+        path: path.into(),
+        write,
+    })
 }
 
 /// Opens a granted workspace folder, unless it reaches one of the host's
 /// own paths (its config, state, skills): no grant covers those.
 fn open_granted_dir(tools: &Toolbox, dir: &str, write: bool) -> Result<Dir, ToolError> {
     let host = tools.workspace.join(dir);
-    let canonical = host
-        .canonicalize()
-        .map_err(|e| ToolError::failed("FileError", format!("workspace:{dir}: {e}")))?;
+    let io = |e: std::io::Error| {
+        ToolError::failed(FailureClass::FileError, format!("workspace:{dir}: {e}"))
+    };
+    let canonical = host.canonicalize().map_err(io)?;
     tools
         .control
         .check(&canonical, None, write)
-        .map_err(|why| {
-            ToolError::Denied(format!("file grant `workspace:{dir}` is refused: {why}"))
+        .map_err(|reason| Denied::ControlPath {
+            dir: dir.to_owned(),
+            reason,
         })?;
-    Dir::open_ambient_dir(canonical, ambient_authority())
-        .map_err(|e| ToolError::failed("FileError", format!("workspace:{dir}: {e}")))
+    Dir::open_ambient_dir(canonical, ambient_authority()).map_err(io)
 }
 
 struct ReadFile;
@@ -194,7 +189,7 @@ impl Tool for ReadFile {
             "required": ["path"]
         })
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
         let path = args.get("path").and_then(Value::as_str).unwrap_or("");
         granted_workspace_path(path, cx, false).map(|_| ())
     }
@@ -206,14 +201,14 @@ impl Tool for ReadFile {
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let path = str_arg(&args, "path")?;
-            let (dir, rest) = granted_workspace_path(path, cx, false).map_err(ToolError::Denied)?;
+            let (dir, rest) = granted_workspace_path(path, cx, false)?;
             let dir = open_granted_dir(tools, &dir, false)?;
             let meta = dir
                 .metadata(rest)
-                .map_err(|e| ToolError::failed("FileError", format!("{path}: {e}")))?;
+                .map_err(|e| ToolError::failed(FailureClass::FileError, format!("{path}: {e}")))?;
             if meta.len() > MAX_FILE_BYTES {
                 return Err(ToolError::failed(
-                    "FileTooLarge",
+                    FailureClass::FileTooLarge,
                     format!(
                         "{path} is {} bytes, the limit is {MAX_FILE_BYTES}",
                         meta.len()
@@ -222,7 +217,7 @@ impl Tool for ReadFile {
             }
             let text = dir
                 .read_to_string(rest)
-                .map_err(|e| ToolError::failed("FileError", format!("{path}: {e}")))?;
+                .map_err(|e| ToolError::failed(FailureClass::FileError, format!("{path}: {e}")))?;
             Ok(Value::String(text))
         })
     }
@@ -247,7 +242,7 @@ impl Tool for WriteFile {
             "required": ["path", "content"]
         })
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
         let path = args.get("path").and_then(Value::as_str).unwrap_or("");
         granted_workspace_path(path, cx, true).map(|_| ())
     }
@@ -262,13 +257,15 @@ impl Tool for WriteFile {
             let content = str_arg(&args, "content")?;
             if content.len() as u64 > MAX_FILE_BYTES {
                 return Err(ToolError::failed(
-                    "FileTooLarge",
+                    FailureClass::FileTooLarge,
                     format!("content over {MAX_FILE_BYTES} bytes"),
                 ));
             }
-            let (dir, rest) = granted_workspace_path(path, cx, true).map_err(ToolError::Denied)?;
+            let (dir, rest) = granted_workspace_path(path, cx, true)?;
             let dir = open_granted_dir(tools, &dir, true)?;
-            let io = |e: std::io::Error| ToolError::failed("FileError", format!("{path}: {e}"));
+            let io = |e: std::io::Error| {
+                ToolError::failed(FailureClass::FileError, format!("{path}: {e}"))
+            };
             if let Some(parent) = rest.parent().filter(|p| !p.as_os_str().is_empty()) {
                 dir.create_dir_all(parent).map_err(io)?;
             }
@@ -353,7 +350,7 @@ impl Tool for SkillTool {
         Box::pin(async move {
             if cx.depth >= MAX_DEPTH {
                 return Err(ToolError::failed(
-                    "DepthExceeded",
+                    FailureClass::DepthExceeded,
                     format!("skills calling skills went {MAX_DEPTH} levels deep"),
                 ));
             }

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{CallContext, Tool, ToolError, Toolbox, str_arg};
+use super::{CallContext, Denied, Tool, ToolError, Toolbox, str_arg};
 use crate::netguard;
-use crate::types::BoxFuture;
+use crate::types::{BoxFuture, FailureClass};
 
 const MAX_BODY: usize = 1 << 20;
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -39,15 +39,13 @@ impl Tool for HttpFetch {
             "required": ["url"]
         })
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), String> {
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
         let url = args.get("url").and_then(Value::as_str).unwrap_or("");
-        let host = parse_url(url)
-            .map(|(_, h, _)| h)
-            .map_err(|e| e.to_string())?;
+        let (_, host, _) = parse_url(url).map_err(Denied::Url)?;
         if netguard::host_granted(&host, &cx.grants.http) {
             Ok(())
         } else {
-            Err(netguard::NetDenied::HostNotGranted(host).to_string())
+            Err(netguard::NetDenied::HostNotGranted(host).into())
         }
     }
     fn call<'a>(
@@ -77,14 +75,14 @@ impl Tool for HttpFetch {
                 Duration::from_secs(5),
             )
             .await
-            .map_err(|e| ToolError::Denied(format!("{}: {e}", super::Layer::Grants)))?;
+            .map_err(Denied::Net)?;
             let client = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(TIMEOUT)
                 .no_proxy()
                 .dns_resolver(Arc::new(Pinned(checked.addr)))
                 .build()
-                .map_err(|e| ToolError::failed("HttpError", e.to_string()))?;
+                .map_err(|e| ToolError::failed(FailureClass::HttpError, e.to_string()))?;
             let mut req = if method == "POST" {
                 client.post(parsed)
             } else {
@@ -99,7 +97,7 @@ impl Tool for HttpFetch {
             let mut resp = req
                 .send()
                 .await
-                .map_err(|e| ToolError::failed("HttpError", format!("{url}: {e}")))?;
+                .map_err(|e| ToolError::failed(FailureClass::HttpError, format!("{url}: {e}")))?;
             let status = resp.status().as_u16();
             let content_type = resp
                 .headers()
@@ -112,7 +110,7 @@ impl Tool for HttpFetch {
             while let Some(chunk) = resp
                 .chunk()
                 .await
-                .map_err(|e| ToolError::failed("HttpError", format!("{url}: {e}")))?
+                .map_err(|e| ToolError::failed(FailureClass::HttpError, format!("{url}: {e}")))?
             {
                 if body.len() + chunk.len() > MAX_BODY {
                     body.extend_from_slice(&chunk[..MAX_BODY - body.len()]);
@@ -141,21 +139,42 @@ impl reqwest::dns::Resolve for Pinned {
     }
 }
 
-fn parse_url(url: &str) -> Result<(reqwest::Url, String, u16), ToolError> {
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| ToolError::InvalidArguments(format!("`{url}` is not a URL: {e}")))?;
+/// Why a URL cannot be fetched, whatever the grants.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("`{url}` is not a URL: {reason}")]
+    NotAUrl {
+        url: String,
+        reason: url::ParseError,
+    },
+    #[error("only http and https URLs, not `{0}`")]
+    Scheme(String),
+    #[error("`{0}` has no host")]
+    NoHost(String),
+    #[error("`{0}` has no port")]
+    NoPort(String),
+}
+
+impl From<UrlError> for ToolError {
+    fn from(e: UrlError) -> Self {
+        ToolError::InvalidArguments(e.to_string())
+    }
+}
+
+fn parse_url(url: &str) -> Result<(reqwest::Url, String, u16), UrlError> {
+    let parsed = reqwest::Url::parse(url).map_err(|reason| UrlError::NotAUrl {
+        url: url.to_owned(),
+        reason,
+    })?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ToolError::InvalidArguments(format!(
-            "only http and https URLs, not `{}`",
-            parsed.scheme()
-        )));
+        return Err(UrlError::Scheme(parsed.scheme().to_owned()));
     }
     let host = parsed
         .host_str()
-        .ok_or_else(|| ToolError::InvalidArguments(format!("`{url}` has no host")))?
+        .ok_or_else(|| UrlError::NoHost(url.to_owned()))?
         .to_owned();
     let port = parsed
         .port_or_known_default()
-        .ok_or_else(|| ToolError::InvalidArguments(format!("`{url}` has no port")))?;
+        .ok_or_else(|| UrlError::NoPort(url.to_owned()))?;
     Ok((parsed, host, port))
 }

@@ -18,7 +18,8 @@ use crate::skill::{Capabilities, Catalog, Skill};
 use crate::types::{BoxFuture, Failure, FailureClass, Output, ToolSpec};
 
 pub use builtin::skill_parameters;
-pub use policy::{Layer, Policy, ToolsConfig};
+pub use http_fetch::UrlError;
+pub use policy::{Denial, Denied, Layer, Policy, ToolsConfig};
 
 /// How deep skills may call skills (a handler tool whose handler calls a
 /// tool...) before the chain is cut.
@@ -52,7 +53,7 @@ pub enum ToolError {
     #[error("UnknownTool: {0}")]
     UnknownTool(String),
     #[error("Denied: {0}")]
-    Denied(String),
+    Denied(Denial),
     #[error("InvalidArguments: {0}")]
     InvalidArguments(String),
     #[error("TooManySteps: {0}")]
@@ -87,6 +88,12 @@ impl ToolError {
     }
 }
 
+impl From<Denied> for ToolError {
+    fn from(reason: Denied) -> Self {
+        ToolError::Denied(reason.into())
+    }
+}
+
 /// A tool the host offers.
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
@@ -100,7 +107,7 @@ pub trait Tool: Send + Sync {
     }
     /// The sandbox-grant layer: what this call needs from the skill's
     /// grants (a folder, a host). `Err` names what is missing.
-    fn authorize(&self, _cx: &CallContext<'_>, _args: &Value) -> Result<(), String> {
+    fn authorize(&self, _cx: &CallContext<'_>, _args: &Value) -> Result<(), Denied> {
         Ok(())
     }
     fn call<'a>(
@@ -201,18 +208,14 @@ impl Toolbox {
             .tools
             .get(name)
             .ok_or_else(|| ToolError::UnknownTool(format!("no tool named `{name}`")))?;
-        self.policy
-            .check(tool.as_ref(), cx)
-            .map_err(|(layer, why)| ToolError::Denied(format!("{layer}: {why}")))?;
+        self.policy.check(tool.as_ref(), cx)?;
         Ok(tool.as_ref())
     }
 
     /// Every policy layer for one call with these arguments, without
     /// running it: layers 1-3, then the tool's grant check.
     pub fn check(&self, name: &str, args: &Value, cx: &CallContext<'_>) -> Result<(), ToolError> {
-        self.check_tool(name, cx)?
-            .authorize(cx, args)
-            .map_err(grants_denied)
+        Ok(self.check_tool(name, cx)?.authorize(cx, args)?)
     }
 
     /// Every tool call goes through here: global allow/deny, the skill's
@@ -225,7 +228,7 @@ impl Toolbox {
         cx: &CallContext<'_>,
     ) -> Result<Value, ToolError> {
         let tool = self.check_tool(name, cx)?;
-        tool.authorize(cx, &args).map_err(grants_denied)?;
+        tool.authorize(cx, &args)?;
         if !args.is_object() {
             return Err(ToolError::InvalidArguments(format!(
                 "arguments of `{name}` must be a JSON object"
@@ -233,11 +236,6 @@ impl Toolbox {
         }
         tool.call(self, cx, args).await
     }
-}
-
-/// A denial by the tool's own check against the skill's sandbox grants.
-fn grants_denied(why: String) -> ToolError {
-    ToolError::Denied(format!("{}: {why}", Layer::Grants))
 }
 
 /// A required string argument.

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{CallContext, Caller, MAX_DEPTH, Tool, ToolError, Toolbox};
+use super::{CallContext, Caller, Denial, MAX_DEPTH, Tool, ToolError, Toolbox};
 use crate::types::BoxFuture;
 
 pub const NAME: &str = "execute_pipeline";
@@ -169,10 +169,10 @@ fn authorize_all(
             tools.check_tool(&step.tool, cx).map(|_| ())
         };
         checked.map_err(|e| match e {
-            ToolError::Denied(why) => ToolError::Denied(format!(
-                "{why} (pipeline step {i}, `{}`; no step ran)",
-                step.tool
-            )),
+            ToolError::Denied(d) => ToolError::Denied(Denial {
+                step: Some((i, step.tool.clone())),
+                ..d
+            }),
             other => step_error(i, &step.tool, other),
         })?;
     }

@@ -6,9 +6,13 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
 
+use super::http_fetch::UrlError;
 use super::{CallContext, Tool};
+use crate::netguard::NetDenied;
+use crate::paths::ControlPathDenied;
 
 /// `[tools]` in skillhost.toml.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +59,113 @@ impl fmt::Display for Layer {
     }
 }
 
+/// What a policy layer refused, with the value it refused. Each reason
+/// belongs to one layer ([`Denied::layer`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    #[error("`{tool}` is denied by the operator")]
+    ByOperator { tool: String },
+    #[error("`{tool}` is not in the operator's allowed tools")]
+    NotAllowedByOperator { tool: String },
+    #[error("skill `{skill}` does not list `{tool}` in allowed-tools")]
+    NotInAllowedTools { skill: String, tool: String },
+    #[error(
+        "skill `{skill}` is not trusted; until it is granted (`skillhost skills grant {skill}`) it may only use tools confined to its own files"
+    )]
+    Untrusted { skill: String },
+    /// A skill-file tool asked for another skill's files.
+    #[error(
+        "`{tool}` reads only the files of the calling skill `{skill}`, not of skill {}",
+        named(.asked)
+    )]
+    OtherSkill {
+        tool: String,
+        skill: String,
+        asked: Value,
+    },
+    #[error("`{path}` must be a relative workspace path without `..`")]
+    NotRelative { path: String },
+    #[error(
+        "skill `{skill}` has no {} grant covering `workspace:{path}`",
+        if *.write { "write" } else { "read" }
+    )]
+    NoFileGrant {
+        skill: String,
+        path: String,
+        write: bool,
+    },
+    /// A granted workspace folder that reaches the host's own paths.
+    #[error("file grant `workspace:{dir}` is refused: {reason}")]
+    ControlPath {
+        dir: String,
+        reason: ControlPathDenied,
+    },
+    /// A URL whose host cannot be checked against the grants; worded as
+    /// the argument error it also is.
+    #[error("{class}: {0}", class = crate::types::FailureClass::InvalidArguments)]
+    Url(UrlError),
+    #[error(transparent)]
+    Net(#[from] NetDenied),
+}
+
+/// A skill name as asked for: a string in backticks, anything else as JSON.
+fn named(asked: &Value) -> String {
+    asked
+        .as_str()
+        .map_or_else(|| asked.to_string(), |n| format!("`{n}`"))
+}
+
+impl Denied {
+    /// The layer that refused.
+    pub fn layer(&self) -> Layer {
+        match self {
+            Denied::ByOperator { .. } | Denied::NotAllowedByOperator { .. } => Layer::Global,
+            Denied::NotInAllowedTools { .. } => Layer::AllowedTools,
+            Denied::Untrusted { .. } => Layer::Trust,
+            Denied::OtherSkill { .. }
+            | Denied::NotRelative { .. }
+            | Denied::NoFileGrant { .. }
+            | Denied::ControlPath { .. }
+            | Denied::Url(_)
+            | Denied::Net(_) => Layer::Grants,
+        }
+    }
+}
+
+/// A refused tool call, shown as `LAYER: why`; in a pipeline, also which
+/// step was refused before any step ran.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}{}", .reason.layer(), StepNote(.step.as_ref()))]
+pub struct Denial {
+    pub reason: Denied,
+    /// The pipeline step (index and tool) refused before any step ran.
+    pub step: Option<(usize, String)>,
+}
+
+struct StepNote<'a>(Option<&'a (usize, String)>);
+
+impl fmt::Display for StepNote<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some((i, tool)) => write!(f, " (pipeline step {i}, `{tool}`; no step ran)"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl From<Denied> for Denial {
+    fn from(reason: Denied) -> Self {
+        Denial { reason, step: None }
+    }
+}
+
+/// As its message, the form tool errors have always had on the wire.
+impl Serialize for Denial {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     pub config: ToolsConfig,
@@ -66,38 +177,28 @@ impl Policy {
     }
 
     /// Layers 1-3 (layer 4 is the tool's `authorize`).
-    pub fn check(&self, tool: &dyn Tool, cx: &CallContext<'_>) -> Result<(), (Layer, String)> {
+    pub fn check(&self, tool: &dyn Tool, cx: &CallContext<'_>) -> Result<(), Denied> {
         let name = tool.name();
         if self.config.deny.iter().any(|p| matches(p, name)) {
-            return Err((Layer::Global, format!("`{name}` is denied by the operator")));
+            return Err(Denied::ByOperator { tool: name.into() });
         }
         if !self.config.allow.iter().any(|p| matches(p, name)) {
-            return Err((
-                Layer::Global,
-                format!("`{name}` is not in the operator's allowed tools"),
-            ));
+            return Err(Denied::NotAllowedByOperator { tool: name.into() });
         }
         if let Some(allowed) = &cx.skill.meta.allowed_tools
             && !allowed
                 .iter()
                 .any(|entry| allowed_tools_entry_covers(entry, name))
         {
-            return Err((
-                Layer::AllowedTools,
-                format!(
-                    "skill `{}` does not list `{name}` in allowed-tools",
-                    cx.skill.name
-                ),
-            ));
+            return Err(Denied::NotInAllowedTools {
+                skill: cx.skill.name.clone(),
+                tool: name.into(),
+            });
         }
         if !cx.trusted && !tool.confined() {
-            return Err((
-                Layer::Trust,
-                format!(
-                    "skill `{}` is not trusted; until it is granted (`skillhost skills grant {}`) it may only use tools confined to its own files",
-                    cx.skill.name, cx.skill.name
-                ),
-            ));
+            return Err(Denied::Untrusted {
+                skill: cx.skill.name.clone(),
+            });
         }
         Ok(())
     }

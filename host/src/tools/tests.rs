@@ -103,7 +103,8 @@ fn pipe(v: Value) -> Pipeline {
 
 fn denied_by(r: Result<Value, ToolError>, layer: Layer) -> String {
     match r {
-        Err(ToolError::Denied(m)) => {
+        Err(ToolError::Denied(d)) => {
+            let m = d.to_string();
             assert!(
                 m.starts_with(&layer.to_string()),
                 "denied by the wrong layer: {m}"
@@ -223,6 +224,53 @@ fn grants_layer_denies() {
 }
 
 #[test]
+fn denials_name_what_was_refused_and_keep_their_text() {
+    let s = skill(None);
+    let tb = toolbox(ToolsConfig::default(), None);
+    let g = Capabilities::default();
+    let c = cx(&s, &g, true);
+    let denied = |name: &str, args: Value| match tb.check(name, &args, &c) {
+        Err(ToolError::Denied(d)) => d,
+        other => panic!("{name}: expected a denial, got {other:?}"),
+    };
+    let d = denied("http_fetch", json!({"url": "https://evil.example.org/"}));
+    assert_eq!(
+        d.reason,
+        Denied::Net(crate::netguard::NetDenied::HostNotGranted(
+            "evil.example.org".into()
+        ))
+    );
+    assert_eq!(
+        d.to_string(),
+        "sandbox grants: host `evil.example.org` is not granted to this skill"
+    );
+    let d = denied("write_file", json!({"path": "notes/x.txt", "content": "x"}));
+    assert!(
+        matches!(&d.reason, Denied::NoFileGrant { path, write: true, .. } if path == "notes/x.txt"),
+        "{d:?}"
+    );
+    assert_eq!(
+        d.to_string(),
+        "sandbox grants: skill `s` has no write grant covering `workspace:notes/x.txt`"
+    );
+    let d = denied("read_skill_file", json!({"path": "SKILL.md", "skill": 7}));
+    assert_eq!(
+        d.to_string(),
+        "sandbox grants: `read_skill_file` reads only the files of the calling skill `s`, not of skill 7"
+    );
+    let d = denied("http_fetch", json!({"url": "nope"}));
+    assert!(
+        matches!(d.reason, Denied::Url(UrlError::NotAUrl { .. })),
+        "{d:?}"
+    );
+    assert!(
+        d.to_string()
+            .starts_with("sandbox grants: InvalidArguments: `nope` is not a URL: "),
+        "{d}"
+    );
+}
+
+#[test]
 fn workspace_files_under_grants() {
     let ws = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(ws.path().join("notes")).expect("mkdir");
@@ -294,7 +342,9 @@ fn write_file_never_reaches_the_hosts_control_files() {
     ] {
         let r = rt.block_on(tb.call("write_file", json!({"path": path, "content": "x"}), &c));
         match r {
-            Err(ToolError::Denied(m)) => assert!(m.contains("covers skillhost's own"), "{m}"),
+            Err(ToolError::Denied(m)) => {
+                assert!(m.to_string().contains("covers skillhost's own"), "{m}")
+            }
             other => panic!("{path}: {other:?}"),
         }
     }
