@@ -248,7 +248,9 @@ struct Writer {
     /// The writer's own connection: handlers' key-value calls never wait
     /// behind a batch.
     store: Option<Store>,
-    /// The run count last seen, for `auto_every`.
+    /// The store's run count for `auto_every`: counted once (a full scan
+    /// in SQLite), then advanced by the runs this writer stores. Other
+    /// processes' runs show up at the next count, in the next process.
     counted: Option<u64>,
     /// A batch could not be stored: its runs must stay in the journal.
     kept_failed: bool,
@@ -294,12 +296,13 @@ impl Writer {
             if reserve {
                 self.reserve_ids();
             }
+            let mut stored = 0;
             if let Some(seq) = last_seq {
-                self.store_runs(&runs, seq, &mut rules);
+                stored = self.store_runs(&runs, seq, &mut rules);
             }
             self.record_rules(&rules);
-            if !runs.is_empty() {
-                self.maybe_learn();
+            if stored > 0 {
+                self.maybe_learn(stored);
             }
             // Done once stored and once the cycle they triggered has run,
             // so `flush` sees the rules a cycle wrote.
@@ -352,26 +355,33 @@ impl Writer {
     /// statistics join `rules` and the journal is released up to them. A
     /// failed write is retried a few times; after that the runs stay in
     /// the journal, which is not released again in this process, for the
-    /// next host to replay.
-    fn store_runs(&mut self, runs: &[RunRecord], last_seq: u64, rules: &mut Vec<RuleOutcome>) {
+    /// next host to replay. Returns how many runs were new to the store.
+    fn store_runs(
+        &mut self,
+        runs: &[RunRecord],
+        last_seq: u64,
+        rules: &mut Vec<RuleOutcome>,
+    ) -> u64 {
         let mut wait = Duration::from_millis(50);
         for attempt in 1..=5 {
             let written = self.store().and_then(|s| s.insert_runs(runs));
             match written {
                 Ok(new) => {
+                    let before = rules.len();
                     rules.extend(
                         runs.iter()
                             .zip(new)
                             .filter(|(_, n)| *n)
                             .map(|(r, _)| RuleOutcome::from(r)),
                     );
+                    let stored = (rules.len() - before) as u64;
                     if !self.kept_failed {
                         let released = lock(&self.shared.journal).release(last_seq);
                         if let Err(e) = released {
                             tracing::warn!("{e}");
                         }
                     }
-                    return;
+                    return stored;
                 }
                 Err(e) if attempt < 5 => {
                     tracing::warn!("storing {} run(s) failed, retrying: {e}", runs.len());
@@ -388,6 +398,7 @@ impl Writer {
                 }
             }
         }
+        0
     }
 
     fn record_rules(&self, rules: &[RuleOutcome]) {
@@ -400,16 +411,23 @@ impl Writer {
     }
 
     /// A learning cycle when the run count crossed a multiple of
-    /// `auto_every` since the last batch.
-    fn maybe_learn(&mut self) {
+    /// `auto_every` with the `stored` runs of the last batch.
+    fn maybe_learn(&mut self, stored: u64) {
         let every = self.cycle.config.auto_every;
         if every == 0 {
             return;
         }
-        let Ok(now) = self.store().and_then(Store::run_count) else {
-            return;
+        let now = match self.counted {
+            Some(n) => n + stored,
+            None => match self.store().and_then(Store::run_count) {
+                Ok(n) => n,
+                Err(_) => return,
+            },
         };
-        let before = self.counted.replace(now).unwrap_or(now.saturating_sub(1));
+        let before = self
+            .counted
+            .replace(now)
+            .unwrap_or(now.saturating_sub(stored));
         if now / every == before / every {
             return;
         }

@@ -186,6 +186,12 @@ pub struct Store {
     kv_quota: KvQuota,
 }
 
+/// Runs per skill in the learning window. NOT INDEXED: otherwise SQLite
+/// counts through the whole (skill, failure_class) index, every run ever
+/// recorded, instead of the window's rowid range.
+const RUNS_PER_SKILL_SINCE: &str =
+    "SELECT skill, COUNT(*) FROM runs NOT INDEXED WHERE id >= ?1 GROUP BY skill";
+
 impl Store {
     /// Opens (creating if needed) the store at `path` and migrates it.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
@@ -510,8 +516,7 @@ impl Store {
         )?;
         let mut runs_per_skill = std::collections::HashMap::new();
         {
-            let mut stmt =
-                conn.prepare("SELECT skill, COUNT(*) FROM runs WHERE id >= ?1 GROUP BY skill")?;
+            let mut stmt = conn.prepare(RUNS_PER_SKILL_SINCE)?;
             for row in stmt.query_map(params![since], |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
             })? {
@@ -797,5 +802,33 @@ mod tests {
         }
         let e = Store::open(&p).err().expect("too new");
         assert!(e.to_string().contains("upgrade skillhost"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    /// The learning window is read by id range, whatever the store holds
+    /// before it: a plan that scans the whole table or index grows with
+    /// every run ever recorded and slows each background cycle.
+    #[test]
+    fn the_window_query_reads_the_rowid_range_not_every_run() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&d.path().join("s.db")).expect("open");
+        let conn = s.conn();
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {RUNS_PER_SKILL_SINCE}"))
+            .expect("plan");
+        let plan: Vec<String> = stmt
+            .query_map(params![0], |r| r.get::<_, String>(3))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert!(
+            plan.iter().any(|l| l.contains("INTEGER PRIMARY KEY")),
+            "{plan:?}"
+        );
+        assert!(!plan.iter().any(|l| l.starts_with("SCAN runs")), "{plan:?}");
     }
 }
