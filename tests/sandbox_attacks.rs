@@ -528,3 +528,65 @@ fn assert_refused_grant(o: &RunOutcome) {
         f.message
     );
 }
+
+/// 64 handlers spinning to their deadline hold every instance slot of the
+/// pool. A call that arrives then waits for a slot: past its own time limit
+/// it fails, classified and naming the pool; with time to spare it runs
+/// once a slot is free. Nothing crashes and no call is lost.
+#[test]
+fn a_full_instance_pool_makes_calls_wait_then_serves_them() {
+    let ws = Workspace::new();
+    let spin = "metadata:\n  skillhost:\n    handler: handler.wasm";
+    let quick =
+        "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: { timeout_ms: 50 }";
+    ws.add_skill("spinner", spin, Some(&guest("hostile-guest")));
+    ws.add_skill("quick", quick, Some(&guest("hostile-guest")));
+    let mut config = Config::default();
+    config.limits.timeout_ms = 3000;
+    let runner = ws.runner(config);
+    // Warm: the sandbox exists and the handler is compiled.
+    assert!(run(&runner, "quick", "ok", json!({})).failure.is_none());
+    let sandbox = runner.sandbox_if_made().expect("sandbox");
+    let slots = sandbox.free_pool_slots().expect("pooling is the default");
+
+    let spinners: Vec<_> = (0..slots)
+        .map(|_| {
+            let runner = runner.clone();
+            std::thread::spawn(move || run(&runner, "spinner", "spin", json!({})))
+        })
+        .collect();
+    // The spinners take their slots at once; they hold them for seconds.
+    while sandbox.free_pool_slots() != Some(0) {
+        if spinners.iter().all(|s| s.is_finished()) {
+            let outcomes: Vec<_> = spinners
+                .into_iter()
+                .map(|s| s.join().expect("spinner thread").failure)
+                .collect();
+            panic!("spinners ended before filling the pool: {outcomes:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let refused = run(&runner, "quick", "ok", json!({}));
+    let waiter = {
+        let runner = runner.clone();
+        std::thread::spawn(move || run(&runner, "spinner", "ok", json!({})))
+    };
+    let f = refused.failure.expect("no slot within 50 ms");
+    assert_eq!(f.class, "LimitExceeded", "{f:?}");
+    assert!(f.message.contains("instance slots"), "{}", f.message);
+
+    for s in spinners {
+        let o = s.join().expect("spinner thread");
+        let f = o.failure.expect("spinning stops at the deadline");
+        assert_eq!(f.class, "LimitExceeded", "{f:?}");
+        assert!(f.message.contains("time"), "{}", f.message);
+    }
+    let served = waiter.join().expect("waiter thread");
+    assert_eq!(
+        served.output.map(|o| o.body).as_deref(),
+        Some("fine"),
+        "{:?}",
+        served.failure
+    );
+    assert_eq!(sandbox.free_pool_slots(), Some(slots));
+}

@@ -780,9 +780,17 @@ impl Runner {
         if wasm != known.wasm {
             return Ok(None);
         }
+        let handler = match (wasm, known.handler) {
+            (None, _) => None,
+            (Some(_), Some(h)) => Some(HandlerFiles::Loaded(h)),
+            // Read by a call that is still compiling it (concurrent first
+            // calls): this call reads too, then finds the compile's result
+            // in the sandbox's cache or waits for it.
+            (Some(_), None) => return Ok(None),
+        };
         Ok(Some(SkillFiles {
             fingerprint: known.fingerprint,
-            handler: known.handler.map(HandlerFiles::Loaded),
+            handler,
         }))
     }
 

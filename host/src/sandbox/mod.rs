@@ -464,6 +464,15 @@ impl Sandbox {
         }
     }
 
+    /// Instance slots of the pooling allocator not held by a call now;
+    /// `None` without pooling. For health reports and tests.
+    pub fn free_pool_slots(&self) -> Option<usize> {
+        self.inner
+            .pool_slots
+            .as_ref()
+            .map(|s| s.available_permits())
+    }
+
     /// Runs one call in a fresh store (on the guest threads, if dedicated).
     /// Never fails: every problem is a classified failure in the outcome.
     pub async fn call(&self, handler: &Handler, req: &CallRequest<'_>) -> CallOutcome {
