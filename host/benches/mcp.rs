@@ -197,6 +197,73 @@ impl McpClient for McpHttp {
     }
 }
 
+/// The floor any JSON-RPC-over-HTTP server pays on this machine: a bare
+/// hyper server on loopback that parses the request and answers a fixed
+/// echo result as plain JSON, reached by the same client as skillhost. The
+/// HTTP ratio is reported against in-process + this, since no server can
+/// answer a socket faster than it.
+struct FloorServer {
+    url: String,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl FloorServer {
+    fn start() -> Self {
+        use http_body_util::BodyExt;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("rt");
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        rt.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        |req: hyper::Request<hyper::body::Incoming>| async move {
+                            let body = req.into_body().collect().await?.to_bytes();
+                            let msg: Value = serde_json::from_slice(&body).unwrap_or_default();
+                            let mut resp = match msg.get("id") {
+                                Some(id) => {
+                                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                                        "content": [{"type": "text", "text": "hi"}],
+                                        "isError": false}});
+                                    hyper::Response::new(http_body_util::Full::new(
+                                        bytes::Bytes::from(answer.to_string()),
+                                    ))
+                                }
+                                None => {
+                                    let mut r = hyper::Response::new(http_body_util::Full::new(
+                                        bytes::Bytes::new(),
+                                    ));
+                                    *r.status_mut() = hyper::StatusCode::ACCEPTED;
+                                    r
+                                }
+                            };
+                            resp.headers_mut().insert(
+                                "content-type",
+                                hyper::header::HeaderValue::from_static("application/json"),
+                            );
+                            Ok::<_, hyper::Error>(resp)
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        FloorServer { url, _rt: rt }
+    }
+}
+
 fn bench_mcp(c: &mut Criterion) {
     let ws = harness::Workspace::new();
     // The same bundled skills the binary materializes under SKILLHOST_HOME.
@@ -285,7 +352,9 @@ fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
 /// an echo `tools/call` over stdio in a median 324 µs, p99 454 µs, 3,031
 /// calls/s on this machine): a raw JSON-RPC client, the echo handler, a
 /// fresh instance per call, recording on and off; over HTTP too, and the
-/// same run in-process for the ratio.
+/// same run in-process for the ratio, with what the HTTP call's time is
+/// made of: the run as the server configures it, and a bare hyper server's
+/// round trip with the same client.
 fn bench_echo(_c: &mut Criterion) {
     let ws = harness::Workspace::new();
     let echo = "metadata:\n  skillhost:\n    handler: handler.wasm";
@@ -302,12 +371,37 @@ fn bench_echo(_c: &mut Criterion) {
     let mut on = McpStdio::start_with(&ws, &["--skills", &skills]);
     let mut off = McpStdio::start_with(&quiet, &["--skills", &quiet_skills]);
     let mut http = McpHttp::start_with(&ws, &["--skills", &skills]);
+    let floor_server = FloorServer::start();
+    let client_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    let floor = client_rt.block_on(harness::mcp_http::McpSession::open(&floor_server.url));
+    let floor_call = || {
+        black_box(client_rt.block_on(floor.call_skill(1, "echo", "hi")));
+    };
     let runner = ws.runner(Config::default());
+    let mut server_config = Config::default();
+    server_config.sandbox.dedicated_threads = true;
+    let server_runner = ws.runner(server_config);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("rt");
+    let direct_dedicated = || {
+        let skill = server_runner.catalog().get("echo").expect("echo");
+        let o = rt
+            .block_on(server_runner.run_skill(
+                skill,
+                "bench".into(),
+                "hi",
+                &Map::new(),
+                Instant::now(),
+            ))
+            .expect("run");
+        assert!(o.failure.is_none(), "{:?}", o.failure);
+    };
     let direct = || {
         let skill = runner.catalog().get("echo").expect("echo");
         let o = rt
@@ -323,9 +417,17 @@ fn bench_echo(_c: &mut Criterion) {
         black_box(off.call_skill("echo", "hi"));
         black_box(http.call_skill("echo", "hi"));
         direct();
+        direct_dedicated();
+        floor_call();
     }
-    let (mut t_on, mut t_off, mut t_http, mut t_direct) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut t_on, mut t_off, mut t_http, mut t_direct, mut t_floor, mut t_dedicated) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for _ in 0..10 {
         t_on.extend(harness::call_times(300, || {
             black_box(on.call_skill("echo", "hi"));
@@ -337,11 +439,15 @@ fn bench_echo(_c: &mut Criterion) {
             black_box(http.call_skill("echo", "hi"));
         }));
         t_direct.extend(harness::call_times(300, direct));
+        t_floor.extend(harness::call_times(300, floor_call));
+        t_dedicated.extend(harness::call_times(300, direct_dedicated));
     }
     let (m_on, p_on) = report("stdio tools/call, recording on", t_on);
     report("stdio tools/call, recording off", t_off);
     let (m_http, _) = report("HTTP tools/call, recording on", t_http);
     let (m_direct, _) = report("in-process run_skill, recording on", t_direct);
+    let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);
+    let (m_dedicated, _) = report("in-process, dedicated guest threads", t_dedicated);
     println!(
         "RATIO mcp-echo-peer: stdio median {m_on:?} / hyper-mcp 324µs = {:.2}x; p99 {p_on:?} / 454µs = {:.2}x (target <= 1x each)",
         m_on.as_secs_f64() / 324e-6,
@@ -350,6 +456,14 @@ fn bench_echo(_c: &mut Criterion) {
     println!(
         "RATIO mcp-echo-http: HTTP median {m_http:?} / in-process {m_direct:?} = {:.2}x (target <= 1.3x)",
         m_http.as_secs_f64() / m_direct.as_secs_f64()
+    );
+    // Where an HTTP call's time goes: the run as the server makes it
+    // (guest threads apart from the protocol's), what any HTTP server pays
+    // on this machine, and the rest (MCP over streamable HTTP in rmcp).
+    println!(
+        "  HTTP {m_http:?} = run with dedicated guest threads {m_dedicated:?} + bare HTTP round trip {m_floor:?} + MCP transport {:?}; HTTP / (those two) = {:.2}x",
+        m_http.saturating_sub(m_dedicated + m_floor),
+        m_http.as_secs_f64() / (m_dedicated + m_floor).as_secs_f64()
     );
 }
 
