@@ -29,13 +29,15 @@
 //!   settings type.
 //! - layer 6: `exec`: a task's path through the tiers, wiring the layer-3
 //!   services into the sandbox, recording the run.
-//! - layer 7: `eval`, `ops`: ablations, simulated models and their
+//! - layer 7: `eval`, `ops`, `app`: ablations, simulated models and their
 //!   scenarios; granting and revoking a skill's capabilities in
-//!   `skillhost.toml`, pinned to its fingerprint.
+//!   `skillhost.toml`, pinned to its fingerprint; wiring a runner from
+//!   paths, configuration, model and rules.
 //! - layer 8: `mcp`: the MCP server over `exec`.
 //! - layer 9: `cli`: argument parsing and the commands' printing; each
 //!   command calls the library.
 
+pub mod app;
 pub mod bundled;
 pub mod cli;
 pub mod config;

@@ -21,10 +21,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::app;
 use crate::config::Config;
 use crate::exec::Runner;
 use crate::paths::Paths;
-use crate::skill::{Catalog, LoadOptions};
+use crate::skill::Catalog;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -85,43 +86,17 @@ impl Ctx {
     /// that no handler holds up the protocol (see `[sandbox]
     /// dedicated_threads`).
     pub fn server_runner(&self) -> anyhow::Result<Runner> {
-        self.build_runner(&run::ModelArgs::default(), |c| {
-            c.sandbox.dedicated_threads = true;
-        })
+        let overrides = app::ModelOverrides::default();
+        Ok(app::runner(&self.paths, &overrides, app::Role::Server)?)
     }
 
     /// A runner whose model settings are overridden by flags.
     pub fn runner_with_model(&self, flags: &run::ModelArgs) -> anyhow::Result<Runner> {
-        self.build_runner(flags, |_| {})
-    }
-
-    fn build_runner(
-        &self,
-        flags: &run::ModelArgs,
-        adjust: impl FnOnce(&mut Config),
-    ) -> anyhow::Result<Runner> {
-        let (mut config, provider) = self.config_with_model(flags)?;
-        adjust(&mut config);
-        let learning = if config.learning.apply {
-            let path = crate::learn::rules_path(&self.paths.state_dir());
-            let (l, warnings) = crate::learn::Learning::open(&path, crate::learn::RuleFilter::All)?;
-            for w in warnings {
-                tracing::warn!("{w}");
-            }
-            Some(std::sync::Arc::new(l))
-        } else {
-            None
-        };
-        Ok(Runner::with_catalog(
-            self.paths.clone(),
-            config,
-            std::sync::Arc::new(self.catalog()),
-            crate::exec::Extras {
-                provider,
-                learning,
-                ..crate::exec::Extras::default()
-            },
-        ))
+        Ok(app::runner(
+            &self.paths,
+            &flags.overrides(),
+            app::Role::Command,
+        )?)
     }
 
     /// The merged configuration with the flags' model settings, and the
@@ -130,26 +105,12 @@ impl Ctx {
         &self,
         flags: &run::ModelArgs,
     ) -> anyhow::Result<(Config, Option<std::sync::Arc<dyn crate::llm::Provider>>)> {
-        let mut config = Config::load(&self.paths)?;
-        if let Some(n) = flags.max_steps {
-            config.agent.max_steps = n;
-        }
-        config.model = config.model.clone().with_overrides(
-            flags.model.as_deref(),
-            flags.base_url.as_deref(),
-            flags.api_key_env.as_deref(),
-        )?;
-        let provider = config.model.build()?;
-        Ok((config, provider))
+        Ok(app::config_with_model(&self.paths, &flags.overrides())?)
     }
 
     /// Loads the catalog over every root; warnings go to stderr.
     pub fn catalog(&self) -> Catalog {
-        let catalog = Catalog::load(&self.paths.roots(), &LoadOptions::default());
-        for w in catalog.warnings() {
-            tracing::warn!("{w}");
-        }
-        catalog
+        app::catalog(&self.paths)
     }
 }
 

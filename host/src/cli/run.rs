@@ -53,6 +53,17 @@ pub struct ModelArgs {
     pub max_steps: Option<u32>,
 }
 
+impl ModelArgs {
+    pub fn overrides(&self) -> crate::app::ModelOverrides {
+        crate::app::ModelOverrides {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            max_steps: self.max_steps,
+        }
+    }
+}
+
 pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let runner = ctx.runner_with_model(&args.model)?;
     let started = Instant::now();

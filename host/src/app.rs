@@ -1,0 +1,149 @@
+//! Wiring: a host's runner (catalog, configuration, model, learned rules)
+//! built from its paths, the same way for the CLI, the MCP server and a
+//! library user.
+
+use std::sync::Arc;
+
+use crate::config::{Config, ConfigError};
+use crate::exec::{Extras, Runner};
+use crate::learn::rules::RulesError;
+use crate::learn::{Learning, RuleFilter};
+use crate::llm::{LlmError, Provider};
+use crate::paths::Paths;
+use crate::skill::{Catalog, LoadOptions};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Model(#[from] LlmError),
+    #[error(transparent)]
+    Rules(#[from] RulesError),
+}
+
+/// Model settings given for one command, over `[model]` and `[agent]` in
+/// skillhost.toml.
+#[derive(Debug, Clone, Default)]
+pub struct ModelOverrides {
+    /// `PROVIDER:MODEL`.
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (never the key).
+    pub api_key_env: Option<String>,
+    pub max_steps: Option<u32>,
+}
+
+/// Whom the runner serves: one command, or a protocol's many clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Command,
+    /// Handlers run on threads of their own, so that none holds up the
+    /// protocol (`[sandbox] dedicated_threads`).
+    Server,
+}
+
+/// The merged configuration with `overrides` applied, and the model it
+/// configures (None: no model).
+pub fn config_with_model(
+    paths: &Paths,
+    overrides: &ModelOverrides,
+) -> Result<(Config, Option<Arc<dyn Provider>>), AppError> {
+    let mut config = Config::load(paths)?;
+    if let Some(n) = overrides.max_steps {
+        config.agent.max_steps = n;
+    }
+    config.model = config.model.clone().with_overrides(
+        overrides.model.as_deref(),
+        overrides.base_url.as_deref(),
+        overrides.api_key_env.as_deref(),
+    )?;
+    let provider = config.model.build()?;
+    Ok((config, provider))
+}
+
+/// The catalog over every root of `paths`; its warnings are logged.
+pub fn catalog(paths: &Paths) -> Catalog {
+    let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
+    for w in catalog.warnings() {
+        tracing::warn!("{w}");
+    }
+    catalog
+}
+
+/// A runner over the full catalog with the merged configuration, the
+/// model and, when `[learning] apply` is on, the learned rules.
+pub fn runner(paths: &Paths, overrides: &ModelOverrides, role: Role) -> Result<Runner, AppError> {
+    let (mut config, provider) = config_with_model(paths, overrides)?;
+    if role == Role::Server {
+        config.sandbox.dedicated_threads = true;
+    }
+    let learning = if config.learning.apply {
+        let path = crate::learn::rules_path(&paths.state_dir());
+        let (l, warnings) = Learning::open(&path, RuleFilter::All)?;
+        for w in warnings {
+            tracing::warn!("{w}");
+        }
+        Some(Arc::new(l))
+    } else {
+        None
+    };
+    Ok(Runner::with_catalog(
+        paths.clone(),
+        config,
+        Arc::new(catalog(paths)),
+        Extras {
+            provider,
+            learning,
+            ..Extras::default()
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace_config(paths: &Paths, text: &str) {
+        std::fs::create_dir_all(&paths.workspace).expect("mkdir");
+        std::fs::write(paths.workspace.join("skillhost.toml"), text).expect("write");
+    }
+
+    #[test]
+    fn a_server_runner_keeps_handlers_off_the_protocol_threads() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let paths = Paths::under(d.path());
+        let overrides = ModelOverrides::default();
+        let command = runner(&paths, &overrides, Role::Command).expect("runner");
+        let server = runner(&paths, &overrides, Role::Server).expect("runner");
+        assert!(!command.config().sandbox.dedicated_threads);
+        assert!(server.config().sandbox.dedicated_threads);
+    }
+
+    #[test]
+    fn overrides_win_over_the_config_file() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let paths = Paths::under(d.path());
+        workspace_config(&paths, "[agent]\nmax_steps = 4\n");
+        let (config, model) = config_with_model(&paths, &ModelOverrides::default()).expect("load");
+        assert_eq!(config.agent.max_steps, 4);
+        assert!(model.is_none());
+        let overrides = ModelOverrides {
+            max_steps: Some(7),
+            ..ModelOverrides::default()
+        };
+        let (config, _) = config_with_model(&paths, &overrides).expect("load");
+        assert_eq!(config.agent.max_steps, 7);
+    }
+
+    #[test]
+    fn a_malformed_config_file_is_an_error_naming_it() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let paths = Paths::under(d.path());
+        workspace_config(&paths, "[agent\n");
+        let e = runner(&paths, &ModelOverrides::default(), Role::Command)
+            .err()
+            .expect("malformed");
+        assert!(e.to_string().contains("skillhost.toml"), "{e}");
+    }
+}
