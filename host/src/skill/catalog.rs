@@ -339,6 +339,33 @@ mod tests {
     }
 
     #[test]
+    fn a_root_skips_a_folder_that_is_a_root_of_its_own() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let ws = tmp.path().join("skills");
+        write(
+            &ws,
+            "mine/SKILL.md",
+            "---\nname: mine\ndescription: d\n---\n",
+        );
+        write(
+            &ws,
+            "forged/made/SKILL.md",
+            "---\nname: made\ndescription: d\n---\n",
+        );
+        let forged = ws.join("forged");
+        let cat = Catalog::load(
+            &[
+                Root::new(forged.clone(), Source::Forged),
+                Root::new(ws, Source::Workspace).skipping(forged),
+            ],
+            &LoadOptions::default(),
+        );
+        assert_eq!(cat.get("made").expect("made").source, Source::Forged);
+        assert_eq!(cat.get("mine").expect("mine").source, Source::Workspace);
+        assert_eq!(cat.stats().overridden, 0, "loaded once, from its own root");
+    }
+
+    #[test]
     fn missing_root_is_silently_empty() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let cat = Catalog::load(
