@@ -49,6 +49,25 @@ pub struct Config {
     pub learning: crate::learn::LearningConfig,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
+    /// Retrieval: pinned skills.
+    pub catalog: crate::skill::CatalogConfig,
+    /// Skills grown from runs.
+    #[cfg(feature = "forge")]
+    pub forge: ForgeConfig,
+    /// `[forge]` is accepted and ignored in a build without the forge.
+    #[cfg(not(feature = "forge"))]
+    #[serde(skip_serializing)]
+    pub forge: Option<toml::Value>,
+}
+
+/// `[forge]`: each part of the forge module has its own table.
+// When forge-core lands, `mine` joins its `forge::ForgeConfig`.
+#[cfg(feature = "forge")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ForgeConfig {
+    /// `[forge.mine]`: recurring tool sequences.
+    pub mine: crate::forge::mine::MineConfig,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

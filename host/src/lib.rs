@@ -23,8 +23,9 @@
 //!   (it defines the services it calls out to: `ToolHost`, `ModelHost`,
 //!   `KvHost`); the SQLite store; model providers; the tool registry and
 //!   its policy. None of them knows the others.
-//! - layer 4: `learn`: rules from recorded failures, applied to runs; the
-//!   operator's edits of them.
+//! - layer 4: `learn`, `forge`: rules from recorded failures, applied to
+//!   runs, and the operator's edits of them; skills grown from recorded
+//!   runs (mining recurring tool sequences), behind the `forge` feature.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
 //!   settings type.
 //! - layer 6: `exec`: a task's path through the tiers, wiring the layer-3
@@ -43,6 +44,8 @@ pub mod cli;
 pub mod config;
 pub mod eval;
 pub mod exec;
+#[cfg(feature = "forge")]
+pub mod forge;
 pub mod fsutil;
 pub mod grants;
 pub mod learn;

@@ -8,6 +8,8 @@
 #[macro_use]
 mod print;
 
+#[cfg(feature = "forge")]
+mod forge;
 mod grants;
 mod handler;
 mod learn;
@@ -62,6 +64,9 @@ enum Command {
     Eval(learn::EvalArgs),
     /// Serve the skills over MCP (stdio by default).
     Mcp(mcp::McpArgs),
+    /// Skills grown from recorded runs: mine recurring tool sequences.
+    #[cfg(feature = "forge")]
+    Forge(forge::ForgeArgs),
 }
 
 /// The async runtime a command runs its work on.
@@ -138,6 +143,8 @@ pub fn main() -> ExitCode {
                 Command::Learn(args) => learn::learn_cmd(args, &ctx),
                 Command::Eval(args) => learn::eval(args, &ctx),
                 Command::Mcp(args) => mcp::run(args, &ctx),
+                #[cfg(feature = "forge")]
+                Command::Forge(args) => forge::run(args, &ctx),
             }
         });
     match result {

@@ -6,8 +6,13 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 
+use std::collections::HashMap;
+
 use super::Ctx;
-use crate::skill::{Catalog, Severity, Skill, render_available_skills, validate_strict};
+use crate::config::Config;
+use crate::skill::{
+    Catalog, SearchOptions, Severity, Skill, Usage, render_available_skills, validate_strict,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct SkillsArgs {
@@ -17,19 +22,32 @@ pub struct SkillsArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum SkillsCommand {
-    /// List every skill of every root (later roots override earlier ones).
+    /// List every skill of every root (later roots override earlier ones),
+    /// with its source and usage statistics.
     List {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// The same as `--format json`.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
     },
-    /// Rank skills for a task by triggers, tags and text.
+    /// Rank skills for a task by triggers, tags and text; pinned skills
+    /// first, usage breaking ties.
     Search {
-        query: String,
+        /// The task (may be left out with --tag: every tagged skill).
+        #[arg(required_unless_present = "tag")]
+        query: Option<String>,
+        /// Only skills with this tag, role or stage (repeatable: any of them).
+        #[arg(long, value_name = "T")]
+        tag: Vec<String>,
         /// How many results at most.
         #[arg(short = 'k', default_value_t = 5)]
         k: usize,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// The same as `--format json`.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
     },
     /// Print the <available_skills> block a model is given.
     Prompt,
@@ -53,13 +71,28 @@ enum Format {
     Json,
 }
 
+impl Format {
+    fn or_json(self, json: bool) -> Format {
+        if json { Format::Json } else { self }
+    }
+}
+
 /// Largest SKILL.md `show` prints.
 const SHOW_MAX_BYTES: u64 = 16 << 20;
 
 pub fn run(args: SkillsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.command {
-        SkillsCommand::List { format } => list(&ctx.catalog(), format),
-        SkillsCommand::Search { query, k, format } => search(&ctx.catalog(), &query, k, format),
+        SkillsCommand::List { format, json } => list(ctx, &ctx.catalog(), format.or_json(json)),
+        SkillsCommand::Search {
+            query,
+            tag,
+            k,
+            format,
+            json,
+        } => {
+            let query = query.unwrap_or_default();
+            search(ctx, &ctx.catalog(), &query, &tag, k, format.or_json(json))
+        }
         SkillsCommand::Prompt => {
             out!("{}", render_available_skills(&ctx.catalog()))?;
             Ok(ExitCode::SUCCESS)
@@ -78,28 +111,49 @@ struct SkillView<'a> {
     skill: &'a Skill,
     tags: &'a [String],
     triggers: &'a [String],
+    roles: &'a [String],
+    stages: &'a [String],
     model_invocable: bool,
     user_invocable: bool,
     handler: Option<&'a str>,
+    usage: Usage,
 }
 
 impl<'a> SkillView<'a> {
-    fn new(skill: &'a Skill) -> Self {
+    fn new(skill: &'a Skill, usage: Usage) -> Self {
         SkillView {
             skill,
             tags: &skill.meta.tags,
             triggers: &skill.meta.triggers,
+            roles: &skill.meta.roles,
+            stages: &skill.meta.stages,
             model_invocable: skill.model_invocable(),
             user_invocable: skill.meta.user_invocable,
             handler: skill.meta.skillhost.handler.as_deref(),
+            usage,
         }
     }
 }
 
-fn list(catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode> {
+/// The workspace's usage statistics; without them (an unreadable store)
+/// skills are listed as unused, with a warning.
+fn usage(ctx: &Ctx) -> HashMap<String, Usage> {
+    crate::exec::skill_usage(&ctx.paths).unwrap_or_else(|e| {
+        tracing::warn!("usage statistics unavailable: {e}");
+        HashMap::new()
+    })
+}
+
+fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode> {
+    let usage = usage(ctx);
+    let of = |s: &Skill| usage.get(&s.name).copied().unwrap_or_default();
     match format {
         Format::Json => {
-            let views: Vec<SkillView> = catalog.skills().iter().map(SkillView::new).collect();
+            let views: Vec<SkillView> = catalog
+                .skills()
+                .iter()
+                .map(|s| SkillView::new(s, of(s)))
+                .collect();
             outln!("{}", serde_json::to_string_pretty(&views)?)?;
         }
         Format::Table => {
@@ -109,19 +163,34 @@ fn list(catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode> {
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let rows: Vec<[String; 4]> = catalog
+            let rows: Vec<[String; 7]> = catalog
                 .skills()
                 .iter()
                 .map(|s| {
+                    let u = of(s);
                     [
                         s.name.clone(),
                         s.source.to_string(),
                         short_version(&s.version),
+                        u.uses.to_string(),
+                        success_rate(&u),
+                        u.last_used.map_or_else(|| "-".to_owned(), utc_minute),
                         one_line(&s.description),
                     ]
                 })
                 .collect();
-            print_table(["NAME", "SOURCE", "VERSION", "DESCRIPTION"], &rows)?;
+            print_table(
+                [
+                    "NAME",
+                    "SOURCE",
+                    "VERSION",
+                    "USES",
+                    "SUCCESS",
+                    "LAST USED",
+                    "DESCRIPTION",
+                ],
+                &rows,
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -136,10 +205,29 @@ struct MatchView<'a> {
     path: &'a std::path::Path,
     source: crate::skill::Source,
     version: &'a str,
+    pinned: bool,
+    usage: Usage,
 }
 
-fn search(catalog: &Catalog, query: &str, k: usize, format: Format) -> anyhow::Result<ExitCode> {
-    let matches = catalog.search(query, k);
+fn search(
+    ctx: &Ctx,
+    catalog: &Catalog,
+    query: &str,
+    tags: &[String],
+    k: usize,
+    format: Format,
+) -> anyhow::Result<ExitCode> {
+    let config = Config::load(&ctx.paths)?;
+    for name in config.catalog.unknown_pinned(catalog) {
+        tracing::warn!("[catalog] pinned names `{name}`, which no skill has");
+    }
+    let usage = usage(ctx);
+    let opts = SearchOptions {
+        pinned: &config.catalog.pinned,
+        tags,
+        usage: &usage,
+    };
+    let matches = catalog.search_with(query, k, &opts);
     match format {
         Format::Json => {
             let views: Vec<MatchView> = matches
@@ -152,13 +240,19 @@ fn search(catalog: &Catalog, query: &str, k: usize, format: Format) -> anyhow::R
                     path: &m.skill.path,
                     source: m.skill.source,
                     version: &m.skill.version,
+                    pinned: m.pinned,
+                    usage: usage.get(&m.skill.name).copied().unwrap_or_default(),
                 })
                 .collect();
             outln!("{}", serde_json::to_string_pretty(&views)?)?;
         }
         Format::Table => {
             if matches.is_empty() {
-                tracing::info!("no skill matches {query:?}");
+                if tags.is_empty() {
+                    tracing::info!("no skill matches {query:?}");
+                } else {
+                    tracing::info!("no skill with tag {} matches {query:?}", tags.join(" or "));
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             let rows: Vec<[String; 4]> = matches
@@ -236,6 +330,35 @@ fn validate(paths: &[PathBuf]) -> std::io::Result<ExitCode> {
     }
 }
 
+/// The EMA as a percentage, `-` for a skill never used.
+fn success_rate(u: &Usage) -> String {
+    if u.uses == 0 {
+        "-".to_owned()
+    } else {
+        format!("{:.0}%", u.success_rate * 100.0)
+    }
+}
+
+/// Unix seconds as `YYYY-MM-DD HH:MM` (UTC).
+fn utc_minute(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rem / 3_600,
+        rem % 3_600 / 60
+    )
+}
+
 /// `sha256:` and the first 12 hex digits: enough to tell versions apart.
 fn short_version(v: &str) -> String {
     v.chars().take(7 + 12).collect()
@@ -281,5 +404,17 @@ fn truncate(s: &str, max: usize) -> String {
         let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
         t.push('…');
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_minute_is_the_calendar_date() {
+        assert_eq!(utc_minute(0), "1970-01-01 00:00");
+        assert_eq!(utc_minute(951_782_400 + 3_661), "2000-02-29 01:01");
+        assert_eq!(utc_minute(1_767_225_599), "2025-12-31 23:59");
     }
 }

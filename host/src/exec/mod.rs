@@ -12,6 +12,7 @@ mod model_loop;
 mod recorder;
 mod services;
 pub mod template;
+mod usage;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -30,13 +31,14 @@ use crate::paths::Paths;
 use crate::sandbox::{
     self, CallOutcome, CallRequest, FileRoots, Handler, LogLine, Sandbox, SandboxOptions, Services,
 };
-use crate::skill::{Catalog, FileIdentity, LimitSpec, Skill, SkillFileError};
+use crate::skill::{Catalog, FileIdentity, LimitSpec, SearchOptions, Skill, SkillFileError};
 use crate::store::{KvQuota, Store, StoreError};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use recorder::open_store;
 use recorder::{CycleInputs, Recorder};
 use services::{HandlerTools, LazyStore, ProviderModelHost};
+pub use usage::skill_usage;
 
 pub use context::ContextError;
 
@@ -439,7 +441,8 @@ impl Runner {
             .clone()
     }
 
-    /// Picks the skill for a request: the named one, or the best match.
+    /// Picks the skill for a request: the named one, or the best match
+    /// (pinned skills first, usage breaking ties; see `skill::search`).
     pub fn select(&self, req: &RunRequest) -> Result<(&Skill, String), RunError> {
         if let Some(name) = &req.skill {
             return self
@@ -448,8 +451,14 @@ impl Runner {
                 .map(|s| (s, "--skill".to_owned()))
                 .ok_or_else(|| RunError::UnknownSkill(name.clone()));
         }
+        let usage = usage::LazyUsage::new(&self.shared.store);
+        let opts = SearchOptions {
+            pinned: &self.shared.config.catalog.pinned,
+            tags: &[],
+            usage: &usage,
+        };
         self.catalog()
-            .search(&req.task, 1)
+            .search_with(&req.task, 1, &opts)
             .into_iter()
             .next()
             .map(|m| (m.skill, format!("{} (score {:.2})", m.why, m.score)))

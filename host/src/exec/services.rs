@@ -133,6 +133,14 @@ impl LazyStore {
         Ok(self.store.get_or_init(|| store))
     }
 
+    /// The store, unless there is none yet: reading must not create one.
+    pub(super) fn existing_store(&self) -> Option<Result<&Store, StoreError>> {
+        if self.store.get().is_none() && !self.dir.join(crate::store::DB_FILE).exists() {
+            return None;
+        }
+        Some(self.get_store())
+    }
+
     /// The store for a handler's key-value call.
     fn kv_store(&self) -> Result<&Store, ServiceError> {
         self.get_store().map_err(|e| {

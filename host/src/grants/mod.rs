@@ -129,6 +129,9 @@ pub struct TrustConfig {
     pub bundled: bool,
     /// Skills in the workspace's `.skillhost/skills` and `.agents/skills`.
     pub workspace: bool,
+    /// Skills the forge wrote under `.skillhost/skills/forged`: they
+    /// declare at most what the skill they came from had in effect.
+    pub forged: bool,
 }
 
 impl Default for TrustConfig {
@@ -136,6 +139,7 @@ impl Default for TrustConfig {
         TrustConfig {
             bundled: true,
             workspace: true,
+            forged: true,
         }
     }
 }
@@ -260,7 +264,8 @@ pub fn effective(
     let trusted = match source {
         Source::Bundled => trust.bundled,
         Source::Workspace => trust.workspace,
-        Source::User | Source::Path => false,
+        Source::Forged => trust.forged,
+        Source::User | Source::Path | Source::Installed => false,
     };
     if let Some(grant) = grants.get(name) {
         if grant.pin != fingerprint {
@@ -482,7 +487,7 @@ mod tests {
     #[test]
     fn untrusted_sources_get_nothing_without_a_grant() {
         let cfg = Config::default();
-        for src in [Source::User, Source::Path] {
+        for src in [Source::User, Source::Path, Source::Installed] {
             let e = effective(
                 "s",
                 src,

@@ -6,11 +6,12 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::load;
 use super::model::{Skill, Source};
-use super::search::{Match, SearchIndex};
+use super::search::{Match, SearchIndex, SearchOptions};
 
 /// A folder skills are discovered in, and what kind of root it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,12 +19,45 @@ pub struct Root {
     /// Absolute (made so by `Root::new`), so skill paths are too.
     pub dir: PathBuf,
     pub source: Source,
+    /// Folders below `dir` that are roots of their own (not searched here).
+    pub skip: Vec<PathBuf>,
 }
 
 impl Root {
     pub fn new(dir: PathBuf, source: Source) -> Self {
         let dir = std::path::absolute(&dir).unwrap_or(dir);
-        Root { dir, source }
+        Root {
+            dir,
+            source,
+            skip: Vec::new(),
+        }
+    }
+
+    /// The same root, not searching `sub` (a root of its own).
+    pub fn skipping(mut self, sub: PathBuf) -> Self {
+        self.skip.push(std::path::absolute(&sub).unwrap_or(sub));
+        self
+    }
+}
+
+/// `[catalog]` in skillhost.toml: how retrieval ranks skills.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CatalogConfig {
+    /// Skills ranked above every other match of a search or a selection,
+    /// in this order. A pinned skill must still match (by text, trigger,
+    /// tag or `--tag`) to be listed: pinning orders, `--skill` forces.
+    pub pinned: Vec<String>,
+}
+
+impl CatalogConfig {
+    /// The pinned names no skill of `catalog` has (typos, removed skills).
+    pub fn unknown_pinned<'a>(&'a self, catalog: &Catalog) -> Vec<&'a str> {
+        self.pinned
+            .iter()
+            .filter(|n| catalog.get(n).is_none())
+            .map(String::as_str)
+            .collect()
     }
 }
 
@@ -217,7 +251,13 @@ impl Catalog {
     /// The `k` skills that best fit `query`: triggers first, then tags, then
     /// BM25 over name and description. Skills scoring zero are left out.
     pub fn search(&self, query: &str, k: usize) -> Vec<Match<'_>> {
-        self.index.search(&self.skills, query, k)
+        self.search_with(query, k, &SearchOptions::default())
+    }
+
+    /// [`search`](Self::search) with pinned skills first, a tag filter and
+    /// usage breaking ties (see [`SearchOptions`]).
+    pub fn search_with(&self, query: &str, k: usize, opts: &SearchOptions<'_>) -> Vec<Match<'_>> {
+        self.index.search(&self.skills, query, k, opts)
     }
 }
 
@@ -296,6 +336,33 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["x", "y"]
         );
+    }
+
+    #[test]
+    fn a_root_skips_a_folder_that_is_a_root_of_its_own() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let ws = tmp.path().join("skills");
+        write(
+            &ws,
+            "mine/SKILL.md",
+            "---\nname: mine\ndescription: d\n---\n",
+        );
+        write(
+            &ws,
+            "forged/made/SKILL.md",
+            "---\nname: made\ndescription: d\n---\n",
+        );
+        let forged = ws.join("forged");
+        let cat = Catalog::load(
+            &[
+                Root::new(forged.clone(), Source::Forged),
+                Root::new(ws, Source::Workspace).skipping(forged),
+            ],
+            &LoadOptions::default(),
+        );
+        assert_eq!(cat.get("made").expect("made").source, Source::Forged);
+        assert_eq!(cat.get("mine").expect("mine").source, Source::Workspace);
+        assert_eq!(cat.stats().overridden, 0, "loaded once, from its own root");
     }
 
     #[test]

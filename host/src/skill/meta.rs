@@ -46,11 +46,18 @@ pub(crate) fn read_meta(
         },
     };
 
-    let tags = match top(&["tags"]).or_else(|| metadata.get("tags")) {
+    // Lists at top level or in `metadata`, under any of their names.
+    let list = |keys: &[&str], warnings: &mut Vec<String>| match top(keys)
+        .or_else(|| keys.iter().find_map(|k| metadata.get(*k)))
+    {
         Some(Value::String(s)) => split_commas(s),
-        Some(v) => list_of_strings(v, "tags", warnings),
+        Some(v) => list_of_strings(v, keys[0], warnings),
         None => Vec::new(),
     };
+    let tags = list(&["tags"], warnings);
+    // Roles and stages, as EurekaClaw names them or shorter.
+    let roles = list(&["roles", "agent_roles"], warnings);
+    let stages = list(&["stages", "pipeline_stages"], warnings);
     let triggers = match seed("triggers") {
         Some(Value::String(s)) if is_regex_trigger(s.trim()) => vec![s.trim().to_owned()],
         Some(Value::String(s)) => split_commas(s),
@@ -80,6 +87,8 @@ pub(crate) fn read_meta(
         license: top(&["license"]).and_then(scalar_string),
         compatibility: top(&["compatibility"]).and_then(scalar_string),
         tags,
+        roles,
+        stages,
         allowed_tools,
         disable_model_invocation: read_bool(
             top(&["disable-model-invocation", "disable_model_invocation"]),
@@ -376,6 +385,18 @@ mod tests {
         assert_eq!(p.meta.triggers, vec!["a"]);
         let p = ok("---\ndescription: d\ntriggers:\n  - x y\n---\n");
         assert_eq!(p.meta.triggers, vec!["x y"]);
+    }
+
+    #[test]
+    fn roles_and_stages_under_either_name() {
+        let p = ok(
+            "---\ndescription: d\nroles: [writer]\nmetadata:\n  pipeline_stages: draft, review\n---\n",
+        );
+        assert_eq!(p.meta.roles, vec!["writer"]);
+        assert_eq!(p.meta.stages, vec!["draft", "review"]);
+        let p = ok("---\ndescription: d\nagent_roles: theory\nstages: [proof]\n---\n");
+        assert_eq!(p.meta.roles, vec!["theory"]);
+        assert_eq!(p.meta.stages, vec!["proof"]);
     }
 
     #[test]

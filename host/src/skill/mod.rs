@@ -11,14 +11,16 @@ mod parse;
 mod prompt;
 mod repair;
 mod search;
+mod usage;
 mod validate;
 mod yaml;
 
-pub use catalog::{Catalog, LoadOptions, LoadStats, Root, Warning, content_version};
+pub use catalog::{Catalog, CatalogConfig, LoadOptions, LoadStats, Root, Warning, content_version};
 pub use files::{FileIdentity, SkillFileError};
 pub use model::*;
 pub(crate) use parse::is_spec_name;
 pub use parse::{ParseError, ParsedSkill, parse_skill};
 pub use prompt::{render_available_skills, xml_escape};
-pub use search::Match;
+pub use search::{Match, SearchOptions};
+pub use usage::{NoUsage, Usage, UsageSource};
 pub use validate::{Problem, SPEC_KEYS, Severity, validate_strict};

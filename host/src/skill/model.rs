@@ -21,6 +21,12 @@ pub enum Source {
     Workspace,
     /// A `--skills DIR` given on the command line.
     Path,
+    /// `./.skillhost/skills/forged`: written by the forge from this
+    /// workspace's runs (see the forge module).
+    Forged,
+    /// `$SKILLHOST_HOME/installed`: where installing a skill puts it;
+    /// untrusted by default, like user skills.
+    Installed,
 }
 
 impl fmt::Display for Source {
@@ -30,6 +36,8 @@ impl fmt::Display for Source {
             Source::User => "user",
             Source::Workspace => "workspace",
             Source::Path => "path",
+            Source::Forged => "forged",
+            Source::Installed => "installed",
         })
     }
 }
@@ -64,6 +72,10 @@ pub struct SkillMeta {
     pub license: Option<String>,
     pub compatibility: Option<String>,
     pub tags: Vec<String>,
+    /// `roles` (or `agent_roles`): the agent roles a skill serves.
+    pub roles: Vec<String>,
+    /// `stages` (or `pipeline_stages`): the stages of a workflow it serves.
+    pub stages: Vec<String>,
     /// `allowed-tools` as a list; `None` when the key is absent (no restriction).
     pub allowed_tools: Option<Vec<String>>,
     pub disable_model_invocation: bool,
@@ -89,6 +101,8 @@ impl Default for SkillMeta {
             license: None,
             compatibility: None,
             tags: Vec::new(),
+            roles: Vec::new(),
+            stages: Vec::new(),
             allowed_tools: None,
             disable_model_invocation: false,
             user_invocable: true,
@@ -107,12 +121,32 @@ impl Skill {
         !self.meta.disable_model_invocation
     }
 
+    /// Whether `tag` names one of its tags, roles or stages (EurekaClaw's
+    /// tag strategy), ignoring case and surrounding space.
+    pub fn has_tag(&self, tag: &str) -> bool {
+        let tag = tag.trim();
+        let m = &self.meta;
+        m.tags
+            .iter()
+            .chain(&m.roles)
+            .chain(&m.stages)
+            .any(|t| same_words(t.trim(), tag))
+    }
+
     /// The SKILL.md's file name as found (`SKILL.md`, `skill.md` or `Skill.md`).
     pub fn file_name(&self) -> String {
         self.path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "SKILL.md".to_owned())
+    }
+}
+
+fn same_words(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a.to_lowercase() == b.to_lowercase()
     }
 }
 

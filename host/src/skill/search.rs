@@ -5,6 +5,11 @@
 //!       + BM25 over name and description squashed into [0, 10).
 //! So any trigger outranks any number of tags, and any tag outranks text
 //! similarity; within a tier, more matches and better text win.
+//!
+//! [`SearchOptions`] adds, in this order: pinned skills above every other
+//! match; then the score; then, between equal scores, usage (success rate,
+//! then uses; see [`Usage::rank`]); then the name. `--tag` keeps only
+//! skills with that tag, role or stage.
 
 use std::collections::HashMap;
 
@@ -13,14 +18,39 @@ use regex::{Regex, RegexBuilder};
 use super::catalog::Warning;
 use super::meta::is_regex_trigger;
 use super::model::Skill;
+use super::usage::{NoUsage, Usage, UsageSource};
 
 /// One search result.
 #[derive(Debug, Clone)]
 pub struct Match<'a> {
     pub skill: &'a Skill,
     pub score: f64,
-    /// What matched: `trigger 'email'`, `tag 'mail'`, `bm25`.
+    /// What matched: `pinned`, `trigger 'email'`, `tag 'mail'`, `bm25`.
     pub why: String,
+    /// Listed in `[catalog] pinned`, so ranked above unpinned matches.
+    pub pinned: bool,
+}
+
+/// How a search ranks and filters, beyond the query.
+#[derive(Clone, Copy)]
+pub struct SearchOptions<'a> {
+    /// Skill names ranked first, in this order (`[catalog] pinned`).
+    pub pinned: &'a [String],
+    /// Keep only skills with one of these as a tag, role or stage. With
+    /// an empty query, every such skill is a result.
+    pub tags: &'a [String],
+    /// Breaks ties between equal scores; asked only when there is one.
+    pub usage: &'a dyn UsageSource,
+}
+
+impl Default for SearchOptions<'_> {
+    fn default() -> Self {
+        SearchOptions {
+            pinned: &[],
+            tags: &[],
+            usage: &NoUsage,
+        }
+    }
 }
 
 const TRIGGER_WEIGHT: f64 = 100.0;
@@ -213,9 +243,21 @@ impl SearchIndex {
         }
     }
 
-    pub(crate) fn search<'a>(&self, skills: &'a [Skill], query: &str, k: usize) -> Vec<Match<'a>> {
+    pub(crate) fn search<'a>(
+        &self,
+        skills: &'a [Skill],
+        query: &str,
+        k: usize,
+        opts: &SearchOptions<'_>,
+    ) -> Vec<Match<'a>> {
         if k == 0 || skills.is_empty() {
             return Vec::new();
+        }
+        // Only tags asked for: every skill that has one is a result.
+        let list_tagged = !opts.tags.is_empty() && query.trim().is_empty();
+        let mut pinned: HashMap<&str, usize> = HashMap::new();
+        for (i, name) in opts.pinned.iter().enumerate() {
+            pinned.entry(name.as_str()).or_insert(i);
         }
         // Trigger and tag hits, each (skill, phrase) once.
         let mut hits: Vec<Hit> = Vec::new();
@@ -257,9 +299,10 @@ impl SearchIndex {
         }
 
         // One pass over all skills, with a cursor over the sorted hits.
-        let mut scored: Vec<(u32, f64)> = Vec::new();
+        let mut scored: Vec<Scored> = Vec::new();
         let mut h = 0;
         for (doc, &r) in bm25.iter().enumerate() {
+            let skill = &skills[doc];
             let doc = u32::try_from(doc).unwrap_or(u32::MAX);
             let (mut triggers, mut tags) = (0u32, 0u32);
             while h < hits.len() && hits[h].0 == doc {
@@ -269,17 +312,34 @@ impl SearchIndex {
                 }
                 h += 1;
             }
-            if r <= 0.0 && triggers == 0 && tags == 0 {
+            if r <= 0.0 && triggers == 0 && tags == 0 && !list_tagged {
+                continue;
+            }
+            if !opts.tags.is_empty() && !opts.tags.iter().any(|t| skill.has_tag(t)) {
                 continue;
             }
             let r = f64::from(r);
             let score = TRIGGER_WEIGHT * f64::from(triggers)
                 + TAG_WEIGHT * f64::from(tags.min(MAX_TAGS_COUNTED))
                 + 10.0 * r / (r + BM25_HALF);
-            scored.push((doc, score));
+            let pin = pinned
+                .get(skill.name.as_str())
+                .copied()
+                .unwrap_or(usize::MAX);
+            scored.push(Scored { pin, score, doc });
         }
-        // Skills are sorted by name, so the index breaks ties by name.
-        let by_rank = |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        // Skills are sorted by name, so the index breaks the last ties by
+        // name. Usage is asked only of skills whose scores tie.
+        let by_rank = |a: &Scored, b: &Scored| {
+            a.pin
+                .cmp(&b.pin)
+                .then(b.score.total_cmp(&a.score))
+                .then_with(|| {
+                    let usage = |s: &Scored| opts.usage.usage(&skills[s.doc as usize].name);
+                    Usage::rank(usage(a).as_ref(), usage(b).as_ref())
+                })
+                .then(a.doc.cmp(&b.doc))
+        };
         if scored.len() > k {
             scored.select_nth_unstable_by(k - 1, by_rank);
             scored.truncate(k);
@@ -288,23 +348,41 @@ impl SearchIndex {
 
         scored
             .into_iter()
-            .map(|(doc, score)| {
-                let mut why: Vec<String> = hits
-                    .iter()
-                    .filter(|h| h.0 == doc)
-                    .map(|h| self.hit_label(h.1))
-                    .collect();
+            .map(|Scored { pin, score, doc }| {
+                let pinned = pin != usize::MAX;
+                let mut why: Vec<String> = Vec::new();
+                if pinned {
+                    why.push("pinned".to_owned());
+                }
+                why.extend(
+                    hits.iter()
+                        .filter(|h| h.0 == doc)
+                        .map(|h| self.hit_label(h.1)),
+                );
                 if bm25[doc as usize] > 0.0 {
                     why.push("bm25".to_owned());
+                }
+                if why.is_empty() {
+                    why.push("tag filter".to_owned());
                 }
                 Match {
                     skill: &skills[doc as usize],
                     score,
                     why: why.join(", "),
+                    pinned,
                 }
             })
             .collect()
     }
+}
+
+/// A skill that matched: its pinned rank (`usize::MAX`: not pinned), its
+/// score and its index.
+#[derive(Debug, Clone, Copy)]
+struct Scored {
+    pin: usize,
+    score: f64,
+    doc: u32,
 }
 
 fn one_line(s: &str) -> String {
@@ -499,6 +577,118 @@ mod tests {
     fn stopwords_are_sorted_for_binary_search() {
         assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
         assert!(is_stopword("the") && is_stopword("your") && !is_stopword("email"));
+    }
+
+    fn with_roles(mut s: Skill, roles: &[&str], stages: &[&str]) -> Skill {
+        s.meta.roles = roles.iter().map(|r| r.to_string()).collect();
+        s.meta.stages = stages.iter().map(|r| r.to_string()).collect();
+        s
+    }
+
+    fn names<'a>(m: &[Match<'a>]) -> Vec<&'a str> {
+        m.iter().map(|m| m.skill.name.as_str()).collect()
+    }
+
+    #[test]
+    fn pinned_matches_come_first_in_pinned_order_and_unmatched_pins_stay_out() {
+        let cat = catalog();
+        let pinned = ["notes".to_owned(), "pdf".to_owned(), "mailer".to_owned()];
+        let opts = SearchOptions {
+            pinned: &pinned,
+            ..SearchOptions::default()
+        };
+        let m = cat.search_with("please write an email to Bob", 10, &opts);
+        // `pdf` is pinned but does not match: pinning orders, it does not add.
+        assert_eq!(names(&m), ["notes", "mailer", "email-writer"]);
+        assert!(m[0].pinned && m[1].pinned && !m[2].pinned);
+        assert!(m[0].why.starts_with("pinned"), "{}", m[0].why);
+        // Selection (k = 1) takes the pinned match over a better score.
+        assert_eq!(
+            names(&cat.search_with("write an email", 1, &opts)),
+            ["notes"]
+        );
+    }
+
+    #[test]
+    fn the_tag_filter_matches_tags_roles_or_stages_and_alone_lists_them_all() {
+        let cat = Catalog::from_skills(vec![
+            skill("a-tagged", "Writes reports.", &[], &["Reporting"]),
+            with_roles(
+                skill("b-role", "Writes reports too.", &[], &[]),
+                &["reporting"],
+                &[],
+            ),
+            with_roles(skill("c-stage", "Reports.", &[], &[]), &[], &["reporting"]),
+            skill("d-other", "Writes reports as well.", &[], &["other"]),
+        ]);
+        let tags = ["reporting".to_owned()];
+        let opts = SearchOptions {
+            tags: &tags,
+            ..SearchOptions::default()
+        };
+        let m = cat.search_with("", 10, &opts);
+        assert_eq!(names(&m), ["a-tagged", "b-role", "c-stage"]);
+        assert!(
+            m.iter()
+                .all(|m| m.why == "tag filter" || m.why.contains("tag"))
+        );
+        let m = cat.search_with("writes", 10, &opts);
+        assert_eq!(
+            names(&m),
+            ["a-tagged", "b-role"],
+            "the query still has to match"
+        );
+        assert!(
+            cat.search_with("", 10, &SearchOptions::default())
+                .is_empty()
+        );
+        let none = ["nothing".to_owned()];
+        let opts = SearchOptions {
+            tags: &none,
+            ..SearchOptions::default()
+        };
+        assert!(cat.search_with("", 10, &opts).is_empty());
+    }
+
+    #[test]
+    fn usage_breaks_ties_by_success_rate_then_uses_and_never_beats_a_score() {
+        // One-word names: equal text lengths, so equal BM25 and equal scores.
+        let same = |name: &str| skill(name, "Converts units.", &["convert"], &[]);
+        let cat = Catalog::from_skills(vec![
+            same("alpha"),
+            same("bravo"),
+            same("charlie"),
+            same("delta"),
+            skill("echo", "Converts units.", &["convert", "units"], &[]),
+        ]);
+        let used = |uses, success_rate| Usage {
+            uses,
+            successes: 0,
+            success_rate,
+            last_used: Some(1),
+        };
+        let usage: HashMap<String, Usage> = [
+            ("bravo", used(50, 0.1)),
+            ("charlie", used(40, 0.9)),
+            ("delta", used(4, 0.9)),
+            ("echo", used(1, 0.0)),
+        ]
+        .into_iter()
+        .map(|(n, u)| (n.to_owned(), u))
+        .collect();
+        let opts = SearchOptions {
+            usage: &usage,
+            ..SearchOptions::default()
+        };
+        let m = cat.search_with("convert units", 10, &opts);
+        // A better score wins whatever the usage; among equals, the rate,
+        // then the uses; never used sits above mostly failing.
+        assert_eq!(names(&m), ["echo", "charlie", "delta", "alpha", "bravo"]);
+        assert_eq!(m[1].score, m[4].score);
+        // Without usage, names break the tie.
+        let m = cat.search("convert units", 10);
+        assert_eq!(names(&m), ["echo", "alpha", "bravo", "charlie", "delta"]);
+        assert_eq!(names(&cat.search_with("convert", 1, &opts)), ["charlie"]);
     }
 
     #[test]

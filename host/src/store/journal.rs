@@ -290,6 +290,8 @@ mod tests {
         assert!(journal_files(&dir).is_empty());
         assert_eq!(store.run_count().unwrap(), 3);
         assert!(replay(&dir, &store).unwrap().new_runs.is_empty());
+        // The run stored before the crash is counted once in the usage.
+        assert_eq!(store.skill_usage().unwrap()["s"].uses, 3);
     }
 
     #[test]

@@ -2,11 +2,14 @@
 //! run needs no server. WAL mode and a busy timeout let several `skillhost`
 //! processes use it at once; the schema is versioned and migrated forward.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::skill::Usage;
 
 pub mod journal;
 
@@ -127,7 +130,59 @@ const MIGRATIONS: &[&str] = &[
     // run has its id before it is written.
     "CREATE TABLE run_ids (next INTEGER NOT NULL);
     INSERT INTO run_ids (next) SELECT COALESCE(MAX(id), 0) + 1 FROM runs;",
+    // 4: usage statistics per skill, kept with the runs they count (see
+    // `Usage`); filled from the runs already stored by `backfill_usage`.
+    "CREATE TABLE skill_usage (
+        skill TEXT PRIMARY KEY,
+        uses INTEGER NOT NULL,
+        successes INTEGER NOT NULL,
+        success_rate REAL NOT NULL,
+        last_used INTEGER NOT NULL
+    );",
 ];
+
+/// Work a migration needs beyond its SQL, run in the same transaction
+/// right after it, by the schema version the migration makes.
+fn after_migration(version: i64, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    match version {
+        4 => backfill_usage(tx),
+        _ => Ok(()),
+    }
+}
+
+/// Usage statistics of the runs stored before there were any, counted in
+/// run order as the writer would have.
+fn backfill_usage(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let mut usage: HashMap<String, Usage> = HashMap::new();
+    {
+        let mut stmt = tx.prepare("SELECT skill, success, at FROM runs ORDER BY id")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let skill: String = r.get(0)?;
+            usage.entry(skill).or_default().record(r.get(1)?, r.get(2)?);
+        }
+    }
+    for (skill, u) in &usage {
+        save_usage(tx, skill, u)?;
+    }
+    Ok(())
+}
+
+/// Writes one skill's usage statistics, replacing what was there.
+fn save_usage(tx: &rusqlite::Transaction<'_>, skill: &str, u: &Usage) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO skill_usage (skill, uses, successes, success_rate, last_used)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        skill,
+        u.uses as i64,
+        u.successes as i64,
+        u.success_rate,
+        u.last_used.unwrap_or(0)
+    ])?;
+    Ok(())
+}
 
 /// One run as stored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -150,6 +205,32 @@ pub struct RunRecord {
     pub rules_applied: Vec<AppliedRecord>,
 }
 
+impl RunRecord {
+    /// A run of `skill` with this outcome at `at` (unix seconds) and
+    /// nothing else recorded: for imports, tests and benchmarks, which
+    /// fill in what they need.
+    pub fn new(skill: impl Into<String>, success: bool, at: i64) -> RunRecord {
+        RunRecord {
+            id: 0,
+            at,
+            skill: skill.into(),
+            skill_version: String::new(),
+            task: String::new(),
+            tier: String::new(),
+            success,
+            failure_class: None,
+            failure_message: None,
+            context: serde_json::Value::Object(serde_json::Map::new()),
+            output: None,
+            duration_us: 0,
+            model_calls: 0,
+            origin: String::new(),
+            steps: Vec::new(),
+            rules_applied: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepRecord {
     pub kind: String,
@@ -165,6 +246,28 @@ pub struct AppliedRecord {
     pub rule_id: String,
     pub kind: String,
     pub effect: String,
+}
+
+/// One tool step as [`Store::for_each_tool_step`] reads it, borrowed from
+/// the row.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolStepRow<'a> {
+    pub run_id: i64,
+    pub run_succeeded: bool,
+    pub tool: &'a str,
+    /// The step as recorded: `{"kind": "tool", "tool", "arguments", ...}`.
+    pub detail_json: &'a str,
+    /// The tool call itself returned without an error.
+    pub step_succeeded: bool,
+}
+
+fn usage_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Usage> {
+    Ok(Usage {
+        uses: r.get::<_, i64>(0)? as u64,
+        successes: r.get::<_, i64>(1)? as u64,
+        success_rate: r.get(2)?,
+        last_used: Some(r.get(3)?),
+    })
 }
 
 /// Failures of one class for one skill (or one tool error class).
@@ -257,6 +360,7 @@ impl Store {
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.execute_batch(sql)?;
+            after_migration(i as i64 + 1, &tx)?;
             tx.pragma_update(None, "user_version", i as i64 + 1)?;
         }
         tx.commit()?;
@@ -280,6 +384,7 @@ impl Store {
             Self::insert_run(&tx, id, run)?;
             ids.push(id);
         }
+        Self::count_usage(&tx, runs.iter())?;
         tx.commit()?;
         Ok(ids)
     }
@@ -333,8 +438,93 @@ impl Store {
         for run in runs {
             new.push(Self::insert_run(&tx, run.id, run)?);
         }
+        // Only the runs inserted now: a run replayed from a journal that
+        // was already stored is counted once, when it was.
+        Self::count_usage(
+            &tx,
+            runs.iter().zip(&new).filter(|(_, n)| **n).map(|(r, _)| r),
+        )?;
         tx.commit()?;
         Ok(new)
+    }
+
+    /// Adds `runs` (in order) to their skills' usage statistics, in the
+    /// transaction that stores them: the figures never disagree with the
+    /// runs, whatever crashes when. One read and one write per skill.
+    fn count_usage<'r>(
+        tx: &rusqlite::Transaction<'_>,
+        runs: impl Iterator<Item = &'r RunRecord>,
+    ) -> Result<(), StoreError> {
+        // Each skill's runs, in the order they came.
+        let mut batch: HashMap<&str, Vec<&RunRecord>> = HashMap::new();
+        for run in runs {
+            batch.entry(run.skill.as_str()).or_default().push(run);
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut read = tx.prepare_cached(
+            "SELECT uses, successes, success_rate, last_used FROM skill_usage WHERE skill = ?1",
+        )?;
+        for (skill, runs) in batch {
+            let mut u = read
+                .query_row(params![skill], usage_from_row)
+                .optional()?
+                .unwrap_or_default();
+            for r in runs {
+                u.record(r.success, r.at);
+            }
+            save_usage(tx, skill, &u)?;
+        }
+        Ok(())
+    }
+
+    /// Every skill's usage statistics, by skill name. A skill never run
+    /// has none.
+    pub fn skill_usage(&self) -> Result<HashMap<String, Usage>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT uses, successes, success_rate, last_used, skill FROM skill_usage")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(4)?, usage_from_row(r)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Streams the tool steps of every run, in run and step order, to `f`
+    /// without collecting them: memory stays flat however many runs there
+    /// are. Model turns are left out. Returns how many steps were read.
+    pub fn for_each_tool_step(
+        &self,
+        mut f: impl FnMut(ToolStepRow<'_>),
+    ) -> Result<u64, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT s.run_id, r.success, s.tool, s.detail_json, s.error IS NULL
+               FROM steps s JOIN runs r ON r.id = s.run_id
+              WHERE s.kind = 'tool' AND s.tool IS NOT NULL
+              ORDER BY s.run_id, s.idx",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            let text = |i| {
+                r.get_ref(i)?.as_str().map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        i,
+                        rusqlite::types::Type::Text,
+                        Box::new(e),
+                    )
+                })
+            };
+            f(ToolStepRow {
+                run_id: r.get(0)?,
+                run_succeeded: r.get(1)?,
+                tool: text(2)?,
+                detail_json: text(3)?,
+                step_succeeded: r.get(4)?,
+            });
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Inserts `run` as `id` with its steps and rules; false when `id` is
@@ -789,6 +979,126 @@ mod tests {
         assert_eq!(quota_error(e).0, "kv_quota_kb");
         s.kv_set("skill", "c", b"").expect("shrinking is allowed");
         assert!(s.kv_set("skill", "e", b"").is_err(), "a new key is refused");
+    }
+
+    fn run(skill: &str, success: bool, at: i64) -> RunRecord {
+        RunRecord::new(skill, success, at)
+    }
+
+    #[test]
+    fn usage_counts_runs_and_keeps_an_ema_of_their_outcomes() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&d.path().join("s.db")).expect("open");
+        assert!(s.skill_usage().expect("usage").is_empty());
+        // Two batches: the rate carries over from one to the next.
+        s.record_runs(&[
+            run("a", false, 100),
+            run("b", true, 50),
+            run("a", true, 300),
+        ])
+        .expect("record");
+        s.record_run(&run("a", true, 200)).expect("record");
+        let u = s.skill_usage().expect("usage");
+        let a = u["a"];
+        assert_eq!((a.uses, a.successes, a.last_used), (3, 2, Some(300)));
+        // First use 0, then 0.3·1 + 0.7·0 = 0.3, then 0.3 + 0.7·0.3 = 0.51.
+        assert!((a.success_rate - 0.51).abs() < 1e-12, "{}", a.success_rate);
+        let b = u["b"];
+        assert_eq!((b.uses, b.successes, b.success_rate), (1, 1, 1.0));
+    }
+
+    #[test]
+    fn a_replayed_run_that_was_stored_is_not_counted_again() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&d.path().join("s.db")).expect("open");
+        let ids = s.reserve_run_ids(3).expect("ids");
+        let mut runs: Vec<RunRecord> = [true, false, true]
+            .into_iter()
+            .map(|ok| run("a", ok, 1))
+            .collect();
+        for (r, id) in runs.iter_mut().zip(ids) {
+            r.id = id;
+        }
+        // The writer stored the first two, then the process died; the
+        // journal still holds all three and is replayed, twice.
+        assert_eq!(s.insert_runs(&runs[..2]).expect("insert"), [true, true]);
+        assert_eq!(s.insert_runs(&runs).expect("replay"), [false, false, true]);
+        assert_eq!(s.insert_runs(&runs).expect("again"), [false; 3]);
+        let a = s.skill_usage().expect("usage")["a"];
+        assert_eq!((a.uses, a.successes), (3, 2));
+        assert_eq!(a.uses, s.run_count().expect("count"));
+        let mut expected = Usage::default();
+        for r in &runs {
+            expected.record(r.success, r.at);
+        }
+        assert_eq!(a, expected);
+        // 1, then 0.7·1 = 0.7, then 0.3 + 0.7·0.7 = 0.79.
+        assert!((a.success_rate - 0.79).abs() < 1e-12, "{}", a.success_rate);
+    }
+
+    #[test]
+    fn a_store_from_before_usage_statistics_is_filled_from_its_runs() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("s.db");
+        let runs = [run("a", true, 1), run("a", false, 2), run("b", false, 3)];
+        let before = {
+            let s = Store::open(&p).expect("open");
+            s.record_runs(&runs).expect("record");
+            s.skill_usage().expect("usage")
+        };
+        {
+            // What a store of schema version 3 looks like.
+            let c = Connection::open(&p).expect("open");
+            c.execute_batch("DROP TABLE skill_usage; PRAGMA user_version = 3;")
+                .expect("downgrade");
+        }
+        let s = Store::open(&p).expect("migrate");
+        assert_eq!(s.skill_usage().expect("usage"), before);
+        assert_eq!(before["a"].uses, 2);
+    }
+
+    #[test]
+    fn tool_steps_stream_in_run_and_step_order() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&d.path().join("s.db")).expect("open");
+        let step = |kind: &str, tool: Option<&str>, error: bool| StepRecord {
+            kind: kind.into(),
+            tool: tool.map(Into::into),
+            detail: serde_json::json!({"arguments": {"x": 1}}),
+            error: error.then(|| "boom".into()),
+            error_class: None,
+            duration_us: 1,
+        };
+        let mut r1 = run("a", true, 1);
+        r1.steps = vec![
+            step("tool", Some("t1"), false),
+            step("model", None, false),
+            step("tool", Some("t2"), true),
+        ];
+        let mut r2 = run("a", false, 2);
+        r2.steps = vec![step("tool", Some("t3"), false)];
+        let ids = s.record_runs(&[r1, r2]).expect("record");
+        let mut seen = Vec::new();
+        let n = s
+            .for_each_tool_step(|r| {
+                seen.push((
+                    r.run_id,
+                    r.run_succeeded,
+                    r.tool.to_owned(),
+                    r.step_succeeded,
+                ));
+                assert!(r.detail_json.contains("arguments"));
+            })
+            .expect("scan");
+        assert_eq!(n, 3);
+        assert_eq!(
+            seen,
+            [
+                (ids[0], true, "t1".to_owned(), true),
+                (ids[0], true, "t2".to_owned(), false),
+                (ids[1], false, "t3".to_owned(), true),
+            ]
+        );
     }
 
     #[test]

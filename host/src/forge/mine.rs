@@ -1,0 +1,835 @@
+//! Mining: tool sequences that recur across recorded runs and succeed,
+//! as candidates for new skills (`skillhost forge mine`).
+//!
+//! Definitions:
+//! - A run's tool sequence is the tool calls the model made, in order.
+//!   Calls a pipeline or a handler made are left out: they already replay
+//!   as code. Model turns are not tool calls.
+//! - A call's argument shape is the keys of its `arguments` object, each
+//!   with the JSON type of its value (null, boolean, number, string,
+//!   array, object); values do not count. Arguments that are not an object
+//!   have the shape of their type.
+//! - A sequence is 2 to `max_len` consecutive calls, told apart by their
+//!   tools and argument shapes: runs that call the same tools with
+//!   different keys or types are different sequences, so the shapes of
+//!   a candidate's occurrences agree by construction.
+//! - Support: the runs a sequence occurs in, once per run. Success rate:
+//!   the share of those runs that succeeded with no tool error inside an
+//!   occurrence.
+//! - Steps saved: support × (length − 1). A skill replaying the sequence
+//!   is one call where each supporting run made `length` calls.
+//!
+//! A candidate has at least `min_support` and `min_success`, and is
+//! closed: a sequence is left out when a longer candidate containing it has
+//! the same support (it never occurs without that one). Candidates are
+//! ranked by steps saved, then support, then length.
+//!
+//! Scale: one pass over the steps, streamed from the store in run order.
+//! Each run's windows are counted once, in a hash map keyed by interned
+//! (tool, shape) ids, so memory grows with the distinct sequences, not
+//! the runs; past `max_patterns` of them the least supported are dropped
+//! (lossy counting) and supports become lower bounds, which the report
+//! says (`undercount_bound`).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Store, StoreError, ToolStepRow};
+
+/// Longest sequence `max_len` may ask for; it sizes the counting key.
+pub const MAX_LEN_CEILING: usize = 8;
+
+/// `[forge.mine]` in skillhost.toml.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MineConfig {
+    /// Runs a sequence must occur in.
+    pub min_support: u64,
+    /// Share of those runs that must have succeeded (0 to 1).
+    #[serde(deserialize_with = "crate::types::share")]
+    pub min_success: f64,
+    /// Longest sequence counted (2 to 8): a run costs at most
+    /// `max_len - 1` windows per tool call.
+    pub max_len: usize,
+    /// Most candidates reported, best first.
+    pub max_candidates: usize,
+    /// Distinct sequences held while counting; past it the least
+    /// supported are dropped. Each costs about 100 bytes.
+    pub max_patterns: usize,
+    /// Run ids kept per candidate (the first ones), for the skill it
+    /// becomes to cite.
+    pub sample_runs: usize,
+}
+
+impl Default for MineConfig {
+    fn default() -> Self {
+        MineConfig {
+            min_support: 5,
+            min_success: 0.8,
+            max_len: 6,
+            max_candidates: 50,
+            max_patterns: 1_000_000,
+            sample_runs: 10,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MineError {
+    #[error("cannot read the recorded runs")]
+    Store(#[from] StoreError),
+    #[error("[forge.mine] {0}")]
+    Config(String),
+}
+
+impl MineConfig {
+    fn check(&self) -> Result<(), MineError> {
+        if !(2..=MAX_LEN_CEILING).contains(&self.max_len) {
+            return Err(MineError::Config(format!(
+                "max_len is {}: use 2 to {MAX_LEN_CEILING}",
+                self.max_len
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.min_success) {
+            return Err(MineError::Config(format!(
+                "min_success is {}: use a share from 0 to 1 (0.8 is 80%)",
+                self.min_success
+            )));
+        }
+        if self.min_support == 0 {
+            return Err(MineError::Config(
+                "min_support is 0: a sequence must occur at least once".into(),
+            ));
+        }
+        if self.max_patterns < 2 {
+            return Err(MineError::Config(format!(
+                "max_patterns is {}: use at least 2",
+                self.max_patterns
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The JSON type of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonType {
+    Null,
+    Boolean,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+impl JsonType {
+    fn code(self) -> char {
+        match self {
+            JsonType::Null => 'n',
+            JsonType::Boolean => 'b',
+            JsonType::Number => '#',
+            JsonType::String => 's',
+            JsonType::Array => 'a',
+            JsonType::Object => 'o',
+        }
+    }
+
+    fn from_code(c: char) -> JsonType {
+        match c {
+            'b' => JsonType::Boolean,
+            '#' => JsonType::Number,
+            's' => JsonType::String,
+            'a' => JsonType::Array,
+            'o' => JsonType::Object,
+            _ => JsonType::Null,
+        }
+    }
+}
+
+/// The argument shape of one call (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ArgShape {
+    /// An arguments object: each key and the type of its value.
+    Object(BTreeMap<String, JsonType>),
+    /// Arguments that are not an object (none recorded: null).
+    Value(JsonType),
+}
+
+/// A sequence worth a skill.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub tools: Vec<String>,
+    /// Per call, the shape every occurrence had.
+    pub arg_shapes: Vec<ArgShape>,
+    /// Runs it occurs in.
+    pub support: u64,
+    /// Share of those that succeeded, with no tool error in it.
+    pub success_rate: f64,
+    /// The first supporting runs, at most `sample_runs` of them.
+    pub run_ids: Vec<i64>,
+    /// support × (length − 1).
+    pub steps_saved: u64,
+}
+
+/// What a mining pass found, and what it read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MineReport {
+    /// Runs with at least one model tool call.
+    pub runs: u64,
+    /// Tool steps read (all callers).
+    pub steps: u64,
+    /// Distinct sequences counted.
+    pub sequences: u64,
+    /// Best first, at most `max_candidates`.
+    pub candidates: Vec<Candidate>,
+    /// Set when counting dropped sequences to stay within `max_patterns`:
+    /// a support may then be short of the truth by up to this many runs.
+    pub undercount_bound: Option<u32>,
+}
+
+/// Mines the runs recorded in `store`.
+pub fn mine(store: &Store, config: &MineConfig) -> Result<MineReport, MineError> {
+    config.check()?;
+    let mut miner = Miner::new(config);
+    let steps = store.for_each_tool_step(|row| miner.step(row))?;
+    Ok(miner.finish(steps))
+}
+
+/// A sequence while counting: its length and interned call ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Gram {
+    len: u8,
+    calls: [u32; MAX_LEN_CEILING],
+}
+
+impl Gram {
+    fn new(calls: &[u32]) -> Gram {
+        let mut g = Gram {
+            len: calls.len() as u8,
+            calls: [0; MAX_LEN_CEILING],
+        };
+        g.calls[..calls.len()].copy_from_slice(calls);
+        g
+    }
+
+    fn calls(&self) -> &[u32] {
+        &self.calls[..usize::from(self.len)]
+    }
+}
+
+#[derive(Debug)]
+struct Counts {
+    support: u32,
+    successes: u32,
+    /// Lossy counting: runs it may have had before it was (re)inserted.
+    delta: u32,
+    first_run: i64,
+    /// Further run ids, up to the sample size (no allocation for a
+    /// sequence seen once, which most are).
+    more_runs: Vec<i64>,
+}
+
+struct Miner<'c> {
+    config: &'c MineConfig,
+    /// (tool, shape) → call id; the key is `tool \x02 shape`.
+    interned: HashMap<Box<str>, u32>,
+    calls: Vec<(String, ArgShape)>,
+    table: FxHashMap<Gram, Counts>,
+    /// Lossy counting's floor: every dropped sequence had at most this.
+    floor: u32,
+    runs: u64,
+    // The run being read.
+    run: Option<(i64, bool)>,
+    seq: Vec<u32>,
+    clean: Vec<bool>,
+    // Scratch space, reused.
+    key: String,
+    seen: FxHashMap<Gram, bool>,
+}
+
+impl<'c> Miner<'c> {
+    fn new(config: &'c MineConfig) -> Self {
+        Miner {
+            config,
+            interned: HashMap::new(),
+            calls: Vec::new(),
+            table: FxHashMap::default(),
+            floor: 0,
+            runs: 0,
+            run: None,
+            seq: Vec::new(),
+            clean: Vec::new(),
+            key: String::new(),
+            seen: FxHashMap::default(),
+        }
+    }
+
+    fn step(&mut self, row: ToolStepRow<'_>) {
+        if self.run.is_some_and(|(id, _)| id != row.run_id) {
+            self.end_run();
+        }
+        self.run = Some((row.run_id, row.run_succeeded));
+        self.key.clear();
+        self.key.push_str(row.tool);
+        self.key.push('\x02');
+        let by_model = parse_detail(row.detail_json, &mut self.key);
+        if !by_model {
+            return;
+        }
+        let id = match self.interned.get(self.key.as_str()) {
+            Some(&id) => id,
+            None => {
+                let id = self.calls.len() as u32;
+                let shape = &self.key[row.tool.len() + 1..];
+                self.calls
+                    .push((row.tool.to_owned(), shape_from_key(shape)));
+                self.interned.insert(self.key.as_str().into(), id);
+                id
+            }
+        };
+        self.seq.push(id);
+        self.clean.push(row.step_succeeded);
+    }
+
+    /// Counts each window of the finished run once.
+    fn end_run(&mut self) {
+        let Some((run_id, run_ok)) = self.run.take() else {
+            return;
+        };
+        if self.seq.is_empty() {
+            return;
+        }
+        self.runs += 1;
+        let n = self.seq.len();
+        for len in 2..=self.config.max_len.min(n) {
+            for start in 0..=n - len {
+                let clean = self.clean[start..start + len].iter().all(|&c| c);
+                *self
+                    .seen
+                    .entry(Gram::new(&self.seq[start..start + len]))
+                    .or_insert(false) |= clean;
+            }
+        }
+        let mut seen = std::mem::take(&mut self.seen);
+        for (gram, clean) in seen.drain() {
+            self.count(gram, run_id, run_ok && clean);
+        }
+        self.seen = seen;
+        self.seq.clear();
+        self.clean.clear();
+    }
+
+    fn count(&mut self, gram: Gram, run_id: i64, ok: bool) {
+        if let Some(c) = self.table.get_mut(&gram) {
+            c.support += 1;
+            c.successes += u32::from(ok);
+            if c.more_runs.len() + 1 < self.config.sample_runs {
+                c.more_runs.push(run_id);
+            }
+            return;
+        }
+        if self.table.len() >= self.config.max_patterns {
+            self.prune();
+        }
+        self.table.insert(
+            gram,
+            Counts {
+                support: 1,
+                successes: u32::from(ok),
+                delta: self.floor,
+                first_run: run_id,
+                more_runs: Vec::new(),
+            },
+        );
+    }
+
+    /// Raises the floor until at most half the table is left: what goes
+    /// had so few runs that, with what it may have had before, it is at
+    /// most the floor.
+    fn prune(&mut self) {
+        let before = self.table.len();
+        while self.table.len() > self.config.max_patterns / 2 {
+            self.floor += 1;
+            let floor = self.floor;
+            self.table.retain(|_, c| c.support + c.delta > floor);
+        }
+        tracing::debug!(
+            before,
+            after = self.table.len(),
+            floor = self.floor,
+            "forge mine: sequence table pruned"
+        );
+    }
+
+    fn finish(mut self, steps: u64) -> MineReport {
+        self.end_run();
+        let cfg = self.config;
+        let sequences = self.table.len() as u64;
+        let passing: FxHashMap<Gram, &Counts> = self
+            .table
+            .iter()
+            .filter(|(_, c)| {
+                u64::from(c.support) >= cfg.min_support
+                    && f64::from(c.successes) >= cfg.min_success * f64::from(c.support)
+            })
+            .map(|(g, c)| (*g, c))
+            .collect();
+        // Closed sequences only: a part with the support of a longer
+        // candidate never occurs without it.
+        let mut covered: HashSet<Gram> = HashSet::new();
+        for (g, c) in &passing {
+            let calls = g.calls();
+            for len in 2..calls.len() {
+                for part in calls.windows(len) {
+                    let part = Gram::new(part);
+                    if passing.get(&part).is_some_and(|p| p.support == c.support) {
+                        covered.insert(part);
+                    }
+                }
+            }
+        }
+        let mut ranked: Vec<(&Gram, &Counts)> = passing
+            .iter()
+            .filter(|(g, _)| !covered.contains(*g))
+            .map(|(g, c)| (g, *c))
+            .collect();
+        let saved = |g: &Gram, c: &Counts| u64::from(c.support) * (u64::from(g.len) - 1);
+        ranked.sort_by(|(ga, ca), (gb, cb)| {
+            saved(gb, cb)
+                .cmp(&saved(ga, ca))
+                .then(cb.support.cmp(&ca.support))
+                .then(gb.len.cmp(&ga.len))
+                .then_with(|| self.names(ga).cmp(&self.names(gb)))
+        });
+        ranked.truncate(cfg.max_candidates);
+        let candidates = ranked
+            .into_iter()
+            .map(|(g, c)| Candidate {
+                tools: g
+                    .calls()
+                    .iter()
+                    .map(|&id| self.calls[id as usize].0.clone())
+                    .collect(),
+                arg_shapes: g
+                    .calls()
+                    .iter()
+                    .map(|&id| self.calls[id as usize].1.clone())
+                    .collect(),
+                support: u64::from(c.support),
+                success_rate: f64::from(c.successes) / f64::from(c.support),
+                run_ids: std::iter::once(c.first_run)
+                    .chain(c.more_runs.iter().copied())
+                    .take(cfg.sample_runs)
+                    .collect(),
+                steps_saved: saved(g, c),
+            })
+            .collect();
+        MineReport {
+            runs: self.runs,
+            steps,
+            sequences,
+            candidates,
+            undercount_bound: (self.floor > 0).then_some(self.floor),
+        }
+    }
+
+    /// The tool names of a sequence, for a stable order among equals.
+    fn names(&self, g: &Gram) -> Vec<&str> {
+        g.calls()
+            .iter()
+            .map(|&id| self.calls[id as usize].0.as_str())
+            .collect()
+    }
+}
+
+/// Reads a recorded tool step's detail, appending its argument shape to
+/// `out` (`{` then `key \x01 type \x00` per key in key order, or a lone
+/// type); answers whether the model made the call. A detail that does not
+/// parse has the shape `?`.
+fn parse_detail(detail: &str, out: &mut String) -> bool {
+    let start = out.len();
+    let mut de = serde_json::Deserializer::from_str(detail);
+    match (DetailSeed { out: &mut *out }).deserialize(&mut de) {
+        Ok(by_model) => by_model,
+        Err(_) => {
+            out.truncate(start);
+            out.push('?');
+            true
+        }
+    }
+}
+
+fn shape_from_key(shape: &str) -> ArgShape {
+    match shape.strip_prefix('{') {
+        Some(keys) => ArgShape::Object(
+            keys.split('\x00')
+                .filter_map(|kv| kv.split_once('\x01'))
+                .map(|(k, t)| {
+                    (
+                        k.to_owned(),
+                        JsonType::from_code(t.chars().next().unwrap_or('n')),
+                    )
+                })
+                .collect(),
+        ),
+        None => ArgShape::Value(JsonType::from_code(shape.chars().next().unwrap_or('n'))),
+    }
+}
+
+/// The step object: `caller` and the shape of `arguments`, the rest
+/// skipped without being built (a result may be large).
+struct DetailSeed<'o> {
+    out: &'o mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for DetailSeed<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DetailSeed<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a recorded tool step")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut by_model = true;
+        let mut shaped = false;
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match key.as_str() {
+                "arguments" if !shaped => {
+                    let kind = map.next_value_seed(Kind {
+                        keys: Some(&mut *self.out),
+                    })?;
+                    if kind != JsonType::Object {
+                        self.out.push(kind.code());
+                    }
+                    shaped = true;
+                }
+                "caller" => {
+                    let caller = map.next_value::<Key<'de>>()?;
+                    by_model = caller.as_str() == "model";
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if !shaped {
+            self.out.push(JsonType::Null.code());
+        }
+        Ok(by_model)
+    }
+}
+
+/// A string, borrowed from the input when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A value's JSON type, the value itself skipped. With `keys`, an
+/// object's keys and their types are appended there: `{`, then
+/// `key \x01 type \x00` per key, in key order.
+struct Kind<'o> {
+    keys: Option<&'o mut String>,
+}
+
+impl<'de> DeserializeSeed<'de> for Kind<'_> {
+    type Value = JsonType;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<JsonType, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Kind<'_> {
+    type Value = JsonType;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<JsonType, E> {
+        Ok(JsonType::Boolean)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<JsonType, E> {
+        Ok(JsonType::Number)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<JsonType, E> {
+        Ok(JsonType::Number)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<JsonType, E> {
+        Ok(JsonType::Number)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<JsonType, E> {
+        Ok(JsonType::String)
+    }
+    fn visit_unit<E>(self) -> Result<JsonType, E> {
+        Ok(JsonType::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsonType, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(JsonType::Array)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonType, A::Error> {
+        let Some(out) = self.keys else {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(JsonType::Object);
+        };
+        let mut keys: Vec<(Key<'de>, JsonType)> = Vec::new();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            keys.push((key, map.next_value_seed(Kind { keys: None })?));
+        }
+        keys.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        out.push('{');
+        for (k, t) in keys {
+            out.push_str(k.as_str());
+            out.push('\x01');
+            out.push(t.code());
+            out.push('\x00');
+        }
+        Ok(JsonType::Object)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::store::{RunRecord, StepRecord};
+
+    /// A model tool call with these arguments.
+    fn call(tool: &str, arguments: Value) -> StepRecord {
+        let detail = json!({
+            "kind": "tool", "step": 1, "caller": "model", "tool": tool,
+            "arguments": arguments, "result": {"text": "a long result, skipped"},
+        });
+        StepRecord {
+            kind: "tool".into(),
+            tool: Some(tool.into()),
+            detail,
+            error: None,
+            error_class: None,
+            duration_us: 1,
+        }
+    }
+
+    fn run(success: bool, steps: Vec<StepRecord>) -> RunRecord {
+        RunRecord {
+            steps,
+            ..RunRecord::new("s", success, 1)
+        }
+    }
+
+    fn planted() -> Vec<StepRecord> {
+        vec![
+            call("find_file", json!({"pattern": "q3"})),
+            call("read_file", json!({"path": "notes/q3.md"})),
+            call("skill_summarizer", json!({"text": "...", "max_words": 50})),
+        ]
+    }
+
+    fn store_with(runs: &[RunRecord]) -> (tempfile::TempDir, Store) {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&d.path().join("s.db")).expect("open");
+        s.record_runs(runs).expect("record");
+        (d, s)
+    }
+
+    fn tools(c: &Candidate) -> Vec<&str> {
+        c.tools.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_planted_sequence_is_found_with_its_shapes_and_its_parts_are_not() {
+        let mut runs = Vec::new();
+        for i in 0..6 {
+            // Noise around the sequence, different in every run.
+            let mut steps = vec![call(&format!("noise{i}"), json!({}))];
+            steps.extend(planted());
+            steps.push(call("http_fetch", json!({"url": format!("u{i}")})));
+            runs.push(run(true, steps));
+        }
+        let (_d, store) = store_with(&runs);
+        let report = mine(&store, &MineConfig::default()).expect("mine");
+        assert_eq!(report.runs, 6);
+        assert_eq!(report.steps, 30);
+        let best = &report.candidates[0];
+        assert_eq!(
+            tools(best),
+            ["find_file", "read_file", "skill_summarizer", "http_fetch"]
+        );
+        assert_eq!((best.support, best.steps_saved), (6, 18));
+        assert_eq!(best.success_rate, 1.0);
+        assert_eq!(best.run_ids.len(), 6);
+        assert_eq!(
+            best.arg_shapes[2],
+            ArgShape::Object(BTreeMap::from([
+                ("max_words".to_owned(), JsonType::Number),
+                ("text".to_owned(), JsonType::String),
+            ]))
+        );
+        // Every part of it has the same support: closed, so left out.
+        assert_eq!(report.candidates.len(), 1, "{:?}", report.candidates);
+    }
+
+    #[test]
+    fn too_rare_too_failing_or_disagreeing_sequences_are_rejected() {
+        let mut runs = Vec::new();
+        // Support 4 < 5.
+        for _ in 0..4 {
+            runs.push(run(true, vec![call("a", json!({})), call("b", json!({}))]));
+        }
+        // 10 runs, 3 of them failed: 70% < 80%.
+        for i in 0..10 {
+            runs.push(run(
+                i >= 3,
+                vec![call("c", json!({})), call("d", json!({}))],
+            ));
+        }
+        // 10 runs that succeed, but 3 with a tool error inside the sequence.
+        for i in 0..10 {
+            let mut steps = vec![call("e", json!({})), call("f", json!({}))];
+            if i < 3 {
+                steps[1].error = Some("boom".into());
+            }
+            runs.push(run(true, steps));
+        }
+        // 10 runs of g then h, where h's keys or types differ run to run.
+        for i in 0..10 {
+            let args = if i % 2 == 0 {
+                json!({ format!("k{i}"): 1 })
+            } else {
+                json!({"k": if i % 3 == 0 { json!("s") } else { json!([i]) }, "extra": i})
+            };
+            runs.push(run(true, vec![call("g", json!({})), call("h", args)]));
+        }
+        // Control: 5 clean runs of x then y pass.
+        for _ in 0..5 {
+            runs.push(run(
+                true,
+                vec![call("x", json!({"n": 1})), call("y", json!({}))],
+            ));
+        }
+        let (_d, store) = store_with(&runs);
+        let report = mine(&store, &MineConfig::default()).expect("mine");
+        let found: Vec<Vec<&str>> = report.candidates.iter().map(tools).collect();
+        assert_eq!(found, [["x", "y"]]);
+        // Loosened, the rejected ones come back for the right reasons.
+        let loose = MineConfig {
+            min_support: 4,
+            min_success: 0.7,
+            ..MineConfig::default()
+        };
+        let report = mine(&store, &loose).expect("mine");
+        let found: Vec<Vec<&str>> = report.candidates.iter().map(tools).collect();
+        for expected in [["a", "b"], ["c", "d"], ["e", "f"]] {
+            assert!(found.contains(&expected.to_vec()), "{found:?}");
+        }
+        assert!(!found.iter().any(|t| t[0] == "g"), "{found:?}");
+    }
+
+    #[test]
+    fn only_the_models_calls_count_and_a_run_counts_once() {
+        let mut runs = Vec::new();
+        for _ in 0..5 {
+            let mut steps = planted();
+            // A pipeline's own steps in between are not the model's.
+            let mut piped = call("write_file", json!({"path": "x"}));
+            piped.detail["caller"] = json!("pipeline");
+            steps.insert(1, piped);
+            // The same sequence twice in one run: still one run.
+            steps.extend(planted());
+            runs.push(run(true, steps));
+        }
+        let (_d, store) = store_with(&runs);
+        let report = mine(&store, &MineConfig::default()).expect("mine");
+        let best = &report.candidates[0];
+        assert_eq!(best.support, 5);
+        assert!(!best.tools.iter().any(|t| t == "write_file"), "{best:?}");
+        assert_eq!(best.run_ids.len(), 5);
+    }
+
+    #[test]
+    fn a_full_table_is_pruned_to_the_frequent_and_says_supports_are_bounds() {
+        let mut runs = Vec::new();
+        for i in 0..200 {
+            let mut steps = vec![call(&format!("rare{i}"), json!({}))];
+            steps.extend(planted());
+            steps.push(call(&format!("other{i}"), json!({})));
+            runs.push(run(true, steps));
+        }
+        let (_d, store) = store_with(&runs);
+        let small = MineConfig {
+            max_patterns: 64,
+            sample_runs: 3,
+            ..MineConfig::default()
+        };
+        let report = mine(&store, &small).expect("mine");
+        let bound = report.undercount_bound.expect("pruned");
+        let best = &report.candidates[0];
+        assert_eq!(tools(best), ["find_file", "read_file", "skill_summarizer"]);
+        assert!(best.support + u64::from(bound) >= 200 && best.support <= 200);
+        assert_eq!(best.run_ids.len(), 3);
+        assert!(report.sequences <= 64);
+        let exact = mine(&store, &MineConfig::default()).expect("mine");
+        assert_eq!(exact.undercount_bound, None);
+        assert_eq!(exact.candidates[0].support, 200);
+    }
+
+    #[test]
+    fn bad_settings_are_refused_by_name() {
+        let (_d, store) = store_with(&[]);
+        let with = |change: fn(&mut MineConfig)| {
+            let mut c = MineConfig::default();
+            change(&mut c);
+            c
+        };
+        for (cfg, word) in [
+            (with(|c| c.max_len = 1), "max_len"),
+            (with(|c| c.max_len = 9), "max_len"),
+            (with(|c| c.min_support = 0), "min_support"),
+            (with(|c| c.min_success = 80.0), "min_success"),
+        ] {
+            let e = mine(&store, &cfg).expect_err("refused").to_string();
+            assert!(e.contains(word), "{e}");
+        }
+        let e = toml::from_str::<MineConfig>("min_success = 80").expect_err("not a share");
+        assert!(e.to_string().contains("is not a share"), "{e}");
+    }
+}

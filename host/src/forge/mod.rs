@@ -1,0 +1,3 @@
+//! Forge: skills that grow from recorded runs.
+
+pub mod mine;
