@@ -215,7 +215,8 @@ fn bench_mcp(c: &mut Criterion) {
         .expect("rt");
     let given = Map::new();
     let direct_once = || {
-        let skill = runner.catalog().get(SKILL).expect("bundled email-writer");
+        let catalog = runner.catalog();
+        let skill = catalog.get(SKILL).expect("bundled email-writer");
         let o = rt
             .block_on(runner.run_skill(skill, "bench".into(), TASK, &given, Instant::now()))
             .expect("run");
@@ -309,7 +310,8 @@ fn bench_echo(_c: &mut Criterion) {
         .build()
         .expect("rt");
     let direct = || {
-        let skill = runner.catalog().get("echo").expect("echo");
+        let catalog = runner.catalog();
+        let skill = catalog.get("echo").expect("echo");
         let o = rt
             .block_on(runner.run_skill(skill, "bench".into(), "hi", &Map::new(), Instant::now()))
             .expect("run");

@@ -47,6 +47,13 @@ pub struct Config {
     pub tools: crate::tools::ToolsConfig,
     /// Recording runs and learning rules.
     pub learning: crate::learn::LearningConfig,
+    /// Skills from runs, improvement in place.
+    #[cfg(feature = "forge")]
+    pub forge: crate::forge::ForgeConfig,
+    /// Accepted and ignored in a build without the `forge` feature.
+    #[cfg(not(feature = "forge"))]
+    #[serde(skip_serializing)]
+    pub forge: Option<toml::Value>,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
 }

@@ -52,6 +52,17 @@ impl Paths {
         self.workspace.join(".skillhost")
     }
 
+    /// The workspace's own skills: `.skillhost/skills`.
+    pub fn workspace_skills(&self) -> PathBuf {
+        self.state_dir().join("skills")
+    }
+
+    /// Where the forge writes skills: `.skillhost/skills/forged`, a root of
+    /// its own (source `forged`) that the workspace root does not search.
+    pub fn forged_root(&self) -> PathBuf {
+        self.workspace_skills().join("forged")
+    }
+
     /// Cache of compiled components, shared by every workspace of this user.
     /// `$SKILLHOST_CACHE_DIR` moves it (tests share one across homes).
     pub fn cache_dir(&self) -> PathBuf {
@@ -67,11 +78,13 @@ impl Paths {
         if let Some(b) = &self.bundled {
             roots.push(Root::new(b.clone(), Source::Bundled));
         }
+        // Forged skills come right after the bundled ones: every skill a
+        // person wrote or installed overrides one of the same name.
+        roots.push(Root::new(self.forged_root(), Source::Forged));
         roots.push(Root::new(self.home.join("skills"), Source::User));
-        roots.push(Root::new(
-            self.workspace.join(".skillhost").join("skills"),
-            Source::Workspace,
-        ));
+        roots.push(
+            Root::new(self.workspace_skills(), Source::Workspace).skipping(self.forged_root()),
+        );
         roots.push(Root::new(
             self.workspace.join(".agents").join("skills"),
             Source::Workspace,

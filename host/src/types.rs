@@ -235,6 +235,19 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+/// A share (0 to 1) in the configuration: anything else is a typo that
+/// would silently turn a threshold off, so it is refused.
+pub fn share<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let v = <f64 as serde::Deserialize>::deserialize(d)?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{v} is not a share: use a number from 0 to 1 (0.6 is 60%)"
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

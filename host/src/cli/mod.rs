@@ -8,6 +8,8 @@
 #[macro_use]
 mod print;
 
+#[cfg(feature = "forge")]
+mod forge;
 mod grants;
 mod handler;
 mod learn;

@@ -129,6 +129,9 @@ pub struct TrustConfig {
     pub bundled: bool,
     /// Skills in the workspace's `.skillhost/skills` and `.agents/skills`.
     pub workspace: bool,
+    /// Skills the forge wrote under `.skillhost/skills/forged`: they
+    /// declare at most what the skill they came from had in effect.
+    pub forged: bool,
 }
 
 impl Default for TrustConfig {
@@ -136,6 +139,7 @@ impl Default for TrustConfig {
         TrustConfig {
             bundled: true,
             workspace: true,
+            forged: true,
         }
     }
 }
@@ -260,6 +264,7 @@ pub fn effective(
     let trusted = match source {
         Source::Bundled => trust.bundled,
         Source::Workspace => trust.workspace,
+        Source::Forged => trust.forged,
         Source::User | Source::Path => false,
     };
     if let Some(grant) = grants.get(name) {

@@ -50,18 +50,7 @@ impl Default for LearningConfig {
     }
 }
 
-/// A share (0 to 1) in the configuration: anything else is a typo that
-/// would silently turn a threshold off, so it is refused.
-pub(crate) fn share<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    let v = f64::deserialize(d)?;
-    if (0.0..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(serde::de::Error::custom(format!(
-            "{v} is not a share: use a number from 0 to 1 (0.6 is 60%)"
-        )))
-    }
-}
+pub(crate) use crate::types::share;
 
 /// Which rules a run may use (the arms of an ablation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

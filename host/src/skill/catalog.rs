@@ -18,12 +18,24 @@ pub struct Root {
     /// Absolute (made so by `Root::new`), so skill paths are too.
     pub dir: PathBuf,
     pub source: Source,
+    /// Folders below `dir` that are roots of their own (not searched here).
+    pub skip: Vec<PathBuf>,
 }
 
 impl Root {
     pub fn new(dir: PathBuf, source: Source) -> Self {
         let dir = std::path::absolute(&dir).unwrap_or(dir);
-        Root { dir, source }
+        Root {
+            dir,
+            source,
+            skip: Vec::new(),
+        }
+    }
+
+    /// The same root, not searching `sub` (a root of its own).
+    pub fn skipping(mut self, sub: PathBuf) -> Self {
+        self.skip.push(std::path::absolute(&sub).unwrap_or(sub));
+        self
     }
 }
 

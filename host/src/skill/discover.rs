@@ -111,6 +111,9 @@ pub(crate) fn walk(
         let path = top.path.join(&name);
         let rel = top.rel.join(&name);
         let depth = top.depth + 1;
+        if root.skip.contains(&path) {
+            continue;
+        }
         w.dirs += 1;
         if w.dirs > w.max_dirs {
             let msg = format!(
