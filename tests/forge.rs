@@ -961,3 +961,102 @@ fn a_forge_config_loads_and_a_typo_is_refused() {
     let e = Config::load(&ws.paths()).expect_err("typo").to_string();
     assert!(e.contains("min_tool_cals"), "{e}");
 }
+
+#[test]
+fn mcp_clients_hear_tools_list_changed_when_a_skill_is_forged() {
+    use std::io::{BufRead, BufReader, Write};
+    let ws = workspace();
+    // A template makes it an MCP tool; with a model configured it runs
+    // the model loop.
+    let md = skill_md(&ws);
+    let text = std::fs::read_to_string(&md).expect("read");
+    let text = text.replace(
+        "  skillhost:\n",
+        "  skillhost:\n    template: \"{{task}}\"\n",
+    );
+    std::fs::write(&md, text).expect("write");
+    write_script(
+        &ws,
+        "script.json",
+        "copy-note",
+        "Copies a note and reads it back.",
+        "notes/a.md",
+        "out/a.md",
+    );
+    std::fs::write(
+        ws.workspace.join("skillhost.toml"),
+        "[model]\nprovider = \"scripted\"\nscript = \"script.json\"\n[forge.improve]\nenabled = false\n",
+    )
+    .expect("config");
+    let mut child = ws
+        .cli()
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut send = move |v: Value| {
+        writeln!(stdin, "{v}").expect("send");
+        stdin.flush().expect("flush");
+    };
+    // A guard against a hang, not a measurement.
+    let next = || {
+        rx.recv_timeout(std::time::Duration::from_secs(120))
+            .expect("a message from the server")
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "forge-test", "version": "1"}}}),
+    );
+    let init = next();
+    assert_eq!(
+        init["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{init}"
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "skill_notes-helper",
+        "arguments": {"task": "copy the note over", "src": "notes/a.md", "dst": "out/a.md"}}}),
+    );
+    let (mut answered, mut changed) = (false, false);
+    while !(answered && changed) {
+        let m = next();
+        if m["id"] == 2 {
+            assert_eq!(m["result"]["isError"], false, "{m}");
+            answered = true;
+        } else if m["method"] == "notifications/tools/list_changed" {
+            changed = true;
+        }
+    }
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}}));
+    let list = loop {
+        let m = next();
+        if m["id"] == 3 {
+            break m;
+        }
+    };
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"skill_copy-note"), "{names:?}");
+    drop(send); // closes stdin: the server ends
+    let _ = child.wait();
+}
