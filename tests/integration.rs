@@ -20,6 +20,8 @@ mod catalog_hostile;
 mod cli_logging;
 mod cli_run;
 mod examples;
+#[cfg(feature = "forge")]
+mod forge;
 mod forge_usage;
 mod learning;
 mod llm_providers;

@@ -282,7 +282,8 @@ fn bench_mcp(c: &mut Criterion) {
         .expect("rt");
     let given = Map::new();
     let direct_once = || {
-        let skill = runner.catalog().get(SKILL).expect("bundled email-writer");
+        let catalog = runner.catalog();
+        let skill = catalog.get(SKILL).expect("bundled email-writer");
         let o = rt
             .block_on(runner.run_skill(skill, "bench".into(), TASK, &given, Instant::now()))
             .expect("run");
@@ -390,7 +391,8 @@ fn bench_echo(_c: &mut Criterion) {
         .build()
         .expect("rt");
     let direct_dedicated = || {
-        let skill = server_runner.catalog().get("echo").expect("echo");
+        let catalog = server_runner.catalog();
+        let skill = catalog.get("echo").expect("echo");
         let o = rt
             .block_on(server_runner.run_skill(
                 skill,
@@ -403,7 +405,8 @@ fn bench_echo(_c: &mut Criterion) {
         assert!(o.failure.is_none(), "{:?}", o.failure);
     };
     let direct = || {
-        let skill = runner.catalog().get("echo").expect("echo");
+        let catalog = runner.catalog();
+        let skill = catalog.get("echo").expect("echo");
         let o = rt
             .block_on(runner.run_skill(skill, "bench".into(), "hi", &Map::new(), Instant::now()))
             .expect("run");

@@ -101,7 +101,8 @@ fn main() {
         assert_eq!(out.result.map(|o| o.body).as_deref(), Ok("hi"));
     };
     let run = |runner: &Runner| {
-        let skill = runner.catalog().get("echo").expect("echo skill");
+        let catalog = runner.catalog();
+        let skill = catalog.get("echo").expect("echo skill");
         let o = rt
             .block_on(runner.run_skill(skill, "bench".into(), "hi", &Map::new(), Instant::now()))
             .expect("run");

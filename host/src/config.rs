@@ -47,27 +47,17 @@ pub struct Config {
     pub tools: crate::tools::ToolsConfig,
     /// Recording runs and learning rules.
     pub learning: crate::learn::LearningConfig,
+    /// Skills from runs, improvement in place, mining.
+    #[cfg(feature = "forge")]
+    pub forge: crate::forge::ForgeConfig,
+    /// Accepted and ignored in a build without the `forge` feature.
+    #[cfg(not(feature = "forge"))]
+    #[serde(skip_serializing)]
+    pub forge: Option<toml::Value>,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
     /// Retrieval: pinned skills.
     pub catalog: crate::skill::CatalogConfig,
-    /// Skills grown from runs.
-    #[cfg(feature = "forge")]
-    pub forge: ForgeConfig,
-    /// `[forge]` is accepted and ignored in a build without the forge.
-    #[cfg(not(feature = "forge"))]
-    #[serde(skip_serializing)]
-    pub forge: Option<toml::Value>,
-}
-
-/// `[forge]`: each part of the forge module has its own table.
-// When forge-core lands, `mine` joins its `forge::ForgeConfig`.
-#[cfg(feature = "forge")]
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ForgeConfig {
-    /// `[forge.mine]`: recurring tool sequences.
-    pub mine: crate::forge::mine::MineConfig,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -24,12 +24,16 @@
 //!   `KvHost`); the SQLite store; model providers; the tool registry and
 //!   its policy. None of them knows the others.
 //! - layer 4: `learn`, `forge`: rules from recorded failures, applied to
-//!   runs, and the operator's edits of them; skills grown from recorded
-//!   runs (mining recurring tool sequences), behind the `forge` feature.
+//!   runs; the operator's edits of them. Skills written from successful
+//!   runs and improved in place, through one checked, atomic writer, with
+//!   their history; recurring tool sequences mined from the runs (cargo
+//!   feature `forge`). Neither knows the other.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
 //!   settings type.
 //! - layer 6: `exec`: a task's path through the tiers, wiring the layer-3
-//!   services into the sandbox, recording the run.
+//!   services into the sandbox, recording the run, and after it (off the
+//!   request path) forging and improving skills and swapping in the
+//!   reloaded catalog.
 //! - layer 7: `eval`, `ops`, `app`: ablations, simulated models and their
 //!   scenarios; granting and revoking a skill's capabilities in
 //!   `skillhost.toml`, pinned to its fingerprint; wiring a runner from

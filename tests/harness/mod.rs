@@ -133,7 +133,8 @@ impl Workspace {
     /// to its fingerprint, in `config` (what `skills grant NAME` writes).
     pub fn grant_declared(&self, config: &mut Config, name: &str) {
         let probe = self.runner(Config::default());
-        let skill = probe.catalog().get(name).expect("the skill loads");
+        let catalog = probe.catalog();
+        let skill = catalog.get(name).expect("the skill loads");
         config.grants.insert(
             name.to_owned(),
             skillhost::config::Grant {

@@ -1,12 +1,19 @@
-//! `skillhost forge ...`: skills grown from recorded runs; output only.
+//! `skillhost forge ...` and `skillhost skills history|rollback|improve`:
+//! skills grown from recorded runs, what the forge did to a skill,
+//! restoring a saved version, asking the model for an improvement now.
+//! Output only; the work is in `forge`.
 
 use std::process::ExitCode;
 
+use anyhow::{Context as _, bail};
 use clap::{Args, Subcommand};
 
 use super::Ctx;
 use crate::config::Config;
+use crate::forge::history::{self, EventKind};
 use crate::forge::mine::{self, MineReport};
+use crate::forge::{ImproveOutcome, SkillWriter};
+use crate::skill::Skill;
 
 #[derive(Debug, Args)]
 pub struct ForgeArgs {
@@ -111,6 +118,197 @@ fn print_report(report: &MineReport) -> std::io::Result<()> {
         tracing::warn!(
             "more distinct sequences than [forge.mine] max_patterns: supports may be short by up to {bound} runs"
         );
+    }
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    name: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RollbackArgs {
+    name: String,
+    /// The saved version to restore (see `skills history`); default: the newest.
+    #[arg(value_name = "VERSION")]
+    number: Option<u32>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImproveArgs {
+    name: String,
+    #[command(flatten)]
+    model: super::run::ModelArgs,
+}
+
+fn skill<'c>(catalog: &'c crate::skill::Catalog, name: &str) -> anyhow::Result<&'c Skill> {
+    catalog.get(name).with_context(|| {
+        format!("no skill named '{name}'; run `skillhost skills list` to see the available skills")
+    })
+}
+
+pub fn history(args: HistoryArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let writer = SkillWriter::new(&ctx.paths);
+    let forge_dir = writer.forge_dir();
+    let versions = history::versions(&forge_dir, &args.name)?;
+    let events = history::events(&forge_dir, &args.name);
+    let catalog = ctx.catalog();
+    let current = catalog.get(&args.name);
+    if args.json {
+        let v = serde_json::json!({
+            "skill": args.name,
+            "current": current.map(|s| s.version.clone()),
+            "versions": versions,
+            "events": events,
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match current {
+        Some(s) => outln!("{} ({}): current {}", s.name, s.source, s.version)?,
+        None => outln!("{}: not in the catalog now", args.name)?,
+    }
+    if versions.is_empty() {
+        outln!("no saved versions")?;
+    } else {
+        outln!(
+            "saved versions (`skillhost skills rollback {} N` restores one):",
+            args.name
+        )?;
+        for v in &versions {
+            outln!(
+                "  {:>3}  {}  {} bytes  saved {}",
+                v.version,
+                v.hash,
+                v.bytes,
+                crate::forge::rfc3339(v.saved_at)
+            )?;
+        }
+    }
+    if !events.is_empty() {
+        outln!("events:")?;
+        for e in &events {
+            let kind = serde_json::to_value(e.kind)
+                .ok()
+                .and_then(|k| k.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let saved = e
+                .version
+                .map(|v| format!(" (previous content saved as version {v})"))
+                .unwrap_or_default();
+            outln!(
+                "  {}  {kind:<11} {}{saved}",
+                crate::forge::rfc3339(e.at),
+                e.reason
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rollback(args: RollbackArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let catalog = ctx.catalog();
+    let skill = skill(&catalog, &args.name)?;
+    let writer = SkillWriter::new(&ctx.paths);
+    let r = history::rollback(&writer, skill, args.number)?;
+    outln!(
+        "restored version {} of `{}` in {} (what it replaced is saved as version {})",
+        r.restored,
+        r.skill,
+        r.path.display(),
+        r.saved_as
+    )?;
+    grant_note(ctx, &r.skill)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let catalog = ctx.catalog();
+    let skill = skill(&catalog, &args.name)?;
+    let (config, provider) = ctx.config_with_model(&args.model)?;
+    let Some(provider) = provider else {
+        bail!("no model configured: set [model] in skillhost.toml or pass --model PROVIDER:MODEL");
+    };
+    let store = crate::exec::open_store(&ctx.paths)?;
+    let mut runs = Vec::new();
+    for r in store.recent_runs_of(&skill.name, 20)? {
+        if r.success
+            && let Some(full) = store.get_run(r.id)?
+        {
+            runs.push(full);
+        }
+        if runs.len() == 3 {
+            break;
+        }
+    }
+    let writer = SkillWriter::new(&ctx.paths);
+    let outcome = super::runtime()?.block_on(crate::forge::improve::improve(
+        &writer,
+        skill,
+        &runs,
+        provider.as_ref(),
+        &config.forge.improve,
+    ))?;
+    match outcome {
+        ImproveOutcome::Cooldown => {
+            let last = history::events(&writer.forge_dir(), &skill.name)
+                .iter()
+                .rev()
+                .find(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Improved | EventKind::Rejected | EventKind::Declined
+                    )
+                })
+                .map(|e| crate::forge::rfc3339(e.at))
+                .unwrap_or_default();
+            outln!(
+                "`{}` was last tried at {last}; one attempt per [forge.improve] cooldown_secs = {}",
+                skill.name,
+                config.forge.improve.cooldown_secs
+            )?;
+        }
+        ImproveOutcome::Improved {
+            reason,
+            saved_version,
+        } => {
+            outln!(
+                "improved `{}`: {reason} (the previous content is saved as version {saved_version})",
+                skill.name
+            )?;
+            grant_note(ctx, &skill.name)?;
+        }
+        ImproveOutcome::Rejected { reason } => {
+            outln!("proposal refused, `{}` unchanged: {reason}", skill.name)?;
+            return Ok(ExitCode::FAILURE);
+        }
+        ImproveOutcome::Declined { reason } => {
+            outln!("no change to `{}`: {reason}", skill.name)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A changed SKILL.md has a new fingerprint: a grant pinned to the old one
+/// stops applying. Says so when the skill has such a grant.
+fn grant_note(ctx: &Ctx, name: &str) -> anyhow::Result<()> {
+    let config = crate::config::Config::load(&ctx.paths)?;
+    let Some(grant) = config.grants.get(name) else {
+        return Ok(());
+    };
+    let catalog = ctx.catalog();
+    let Some(skill) = catalog.get(name) else {
+        return Ok(());
+    };
+    let now = crate::exec::skill_fingerprint(skill)?;
+    if grant.pin != now {
+        outln!(
+            "note: `{name}` has a new fingerprint ({now}); its grant, pinned to {}, no longer applies: it runs with what its source is trusted with until you run `skillhost skills grant {name}` again",
+            grant.pin
+        )?;
     }
     Ok(())
 }

@@ -72,7 +72,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         skill: args.skill,
         ..RunRequest::default()
     };
-    let (skill, selected_by) = runner.select(&request)?;
+    let catalog = runner.catalog();
+    let (skill, selected_by) = runner.select(&catalog, &request)?;
     // Context values are typed by the chosen skill's declared fields.
     let given = context::parse_pairs(&args.context, &skill.meta.context_fields)?;
     let rt = super::runtime()?;

@@ -63,6 +63,15 @@ enum SkillsCommand {
     Grant(super::grants::GrantArgs),
     /// Revoke a skill's grants.
     Revoke(super::grants::RevokeArgs),
+    /// What the forge did to a skill: saved versions and events.
+    #[cfg(feature = "forge")]
+    History(super::forge::HistoryArgs),
+    /// Restore a saved version of a forged, user or workspace skill.
+    #[cfg(feature = "forge")]
+    Rollback(super::forge::RollbackArgs),
+    /// Ask the model for an improved SKILL.md now (checked, atomic, with history).
+    #[cfg(feature = "forge")]
+    Improve(super::forge::ImproveArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -101,6 +110,12 @@ pub fn run(args: SkillsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         SkillsCommand::Validate { paths } => Ok(validate(&paths)?),
         SkillsCommand::Grant(a) => super::grants::grant(a, ctx),
         SkillsCommand::Revoke(a) => super::grants::revoke(a, ctx),
+        #[cfg(feature = "forge")]
+        SkillsCommand::History(a) => super::forge::history(a, ctx),
+        #[cfg(feature = "forge")]
+        SkillsCommand::Rollback(a) => super::forge::rollback(a, ctx),
+        #[cfg(feature = "forge")]
+        SkillsCommand::Improve(a) => super::forge::improve(a, ctx),
     }
 }
 

@@ -384,7 +384,8 @@ pub async fn run_email(
 }
 
 async fn run_one(runner: &Runner, task: &str) -> Result<crate::exec::RunOutcome, AblationError> {
-    let skill = runner.catalog().get(SKILL).ok_or(AblationError::NoSkill)?;
+    let catalog = runner.catalog();
+    let skill = catalog.get(SKILL).ok_or(AblationError::NoSkill)?;
     Ok(runner
         .run_skill(skill, "ablation".into(), task, &Map::new(), Instant::now())
         .await?)

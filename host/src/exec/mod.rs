@@ -7,7 +7,10 @@
 //! Learned rules act at three points: prevention before a tier runs,
 //! validation after it, recovery when a model-loop tool call fails.
 
+mod catalog_cell;
 pub mod context;
+#[cfg(feature = "forge")]
+mod forging;
 mod model_loop;
 mod recorder;
 mod services;
@@ -35,6 +38,7 @@ use crate::skill::{Catalog, FileIdentity, LimitSpec, SearchOptions, Skill, Skill
 use crate::store::{KvQuota, Store, StoreError};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
+pub use catalog_cell::CatalogCell;
 pub use recorder::open_store;
 use recorder::{CycleInputs, Recorder};
 use services::{HandlerTools, LazyStore, ProviderModelHost};
@@ -212,13 +216,17 @@ pub struct Runner {
 struct Shared {
     paths: Paths,
     config: Config,
-    catalog: Arc<Catalog>,
+    /// Swapped whole when the forge adds or changes a skill; a run keeps
+    /// the catalog it started with.
+    catalog: Arc<CatalogCell>,
     provider: Option<Arc<dyn Provider>>,
     learning: Option<Arc<Learning>>,
     /// Use the model even when the skill has a handler (ablations).
     prefer_model: bool,
     sandbox: OnceLock<Result<Arc<Sandbox>, sandbox::SandboxError>>,
-    toolbox: OnceLock<Arc<Toolbox>>,
+    /// The toolbox (its `skill_<name>` tools come from the catalog) and
+    /// the catalog generation it was made for.
+    toolbox: Mutex<Option<(u64, Arc<Toolbox>)>>,
     /// The host's own paths, resolved once (see `Paths::control_paths`).
     control: OnceLock<Arc<crate::paths::ControlPaths>>,
     store: Arc<LazyStore>,
@@ -255,6 +263,7 @@ impl Runner {
     }
 
     fn build(paths: Paths, config: Config, catalog: Arc<Catalog>, extras: Extras) -> Self {
+        let catalog = Arc::new(CatalogCell::new(catalog));
         let store = Arc::new(LazyStore::new(
             paths.state_dir(),
             KvQuota {
@@ -268,7 +277,7 @@ impl Runner {
     fn assemble(
         paths: Paths,
         config: Config,
-        catalog: Arc<Catalog>,
+        catalog: Arc<CatalogCell>,
         extras: Extras,
         store: Arc<LazyStore>,
     ) -> Self {
@@ -280,6 +289,8 @@ impl Runner {
                 catalog: catalog.clone(),
                 config: config.learning.clone(),
                 provider: extras.provider.clone(),
+                #[cfg(feature = "forge")]
+                forge: forging::Inputs::new(&paths, &config),
             },
             file_learning,
         );
@@ -295,7 +306,7 @@ impl Runner {
                 learning: extras.learning,
                 prefer_model: extras.prefer_model,
                 sandbox: OnceLock::new(),
-                toolbox: OnceLock::new(),
+                toolbox: Mutex::new(None),
                 control: OnceLock::new(),
                 store,
                 me: me.clone(),
@@ -385,8 +396,25 @@ impl Runner {
         )
     }
 
-    pub fn catalog(&self) -> &Catalog {
+    /// The catalog as it is now (see [`Runner::reload_catalog`]).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.shared.catalog.get()
+    }
+
+    /// The swappable catalog: its generation, and a receiver that hears
+    /// of every swap (the MCP server's `tools/list_changed`).
+    pub fn catalog_cell(&self) -> &Arc<CatalogCell> {
         &self.shared.catalog
+    }
+
+    /// Loads the catalog from the roots again and swaps it in: later runs,
+    /// in this process too, see skills added or changed on disk. Runs
+    /// under way keep the catalog they started with.
+    pub fn reload_catalog(&self) -> u64 {
+        let roots = self.shared.paths.roots();
+        self.shared
+            .catalog
+            .swap(Catalog::load(&roots, &crate::skill::LoadOptions::default()))
     }
 
     pub fn config(&self) -> &Config {
@@ -422,31 +450,41 @@ impl Runner {
             .and_then(|s| s.as_ref().ok().cloned())
     }
 
-    /// The tool registry with the configured policy, created on first use.
+    /// The tool registry with the configured policy, created on first use
+    /// and again after the catalog changed.
     pub fn toolbox(&self) -> Arc<Toolbox> {
         let s = &self.shared;
-        s.toolbox
-            .get_or_init(|| {
-                let invoker: Arc<dyn SkillInvoker> = Arc::new(Invoker(s.me.clone()));
-                let mut tb = Toolbox::standard(
-                    Policy::new(s.config.tools.clone()),
-                    s.paths.workspace.clone(),
-                    s.catalog.clone(),
-                    invoker,
-                );
-                tb.net = crate::netguard::NetPolicy::new(s.config.network.allow_private.clone());
-                tb.control = self.control_paths().clone();
-                Arc::new(tb)
-            })
-            .clone()
+        let generation = s.catalog.generation();
+        let mut cached = lock(&s.toolbox);
+        if let Some((g, tb)) = cached.as_ref()
+            && *g == generation
+        {
+            return tb.clone();
+        }
+        let invoker: Arc<dyn SkillInvoker> = Arc::new(Invoker(s.me.clone()));
+        let mut tb = Toolbox::standard(
+            Policy::new(s.config.tools.clone()),
+            s.paths.workspace.clone(),
+            s.catalog.get(),
+            invoker,
+        );
+        tb.net = crate::netguard::NetPolicy::new(s.config.network.allow_private.clone());
+        tb.control = self.control_paths().clone();
+        let tb = Arc::new(tb);
+        *cached = Some((generation, tb.clone()));
+        tb
     }
 
-    /// Picks the skill for a request: the named one, or the best match
-    /// (pinned skills first, usage breaking ties; see `skill::search`).
-    pub fn select(&self, req: &RunRequest) -> Result<(&Skill, String), RunError> {
+    /// Picks the skill for a request from `catalog` (see
+    /// [`Runner::catalog`]): the named one, or the best match (pinned
+    /// skills first, usage breaking ties; see `skill::search`).
+    pub fn select<'c>(
+        &self,
+        catalog: &'c Catalog,
+        req: &RunRequest,
+    ) -> Result<(&'c Skill, String), RunError> {
         if let Some(name) = &req.skill {
-            return self
-                .catalog()
+            return catalog
                 .get(name)
                 .map(|s| (s, "--skill".to_owned()))
                 .ok_or_else(|| RunError::UnknownSkill(name.clone()));
@@ -457,7 +495,7 @@ impl Runner {
             tags: &[],
             usage: &usage,
         };
-        self.catalog()
+        catalog
             .search_with(&req.task, 1, &opts)
             .into_iter()
             .next()
@@ -468,7 +506,8 @@ impl Runner {
     /// Selects the skill for `req` and runs it.
     pub async fn run(&self, req: &RunRequest) -> Result<RunOutcome, RunError> {
         let started = Instant::now();
-        let (skill, selected_by) = self.select(req)?;
+        let catalog = self.catalog();
+        let (skill, selected_by) = self.select(&catalog, req)?;
         self.run_skill(skill, selected_by, &req.task, &req.context, started)
             .await
     }
@@ -1122,7 +1161,8 @@ impl SkillInvoker for Invoker {
                 Failure::new(FailureClass::Unavailable, "the runner is shutting down")
             })?;
             let runner = Runner { shared };
-            let s = runner.catalog().get(skill).ok_or_else(|| {
+            let catalog = runner.catalog();
+            let s = catalog.get(skill).ok_or_else(|| {
                 Failure::new(
                     FailureClass::UnknownSkill,
                     format!("no skill named `{skill}`"),

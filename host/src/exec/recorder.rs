@@ -17,10 +17,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::CatalogCell;
 use crate::learn::{self, Learning, LearningConfig, RuleOutcome};
 use crate::llm::Provider;
 use crate::paths::Paths;
-use crate::skill::Catalog;
 use crate::store::journal::{self, JOURNAL_DIR, Journal};
 use crate::store::{RunRecord, Store, StoreError};
 
@@ -45,9 +45,12 @@ const DRAIN_ON_DROP: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub(super) struct CycleInputs {
     pub paths: Paths,
-    pub catalog: Arc<Catalog>,
+    pub catalog: Arc<CatalogCell>,
     pub config: LearningConfig,
     pub provider: Option<Arc<dyn Provider>>,
+    /// Forging after runs (see `forging`).
+    #[cfg(feature = "forge")]
+    pub forge: super::forging::Inputs,
 }
 
 enum Message {
@@ -303,6 +306,8 @@ impl Writer {
             self.record_rules(&rules);
             if stored > 0 {
                 self.maybe_learn(stored);
+                #[cfg(feature = "forge")]
+                self.forge(&runs);
             }
             // Done once stored and once the cycle they triggered has run,
             // so `flush` sees the rules a cycle wrote.
@@ -431,17 +436,8 @@ impl Writer {
         if now / every == before / every {
             return;
         }
-        if self.runtime.is_none() {
-            match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => self.runtime = Some(rt),
-                Err(e) => {
-                    tracing::warn!("cannot run the learning cycle: {e}");
-                    return;
-                }
-            }
+        if !self.make_runtime() {
+            return;
         }
         let (Some(rt), Some(store)) = (&self.runtime, &self.store) else {
             return;
@@ -450,7 +446,7 @@ impl Writer {
         let report = rt.block_on(learn::cycle::learn_from_store(
             store,
             &c.paths,
-            &c.catalog,
+            &c.catalog.get(),
             &c.config,
             c.provider.as_deref(),
         ));
@@ -465,6 +461,51 @@ impl Writer {
                 }
             }
             Err(e) => tracing::warn!("learning cycle after {now} runs failed: {e}"),
+        }
+    }
+
+    /// The runtime for async work on this thread (a model may be asked);
+    /// false if it cannot be made.
+    fn make_runtime(&mut self) -> bool {
+        if self.runtime.is_none() {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => self.runtime = Some(rt),
+                Err(e) => {
+                    tracing::warn!("cannot run background work on the run writer: {e}");
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// New and improved skills from the stored runs; the catalog is
+    /// reloaded and swapped in when one was written.
+    #[cfg(feature = "forge")]
+    fn forge(&mut self, runs: &[RunRecord]) {
+        if !self.cycle.forge.wants(runs, self.cycle.provider.is_some()) || !self.make_runtime() {
+            return;
+        }
+        let (Some(rt), Ok(store)) = (&self.runtime, self.store.as_ref().ok_or(())) else {
+            return;
+        };
+        let c = &self.cycle;
+        let catalog = c.catalog.get();
+        let changed = rt.block_on(super::forging::after_runs(
+            &c.forge,
+            runs,
+            &catalog,
+            store,
+            c.provider.as_deref(),
+        ));
+        if changed {
+            c.catalog.swap(crate::skill::Catalog::load(
+                &c.paths.roots(),
+                &crate::skill::LoadOptions::default(),
+            ));
         }
     }
 }

@@ -33,9 +33,8 @@ impl ToolHost for HandlerTools {
         args: &'a str,
     ) -> BoxFuture<'a, Result<String, ServiceError>> {
         Box::pin(async move {
-            let skill = self
-                .runner
-                .catalog()
+            let catalog = self.runner.catalog();
+            let skill = catalog
                 .get(&self.skill)
                 .ok_or_else(|| ServiceError::NotFound(format!("skill `{}`", self.skill)))?;
             let args: Value = serde_json::from_str(args)

@@ -3,7 +3,7 @@
 //! the list/call methods are written by hand instead of with rmcp's static
 //! tool router.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rmcp::model::{
@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use super::names::{self, ToolTable};
 use super::resources;
 use crate::exec::{Progress, ProgressSink, RunOutcome, Runner, context, with_progress};
-use crate::skill::{Skill, SkillFileError};
+use crate::skill::{Catalog, Skill, SkillFileError};
 use crate::types::{Chain, FailureClass};
 
 /// Name of the tool that lists every skill.
@@ -42,13 +42,33 @@ pub const PAGE_SIZE: usize = 500;
 #[derive(Clone)]
 pub struct SkillServer {
     runner: Runner,
-    tools: Arc<ToolTable>,
+    /// The tool table and the catalog generation it was made from.
+    tools: Arc<Mutex<(u64, Arc<ToolTable>)>>,
 }
 
 impl SkillServer {
     pub fn new(runner: Runner) -> Self {
-        let tools = Arc::new(ToolTable::new(runner.catalog()));
-        SkillServer { runner, tools }
+        let generation = runner.catalog_cell().generation();
+        let table = Arc::new(ToolTable::new(&runner.catalog()));
+        SkillServer {
+            runner,
+            tools: Arc::new(Mutex::new((generation, table))),
+        }
+    }
+
+    /// The catalog and its tool table, the table made again after the
+    /// catalog was swapped (the forge added or changed a skill).
+    fn snapshot(&self) -> (Arc<Catalog>, Arc<ToolTable>) {
+        let cell = self.runner.catalog_cell();
+        // Generation first: a swap in between only makes the next call
+        // build the table again.
+        let generation = cell.generation();
+        let catalog = cell.get();
+        let mut tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
+        if tools.0 != generation {
+            *tools = (generation, Arc::new(ToolTable::new(&catalog)));
+        }
+        (catalog, tools.1.clone())
     }
 
     pub fn runner(&self) -> &Runner {
@@ -76,8 +96,9 @@ impl SkillServer {
                 })),
             ),
         ];
-        for (tool, skill) in self.tools.iter() {
-            let Some(skill) = self.runner.catalog().get(skill) else {
+        let (catalog, table) = self.snapshot();
+        for (tool, skill) in table.iter() {
+            let Some(skill) = catalog.get(skill) else {
                 continue;
             };
             out.push(Tool::new(
@@ -101,7 +122,8 @@ impl SkillServer {
             LIST_SKILLS => Ok(self.list_skills()),
             READ_SKILL => Ok(self.read_skill(&args)),
             _ => {
-                let skill = self.tools.skill(name).ok_or_else(|| {
+                let (_, table) = self.snapshot();
+                let skill = table.skill(name).ok_or_else(|| {
                     ErrorData::invalid_params(format!("unknown tool `{name}`"), None)
                 })?;
                 Ok(self.run_skill_tool(skill, args).await)
@@ -123,7 +145,8 @@ impl SkillServer {
         mut args: Map<String, Value>,
     ) -> CallToolResult {
         let started = Instant::now();
-        let Some(skill) = self.runner.catalog().get(skill_name) else {
+        let catalog = self.runner.catalog();
+        let Some(skill) = catalog.get(skill_name) else {
             return failure_result(
                 FailureClass::UnknownSkill,
                 &format!("no skill named `{skill_name}`"),
@@ -163,9 +186,8 @@ impl SkillServer {
     }
 
     fn list_skills(&self) -> CallToolResult {
-        let skills: Vec<Value> = self
-            .runner
-            .catalog()
+        let (catalog, table) = self.snapshot();
+        let skills: Vec<Value> = catalog
             .skills()
             .iter()
             .map(|s| {
@@ -175,7 +197,7 @@ impl SkillServer {
                     "version": s.meta.version,
                     "content_version": s.version,
                     "source": s.source.to_string(),
-                    "tool": self.tools.tool(&s.name),
+                    "tool": table.tool(&s.name),
                     "runnable": names::runs_without_model(s),
                     "has_handler": s.meta.skillhost.handler.is_some(),
                     "model_invocable": s.model_invocable(),
@@ -194,7 +216,8 @@ impl SkillServer {
                 "`name` (a string) is required",
             );
         };
-        let Some(skill) = self.runner.catalog().get(name) else {
+        let catalog = self.runner.catalog();
+        let Some(skill) = catalog.get(name) else {
             return failure_result(
                 FailureClass::UnknownSkill,
                 &format!("no skill named `{name}`"),
@@ -228,7 +251,7 @@ impl SkillServer {
     /// Every file of every skill, as `skill://NAME/PATH` resources.
     pub fn resources(&self) -> Vec<Resource> {
         let mut out = Vec::new();
-        'skills: for skill in self.runner.catalog().skills() {
+        'skills: for skill in self.runner.catalog().skills().iter() {
             let files = match skill.list_files(MAX_FILES_PER_SKILL) {
                 Ok(f) => f,
                 Err(e) => {
@@ -268,7 +291,8 @@ impl SkillServer {
                 None,
             )
         })?;
-        let skill = self.runner.catalog().get(&name).ok_or_else(|| {
+        let catalog = self.runner.catalog();
+        let skill = catalog.get(&name).ok_or_else(|| {
             ErrorData::resource_not_found(format!("no skill named `{name}`"), None)
         })?;
         let bytes = skill.read_content(&path, MAX_READ_BYTES).map_err(|e| {
@@ -290,8 +314,8 @@ impl SkillServer {
 
     /// One prompt per user-invocable skill: its task plus its context fields.
     pub fn prompts(&self) -> Vec<Prompt> {
-        self.runner
-            .catalog()
+        let catalog = self.runner.catalog();
+        catalog
             .skills()
             .iter()
             .filter(|s| s.meta.user_invocable)
@@ -324,9 +348,8 @@ impl SkillServer {
         name: &str,
         args: &Map<String, Value>,
     ) -> Result<GetPromptResult, ErrorData> {
-        let skill = self
-            .runner
-            .catalog()
+        let (catalog, table) = self.snapshot();
+        let skill = catalog
             .get(name)
             .filter(|s| s.meta.user_invocable)
             .ok_or_else(|| ErrorData::invalid_params(format!("no prompt named `{name}`"), None))?;
@@ -356,7 +379,7 @@ impl SkillServer {
             text.push_str(&context.join("\n"));
             text.push('\n');
         }
-        if let Some(tool) = self.tools.tool(&skill.name) {
+        if let Some(tool) = table.tool(&skill.name) {
             text.push_str(&format!(
                 "\nThe tool `{tool}` runs this skill's own code; prefer it when it fits.\n"
             ));
@@ -378,6 +401,7 @@ impl ServerHandler for SkillServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
                 .enable_prompts()
                 .build(),
@@ -387,6 +411,21 @@ impl ServerHandler for SkillServer {
             "Agent skills. Call list_skills to see them and read_skill to read one's instructions; \
              skills with their own code are tools named skill_<name>.",
         )
+    }
+
+    /// From now on, the client hears `notifications/tools/list_changed`
+    /// whenever the catalog is swapped (the forge added or changed a
+    /// skill), until it goes away.
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let mut changes = self.runner.catalog_cell().subscribe();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
     }
 
     async fn list_tools(

@@ -214,6 +214,16 @@ pub struct SkillhostMeta {
     /// `{class, message, when: [conditions]}` (see `learn::condition`); an
     /// answer matching all conditions of one is that class of failure.
     pub validators: Vec<Value>,
+    /// `forged` for a skill the forge wrote.
+    pub source: Option<String>,
+    /// When the forge wrote it (RFC 3339, UTC).
+    pub created_at: Option<String>,
+    /// The recorded runs a forged skill was made from.
+    pub runs: Vec<i64>,
+    /// The tools a forged skill uses, in order (near-duplicate checks).
+    pub uses: Vec<String>,
+    /// In-place improvements, oldest first: `{updated_at, reason, previous}`.
+    pub history: Vec<Value>,
 }
 
 /// Capabilities a skill declares (and, with the same shape, what an operator grants).
