@@ -21,6 +21,7 @@ mod cli_logging;
 mod cli_run;
 mod examples;
 mod forge;
+mod forge_eval;
 mod learning;
 mod llm_providers;
 mod mcp_concurrency;

@@ -102,10 +102,10 @@ const ARMS: [RuleFilter; 3] = [
 ];
 
 /// A small deterministic generator (SplitMix64).
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -183,8 +183,15 @@ pub fn generate_tasks(seed: u64, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// 95% interval of the mean of `xs` (Student's t).
+/// 95% interval of the mean of `xs` (Student's t), for a rate: clamped
+/// to [0, 1].
 pub fn ci95(xs: &[f64]) -> (f64, f64, f64) {
+    let (mean, lo, hi) = mean_interval(xs);
+    (mean, lo.max(0.0), hi.min(1.0))
+}
+
+/// 95% interval of the mean of `xs` (Student's t), unclamped.
+pub fn mean_interval(xs: &[f64]) -> (f64, f64, f64) {
     let n = xs.len();
     if n == 0 {
         return (0.0, 0.0, 0.0);
@@ -201,8 +208,7 @@ pub fn ci95(xs: &[f64]) -> (f64, f64, f64) {
     ];
     let t = T.get(n - 2).copied().unwrap_or(1.96);
     let half = t * (var / n as f64).sqrt();
-    // Rates live in [0, 1]; so does their interval.
-    (mean, (mean - half).max(0.0), (mean + half).min(1.0))
+    (mean, mean - half, mean + half)
 }
 
 struct Scratch(PathBuf);
