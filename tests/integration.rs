@@ -22,6 +22,7 @@ mod cli_run;
 mod examples;
 #[cfg(feature = "forge")]
 mod forge;
+mod forge_eval;
 mod forge_usage;
 mod learning;
 mod llm_providers;

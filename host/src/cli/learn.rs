@@ -113,6 +113,27 @@ enum EvalCommand {
         #[command(flatten)]
         model: super::run::ModelArgs,
     },
+    /// Before vs after forging: the same note-brief tasks and seeds, with
+    /// success by ground truth, model calls and tool steps per task.
+    #[cfg(feature = "forge")]
+    Forge {
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+        /// Training tasks per seed (the runs skills are forged from).
+        #[arg(long, default_value_t = 8)]
+        train: usize,
+        /// Generated evaluation tasks per seed.
+        #[arg(long, default_value_t = 12)]
+        eval: usize,
+        /// Evaluation tasks as JSON Lines of {"task": ..., "source": "q3-sales"}
+        /// (replaces the generated ones; see docs/forge.md).
+        #[arg(long, value_name = "FILE")]
+        tasks: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: super::run::ModelArgs,
+    },
 }
 
 fn open_store(ctx: &Ctx) -> anyhow::Result<Store> {
@@ -333,15 +354,35 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 }
 
 pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let EvalCommand::Ablation {
-        scenario,
-        train,
-        eval,
-        seeds,
-        tasks,
-        json,
-        model,
-    } = args.command;
+    let (scenario, train, eval, seeds, tasks, json, model) = match args.command {
+        EvalCommand::Ablation {
+            scenario,
+            train,
+            eval,
+            seeds,
+            tasks,
+            json,
+            model,
+        } => (scenario, train, eval, seeds, tasks, json, model),
+        #[cfg(feature = "forge")]
+        EvalCommand::Forge {
+            seeds,
+            train,
+            eval,
+            tasks,
+            json,
+            model,
+        } => {
+            let opts = super::eval_forge::Settings {
+                seeds,
+                train,
+                eval,
+                tasks,
+                json,
+            };
+            return super::eval_forge::run(opts, &model, ctx);
+        }
+    };
     if scenario != "email" {
         anyhow::bail!("unknown scenario `{scenario}`; available: email");
     }

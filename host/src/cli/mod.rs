@@ -9,6 +9,8 @@
 mod print;
 
 #[cfg(feature = "forge")]
+mod eval_forge;
+#[cfg(feature = "forge")]
 mod forge;
 mod grants;
 mod handler;

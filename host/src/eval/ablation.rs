@@ -192,8 +192,15 @@ pub fn generate_tasks(seed: u64, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// 95% interval of the mean of `xs` (Student's t).
+/// 95% interval of the mean of `xs` (Student's t), for a rate: clamped
+/// to [0, 1].
 pub fn ci95(xs: &[f64]) -> (f64, f64, f64) {
+    let (mean, lo, hi) = mean_interval(xs);
+    (mean, lo.max(0.0), hi.min(1.0))
+}
+
+/// 95% interval of the mean of `xs` (Student's t), unclamped.
+pub fn mean_interval(xs: &[f64]) -> (f64, f64, f64) {
     let n = xs.len();
     if n == 0 {
         return (0.0, 0.0, 0.0);
@@ -210,8 +217,7 @@ pub fn ci95(xs: &[f64]) -> (f64, f64, f64) {
     ];
     let t = T.get(n - 2).copied().unwrap_or(1.96);
     let half = t * (var / n as f64).sqrt();
-    // Rates live in [0, 1]; so does their interval.
-    (mean, (mean - half).max(0.0), (mean + half).min(1.0))
+    (mean, mean - half, mean + half)
 }
 
 struct Scratch(PathBuf);

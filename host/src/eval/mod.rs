@@ -3,4 +3,8 @@
 //! learning code holds nothing tuned to one scenario.
 
 pub mod ablation;
+#[cfg(feature = "forge")]
+pub mod forge;
+#[cfg(feature = "forge")]
+pub mod forge_agent;
 pub mod simulated;

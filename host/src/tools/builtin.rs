@@ -22,6 +22,7 @@ pub(super) fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(ListSkillFiles),
         Arc::new(ReadFile),
         Arc::new(WriteFile),
+        Arc::new(super::find::FindFiles),
     ]
 }
 
@@ -118,7 +119,7 @@ impl Tool for ListSkillFiles {
 
 /// A workspace path split into the granted folder it falls under and the
 /// rest, or why it is refused. Write grants imply read.
-fn granted_workspace_path<'p>(
+pub(super) fn granted_workspace_path<'p>(
     path: &'p str,
     cx: &CallContext<'_>,
     write: bool,
@@ -157,7 +158,7 @@ fn granted_workspace_path<'p>(
 
 /// Opens a granted workspace folder, unless it reaches one of the host's
 /// own paths (its config, state, skills): no grant covers those.
-fn open_granted_dir(tools: &Toolbox, dir: &str, write: bool) -> Result<Dir, ToolError> {
+pub(super) fn open_granted_dir(tools: &Toolbox, dir: &str, write: bool) -> Result<Dir, ToolError> {
     let host = tools.workspace.join(dir);
     let io = |e: std::io::Error| {
         ToolError::failed(FailureClass::FileError, format!("workspace:{dir}: {e}"))

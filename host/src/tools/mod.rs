@@ -3,6 +3,7 @@
 //! built-in tools and `execute_pipeline`.
 
 mod builtin;
+mod find;
 mod http_fetch;
 pub mod pipeline;
 pub mod policy;
