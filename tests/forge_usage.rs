@@ -278,6 +278,9 @@ mod mining {
                 vec![call("a", json!({})), call("b", json!({}))],
             ));
         }
+        for r in &mut runs {
+            r.tier = "model".into();
+        }
         store_runs(&ws, &runs);
 
         let table = ok(&ws, &["forge", "mine", "--dry-run"]);
@@ -319,11 +322,52 @@ mod mining {
         assert_ne!(r.code, 0);
         assert!(r.stderr.contains("max_len"), "{}", r.stderr);
 
-        // Without --dry-run: the same list, and nothing written yet.
+        // Without --dry-run, a candidate whose skill is gone is skipped,
+        // saying why, and nothing is written.
+        let forged = ws.workspace.join(".skillhost/skills/forged");
         let r = ws.run_cli(&["forge", "mine"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        assert!(r.stdout.contains("find_file → read_file → write_file"));
-        assert!(r.stderr.contains("forge writer"), "{}", r.stderr);
-        assert!(!ws.workspace.join(".skillhost/skills/forged").exists());
+        assert!(
+            r.stdout.contains("skill `notes` is not in the catalog"),
+            "{}",
+            r.stdout
+        );
+        assert!(!forged.exists());
+
+        // With the skill there, the best candidate becomes a forged skill
+        // through the forge's writer, naming every supporting run.
+        write_skill(
+            &ws.workspace.join(".skillhost/skills"),
+            "notes",
+            "metadata:\n  skillhost:\n    capabilities:\n      files: { read: [notes], write: [out] }",
+        );
+        let r = ws.run_cli(&["forge", "mine"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout
+                .lines()
+                .any(|l| l.starts_with("forged `")
+                    && l.contains("find_file → read_file → write_file")),
+            "{}",
+            r.stdout
+        );
+        let written: Vec<_> = std::fs::read_dir(&forged)
+            .expect("forged root")
+            .flatten()
+            .map(|e| e.path().join("SKILL.md"))
+            .filter(|p| p.is_file())
+            .collect();
+        assert_eq!(written.len(), 1, "{written:?}");
+        let text = std::fs::read_to_string(&written[0]).expect("read");
+        assert!(text.contains("source: forged"), "{text}");
+        assert!(text.contains("find_file"), "{text}");
+
+        // Mining again finds the same sequence: now a near-duplicate.
+        let again = ok(&ws, &["forge", "mine"]);
+        let line = again
+            .lines()
+            .find(|l| l.contains("skipped find_file → read_file → write_file"))
+            .unwrap_or_else(|| panic!("{again}"));
+        assert!(line.contains("near-duplicate"), "{line}");
     }
 }

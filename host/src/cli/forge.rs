@@ -10,9 +10,10 @@ use clap::{Args, Subcommand};
 
 use super::Ctx;
 use crate::config::Config;
+use crate::exec::MinedOutcome;
 use crate::forge::history::{self, EventKind};
 use crate::forge::mine::{self, MineReport};
-use crate::forge::{ImproveOutcome, SkillWriter};
+use crate::forge::{CreateOutcome, ImproveOutcome, SkillWriter};
 use crate::skill::Skill;
 
 #[derive(Debug, Args)]
@@ -23,8 +24,9 @@ pub struct ForgeArgs {
 
 #[derive(Debug, Subcommand)]
 enum ForgeCommand {
-    /// Find tool sequences that recur across recorded runs and succeed:
-    /// candidates for new skills. Settings: [forge.mine] in skillhost.toml.
+    /// Find tool sequences that recur across recorded runs and succeed,
+    /// and write each as a forged skill (unless --dry-run). Settings:
+    /// [forge.mine] and [forge.create] in skillhost.toml.
     Mine {
         /// List the candidates only.
         #[arg(long)]
@@ -69,19 +71,43 @@ pub fn run(args: ForgeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 print_report(&report)?;
             }
             if !dry_run && !report.candidates.is_empty() {
-                // TODO(forge-core merge): turn each candidate into a
-                // `forge::create::Draft` (tools → pipeline steps, shapes →
-                // context_fields, run_ids → runs) and write it with
-                // `forge::create::write` through a `forge::SkillWriter`
-                // (its `Neighbours::last_used` can read
-                // `Store::skill_usage`). Until then nothing is written.
-                tracing::info!(
-                    "writing candidates as skills comes with the forge writer; nothing was written (use --dry-run to only list them)"
-                );
+                write_candidates(ctx, &store, &report, json)?;
             }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Writes the candidates as forged skills and says what became of each.
+fn write_candidates(
+    ctx: &Ctx,
+    store: &crate::store::Store,
+    report: &MineReport,
+    json: bool,
+) -> anyhow::Result<()> {
+    let config = Config::load(&ctx.paths)?;
+    let catalog = ctx.catalog();
+    let outcomes =
+        crate::exec::write_mined(&ctx.paths, &config, &catalog, store, &report.candidates);
+    for (c, outcome) in report.candidates.iter().zip(outcomes) {
+        let seq = c.tools.join(" → ");
+        let line = match outcome {
+            MinedOutcome::Created(CreateOutcome::Written { name, path, .. }) => {
+                format!("forged `{name}` ({seq}) at {}", path.display())
+            }
+            MinedOutcome::Created(CreateOutcome::NearDuplicate { of, similarity }) => {
+                format!("skipped {seq}: near-duplicate of `{of}` ({similarity:.2})")
+            }
+            MinedOutcome::Skipped(why) => format!("skipped {seq}: {why}"),
+        };
+        // Stdout carries the JSON report then; what was written goes to the log.
+        if json {
+            tracing::info!("{line}");
+        } else {
+            outln!("{line}")?;
+        }
+    }
+    Ok(())
 }
 
 fn print_report(report: &MineReport) -> std::io::Result<()> {

@@ -105,12 +105,7 @@ async fn create(
     if let Some(p) = provider {
         forge::create::name_with_model(&mut draft, run, p).await;
     }
-    let last_used = |name: &str| {
-        store
-            .recent_runs_of(name, 1)
-            .ok()
-            .and_then(|r| r.first().map(|r| r.at))
-    };
+    let last_used = last_used_in(store);
     let around = forge::create::Neighbours {
         catalog,
         last_used: &last_used,
@@ -154,5 +149,108 @@ async fn improve(inputs: &Inputs, run: &RunRecord, skill: &Skill, provider: &dyn
             tracing::warn!(skill = %skill.name, "forge: improvement not written: {e}");
             false
         }
+    }
+}
+
+/// What became of one mined candidate.
+#[derive(Debug)]
+pub enum MinedOutcome {
+    Created(CreateOutcome),
+    /// Not written, and why (its run is gone, its skill is not in the
+    /// catalog, the sequence does not replay, or the writer refused).
+    Skipped(String),
+}
+
+/// Writes mined candidates as skills through the same writer, checks and
+/// near-duplicate rule as forging from one run: each from its first
+/// supporting run, cut to the candidate's own calls.
+pub fn write_mined(
+    paths: &Paths,
+    config: &Config,
+    catalog: &Catalog,
+    store: &Store,
+    candidates: &[forge::mine::Candidate],
+) -> Vec<MinedOutcome> {
+    let inputs = Inputs::new(paths, config);
+    let last_used = last_used_in(store);
+    let around = forge::create::Neighbours {
+        catalog,
+        last_used: &last_used,
+    };
+    candidates
+        .iter()
+        .map(|c| match write_one(&inputs, catalog, store, &around, c) {
+            Ok(outcome) => MinedOutcome::Created(outcome),
+            Err(why) => MinedOutcome::Skipped(why),
+        })
+        .collect()
+}
+
+fn write_one(
+    inputs: &Inputs,
+    catalog: &Catalog,
+    store: &Store,
+    around: &forge::create::Neighbours<'_>,
+    candidate: &forge::mine::Candidate,
+) -> Result<CreateOutcome, String> {
+    let id = *candidate.run_ids.first().ok_or("no supporting run")?;
+    let run = store
+        .get_run(id)
+        .map_err(|e| e.to_string())?
+        .ok_or(format!("run {id} is no longer stored"))?;
+    let skill = catalog
+        .get(&run.skill)
+        .ok_or(format!("skill `{}` is not in the catalog", run.skill))?;
+    let bound = inputs
+        .effective(skill)
+        .ok_or(format!("cannot read skill `{}`", skill.name))?;
+    let cut = cut_to(&run, &candidate.tools).ok_or(format!(
+        "run {id} does not hold the sequence as successful calls"
+    ))?;
+    let create = forge::CreateConfig {
+        min_tool_calls: candidate.tools.len(),
+        ..inputs.config.create.clone()
+    };
+    let mut draft = forge::create::draft_from_run(&cut, &bound, &create)
+        .ok_or(format!("run {id}'s calls do not make a skill"))?;
+    draft.runs = candidate.run_ids.clone();
+    forge::create::write(
+        &inputs.writer,
+        &draft,
+        (&bound, skill.meta.allowed_tools.as_deref()),
+        &create,
+        around,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `run` with only the successful tool calls that form `tools`, in order
+/// and contiguous among its successful calls.
+fn cut_to(run: &RunRecord, tools: &[String]) -> Option<RunRecord> {
+    let ok: Vec<&crate::store::StepRecord> = run
+        .steps
+        .iter()
+        .filter(|s| s.kind == "tool" && s.error.is_none())
+        .collect();
+    let start = ok.windows(tools.len()).position(|w| {
+        w.iter()
+            .zip(tools)
+            .all(|(s, t)| s.tool.as_deref() == Some(t.as_str()))
+    })?;
+    let mut cut = run.clone();
+    cut.steps = ok[start..start + tools.len()]
+        .iter()
+        .map(|s| (*s).clone())
+        .collect();
+    Some(cut)
+}
+
+/// When a skill was last used: its latest recorded run.
+fn last_used_in(store: &Store) -> impl Fn(&str) -> Option<i64> + '_ {
+    |name: &str| {
+        store
+            .recent_runs_of(name, 1)
+            .ok()
+            .and_then(|r| r.first().map(|r| r.at))
     }
 }

@@ -39,6 +39,8 @@ use crate::store::{KvQuota, Store, StoreError};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
+#[cfg(feature = "forge")]
+pub use forging::{MinedOutcome, write_mined};
 pub use recorder::open_store;
 use recorder::{CycleInputs, Recorder};
 use services::{HandlerTools, LazyStore, ProviderModelHost};
