@@ -49,6 +49,17 @@ pub fn config_with_model(
     paths: &Paths,
     overrides: &ModelOverrides,
 ) -> Result<(Config, Option<Arc<dyn Provider>>), AppError> {
+    let config = config_with_overrides(paths, overrides)?;
+    let provider = config.model.build()?;
+    Ok((config, provider))
+}
+
+/// The merged configuration with `overrides` applied; no model is built
+/// (an evaluation builds one only when asked for a real model).
+pub fn config_with_overrides(
+    paths: &Paths,
+    overrides: &ModelOverrides,
+) -> Result<Config, AppError> {
     let mut config = Config::load(paths)?;
     if let Some(n) = overrides.max_steps {
         config.agent.max_steps = n;
@@ -58,8 +69,7 @@ pub fn config_with_model(
         overrides.base_url.as_deref(),
         overrides.api_key_env.as_deref(),
     )?;
-    let provider = config.model.build()?;
-    Ok((config, provider))
+    Ok(config)
 }
 
 /// The catalog over every root of `paths`; its warnings are logged.

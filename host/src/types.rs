@@ -239,6 +239,39 @@ pub fn share<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     }
 }
 
+/// A calendar time in UTC, from seconds since the Unix epoch (proleptic
+/// Gregorian; Howard Hinnant's civil-from-days).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UtcTime {
+    pub year: i64,
+    pub month: i64,
+    pub day: i64,
+    pub hour: i64,
+    pub minute: i64,
+    pub second: i64,
+}
+
+impl UtcTime {
+    pub fn from_unix(secs: i64) -> Self {
+        let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        UtcTime {
+            year: yoe + era * 400 + i64::from(month <= 2),
+            month,
+            day: doy - (153 * mp + 2) / 5 + 1,
+            hour: rem / 3_600,
+            minute: rem % 3_600 / 60,
+            second: rem % 60,
+        }
+    }
+}
+
 /// Describes a tool to a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::Ctx;
-use crate::config::Config;
 use crate::eval::forge::{self, Options, Stat};
 
 pub struct Settings {
@@ -26,15 +25,7 @@ pub fn run(s: Settings, model: &super::run::ModelArgs, ctx: &Ctx) -> anyhow::Res
         }
         None => None,
     };
-    let mut config = Config::load(&ctx.paths)?;
-    config.model = config.model.clone().with_overrides(
-        model.model.as_deref(),
-        model.base_url.as_deref(),
-        model.api_key_env.as_deref(),
-    )?;
-    if let Some(n) = model.max_steps {
-        config.agent.max_steps = n;
-    }
+    let config = crate::app::config_with_overrides(&ctx.paths, &model.overrides())?;
     let real_model = if model.model.is_some() {
         config.model.build()?
     } else {

@@ -9,7 +9,6 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::Ctx;
-use crate::config::Config;
 use crate::eval::ablation;
 use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule};
 use crate::learn::{self, rules::RuleSet};
@@ -403,12 +402,7 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let mut config = Config::load(&ctx.paths)?;
-    config.model = config.model.clone().with_overrides(
-        model.model.as_deref(),
-        model.base_url.as_deref(),
-        model.api_key_env.as_deref(),
-    )?;
+    let config = crate::app::config_with_overrides(&ctx.paths, &model.overrides())?;
     let real_model = if model.model.is_some() {
         config.model.build()?
     } else {

@@ -356,21 +356,10 @@ fn success_rate(u: &Usage) -> String {
 
 /// Unix seconds as `YYYY-MM-DD HH:MM` (UTC).
 fn utc_minute(secs: i64) -> String {
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = crate::types::UtcTime::from_unix(secs);
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rem / 3_600,
-        rem % 3_600 / 60
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute
     )
 }
 
