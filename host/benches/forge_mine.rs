@@ -210,7 +210,7 @@ fn bench_mine(c: &mut Criterion) {
     let read_once = || {
         let mut bytes = 0usize;
         let n = store
-            .for_each_tool_step(|row| bytes += row.tool.len() + row.detail_json.len())
+            .for_each_tool_step(0, |row| bytes += row.tool.len() + row.detail_json.len())
             .expect("read");
         black_box((n, bytes));
     };

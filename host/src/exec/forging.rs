@@ -38,6 +38,15 @@ impl Inputs {
         })
     }
 
+    /// `[forge.mine] auto_every`, or 0 when the forge writes no new skills.
+    pub fn mine_every(&self) -> u64 {
+        if self.config.create.enabled {
+            self.config.mine.auto_every
+        } else {
+            0
+        }
+    }
+
     /// What `skill` has in effect: declared ∩ granted, with trust.
     fn effective(&self, skill: &Skill) -> Option<Capabilities> {
         let fingerprint = super::skill_fingerprint(skill).ok()?;
@@ -171,7 +180,54 @@ pub fn write_mined(
     store: &Store,
     candidates: &[forge::mine::Candidate],
 ) -> Vec<MinedOutcome> {
-    let inputs = Inputs::new(paths, config);
+    write_candidates(&Inputs::new(paths, config), catalog, store, candidates)
+}
+
+/// The automatic mining pass: mines the latest `auto_window` runs and
+/// writes the candidates; true when a skill was written. What became of
+/// each candidate is logged (a near-duplicate of a skill forged earlier is
+/// the usual outcome once a sequence has its skill).
+pub(super) fn mine_latest(inputs: &Inputs, catalog: &Catalog, store: &Store) -> bool {
+    let config = &inputs.config.mine;
+    let report = match forge::mine::mine_latest(store, config, config.auto_window) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(
+                "forge: automatic mining failed: {}",
+                crate::types::Chain(&e)
+            );
+            return false;
+        }
+    };
+    tracing::debug!(
+        runs = report.runs,
+        candidates = report.candidates.len(),
+        "forge: mined the latest runs"
+    );
+    let mut written = false;
+    let outcomes = write_candidates(inputs, catalog, store, &report.candidates);
+    for (c, outcome) in report.candidates.iter().zip(outcomes) {
+        let tools = c.tools.join(" → ");
+        match outcome {
+            MinedOutcome::Created(CreateOutcome::Written { name, .. }) => {
+                written = true;
+                tracing::info!(skill = %name, support = c.support, "forge: mined {tools} into skill `{name}`");
+            }
+            MinedOutcome::Created(CreateOutcome::NearDuplicate { of, similarity }) => {
+                tracing::debug!("forge: mined {tools}: near-duplicate of `{of}` ({similarity:.2})");
+            }
+            MinedOutcome::Skipped(why) => tracing::debug!("forge: mined {tools}: skipped: {why}"),
+        }
+    }
+    written
+}
+
+fn write_candidates(
+    inputs: &Inputs,
+    catalog: &Catalog,
+    store: &Store,
+    candidates: &[forge::mine::Candidate],
+) -> Vec<MinedOutcome> {
     let last_used = last_used_in(store);
     let around = forge::create::Neighbours {
         catalog,
@@ -179,7 +235,7 @@ pub fn write_mined(
     };
     candidates
         .iter()
-        .map(|c| match write_one(&inputs, catalog, store, &around, c) {
+        .map(|c| match write_one(inputs, catalog, store, &around, c) {
             Ok(outcome) => MinedOutcome::Created(outcome),
             Err(why) => MinedOutcome::Skipped(why),
         })

@@ -305,9 +305,12 @@ impl Writer {
             }
             self.record_rules(&rules);
             if stored > 0 {
-                self.maybe_learn(stored);
+                let count = self.advance_count(stored);
+                if let Some((before, now)) = count {
+                    self.maybe_learn(before, now);
+                }
                 #[cfg(feature = "forge")]
-                self.forge(&runs);
+                self.forge(&runs, count);
             }
             // Done once stored and once the cycle they triggered has run,
             // so `flush` sees the rules a cycle wrote.
@@ -415,25 +418,32 @@ impl Writer {
         }
     }
 
-    /// A learning cycle when the run count crossed a multiple of
-    /// `auto_every` with the `stored` runs of the last batch.
-    fn maybe_learn(&mut self, stored: u64) {
-        let every = self.cycle.config.auto_every;
-        if every == 0 {
-            return;
+    /// The store's run count before and after the `stored` runs of the
+    /// last batch, when an automatic pass wants it (counted once, then
+    /// advanced); none when nothing runs every N runs.
+    fn advance_count(&mut self, stored: u64) -> Option<(u64, u64)> {
+        #[cfg(feature = "forge")]
+        let mine_every = self.cycle.forge.mine_every();
+        #[cfg(not(feature = "forge"))]
+        let mine_every = 0;
+        if self.cycle.config.auto_every == 0 && mine_every == 0 {
+            return None;
         }
         let now = match self.counted {
             Some(n) => n + stored,
-            None => match self.store().and_then(Store::run_count) {
-                Ok(n) => n,
-                Err(_) => return,
-            },
+            None => self.store().and_then(Store::run_count).ok()?,
         };
         let before = self
             .counted
             .replace(now)
             .unwrap_or(now.saturating_sub(stored));
-        if now / every == before / every {
+        Some((before, now))
+    }
+
+    /// A learning cycle when the run count went from `before` to `now`
+    /// across a multiple of `auto_every`.
+    fn maybe_learn(&mut self, before: u64, now: u64) {
+        if !crossed(before, now, self.cycle.config.auto_every) {
             return;
         }
         if !self.make_runtime() {
@@ -482,11 +492,16 @@ impl Writer {
         true
     }
 
-    /// New and improved skills from the stored runs; the catalog is
-    /// reloaded and swapped in when one was written.
+    /// New and improved skills from the stored runs, and from mining the
+    /// latest runs when the count went across a multiple of `[forge.mine]
+    /// auto_every`; the catalog is reloaded and swapped in when one was
+    /// written.
     #[cfg(feature = "forge")]
-    fn forge(&mut self, runs: &[RunRecord]) {
-        if !self.cycle.forge.wants(runs, self.cycle.provider.is_some()) || !self.make_runtime() {
+    fn forge(&mut self, runs: &[RunRecord], count: Option<(u64, u64)>) {
+        let mine =
+            count.is_some_and(|(before, now)| crossed(before, now, self.cycle.forge.mine_every()));
+        let after_runs = self.cycle.forge.wants(runs, self.cycle.provider.is_some());
+        if !(mine || after_runs) || !self.make_runtime() {
             return;
         }
         let (Some(rt), Ok(store)) = (&self.runtime, self.store.as_ref().ok_or(())) else {
@@ -494,20 +509,41 @@ impl Writer {
         };
         let c = &self.cycle;
         let catalog = c.catalog.get();
-        let changed = rt.block_on(super::forging::after_runs(
-            &c.forge,
-            runs,
-            &catalog,
-            store,
-            c.provider.as_deref(),
-        ));
-        if changed {
-            c.catalog.swap(crate::skill::Catalog::load(
-                &c.paths.roots(),
-                &crate::skill::LoadOptions::default(),
+        let mut changed = after_runs
+            && rt.block_on(super::forging::after_runs(
+                &c.forge,
+                runs,
+                &catalog,
+                store,
+                c.provider.as_deref(),
             ));
+        if mine {
+            // The runs just forged from may have added a skill: mining
+            // must see it to skip its near-duplicates.
+            let reloaded;
+            let catalog = if changed {
+                reloaded = reload(&c.paths);
+                &reloaded
+            } else {
+                &*catalog
+            };
+            changed |= super::forging::mine_latest(&c.forge, catalog, store);
+        }
+        if changed {
+            c.catalog.swap(reload(&c.paths));
         }
     }
+}
+
+/// Whether a count going from `before` to `now` passed a multiple of
+/// `every` (never when `every` is 0).
+fn crossed(before: u64, now: u64, every: u64) -> bool {
+    every != 0 && now / every != before / every
+}
+
+#[cfg(feature = "forge")]
+fn reload(paths: &Paths) -> crate::skill::Catalog {
+    crate::skill::Catalog::load(&paths.roots(), &crate::skill::LoadOptions::default())
 }
 
 /// Opens the workspace store after storing the runs that ended processes

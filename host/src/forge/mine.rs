@@ -64,6 +64,14 @@ pub struct MineConfig {
     /// Run ids kept per candidate (the first ones), for the skill it
     /// becomes to cite.
     pub sample_runs: usize,
+    /// Mine on the run writer's thread every this many recorded runs, and
+    /// write the candidates as forged skills (0: only `skillhost forge
+    /// mine`). Off when `[forge.create] enabled = false`.
+    pub auto_every: u64,
+    /// Runs an automatic pass reads: the latest this many, so its cost
+    /// stays bounded however many runs the store holds (`forge mine`
+    /// reads them all).
+    pub auto_window: u64,
 }
 
 impl Default for MineConfig {
@@ -75,6 +83,8 @@ impl Default for MineConfig {
             max_candidates: 50,
             max_patterns: 1_000_000,
             sample_runs: 10,
+            auto_every: 200,
+            auto_window: 10_000,
         }
     }
 }
@@ -196,9 +206,21 @@ pub struct MineReport {
 
 /// Mines the runs recorded in `store`.
 pub fn mine(store: &Store, config: &MineConfig) -> Result<MineReport, MineError> {
+    mine_from(store, config, 0)
+}
+
+/// Mines the latest `runs` runs recorded in `store`.
+pub fn mine_latest(store: &Store, config: &MineConfig, runs: u64) -> Result<MineReport, MineError> {
+    match store.nth_latest_run_id(runs.max(1))? {
+        Some(from) => mine_from(store, config, from),
+        None => mine_from(store, config, i64::MAX),
+    }
+}
+
+fn mine_from(store: &Store, config: &MineConfig, from_run: i64) -> Result<MineReport, MineError> {
     config.check()?;
     let mut miner = Miner::new(config);
-    let steps = store.for_each_tool_step(|row| miner.step(row))?;
+    let steps = store.for_each_tool_step(from_run, |row| miner.step(row))?;
     Ok(miner.finish(steps))
 }
 
@@ -706,6 +728,39 @@ mod tests {
         );
         // Every part of it has the same support: closed, so left out.
         assert_eq!(report.candidates.len(), 1, "{:?}", report.candidates);
+    }
+
+    #[test]
+    fn the_latest_window_reads_only_its_runs() {
+        // 6 old runs hold the planted sequence, then 6 newer ones hold another.
+        let mut runs: Vec<RunRecord> = (0..6).map(|_| run(true, planted())).collect();
+        runs.extend((0..6).map(|_| {
+            run(
+                true,
+                vec![call("x", json!({"a": 1})), call("y", json!({"b": "s"}))],
+            )
+        }));
+        let (_d, store) = store_with(&runs);
+        let all = mine(&store, &MineConfig::default()).expect("mine");
+        assert_eq!((all.runs, all.candidates.len()), (12, 2));
+        let latest = mine_latest(&store, &MineConfig::default(), 6).expect("mine");
+        assert_eq!(latest.runs, 6);
+        assert_eq!(latest.candidates.len(), 1);
+        assert_eq!(tools(&latest.candidates[0]), ["x", "y"]);
+        // More than are stored: all of them; an empty store: nothing.
+        assert_eq!(
+            mine_latest(&store, &MineConfig::default(), 1_000)
+                .expect("mine")
+                .runs,
+            12
+        );
+        let (_e, empty) = store_with(&[]);
+        assert_eq!(
+            mine_latest(&empty, &MineConfig::default(), 10)
+                .expect("mine")
+                .runs,
+            0
+        );
     }
 
     #[test]

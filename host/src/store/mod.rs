@@ -479,6 +479,24 @@ impl Store {
         Ok(())
     }
 
+    /// The id of the `n`th latest run (1: the latest); the first run's when
+    /// fewer are stored, none when there are none.
+    pub fn nth_latest_run_id(&self, n: u64) -> Result<Option<i64>, StoreError> {
+        let conn = self.conn();
+        let offset = i64::try_from(n.saturating_sub(1)).unwrap_or(i64::MAX);
+        let id = conn
+            .query_row(
+                "SELECT COALESCE(
+                    (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1),
+                    (SELECT MIN(id) FROM runs))",
+                [offset],
+                |r| r.get::<_, Option<i64>>(0),
+            )
+            .optional()?
+            .flatten();
+        Ok(id)
+    }
+
     /// Every skill's usage statistics, by skill name. A skill never run
     /// has none.
     pub fn skill_usage(&self) -> Result<HashMap<String, Usage>, StoreError> {
@@ -489,21 +507,23 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Streams the tool steps of every run, in run and step order, to `f`
-    /// without collecting them: memory stays flat however many runs there
-    /// are. Model turns are left out. Returns how many steps were read.
+    /// Streams the tool steps of every run from id `from_run` on, in run
+    /// and step order, to `f` without collecting them: memory stays flat
+    /// however many runs there are. Model turns are left out. Returns how
+    /// many steps were read.
     pub fn for_each_tool_step(
         &self,
+        from_run: i64,
         mut f: impl FnMut(ToolStepRow<'_>),
     ) -> Result<u64, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
             "SELECT s.run_id, r.success, s.tool, s.detail_json, s.error IS NULL
                FROM steps s JOIN runs r ON r.id = s.run_id
-              WHERE s.kind = 'tool' AND s.tool IS NOT NULL
+              WHERE s.kind = 'tool' AND s.tool IS NOT NULL AND s.run_id >= ?1
               ORDER BY s.run_id, s.idx",
         )?;
-        let mut rows = stmt.query([])?;
+        let mut rows = stmt.query([from_run])?;
         let mut n = 0;
         while let Some(r) = rows.next()? {
             let text = |i| {
@@ -1080,7 +1100,7 @@ mod tests {
         let ids = s.record_runs(&[r1, r2]).expect("record");
         let mut seen = Vec::new();
         let n = s
-            .for_each_tool_step(|r| {
+            .for_each_tool_step(0, |r| {
                 seen.push((
                     r.run_id,
                     r.run_succeeded,
