@@ -58,6 +58,8 @@ pub struct Config {
     pub grants: BTreeMap<String, Grant>,
     /// Retrieval: pinned skills.
     pub catalog: crate::skill::CatalogConfig,
+    /// `skills install`: the registry and the caps on what one install unpacks.
+    pub install: crate::install::InstallConfig,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

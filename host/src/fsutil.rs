@@ -33,6 +33,83 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Makes a rename or removal inside `dir` durable. Best effort: a file
+/// system that cannot sync a folder loses nothing but durability.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Renames `from` to `to`, failing with `AlreadyExists` if `to` exists,
+/// even as an empty folder (which a plain rename would replace). Where the
+/// kernel cannot do this in one step (not Linux, or a file system without
+/// `RENAME_NOREPLACE`) the existence check and the rename are two steps.
+pub fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    match renameat2(from, to, libc::RENAME_NOREPLACE) {
+        Err(e) if unsupported(&e) => {}
+        other => return other,
+    }
+    if fs::symlink_metadata(to).is_ok() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} exists", to.display()),
+        ));
+    }
+    fs::rename(from, to)
+}
+
+/// Swaps `a` and `b` (both must exist) in one step, so that a reader sees
+/// one or the other at each path, never neither. `Ok(false)` where the
+/// kernel or the file system cannot (the caller falls back to two renames).
+pub fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    match renameat2(a, b, libc::RENAME_EXCHANGE) {
+        Ok(()) => return Ok(true),
+        Err(e) if unsupported(&e) => {}
+        Err(e) => return Err(e),
+    }
+    let _ = (a, b);
+    Ok(false)
+}
+
+#[cfg(target_os = "linux")]
+fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: both pointers are NUL-terminated strings that outlive the
+    // call; renameat2 reads them and nothing else.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The kernel or the file system does not know the flag.
+#[cfg(target_os = "linux")]
+fn unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)
+    )
+}
+
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
@@ -42,6 +119,38 @@ fn unique() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rename_noreplace_refuses_an_existing_target_even_an_empty_folder() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        fs::create_dir(&a).expect("mkdir");
+        fs::write(a.join("f"), b"x").expect("write");
+        fs::create_dir(&b).expect("mkdir");
+        let e = rename_noreplace(&a, &b).expect_err("b exists");
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+        assert!(a.join("f").is_file(), "the source is untouched");
+        fs::remove_dir(&b).expect("rmdir");
+        rename_noreplace(&a, &b).expect("b is gone");
+        assert!(b.join("f").is_file() && !a.exists());
+    }
+
+    #[test]
+    fn exchange_swaps_two_folders() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        for (dir, text) in [(&a, "from a"), (&b, "from b")] {
+            fs::create_dir(dir).expect("mkdir");
+            fs::write(dir.join("f"), text).expect("write");
+        }
+        if exchange(&a, &b).expect("exchange") {
+            assert_eq!(fs::read_to_string(a.join("f")).expect("read"), "from b");
+            assert_eq!(fs::read_to_string(b.join("f")).expect("read"), "from a");
+        } else {
+            // Not supported here: nothing moved.
+            assert_eq!(fs::read_to_string(a.join("f")).expect("read"), "from a");
+        }
+    }
 
     #[test]
     fn replaces_content_and_leaves_no_temp_files() {

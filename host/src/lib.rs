@@ -19,10 +19,12 @@
 //!   paths are the host's own); what a skill may use, declared ∩ granted,
 //!   and what a grant request writes; a new skill folder with a handler
 //!   from a template.
-//! - layer 3: `sandbox`, `store`, `llm`, `tools`: the wasmtime sandbox
-//!   (it defines the services it calls out to: `ToolHost`, `ModelHost`,
-//!   `KvHost`); the SQLite store; model providers; the tool registry and
-//!   its policy. None of them knows the others.
+//! - layer 3: `sandbox`, `store`, `llm`, `tools`, `install`: the wasmtime
+//!   sandbox (it defines the services it calls out to: `ToolHost`,
+//!   `ModelHost`, `KvHost`); the SQLite store; model providers; the tool
+//!   registry and its policy; installing skills from a folder, an archive
+//!   or a registry into the installed root, and uninstalling them. None of
+//!   them knows the others.
 //! - layer 4: `learn`, `forge`: rules from recorded failures, applied to
 //!   runs; the operator's edits of them. Skills written from successful
 //!   runs and improved in place, through one checked, atomic writer, with
@@ -52,6 +54,7 @@ pub mod exec;
 pub mod forge;
 pub mod fsutil;
 pub mod grants;
+pub mod install;
 pub mod learn;
 pub mod llm;
 pub mod mcp;

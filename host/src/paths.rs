@@ -8,6 +8,9 @@ use crate::skill::{Root, Source};
 /// The configuration file, in the workspace and the user folder.
 pub const CONFIG_FILE: &str = "skillhost.toml";
 
+/// The staging folder's name inside the installed root.
+pub const INSTALL_STAGING: &str = ".staging";
+
 /// The folders one invocation works with. Built once at the edge (CLI, MCP)
 /// and passed down, so library code never reads the environment itself.
 #[derive(Debug, Clone)]
@@ -69,6 +72,13 @@ impl Paths {
         self.home.join("installed")
     }
 
+    /// Where an install unpacks and checks a skill before it is moved into
+    /// the installed root: inside it (one file system, so the move is one
+    /// rename) but never searched by the catalog.
+    pub fn install_staging(&self) -> PathBuf {
+        self.installed_root().join(INSTALL_STAGING)
+    }
+
     /// Cache of compiled components, shared by every workspace of this user.
     /// `$SKILLHOST_CACHE_DIR` moves it (tests share one across homes).
     pub fn cache_dir(&self) -> PathBuf {
@@ -87,7 +97,10 @@ impl Paths {
         // Forged skills come right after the bundled ones: every skill a
         // person wrote or installed overrides one of the same name.
         roots.push(Root::new(self.forged_root(), Source::Forged));
-        roots.push(Root::new(self.installed_root(), Source::Installed));
+        // Unfinished installs wait in `installed/.staging`, out of sight.
+        roots.push(
+            Root::new(self.installed_root(), Source::Installed).skipping(self.install_staging()),
+        );
         roots.push(Root::new(self.home.join("skills"), Source::User));
         roots.push(
             Root::new(self.workspace_skills(), Source::Workspace).skipping(self.forged_root()),

@@ -14,6 +14,7 @@ mod eval_forge;
 mod forge;
 mod grants;
 mod handler;
+mod install;
 mod learn;
 mod log;
 mod mcp;

@@ -1,4 +1,5 @@
-//! `skillhost skills ...`: list, search, show, validate, prompt; output only.
+//! `skillhost skills ...`: list, search, show, validate, prompt; output only
+//! (install and uninstall in `install.rs`, grants in `grants.rs`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +60,11 @@ enum SkillsCommand {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Install a skill from a folder, a .tar.gz or .zip, or a registry
+    /// (OWNER/SKILL[@VERSION]) into $SKILLHOST_HOME/installed, with no grants.
+    Install(super::install::InstallArgs),
+    /// Remove an installed skill.
+    Uninstall(super::install::UninstallArgs),
     /// Grant a skill capabilities.
     Grant(super::grants::GrantArgs),
     /// Revoke a skill's grants.
@@ -108,6 +114,8 @@ pub fn run(args: SkillsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         SkillsCommand::Show { name } => show(&ctx.catalog(), &name),
         SkillsCommand::Validate { paths } => Ok(validate(&paths)?),
+        SkillsCommand::Install(a) => super::install::install(a, ctx),
+        SkillsCommand::Uninstall(a) => super::install::uninstall(a, ctx),
         SkillsCommand::Grant(a) => super::grants::grant(a, ctx),
         SkillsCommand::Revoke(a) => super::grants::revoke(a, ctx),
         #[cfg(feature = "forge")]

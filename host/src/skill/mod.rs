@@ -16,6 +16,7 @@ mod validate;
 mod yaml;
 
 pub use catalog::{Catalog, CatalogConfig, LoadOptions, LoadStats, Root, Warning, content_version};
+pub(crate) use discover::SKILL_FILES;
 pub use files::{FileIdentity, SkillFileError};
 pub use model::*;
 pub(crate) use parse::is_spec_name;
