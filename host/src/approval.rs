@@ -47,7 +47,8 @@ pub struct GateConfig {
     pub max_recorded_cases: usize,
     /// Imports the operator lets through for one skill although nothing
     /// it declares permits them, by skill name: each entry a package
-    /// (`wasi:sockets`) or an interface (`wasi:sockets/tcp`). For language
+    /// (`wasi:sockets`), an interface (`wasi:sockets/tcp`) or a function
+    /// of one (`skillhost:skill/host#complete`). For language
     /// runtimes that import what they never use; the sandbox still refuses
     /// every call the skill has no grant for, and each import let through
     /// is listed in the report.
@@ -245,8 +246,6 @@ pub enum Status {
 /// Why a check failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FindingClass {
-    /// The artifact could not be read.
-    Unreadable,
     /// A core wasm module, not a component.
     CoreModule,
     /// Not WebAssembly, or not a valid component.

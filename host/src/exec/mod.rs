@@ -851,7 +851,8 @@ impl Runner {
 
     /// The skill's validators, compiled once per runner (their regular
     /// expressions took milliseconds per run), with what did not compile.
-    fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
+    /// The gate reads a handler's answers through them too.
+    pub fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
         if let Some(v) = lock(&self.shared.validators).get(&skill.path) {
             return v.clone();
         }
@@ -1329,7 +1330,7 @@ fn micros(since: Instant) -> u64 {
 }
 
 /// A skill's validators and the problems of those that did not compile.
-type ValidatorSet = (Vec<crate::learn::Validator>, Vec<String>);
+pub type ValidatorSet = (Vec<crate::learn::Validator>, Vec<String>);
 
 /// The files of a skill as a runner last read them.
 #[derive(Clone)]

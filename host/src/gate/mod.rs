@@ -439,7 +439,7 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
                         checks.push(imports);
                         checks.push(capabilities);
                         let (verdicts, ran) =
-                            run_cases(runner, subject, &sandbox, &handler).await?;
+                            run_cases(runner, subject, sandbox.clone(), handler).await?;
                         checks.extend(verdicts);
                         cases = ran;
                     }
@@ -549,8 +549,8 @@ fn case_capabilities(subject: &Subject, ceiling: &[&str]) -> Capabilities {
 async fn run_cases(
     runner: &Runner,
     subject: &Subject,
-    sandbox: &sandbox::Sandbox,
-    handler: &sandbox::Handler,
+    sandbox: Arc<sandbox::Sandbox>,
+    handler: sandbox::Handler,
 ) -> Result<([Verdict; 3], Vec<approval::CaseRun>), GateError> {
     let skill = &subject.skill;
     let config = runner.config();
@@ -580,25 +580,20 @@ async fn run_cases(
         ],
         control: Arc::new(runner.paths().control_paths()),
     };
-    let (validators, _) = crate::learn::validators(&skill.meta.skillhost.validators);
-    let bench = run::Bench {
+    let validators = runner.validators(skill);
+    let bench = Arc::new(run::Bench {
         sandbox,
         handler,
-        skill,
+        skill: skill.clone(),
         capabilities: case_capabilities(subject, &gate.ceiling(subject.provenance)),
         limits: strict_limits(config, &skill.meta.skillhost.limits),
-        roots: &roots,
-        validators: &validators,
+        roots,
+        validators,
         seed: rand::random(),
         kv_quota_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
-    };
-    let mut ran = Vec::with_capacity(all.len());
-    for (i, case) in all.iter().enumerate() {
-        match bench.run(i, case).await {
-            Ok(r) => ran.push(r),
-            Err(e) => invalid.push(e),
-        }
-    }
+    });
+    let (ran, could_not) = bench.run_all(&all).await;
+    invalid.extend(could_not);
     let verdicts = run::verdicts(&ran, &invalid, left_out);
     Ok((verdicts, ran.into_iter().map(|r| r.run).collect()))
 }

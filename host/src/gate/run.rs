@@ -1,5 +1,6 @@
 //! Checks 5 to 7: every case runs twice in the sandbox, under strict
-//! limits and with clocks and random numbers from two different seeds.
+//! limits and with clocks and random numbers from two different seeds,
+//! as many runs at once as there are cores.
 //! The first run's answer must be the expected one (5), the second's the
 //! same as the first (6), and neither may hit a limit (7).
 //!
@@ -17,21 +18,22 @@ use super::cases::{Case, Compare};
 use super::statics::{fail, pass};
 use crate::approval::{CaseRun, Check, FindingClass, Verdict};
 use crate::grants::Effective;
-use crate::learn::Validator;
 use crate::learn::condition::Facts;
 use crate::sandbox::{CallRequest, Entropy, FileRoots, Handler, KvHost, Limits, Sandbox, Services};
 use crate::skill::{Capabilities, Skill};
 use crate::types::{Failure, FailureClass, Output, ServiceError};
 
 /// What every case of one gate runs with.
-pub(super) struct Bench<'a> {
-    pub sandbox: &'a Sandbox,
-    pub handler: &'a Handler,
-    pub skill: &'a Skill,
+pub(super) struct Bench {
+    pub sandbox: Arc<Sandbox>,
+    pub handler: Handler,
+    pub skill: Skill,
     pub capabilities: Capabilities,
     pub limits: Limits,
-    pub roots: &'a FileRoots,
-    pub validators: &'a [Validator],
+    pub roots: FileRoots,
+    /// The skill's validators (and the problems of those that did not
+    /// compile, which a run ignores too).
+    pub validators: Arc<crate::exec::ValidatorSet>,
     /// A random base the seeds of each case's two runs derive from.
     pub seed: u64,
     pub kv_quota_bytes: u64,
@@ -47,39 +49,53 @@ pub(super) struct Ran {
     pub limit: Option<FindingClass>,
 }
 
-impl Bench<'_> {
-    pub(super) async fn run(&self, index: usize, case: &Case) -> Result<Ran, String> {
-        let context =
-            crate::exec::context::build(&self.skill.meta.context_fields, &case.context)
-                .map_err(|e| format!("{}: its context does not fit the skill: {e}", case.origin))?;
-        let seeds = self.seeds(index);
-        let (first, second) = tokio::join!(
-            self.once(&case.task, &context, seeds[0]),
-            self.once(&case.task, &context, seeds[1])
-        );
-        let limit = limit_hit(&first).or_else(|| limit_hit(&second));
-        let got = describe(&first);
-        let passed = limit.is_none() && case.matches(&first);
-        Ok(Ran {
-            run: CaseRun {
-                origin: case.origin.clone(),
-                task: case.task.clone(),
-                compare: case.compare.name().to_owned(),
-                expected: shorten(&case.expected_text()),
-                got,
-                passed,
-                deterministic: first == second,
-                limit: limit.map(|_| {
-                    [&first, &second]
-                        .into_iter()
-                        .find_map(|r| r.as_ref().err().filter(|f| is_limit(f)))
-                        .map(|f| shorten(&f.message))
-                        .unwrap_or_default()
-                }),
-                seeds,
-            },
-            limit,
-        })
+impl Bench {
+    /// Runs every case twice, as many runs at once as there are cores;
+    /// the cases in their order, and the ones that could not run (each an
+    /// explanation naming it).
+    pub(super) async fn run_all(self: Arc<Self>, cases: &[Case]) -> (Vec<Ran>, Vec<String>) {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let slots = Arc::new(tokio::sync::Semaphore::new(cores));
+        let mut invalid = Vec::new();
+        let mut started = Vec::with_capacity(cases.len());
+        for (i, case) in cases.iter().enumerate() {
+            let context =
+                match crate::exec::context::build(&self.skill.meta.context_fields, &case.context) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        invalid.push(format!(
+                            "{}: its context does not fit the skill: {e}",
+                            case.origin
+                        ));
+                        continue;
+                    }
+                };
+            let seeds = self.seeds(i);
+            let runs = seeds.map(|seed| {
+                let (bench, slots) = (self.clone(), slots.clone());
+                let (task, context) = (case.task.clone(), context.clone());
+                tokio::spawn(async move {
+                    let _slot = slots.acquire_owned().await;
+                    bench.once(&task, &context, seed).await
+                })
+            });
+            started.push((case, context, seeds, runs));
+        }
+        let mut ran = Vec::with_capacity(started.len());
+        for (case, context, seeds, [a, b]) in started {
+            let joined = |r: Result<Result<Output, Failure>, tokio::task::JoinError>| {
+                r.unwrap_or_else(|e| {
+                    Err(Failure::new(
+                        FailureClass::Trap,
+                        format!("the run's task ended abnormally: {e}"),
+                    ))
+                })
+            };
+            let first = self.validate(&case.task, &context, joined(a.await));
+            let second = self.validate(&case.task, &context, joined(b.await));
+            ran.push(judge(case, seeds, first, second));
+        }
+        (ran, invalid)
     }
 
     /// Two different seeds for case `index`.
@@ -112,40 +128,75 @@ impl Bench<'_> {
             model: None,
             kv: Some(Arc::new(ScratchKv::new(self.kv_quota_bytes))),
         };
-        let outcome = self
-            .sandbox
+        self.sandbox
             .call(
-                self.handler,
+                &self.handler,
                 &CallRequest {
                     skill: &self.skill.name,
                     description: task,
                     context,
                     grants: &grants,
                     limits: self.limits,
-                    roots: self.roots,
+                    roots: &self.roots,
                     services,
                     entropy: Entropy::Seeded(seed),
                 },
             )
-            .await;
-        // The skill's validators read answers as they do on a run, so a
-        // recorded failure that a validator named is reproduced.
-        match outcome.result {
-            Ok(output) => {
-                let facts = Facts {
-                    task,
-                    skill: &self.skill.name,
-                    context,
-                    output: Some(&output.body),
-                    failure: None,
-                };
-                match self.validators.iter().find(|v| v.fails(&facts)) {
-                    Some(v) => Err(Failure::new(v.class.clone(), v.message.clone())),
-                    None => Ok(output),
-                }
-            }
-            Err(f) => Err(f),
+            .await
+            .result
+    }
+
+    /// The skill's validators read answers as they do on a run, so a
+    /// recorded failure that a validator named is reproduced.
+    fn validate(
+        &self,
+        task: &str,
+        context: &Map<String, Value>,
+        result: Result<Output, Failure>,
+    ) -> Result<Output, Failure> {
+        let output = result?;
+        let facts = Facts {
+            task,
+            skill: &self.skill.name,
+            context,
+            output: Some(&output.body),
+            failure: None,
+        };
+        match self.validators.0.iter().find(|v| v.fails(&facts)) {
+            Some(v) => Err(Failure::new(v.class.clone(), v.message.clone())),
+            None => Ok(output),
         }
+    }
+}
+
+/// A case's verdicts from its two runs.
+fn judge(
+    case: &Case,
+    seeds: [u64; 2],
+    first: Result<Output, Failure>,
+    second: Result<Output, Failure>,
+) -> Ran {
+    let limit = limit_hit(&first).or_else(|| limit_hit(&second));
+    let passed = limit.is_none() && case.matches(&first);
+    Ran {
+        run: CaseRun {
+            origin: case.origin.clone(),
+            task: case.task.clone(),
+            compare: case.compare.name().to_owned(),
+            expected: shorten(&case.expected_text()),
+            got: describe(&first),
+            passed,
+            deterministic: first == second,
+            limit: limit.map(|_| {
+                [&first, &second]
+                    .into_iter()
+                    .find_map(|r| r.as_ref().err().filter(|f| is_limit(f)))
+                    .map(|f| shorten(&f.message))
+                    .unwrap_or_default()
+            }),
+            seeds,
+        },
+        limit,
     }
 }
 

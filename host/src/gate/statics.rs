@@ -145,6 +145,21 @@ fn provided(interface: &str) -> bool {
     interface.starts_with("wasi:") || interface.starts_with("skillhost:skill/")
 }
 
+/// Whether an `[gate.allow_imports]` entry covers `function` of
+/// `interface`: a package (`wasi:sockets`), an interface
+/// (`wasi:sockets/tcp`) or one function (`skillhost:skill/host#complete`).
+fn exemption_covers(entry: &str, interface: &str, function: Option<&str>) -> bool {
+    let entry = entry.trim();
+    if let Some((iface, f)) = entry.split_once('#') {
+        return iface == interface && function == Some(f);
+    }
+    let entry = entry.trim_end_matches('/');
+    interface == entry
+        || interface
+            .strip_prefix(entry)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// Check 3: every import is permitted by pure computation or by a
 /// capability the skill declares and its ceiling allows; or the operator
 /// let it through for this skill (`[gate.allow_imports]`), which the
@@ -226,13 +241,9 @@ pub(super) fn imports(inspection: &Inspection, input: &Input<'_>) -> Verdict {
             // Only what the sandbox provides (and refuses without a
             // grant) can be let through; anything else would not link.
             let exempted = match class {
-                FindingClass::UndeclaredImport => exempt.iter().find(|e| {
-                    let e = e.trim().trim_end_matches('/');
-                    interface == e
-                        || interface
-                            .strip_prefix(e)
-                            .is_some_and(|r| r.starts_with('/'))
-                }),
+                FindingClass::UndeclaredImport => exempt
+                    .iter()
+                    .find(|e| exemption_covers(e, interface, function)),
                 _ => None,
             };
             match exempted {
@@ -456,6 +467,22 @@ mod tests {
         assert_eq!(v.status, Status::Pass, "{v:?}");
         assert!(v.explanation.contains("[gate.allow_imports]"), "{v:?}");
         assert_eq!(v.details.len(), 3);
+        // Down to one host function.
+        let host = component(&[("skillhost:skill/host@0.1.0", &["log", "complete", "kv-get"])]);
+        config
+            .allow_imports
+            .insert("s".into(), vec!["skillhost:skill/host#complete".into()]);
+        let v = check(&host, &input(&none, &config));
+        assert_eq!(v.details.len(), 2, "{v:?}");
+        assert!(v.details[0].contains("host#kv-get"), "{v:?}");
+        config
+            .allow_imports
+            .insert("s".into(), vec!["skillhost:skill/host".into()]);
+        assert_eq!(check(&host, &input(&none, &config)).status, Status::Pass);
+        config.allow_imports.insert(
+            "s".into(),
+            vec!["wasi:sockets".into(), "wasi:filesystem/types".into()],
+        );
         // Another skill's setting does not apply.
         let other = Input {
             skill: "t",

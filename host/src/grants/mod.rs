@@ -84,7 +84,10 @@ mod tools;
 ///
 /// The front-matter key, the grant key, the `skills grant` flag, the
 /// intersection and the description then all exist; `configure_wasi` is
-/// the per-call setting. Capabilities enforced through the host interface
+/// the per-call setting; `imports` names the interfaces a component may
+/// import when its skill may use the capability (the validation gate's
+/// import check; the clock needs none beyond pure computation, so keeps
+/// the empty default). Capabilities enforced through the host interface
 /// (`llm`, `kv`, `tools`) or a host service (`files` through the control
 /// paths, `http` through the network guard) are checked where that
 /// interface or service lives, in `sandbox`, against the same field.
@@ -582,9 +585,22 @@ mod tests {
         // No capability grants sockets.
         assert_eq!(permitter("wasi:sockets/tcp", None), Permitter::Nothing);
         assert_eq!(permitter("evil:thing/x", None), Permitter::Nothing);
-        // Every capability permits something, so each can be checked.
+        // What a capability permits is never pure computation already, or
+        // the gate would name the wrong reason for a refusal.
         for c in CAPABILITIES {
-            assert!(!c.imports().is_empty(), "{}", c.key());
+            for p in c.imports() {
+                let functions: Vec<Option<&str>> = match p.functions {
+                    [] => vec![None],
+                    f => f.iter().map(|f| Some(*f)).collect(),
+                };
+                for f in functions {
+                    assert_eq!(
+                        permitter(p.interface, f),
+                        Permitter::Capability(c.key()),
+                        "{p:?}"
+                    );
+                }
+            }
         }
     }
 
