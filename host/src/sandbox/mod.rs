@@ -812,9 +812,11 @@ impl Inner {
             job.limits,
             job.services,
             &job.roots,
-            self.options.net.clone(),
-            budget.clone(),
-            job.entropy,
+            state::Ambient {
+                net: self.options.net.clone(),
+                budget: budget.clone(),
+                entropy: job.entropy,
+            },
         ) {
             Ok(s) => s,
             Err(e) => {

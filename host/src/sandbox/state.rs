@@ -129,6 +129,15 @@ pub enum GrantPathError {
     },
 }
 
+/// What the host gives one call besides its grants: how its outbound HTTP
+/// is judged, the budget its host memory is charged to, and where its
+/// clocks and random numbers come from.
+pub(crate) struct Ambient {
+    pub(crate) net: crate::netguard::NetPolicy,
+    pub(crate) budget: Arc<HostBudget>,
+    pub(crate) entropy: Entropy,
+}
+
 impl HostState {
     pub(crate) fn new(
         skill: &str,
@@ -136,10 +145,13 @@ impl HostState {
         limits: Limits,
         services: Services,
         roots: &FileRoots,
-        net: crate::netguard::NetPolicy,
-        budget: Arc<HostBudget>,
-        entropy: Entropy,
+        ambient: Ambient,
     ) -> Result<Self, GrantPathError> {
+        let Ambient {
+            net,
+            budget,
+            entropy,
+        } = ambient;
         let stdout = MemoryOutputPipe::new(STDIO_CAPTURE);
         let stderr = MemoryOutputPipe::new(STDIO_CAPTURE);
         let mut b = WasiCtxBuilder::new();
