@@ -170,6 +170,10 @@ fn gate_cmd(
         print_report(gated.report_id, &gated.report)?;
         let name = &gated.report.skill;
         match gated.state {
+            Some(state) if !gated.gated_at_run_time => outln!(
+                "state: {} (skills of its source run their handler without approval: [gate] sources)",
+                state_name(state)
+            )?,
             Some(HandlerState::Enabled) => outln!("state: enabled")?,
             Some(HandlerState::Passed) => outln!(
                 "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
@@ -185,11 +189,6 @@ fn gate_cmd(
                 "state: passed, outside the catalog: move the folder in, then `skillhost handler approve {name}` (or the `[gate] approve` policy enables it)"
             )?,
             None => outln!("state: quarantined; the artifact stays where it is, with its report")?,
-        }
-        if !gated.gated_at_run_time && subject.in_catalog() {
-            outln!(
-                "note: skills of this source run their handler without approval ([gate] sources)"
-            )?;
         }
     }
     Ok(if gated.report.passed() {
@@ -228,11 +227,7 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         None => outln!("no gate report for `{skill}` yet: `skillhost handler gate {skill}`")?,
     }
-    let state = match status.state {
-        HandlerState::Enabled => "enabled",
-        HandlerState::Passed => "passed",
-        HandlerState::Quarantined => "quarantined",
-    };
+    let state = state_name(status.state);
     match (&status.refusal, status.gated_at_run_time) {
         (Some(why), true) => outln!("state: {state}: {why}")?,
         (_, false) => outln!(
@@ -241,6 +236,14 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         (None, true) => outln!("state: {state}")?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn state_name(state: HandlerState) -> &'static str {
+    match state {
+        HandlerState::Enabled => "enabled",
+        HandlerState::Passed => "passed",
+        HandlerState::Quarantined => "quarantined",
+    }
 }
 
 /// A report as lines: the artifact, then one verdict per check.
