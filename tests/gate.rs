@@ -695,3 +695,44 @@ fn handler_report_prints_each_verdict_and_the_state() {
         none.stderr
     );
 }
+
+/// The determinism check rests on this: a call's random numbers come from
+/// its seed when it has one, so the same seed repeats them and another
+/// seed (or the host's own source) does not.
+#[test]
+fn seeded_calls_repeat_their_random_numbers_and_other_seeds_do_not() {
+    use skillhost::grants::Effective;
+    use skillhost::sandbox::{
+        CallRequest, Entropy, FileRoots, Limits, Sandbox, SandboxOptions, Services,
+    };
+    let sandbox = Sandbox::new(&SandboxOptions::default()).expect("sandbox");
+    let handler = sandbox.load(&echo()).expect("load");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let roots = FileRoots {
+        skill_dir: dir.path().to_path_buf(),
+        workspace: dir.path().to_path_buf(),
+        skill_files: Vec::new(),
+        control: Default::default(),
+    };
+    let context = serde_json::Map::new();
+    let rt = harness::runtime();
+    let draw = |entropy: Entropy| {
+        let out = rt.block_on(sandbox.call(
+            &handler,
+            &CallRequest {
+                skill: "echo",
+                description: "@random",
+                context: &context,
+                grants: &Effective::none(),
+                limits: Limits::default(),
+                roots: &roots,
+                services: Services::default(),
+                entropy,
+            },
+        ));
+        out.result.expect("an answer").body
+    };
+    assert_eq!(draw(Entropy::Seeded(7)), draw(Entropy::Seeded(7)));
+    assert_ne!(draw(Entropy::Seeded(7)), draw(Entropy::Seeded(8)));
+    assert_ne!(draw(Entropy::Host), draw(Entropy::Host));
+}
