@@ -472,3 +472,111 @@ fn handler_new_refuses_bad_names_before_writing() {
             .unwrap_or(false)
     );
 }
+
+/// The Python example imports what its runtime imports, used or not:
+/// wasi:sockets, wasi:filesystem and every function of the host interface.
+/// The gate rejects it for a skill that declares none of them, and it
+/// passes (the shared table as its cases) only through the documented
+/// route: the operator lets exactly those imports through for this skill,
+/// and the report lists each one.
+#[test]
+fn python_example_passes_the_gate_only_through_the_documented_route() {
+    let root = example(Lang::Python);
+    let ws = Workspace::new();
+    let dir = ws.skills.join("unit-converter");
+    std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+    for f in ["SKILL.md", "handler.wasm"] {
+        std::fs::copy(root.join("unit-converter").join(f), dir.join(f)).expect("copy");
+    }
+    let lines: Vec<String> = cases()
+        .iter()
+        .map(|c| {
+            let context: serde_json::Map<String, serde_json::Value> = c
+                .context
+                .iter()
+                .map(|pair| {
+                    let (k, v) = pair.split_once('=').expect("KEY=VALUE");
+                    (k.to_owned(), serde_json::Value::String(v.to_owned()))
+                })
+                .collect();
+            let expect = match c.expect {
+                Ok(body) => serde_json::json!({ "output": body }),
+                Err((class, message)) => {
+                    serde_json::json!({ "failure": class, "message": message })
+                }
+            };
+            let mut line = serde_json::json!({ "task": c.task, "context": context });
+            if let (Some(l), Some(e)) = (line.as_object_mut(), expect.as_object()) {
+                l.extend(e.clone());
+            }
+            line.to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("tests/cases.jsonl"), lines.join("\n")).expect("write cases");
+    let skills = ws.skills.display().to_string();
+    let gate = |ws: &Workspace| {
+        ws.run_cli(&[
+            "--skills",
+            &skills,
+            "handler",
+            "gate",
+            "unit-converter",
+            "--json",
+        ])
+    };
+
+    let rejected = gate(&ws);
+    assert_eq!(rejected.code, 1, "{}{}", rejected.stdout, rejected.stderr);
+    let report = &rejected.json()["report"];
+    let imports = report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|v| v["check"] == "imports"))
+        .expect("imports verdict");
+    assert_eq!(imports["status"], "fail", "{report}");
+    assert_eq!(imports["class"], "UndeclaredImport", "{report}");
+    let refused = imports["details"].to_string();
+    for i in [
+        "wasi:sockets/tcp",
+        "wasi:filesystem/preopens",
+        "skillhost:skill/host#complete",
+    ] {
+        assert!(refused.contains(i), "{i} not refused: {refused}");
+    }
+    assert!(
+        report["cases"].as_array().is_some_and(|c| c.is_empty()),
+        "nothing ran"
+    );
+
+    std::fs::write(
+        ws.workspace.join("skillhost.toml"),
+        "[gate.allow_imports]\nunit-converter = [\"wasi:sockets\", \"wasi:filesystem\", \"skillhost:skill/host\"]\n",
+    )
+    .expect("write config");
+    let passed = gate(&ws);
+    let v = passed.json();
+    let report = &v["report"];
+    assert_eq!(passed.code, 0, "{report:#}\n{}", passed.stderr);
+    assert_eq!(report["outcome"], "passed");
+    let imports = report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|v| v["check"] == "imports"))
+        .expect("imports verdict");
+    assert!(
+        imports["explanation"]
+            .as_str()
+            .is_some_and(|e| e.contains("[gate.allow_imports]")),
+        "{imports}"
+    );
+    let let_through = imports["details"].as_array().expect("listed");
+    assert!(
+        let_through.iter().all(|d| d
+            .as_str()
+            .is_some_and(|d| d.starts_with("let through by [gate.allow_imports] unit-converter"))),
+        "{imports}"
+    );
+    assert_eq!(
+        report["cases"].as_array().map(Vec::len),
+        Some(cases().len()),
+        "{report:#}"
+    );
+}

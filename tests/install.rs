@@ -1068,8 +1068,18 @@ fn an_installed_handler_runs_with_pure_computation_only_until_granted() {
         .install_archive("hostile.tar.gz", &archive, &InstallConfig::default())
         .expect("installs");
     assert_eq!(installed.handler.as_deref(), Some("handler.wasm"));
+    // Grants alone: the gate, which would keep this handler from running
+    // at all (it imports sockets and http), is tested in tests/gate.rs and
+    // by `an_installed_handler_is_gated_and_runs_only_once_approved`.
+    std::fs::write(
+        env.ws.workspace.join("skillhost.toml"),
+        "[gate]\nsources = []\n",
+    )
+    .expect("config");
 
-    let runner = env.ws.runner(Config::default());
+    let runner = env
+        .ws
+        .runner(Config::load(&env.ws.paths()).expect("config"));
     let o = run(&runner, "hostile", "kv", json!({}));
     assert_eq!(o.grants.as_deref(), Some("not granted"), "{o:?}");
     let f = o.failure.as_ref().expect("kv is refused");
@@ -1560,4 +1570,84 @@ fn a_source_is_a_path_when_one_exists_else_a_registry_reference() {
         let e = InstallSource::parse(missing, cwd).expect_err(missing);
         assert!(e.to_string().contains("neither a file"), "{missing}: {e}");
     }
+}
+
+#[test]
+fn an_installed_handler_is_gated_and_runs_only_once_approved() {
+    let env = Env::new();
+    let src = env.sources.join("echoer");
+    std::fs::create_dir_all(src.join("tests")).expect("mkdir");
+    std::fs::write(
+        src.join("SKILL.md"),
+        md(
+            "echoer",
+            "metadata:\n  skillhost:\n    handler: handler.wasm\n",
+        ),
+    )
+    .expect("SKILL.md");
+    std::fs::copy(guest("echo-guest"), src.join("handler.wasm")).expect("handler");
+    std::fs::write(
+        src.join("tests/cases.jsonl"),
+        "{\"task\": \"hi\", \"output\": \"hi\"}\n",
+    )
+    .expect("cases");
+
+    // The install runs the gate; an installed handler waits for approval.
+    let out = env
+        .ws
+        .run_cli(&["skills", "install", &src.display().to_string()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("gate:        passed (1 case(s))"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("skillhost handler approve echoer"),
+        "{}",
+        out.stdout
+    );
+    let refused = env.ws.run_cli(&["run", "--skill", "echoer", "hi"]);
+    assert_ne!(refused.code, 0, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("HandlerNotApproved"),
+        "{}",
+        refused.stderr
+    );
+
+    let approved = env.ws.run_cli(&["handler", "approve", "echoer"]);
+    assert_eq!(approved.code, 0, "{}", approved.stderr);
+    let ran = env.ws.run_cli(&["run", "--skill", "echoer", "hi"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.stdout.trim(), "hi");
+
+    // A handler that imports what no capability permits is rejected at
+    // install: the skill is installed, its handler stays quarantined.
+    let hostile = env.sources.join("hostile");
+    std::fs::create_dir_all(&hostile).expect("mkdir");
+    std::fs::write(
+        hostile.join("SKILL.md"),
+        md(
+            "hostile",
+            "metadata:\n  skillhost:\n    handler: handler.wasm\n",
+        ),
+    )
+    .expect("SKILL.md");
+    std::fs::copy(guest("hostile-guest"), hostile.join("handler.wasm")).expect("handler");
+    let out = env.ws.run_cli(&[
+        "skills",
+        "install",
+        "--json",
+        &hostile.display().to_string(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = out.json();
+    assert_eq!(report["gate"]["passed"], false, "{report}");
+    assert_eq!(report["gate"]["state"], "quarantined", "{report}");
+    let refused = env.ws.run_cli(&["run", "--skill", "hostile", "kv"]);
+    assert!(
+        refused.stderr.contains("HandlerNotApproved"),
+        "{}",
+        refused.stderr
+    );
 }

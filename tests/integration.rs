@@ -24,6 +24,7 @@ mod examples;
 mod forge;
 mod forge_eval;
 mod forge_usage;
+mod gate;
 mod install;
 mod learning;
 mod llm_providers;

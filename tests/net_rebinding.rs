@@ -184,6 +184,7 @@ fn sandbox_call(targets: &Targets, action: &str, url: &str) -> CallOutcome {
         limits: Limits::default(),
         roots: &roots,
         services: Services::default(),
+        entropy: Default::default(),
     };
     harness::runtime().block_on(sandbox.call(&handler, &req))
 }

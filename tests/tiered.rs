@@ -55,6 +55,7 @@ fn call(sandbox: &Sandbox, handler: &Handler, what: &str, limits: Limits) -> Cal
         limits,
         roots: &roots,
         services: Services::default(),
+        entropy: Default::default(),
     };
     harness::runtime().block_on(sandbox.call(handler, &req))
 }

@@ -68,6 +68,7 @@ impl Bench {
                 limits: Limits::default(),
                 roots: &self.roots,
                 services: Services::default(),
+                entropy: Default::default(),
             };
             let outcome = sandbox.call(&handler, &req).await;
             let body = outcome.result.map(|o| o.body);

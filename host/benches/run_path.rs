@@ -96,6 +96,7 @@ fn main() {
                 limits,
                 roots: &roots,
                 services: Default::default(),
+                entropy: Default::default(),
             },
         ));
         assert_eq!(out.result.map(|o| o.body).as_deref(), Ok("hi"));

@@ -258,6 +258,7 @@ impl Hosted {
                     limits: Limits::default(),
                     roots: &self.roots,
                     services: Default::default(),
+                    entropy: Default::default(),
                 },
             )
             .await;

@@ -54,6 +54,8 @@ pub struct Config {
     #[cfg(not(feature = "forge"))]
     #[serde(skip_serializing)]
     pub forge: Option<toml::Value>,
+    /// The validation gate for installed and generated handlers.
+    pub gate: crate::approval::GateConfig,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
     /// Retrieval: pinned skills.

@@ -25,26 +25,31 @@
 //!   registry and its policy; installing skills from a folder, an archive
 //!   or a registry into the installed root, and uninstalling them. None of
 //!   them knows the others.
-//! - layer 4: `learn`, `forge`: rules from recorded failures, applied to
-//!   runs; the operator's edits of them. Skills written from successful
-//!   runs and improved in place, through one checked, atomic writer, with
-//!   their history; recurring tool sequences mined from the runs (cargo
-//!   feature `forge`). Neither knows the other.
+//! - layer 4: `learn`, `forge`, `approval`: rules from recorded failures,
+//!   applied to runs; the operator's edits of them. Skills written from
+//!   successful runs and improved in place, through one checked, atomic
+//!   writer, with their history; recurring tool sequences mined from the
+//!   runs (cargo feature `forge`). The validation gate's settings, reports
+//!   and approvals, pinned to an artifact's bytes: what `exec` asks before
+//!   it runs a gated handler. None knows the others.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
 //!   settings type.
 //! - layer 6: `exec`: a task's path through the tiers, wiring the layer-3
 //!   services into the sandbox, recording the run, and after it (off the
 //!   request path) forging and improving skills and swapping in the
 //!   reloaded catalog.
-//! - layer 7: `eval`, `ops`, `app`: ablations, simulated models and their
-//!   scenarios; granting and revoking a skill's capabilities in
+//! - layer 7: `eval`, `ops`, `app`, `gate`: ablations, simulated models
+//!   and their scenarios; granting and revoking a skill's capabilities in
 //!   `skillhost.toml`, pinned to its fingerprint; wiring a runner from
-//!   paths, configuration, model and rules.
+//!   paths, configuration, model and rules; the validation gate's checks
+//!   of a handler (static, then its cases in the sandbox), its stored
+//!   report and the approval policy.
 //! - layer 8: `mcp`: the MCP server over `exec`.
 //! - layer 9: `cli`: argument parsing and the commands' printing; each
 //!   command calls the library.
 
 pub mod app;
+pub mod approval;
 pub mod bundled;
 pub mod cli;
 pub mod config;
@@ -53,6 +58,7 @@ pub mod exec;
 #[cfg(feature = "forge")]
 pub mod forge;
 pub mod fsutil;
+pub mod gate;
 pub mod grants;
 pub mod install;
 pub mod learn;

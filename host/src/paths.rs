@@ -79,6 +79,12 @@ impl Paths {
         self.installed_root().join(INSTALL_STAGING)
     }
 
+    /// Where handlers wait for the validation gate before they are moved
+    /// into a skill: `.skillhost/quarantine/SKILL/HASH/` (see `gate`).
+    pub fn quarantine_dir(&self) -> PathBuf {
+        self.state_dir().join("quarantine")
+    }
+
     /// Cache of compiled components, shared by every workspace of this user.
     /// `$SKILLHOST_CACHE_DIR` moves it (tests share one across homes).
     pub fn cache_dir(&self) -> PathBuf {

@@ -85,6 +85,9 @@ failure_classes! {
     Denied,
     /// The handler could not be read, compiled or instantiated.
     HandlerUnavailable,
+    /// The skill's handler is of a gated source and not approved for
+    /// these exact bytes (see the `gate` module).
+    HandlerNotApproved,
     /// A handler failed with a class that is not an identifier.
     InvalidFailure,
     /// A skill's declared pipeline does not parse.

@@ -48,7 +48,16 @@ pub fn guest(name: &str) -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let dir = BUILT
         .get_or_init(|| {
-            let out = target_dir().join("guests");
+            // A folder of this checkout's own: where several checkouts share
+            // one target dir, a build of another's test guests would
+            // otherwise replace these files under a running test.
+            let checkout = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                repo_root().hash(&mut h);
+                format!("{:016x}", h.finish())
+            };
+            let out = target_dir().join("test-guests").join(checkout);
             let status = Command::new(env!("CARGO"))
                 .current_dir(repo_root())
                 .args(["build", "--quiet", "--profile", "guest", "--target", "wasm32-wasip2"])

@@ -1,5 +1,5 @@
-//! `skillhost handler ...`: look inside handler components, and scaffold
-//! new handlers.
+//! `skillhost handler ...`: look inside handler components, gate them,
+//! show their reports and approve them, and scaffold new handlers.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,6 +9,8 @@ use clap::builder::PossibleValue;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::Ctx;
+use crate::approval::{HandlerState, Outcome, Provenance, Report, Status};
+use crate::gate;
 use crate::sandbox::inspect::inspect;
 use crate::scaffold::{Lang, scaffold};
 use crate::types::Chain;
@@ -32,6 +34,30 @@ enum HandlerCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run the validation gate on a skill's handler (a skill's name, or the
+    /// path of a skill folder, e.g. a quarantine slot): every check, one
+    /// verdict each, stored as the skill's latest report. Exits 1 when the
+    /// handler is rejected.
+    Gate {
+        /// A skill name, or a skill folder.
+        skill: String,
+        /// Judge it as machine-written (`generated`) or written by a person
+        /// (`installed`); default: from where the skill is.
+        #[arg(long, value_enum)]
+        provenance: Option<ProvenanceArg>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the latest gate report of a skill's handler and where the
+    /// handler stands now (quarantined, passed, enabled).
+    Report {
+        skill: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Enable a skill's handler that passed the gate, pinned to its bytes
+    /// and that report: a changed handler is disabled until it passes again.
+    Approve { skill: String },
     /// Scaffold a skill folder NAME with a handler in LANG that builds
     /// (`./build.sh`) and runs as generated.
     New {
@@ -51,6 +77,12 @@ enum HandlerCommand {
     },
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ProvenanceArg {
+    Generated,
+    Installed,
+}
+
 /// `--lang` takes each language's flag name.
 impl ValueEnum for Lang {
     fn value_variants<'a>() -> &'a [Self] {
@@ -65,6 +97,22 @@ impl ValueEnum for Lang {
 pub fn run(args: HandlerArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.command {
         HandlerCommand::Inspect { path, link, json } => inspect_cmd(&path, link, json, ctx),
+        HandlerCommand::Gate {
+            skill,
+            provenance,
+            json,
+        } => gate_cmd(&skill, provenance, json, ctx),
+        HandlerCommand::Report { skill, json } => report_cmd(&skill, json, ctx),
+        HandlerCommand::Approve { skill } => {
+            let runner = ctx.runner()?;
+            let row = gate::approve(&runner, &skill)?;
+            outln!(
+                "approved the handler of `{skill}` ({}, report {}): it runs while its bytes and declared capabilities stay as they are",
+                row.artifact,
+                row.report_id
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         HandlerCommand::New {
             name,
             lang,
@@ -81,6 +129,164 @@ pub fn run(args: HandlerArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn gate_cmd(
+    skill: &str,
+    provenance: Option<ProvenanceArg>,
+    json: bool,
+    ctx: &Ctx,
+) -> anyhow::Result<ExitCode> {
+    let runner = ctx.runner()?;
+    let provenance = provenance.map(|p| match p {
+        ProvenanceArg::Generated => Provenance::Generated,
+        ProvenanceArg::Installed => Provenance::Installed,
+    });
+    let by_name = runner.catalog().get(skill).is_some() && !skill.contains(['/', '\\']);
+    let subject = if by_name {
+        let mut s = gate::Subject::catalog(&runner, skill)?;
+        if let Some(p) = provenance {
+            s.provenance = p;
+        }
+        s
+    } else if Path::new(skill).is_dir() {
+        gate::Subject::folder(&runner, Path::new(skill), provenance)?
+    } else {
+        anyhow::bail!(
+            "no skill named `{skill}` and no skill folder at {skill}; see `skillhost skills list`"
+        );
+    };
+    let gated = super::runtime()?.block_on(gate::gate(&runner, &subject))?;
+    runner.flush();
+    if json {
+        let v = serde_json::json!({
+            "report_id": gated.report_id,
+            "state": gated.state,
+            "gated_at_run_time": gated.gated_at_run_time,
+            "report": gated.report,
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        print_report(gated.report_id, &gated.report)?;
+        let name = &gated.report.skill;
+        match gated.state {
+            Some(state) if !gated.gated_at_run_time => outln!(
+                "state: {} (skills of its source run their handler without approval: [gate] sources)",
+                state_name(state)
+            )?,
+            Some(HandlerState::Enabled) => outln!("state: enabled")?,
+            Some(HandlerState::Passed) => outln!(
+                "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
+                runner
+                    .config()
+                    .gate
+                    .why_manual(gated.report.provenance, gated.report.cases_passed())
+            )?,
+            Some(HandlerState::Quarantined) => {
+                outln!("state: quarantined; it does not run until it passes")?
+            }
+            None if gated.report.passed() => outln!(
+                "state: passed, outside the catalog: move the folder in, then `skillhost handler approve {name}` (or the `[gate] approve` policy enables it)"
+            )?,
+            None => outln!("state: quarantined; the artifact stays where it is, with its report")?,
+        }
+    }
+    Ok(if gated.report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let runner = ctx.runner()?;
+    let status = gate::status(&runner, skill)?;
+    if json {
+        let v = serde_json::json!({
+            "skill": skill,
+            "state": status.state,
+            "refusal": status.refusal,
+            "artifact": status.artifact,
+            "gated_at_run_time": status.gated_at_run_time,
+            "report_id": status.report.as_ref().map(|r| r.id),
+            "report": status.report.as_ref().map(|r| &r.report),
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match &status.report {
+        Some(r) => {
+            print_report(r.id, &r.report)?;
+            if r.report.artifact != status.artifact {
+                outln!(
+                    "note: this report is for {}; the handler is now {}",
+                    r.report.artifact,
+                    status.artifact
+                )?;
+            }
+        }
+        None => outln!("no gate report for `{skill}` yet: `skillhost handler gate {skill}`")?,
+    }
+    let state = state_name(status.state);
+    match (&status.refusal, status.gated_at_run_time) {
+        (Some(why), true) => outln!("state: {state}: {why}")?,
+        (_, false) => outln!(
+            "state: {state} (its source is not gated: it runs without approval, [gate] sources)"
+        )?,
+        (None, true) => outln!("state: {state}")?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn state_name(state: HandlerState) -> &'static str {
+    match state {
+        HandlerState::Enabled => "enabled",
+        HandlerState::Passed => "passed",
+        HandlerState::Quarantined => "quarantined",
+    }
+}
+
+/// A report as lines: the artifact, then one verdict per check.
+fn print_report(id: i64, r: &Report) -> std::io::Result<()> {
+    let at = crate::types::UtcTime::from_unix(r.at);
+    outln!(
+        "gate report {id} for `{}`: {} ({}, {} bytes, {}), {:04}-{:02}-{:02} {:02}:{:02} UTC, {} ms",
+        r.skill,
+        r.handler,
+        r.artifact,
+        r.size,
+        r.provenance,
+        at.year,
+        at.month,
+        at.day,
+        at.hour,
+        at.minute,
+        r.duration_ms
+    )?;
+    outln!("  folder: {}", r.folder)?;
+    for v in &r.checks {
+        let status = match v.status {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::Skipped => "skip",
+        };
+        let class = v.class.map(|c| format!("{c:?}: ")).unwrap_or_default();
+        outln!(
+            "  {status}  {:<13} {class}{}",
+            v.check.name(),
+            v.explanation
+        )?;
+        for d in &v.details {
+            outln!("          - {d}")?;
+        }
+    }
+    outln!(
+        "{}",
+        match r.outcome {
+            Outcome::Passed => "passed",
+            Outcome::Rejected => "rejected",
+        }
+    )
 }
 
 fn inspect_cmd(path: &Path, link: bool, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::Ctx;
+use crate::approval::HandlerState;
 use crate::config::Config;
+use crate::gate;
 use crate::grants::describe;
 use crate::install::{self, InstallOptions, InstallSource};
 
@@ -51,8 +53,34 @@ pub fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?
         .block_on(install::install(&ctx.paths, &source, &options, &config))
         .with_context(|| format!("cannot install {}", args.source))?;
+    // Its handler goes through the gate before it can run; the runner is
+    // made now so that its catalog holds the new skill.
+    let gated = match installed.handler {
+        Some(_) => {
+            let runner = ctx.runner()?;
+            let gated = super::runtime()
+                .context("cannot start the async runtime")?
+                .block_on(gate::after_install(&runner, &installed))
+                .with_context(|| format!("cannot gate the handler of `{}`", installed.name))?;
+            runner.flush();
+            gated
+        }
+        None => None,
+    };
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&installed)?)?;
+        let mut v = serde_json::to_value(&installed)?;
+        if let (Some(g), Some(obj)) = (&gated, v.as_object_mut()) {
+            obj.insert(
+                "gate".into(),
+                serde_json::json!({
+                    "report_id": g.report_id,
+                    "passed": g.report.passed(),
+                    "state": g.state,
+                    "report": g.report,
+                }),
+            );
+        }
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let i = &installed;
@@ -80,6 +108,28 @@ pub fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         "  granted:     nothing (`skillhost skills grant {}` grants what it declares)",
         i.name
     )?;
+    if let Some(g) = &gated {
+        let n = &i.name;
+        if g.report.passed() {
+            let state = match g.state {
+                _ if !g.gated_at_run_time => {
+                    "installed skills are not gated here ([gate] sources): it runs without approval"
+                        .to_owned()
+                }
+                Some(HandlerState::Enabled) => "enabled".to_owned(),
+                _ => format!("it runs once approved: `skillhost handler approve {n}`"),
+            };
+            outln!(
+                "  gate:        passed ({} case(s)); {state}",
+                g.report.cases_passed()
+            )?;
+        } else {
+            outln!(
+                "  gate:        rejected: {}; its handler stays quarantined and does not run (`skillhost handler report {n}`)",
+                g.report.first_failure().unwrap_or_default()
+            )?;
+        }
+    }
     if let Some(s) = &i.shadowed_by {
         tracing::warn!(
             "a {} skill of the same name ({}) takes precedence over it",

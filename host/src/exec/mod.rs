@@ -25,6 +25,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::approval::Refusal;
 use crate::config::Config;
 use crate::grants::Effective;
 use crate::learn::condition::Facts;
@@ -797,6 +798,7 @@ impl Runner {
             None => None,
         };
         let fingerprint = sandbox::fingerprint(&md, wasm.as_ref().map(|(b, _)| b.as_slice()));
+        let artifact = wasm.as_ref().map(|(b, _)| sandbox::artifact_hash(b));
         lock(&self.shared.known).insert(
             skill.path.clone(),
             KnownFiles {
@@ -804,11 +806,13 @@ impl Runner {
                 wasm: wasm.as_ref().map(|(_, id)| *id),
                 read_at,
                 fingerprint: fingerprint.clone(),
+                artifact: artifact.clone(),
                 handler: None,
             },
         );
         Ok(SkillFiles {
             fingerprint,
+            artifact,
             handler: wasm.map(|(bytes, _)| HandlerFiles::Read(Arc::from(bytes))),
         })
     }
@@ -840,13 +844,15 @@ impl Runner {
         };
         Ok(Some(SkillFiles {
             fingerprint: known.fingerprint,
+            artifact: known.artifact,
             handler,
         }))
     }
 
     /// The skill's validators, compiled once per runner (their regular
     /// expressions took milliseconds per run), with what did not compile.
-    fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
+    /// The gate reads a handler's answers through them too.
+    pub fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
         if let Some(v) = lock(&self.shared.validators).get(&skill.path) {
             return v.clone();
         }
@@ -886,6 +892,35 @@ impl Runner {
             fingerprint,
             &self.config().trust,
             &self.config().grants,
+        )
+    }
+
+    /// Whether the handler of `skill` (its bytes hashing to `artifact`)
+    /// may run: always, unless `[gate] sources` gates the skill's source;
+    /// then only as approved (see `approval`). A gated handler that is not
+    /// approved fails the run rather than falling back to the model or the
+    /// template: an answer from another tier would pass for the skill's
+    /// own while its code was refused, and would hide a changed artifact.
+    fn admitted(&self, skill: &Skill, artifact: Option<&str>) -> Result<(), Refusal> {
+        if !self.config().gate.gates(skill.source) {
+            return Ok(());
+        }
+        let Some(artifact) = artifact else {
+            return Ok(());
+        };
+        let store = self
+            .shared
+            .store
+            .get_store()
+            .map_err(|e| Refusal::Unreadable {
+                skill: skill.name.clone(),
+                reason: e.to_string(),
+            })?;
+        crate::approval::admission(
+            store,
+            &skill.name,
+            artifact,
+            &skill.meta.skillhost.capabilities,
         )
     }
 
@@ -1026,6 +1061,15 @@ impl Runner {
         };
         let grants = self.effective_grants(skill, &files.fingerprint);
         self.note_grants(skill, &grants, outcome);
+        // Before compiling: an unapproved artifact gets no further.
+        if let Err(refusal) = self.admitted(skill, files.artifact.as_deref()) {
+            outcome.timings.load_us = micros(load_started);
+            outcome.failure = Some(Failure::new(
+                FailureClass::HandlerNotApproved,
+                refusal.to_string(),
+            ));
+            return Ok(());
+        }
         let handler = match files.handler {
             Some(HandlerFiles::Loaded(h)) => {
                 let latest = self.sandbox()?.latest(&h);
@@ -1108,6 +1152,7 @@ impl Runner {
                     limits,
                     roots: &roots,
                     services,
+                    entropy: sandbox::Entropy::Host,
                 },
             )
             .await;
@@ -1285,7 +1330,7 @@ fn micros(since: Instant) -> u64 {
 }
 
 /// A skill's validators and the problems of those that did not compile.
-type ValidatorSet = (Vec<crate::learn::Validator>, Vec<String>);
+pub type ValidatorSet = (Vec<crate::learn::Validator>, Vec<String>);
 
 /// The files of a skill as a runner last read them.
 #[derive(Clone)]
@@ -1295,12 +1340,16 @@ struct KnownFiles {
     /// When the read that saw them started.
     read_at: std::time::SystemTime,
     fingerprint: String,
+    /// `sha256:` of the handler's bytes.
+    artifact: Option<String>,
     /// Compiled from exactly these files, once a run loaded it.
     handler: Option<Handler>,
 }
 
 struct SkillFiles {
     fingerprint: String,
+    /// `sha256:` of the handler's bytes, what a gate approval is pinned to.
+    artifact: Option<String>,
     handler: Option<HandlerFiles>,
 }
 

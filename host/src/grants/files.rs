@@ -3,7 +3,7 @@
 //! sandbox preopens them (refusing the host's own paths) when it builds the
 //! call's WASI context.
 
-use super::{Capability, Flag};
+use super::{Capability, Flag, Permit};
 use crate::skill::Capabilities;
 
 pub struct Files;
@@ -49,6 +49,19 @@ impl Capability for Files {
             parts.push(format!("write {}", c.files.write.join(", ")));
         }
         parts
+    }
+
+    fn imports(&self) -> &'static [Permit] {
+        &[
+            Permit {
+                interface: "wasi:filesystem/types",
+                functions: &[],
+            },
+            Permit {
+                interface: "wasi:filesystem/preopens",
+                functions: &[],
+            },
+        ]
     }
 }
 

@@ -2,7 +2,7 @@
 //! HTTP may reach. The sandbox's wasi:http guard checks each request's host
 //! and the addresses it resolves to.
 
-use super::{Capability, Flag};
+use super::{Capability, Flag, Permit};
 use crate::netguard::pattern_covers;
 use crate::skill::Capabilities;
 
@@ -49,5 +49,18 @@ impl Capability for Http {
             return Vec::new();
         }
         vec![format!("http {}", c.http.join(", "))]
+    }
+
+    fn imports(&self) -> &'static [Permit] {
+        &[
+            Permit {
+                interface: "wasi:http/types",
+                functions: &[],
+            },
+            Permit {
+                interface: "wasi:http/outgoing-handler",
+                functions: &[],
+            },
+        ]
     }
 }

@@ -1,7 +1,7 @@
 //! `kv`: the handler may use its own key-value store (per skill, within
 //! the `[limits]` quota).
 
-use super::{Capability, Flag};
+use super::{Capability, Flag, Permit};
 use crate::skill::Capabilities;
 
 pub struct Kv;
@@ -29,5 +29,12 @@ impl Capability for Kv {
 
     fn describe(&self, c: &Capabilities) -> Vec<String> {
         if c.kv { vec!["kv".into()] } else { Vec::new() }
+    }
+
+    fn imports(&self) -> &'static [Permit] {
+        &[Permit {
+            interface: "skillhost:skill/host",
+            functions: &["kv-get", "kv-set", "kv-delete"],
+        }]
     }
 }

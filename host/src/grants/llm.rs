@@ -1,7 +1,7 @@
 //! `llm`: the handler may ask the configured model for completions
 //! (`complete` of the host interface).
 
-use super::{Capability, Flag};
+use super::{Capability, Flag, Permit};
 use crate::skill::Capabilities;
 
 pub struct Llm;
@@ -33,5 +33,12 @@ impl Capability for Llm {
         } else {
             Vec::new()
         }
+    }
+
+    fn imports(&self) -> &'static [Permit] {
+        &[Permit {
+            interface: "skillhost:skill/host",
+            functions: &["complete"],
+        }]
     }
 }

@@ -84,7 +84,10 @@ mod tools;
 ///
 /// The front-matter key, the grant key, the `skills grant` flag, the
 /// intersection and the description then all exist; `configure_wasi` is
-/// the per-call setting. Capabilities enforced through the host interface
+/// the per-call setting; `imports` names the interfaces a component may
+/// import when its skill may use the capability (the validation gate's
+/// import check; the clock needs none beyond pure computation, so keeps
+/// the empty default). Capabilities enforced through the host interface
 /// (`llm`, `kv`, `tools`) or a host service (`files` through the control
 /// paths, `http` through the network guard) are checked where that
 /// interface or service lives, in `sandbox`, against the same field.
@@ -101,6 +104,125 @@ pub trait Capability: Sync {
     fn describe(&self, c: &Capabilities) -> Vec<String>;
     /// Settings of the call's WASI context that follow from the grant.
     fn configure_wasi(&self, _granted: &Capabilities, _wasi: &mut wasmtime_wasi::WasiCtxBuilder) {}
+    /// The interfaces (or functions of one) a handler's component may
+    /// import when its skill may use this capability: what the validation
+    /// gate checks a component's imports against before it runs.
+    fn imports(&self) -> &'static [Permit] {
+        &[]
+    }
+}
+
+/// An import a capability (or pure computation) permits: a whole
+/// interface, or some functions of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Permit {
+    /// `package:name/interface`, without a version.
+    pub interface: &'static str,
+    /// The functions permitted; empty for the whole interface.
+    pub functions: &'static [&'static str],
+}
+
+impl Permit {
+    const fn interface(interface: &'static str) -> Permit {
+        Permit {
+            interface,
+            functions: &[],
+        }
+    }
+
+    /// Whether it permits `function` of `interface` (`None`: the
+    /// interface as a whole, or an interface without functions).
+    fn covers(&self, interface: &str, function: Option<&str>) -> bool {
+        self.interface == interface
+            && (self.functions.is_empty() || function.is_some_and(|f| self.functions.contains(&f)))
+    }
+}
+
+/// What every handler may import, with no capability: the host's log,
+/// the WASI clocks and random numbers, and the plumbing a language's
+/// standard library imports for them (streams, errors, polling) and for
+/// stdio, the environment and exit, which the sandbox captures or leaves
+/// empty. Nothing here reaches a file, a socket or the network.
+pub const COMPUTATION_IMPORTS: &[Permit] = &[
+    Permit::interface("skillhost:skill/types"),
+    Permit {
+        interface: "skillhost:skill/host",
+        functions: &["log"],
+    },
+    Permit::interface("wasi:clocks/monotonic-clock"),
+    Permit::interface("wasi:clocks/wall-clock"),
+    Permit::interface("wasi:random/random"),
+    Permit::interface("wasi:random/insecure"),
+    Permit::interface("wasi:random/insecure-seed"),
+    Permit::interface("wasi:io/error"),
+    Permit::interface("wasi:io/poll"),
+    Permit::interface("wasi:io/streams"),
+    Permit::interface("wasi:cli/environment"),
+    Permit::interface("wasi:cli/exit"),
+    Permit::interface("wasi:cli/stdin"),
+    Permit::interface("wasi:cli/stdout"),
+    Permit::interface("wasi:cli/stderr"),
+    Permit::interface("wasi:cli/terminal-input"),
+    Permit::interface("wasi:cli/terminal-output"),
+    Permit::interface("wasi:cli/terminal-stdin"),
+    Permit::interface("wasi:cli/terminal-stdout"),
+    Permit::interface("wasi:cli/terminal-stderr"),
+];
+
+/// Who permits an import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permitter {
+    /// Every handler may import it.
+    Computation,
+    /// The capability of this key must be usable by the skill.
+    Capability(&'static str),
+    /// Nothing does: no capability grants it (e.g. `wasi:sockets`), or
+    /// skillhost does not provide it at all.
+    Nothing,
+}
+
+/// Which capability, if any, permits importing `function` of `interface`
+/// (`package:name/interface`, version removed; `function` `None` for the
+/// interface as a whole).
+pub fn permitter(interface: &str, function: Option<&str>) -> Permitter {
+    if COMPUTATION_IMPORTS
+        .iter()
+        .any(|p| p.covers(interface, function))
+    {
+        return Permitter::Computation;
+    }
+    CAPABILITIES
+        .iter()
+        .find(|c| c.imports().iter().any(|p| p.covers(interface, function)))
+        .map_or(Permitter::Nothing, |c| Permitter::Capability(c.key()))
+}
+
+/// The keys of the capabilities `c` uses (declares or grants anything of).
+pub fn used(c: &Capabilities) -> Vec<&'static str> {
+    CAPABILITIES
+        .iter()
+        .filter(|cap| !cap.describe(c).is_empty())
+        .map(|cap| cap.key())
+        .collect()
+}
+
+/// What `inner` asks for beyond `outer`, capability by capability, in
+/// words; empty when `inner` ⊆ `outer`.
+pub fn exceeding(inner: &Capabilities, outer: &Capabilities) -> Vec<String> {
+    CAPABILITIES
+        .iter()
+        .filter_map(|cap| {
+            let mut within = Capabilities::default();
+            cap.intersect(inner, outer, &mut within);
+            let asked = cap.describe(inner);
+            (cap.describe(&within) != asked).then(|| asked.join("; "))
+        })
+        .collect()
+}
+
+/// The capability of key `key`, if there is one.
+pub fn capability(key: &str) -> Option<&'static dyn Capability> {
+    CAPABILITIES.iter().copied().find(|c| c.key() == key)
 }
 
 /// A `skills grant` option.
@@ -424,6 +546,90 @@ mod tests {
             describe(&Capabilities::default()),
             "nothing beyond computation"
         );
+    }
+
+    #[test]
+    fn imports_are_permitted_by_computation_or_by_one_capability() {
+        assert_eq!(
+            permitter("wasi:clocks/wall-clock", None),
+            Permitter::Computation
+        );
+        assert_eq!(
+            permitter("skillhost:skill/host", Some("log")),
+            Permitter::Computation
+        );
+        assert_eq!(
+            permitter("skillhost:skill/host", Some("complete")),
+            Permitter::Capability("llm")
+        );
+        assert_eq!(
+            permitter("skillhost:skill/host", Some("kv-set")),
+            Permitter::Capability("kv")
+        );
+        assert_eq!(
+            permitter("skillhost:skill/host", Some("call-tool")),
+            Permitter::Capability("tools")
+        );
+        assert_eq!(
+            permitter("skillhost:skill/host", Some("made-up")),
+            Permitter::Nothing
+        );
+        assert_eq!(
+            permitter("wasi:filesystem/preopens", None),
+            Permitter::Capability("files")
+        );
+        assert_eq!(
+            permitter("wasi:http/outgoing-handler", None),
+            Permitter::Capability("http")
+        );
+        // No capability grants sockets.
+        assert_eq!(permitter("wasi:sockets/tcp", None), Permitter::Nothing);
+        assert_eq!(permitter("evil:thing/x", None), Permitter::Nothing);
+        // What a capability permits is never pure computation already, or
+        // the gate would name the wrong reason for a refusal.
+        for c in CAPABILITIES {
+            for p in c.imports() {
+                let functions: Vec<Option<&str>> = match p.functions {
+                    [] => vec![None],
+                    f => f.iter().map(|f| Some(*f)).collect(),
+                };
+                for f in functions {
+                    assert_eq!(
+                        permitter(p.interface, f),
+                        Permitter::Capability(c.key()),
+                        "{p:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exceeding_names_what_goes_beyond_the_outer_capabilities() {
+        let outer = Capabilities {
+            http: vec!["*.example.com".into()],
+            kv: true,
+            ..Capabilities::default()
+        };
+        let inner = Capabilities {
+            http: vec!["api.example.com".into()],
+            ..Capabilities::default()
+        };
+        assert!(exceeding(&inner, &outer).is_empty());
+        assert_eq!(used(&inner), vec!["http"]);
+        let more = Capabilities {
+            http: vec!["evil.net".into()],
+            llm: true,
+            kv: true,
+            ..Capabilities::default()
+        };
+        assert_eq!(exceeding(&more, &outer), vec!["http evil.net", "llm"]);
+        // A broader pattern than the outer one is an escalation too.
+        let broader = Capabilities {
+            http: vec!["*.com".into()],
+            ..Capabilities::default()
+        };
+        assert_eq!(exceeding(&broader, &outer), vec!["http *.com"]);
     }
 
     /// The two config sections grants read.

@@ -1,7 +1,7 @@
 //! `tools`: host tools the handler may call by name through `call-tool`
 //! (the tool policy applies on top).
 
-use super::{Capability, Flag};
+use super::{Capability, Flag, Permit};
 use crate::skill::Capabilities;
 
 pub struct Tools;
@@ -37,5 +37,12 @@ impl Capability for Tools {
             return Vec::new();
         }
         vec![format!("tools {}", c.tools.join(", "))]
+    }
+
+    fn imports(&self) -> &'static [Permit] {
+        &[Permit {
+            interface: "skillhost:skill/host",
+            functions: &["call-tool"],
+        }]
     }
 }

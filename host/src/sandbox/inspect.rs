@@ -3,7 +3,10 @@
 //! whether it fits the handler world. Parsing only; no compilation, so it is
 //! fast even for 20 MB interpreter-based components.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
+use wasmparser::component_types::ComponentEntityType;
 use wasmparser::{
     ComponentExternalKind, ComponentTypeRef, KnownCustom, Parser, Payload, Validator, WasmFeatures,
 };
@@ -15,6 +18,10 @@ const ALLOWED_IMPORT_PREFIXES: &[&str] = &["skillhost:skill/", "wasi:"];
 pub struct Inspection {
     pub size: usize,
     pub imports: Vec<String>,
+    /// For each imported instance (by its full name, version included),
+    /// the functions its type lists: toolchains list only the functions
+    /// the code calls, so this is what the component can reach.
+    pub import_functions: BTreeMap<String, Vec<String>>,
     pub exports: Vec<String>,
     /// Best guess of the source language, e.g. "Rust", "JavaScript".
     pub language: Option<String>,
@@ -54,9 +61,10 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
         ));
     }
     let mut validator = Validator::new_with_features(WasmFeatures::all());
-    validator
+    let types = validator
         .validate_all(bytes)
         .map_err(InspectError::Invalid)?;
+    let mut import_functions = BTreeMap::new();
 
     let mut imports = Vec::new();
     let mut exports = Vec::new();
@@ -72,6 +80,19 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
             Payload::ComponentImportSection(reader) if depth == 1 => {
                 for import in reader {
                     let import = import.map_err(InspectError::Invalid)?;
+                    if let ComponentTypeRef::Instance(_) = import.ty
+                        && let Some(item) =
+                            types.as_ref().component_item_for_import(import.name.name)
+                        && let ComponentEntityType::Instance(id) = item.ty
+                    {
+                        let functions = types[id]
+                            .exports
+                            .iter()
+                            .filter(|(_, e)| matches!(e.ty, ComponentEntityType::Func(_)))
+                            .map(|(name, _)| name.clone())
+                            .collect();
+                        import_functions.insert(import.name.name.to_owned(), functions);
+                    }
                     let kind = match import.ty {
                         ComponentTypeRef::Instance(_) => "instance",
                         ComponentTypeRef::Func(_) => "func",
@@ -140,6 +161,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
         size: bytes.len(),
         language: guess_language(&producers),
         imports,
+        import_functions,
         exports,
         producers,
         problems,

@@ -27,6 +27,12 @@ use wasmtime::{
 };
 
 pub use crate::grants::{Basis, Effective, fingerprint};
+
+/// The `sha256:` of a component's bytes: what a handler is cached by
+/// ([`Handler::hash`]) and what a gate approval is pinned to.
+pub fn artifact_hash(wasm: &[u8]) -> String {
+    cache::content_hash(wasm)
+}
 pub use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output, ServiceError};
 pub use config::{Compiler, LimitDefaults, SandboxConfig};
 pub use host_api::{KvHost, LogLine, ModelHost, Services, ToolHost};
@@ -226,6 +232,23 @@ pub struct CallRequest<'a> {
     pub roots: &'a FileRoots,
     /// What the handler may reach through the host interface.
     pub services: Services,
+    /// Where its clocks and random numbers come from.
+    pub entropy: Entropy,
+}
+
+/// Where a call's clocks and random numbers come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Entropy {
+    /// The host's clocks and random numbers: every run.
+    #[default]
+    Host,
+    /// Derived from a seed: the wall and monotonic clocks start at times
+    /// the seed picks (the wall clock up to 30 days ahead of the real one)
+    /// and advance in real time; random numbers come from a generator
+    /// seeded with it. Calls with different seeds see different times and
+    /// numbers, which is how the validation gate finds a handler whose
+    /// answer depends on them.
+    Seeded(u64),
 }
 
 /// What one call produced, whatever happened.
@@ -486,6 +509,7 @@ impl Sandbox {
             limits: req.limits,
             roots: req.roots.clone(),
             services: req.services.clone(),
+            entropy: req.entropy,
         };
         let Some(guest) = &self.guest else {
             return self.inner.call(job).await;
@@ -512,6 +536,7 @@ struct CallJob {
     limits: Limits,
     roots: FileRoots,
     services: Services,
+    entropy: Entropy,
 }
 
 impl Inner {
@@ -787,8 +812,11 @@ impl Inner {
             job.limits,
             job.services,
             &job.roots,
-            self.options.net.clone(),
-            budget.clone(),
+            state::Ambient {
+                net: self.options.net.clone(),
+                budget: budget.clone(),
+                entropy: job.entropy,
+            },
         ) {
             Ok(s) => s,
             Err(e) => {

@@ -4,12 +4,14 @@
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::Entropy;
 use super::fs_guard::FsGuard;
 use super::host_api::{LogLine, Services};
 use super::host_budget::HostBudget;
@@ -127,6 +129,15 @@ pub enum GrantPathError {
     },
 }
 
+/// What the host gives one call besides its grants: how its outbound HTTP
+/// is judged, the budget its host memory is charged to, and where its
+/// clocks and random numbers come from.
+pub(crate) struct Ambient {
+    pub(crate) net: crate::netguard::NetPolicy,
+    pub(crate) budget: Arc<HostBudget>,
+    pub(crate) entropy: Entropy,
+}
+
 impl HostState {
     pub(crate) fn new(
         skill: &str,
@@ -134,9 +145,13 @@ impl HostState {
         limits: Limits,
         services: Services,
         roots: &FileRoots,
-        net: crate::netguard::NetPolicy,
-        budget: Arc<HostBudget>,
+        ambient: Ambient,
     ) -> Result<Self, GrantPathError> {
+        let Ambient {
+            net,
+            budget,
+            entropy,
+        } = ambient;
         let stdout = MemoryOutputPipe::new(STDIO_CAPTURE);
         let stderr = MemoryOutputPipe::new(STDIO_CAPTURE);
         let mut b = WasiCtxBuilder::new();
@@ -175,6 +190,9 @@ impl HostState {
         }
         for c in crate::grants::CAPABILITIES {
             c.configure_wasi(&capabilities, &mut b);
+        }
+        if let Entropy::Seeded(seed) = entropy {
+            seeded(&mut b, seed);
         }
         let events: Events = Arc::new(Mutex::new(EventLog::default()));
         let mut table = ResourceTable::new();
@@ -217,6 +235,69 @@ impl HostState {
             self.event(d);
         }
         self.events.lock().map(|mut e| e.take()).unwrap_or_default()
+    }
+}
+
+/// Clocks and random numbers derived from `seed` (see [`Entropy::Seeded`]).
+fn seeded(b: &mut WasiCtxBuilder, seed: u64) {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+    // Different seeds give each source its own stream.
+    let mix = |k: u64| {
+        let mut z = seed ^ k;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    const THIRTY_DAYS_NS: u64 = 30 * 86_400 * 1_000_000_000;
+    let started = std::time::Instant::now();
+    b.wall_clock(SeededWallClock {
+        started,
+        at_start: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            + Duration::from_nanos(mix(1) % THIRTY_DAYS_NS),
+    })
+    .monotonic_clock(SeededMonotonicClock {
+        started,
+        // Far from zero, far from overflowing.
+        at_start: mix(2) >> 8,
+    })
+    .secure_random(StdRng::seed_from_u64(mix(3)))
+    .insecure_random(StdRng::seed_from_u64(mix(4)))
+    .insecure_random_seed(u128::from(mix(5)) << 64 | u128::from(mix(6)));
+}
+
+/// A wall clock that reads `at_start` when the call starts and advances
+/// in real time.
+struct SeededWallClock {
+    started: std::time::Instant,
+    at_start: Duration,
+}
+
+impl wasmtime_wasi::HostWallClock for SeededWallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+    fn now(&self) -> Duration {
+        self.at_start + self.started.elapsed()
+    }
+}
+
+/// A monotonic clock (nanoseconds) that reads `at_start` when the call
+/// starts.
+struct SeededMonotonicClock {
+    started: std::time::Instant,
+    at_start: u64,
+}
+
+impl wasmtime_wasi::HostMonotonicClock for SeededMonotonicClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+    fn now(&self) -> u64 {
+        let elapsed = u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.at_start.saturating_add(elapsed)
     }
 }
 

@@ -11,7 +11,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::skill::Usage;
 
+mod gate;
 pub mod journal;
+
+pub use gate::{ApprovalRow, GateReportRow};
 
 pub const DB_FILE: &str = "skillhost.db";
 
@@ -138,6 +141,26 @@ const MIGRATIONS: &[&str] = &[
         successes INTEGER NOT NULL,
         success_rate REAL NOT NULL,
         last_used INTEGER NOT NULL
+    );",
+    // 5: the validation gate's reports and each skill's approval of one
+    // handler artifact (see `gate`).
+    "CREATE TABLE gate_reports (
+        id INTEGER PRIMARY KEY,
+        skill TEXT NOT NULL,
+        artifact TEXT NOT NULL,
+        capabilities_pin TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        report_json TEXT NOT NULL
+    );
+    CREATE INDEX gate_reports_skill ON gate_reports (skill, artifact);
+    CREATE TABLE gate_approvals (
+        skill TEXT PRIMARY KEY,
+        artifact TEXT NOT NULL,
+        capabilities_pin TEXT NOT NULL,
+        report_id INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        by TEXT NOT NULL
     );",
 ];
 
@@ -1069,8 +1092,11 @@ mod tests {
         {
             // What a store of schema version 3 looks like.
             let c = Connection::open(&p).expect("open");
-            c.execute_batch("DROP TABLE skill_usage; PRAGMA user_version = 3;")
-                .expect("downgrade");
+            c.execute_batch(
+                "DROP TABLE skill_usage; DROP TABLE gate_reports; DROP TABLE gate_approvals;
+                 PRAGMA user_version = 3;",
+            )
+            .expect("downgrade");
         }
         let s = Store::open(&p).expect("migrate");
         assert_eq!(s.skill_usage().expect("usage"), before);

@@ -1,0 +1,737 @@
+//! Which gated handlers may run. The `[gate]` settings, the report the
+//! validation gate writes (one verdict per check, each failure classified
+//! and explained), and approvals, each pinned to the artifact's bytes and
+//! to the capabilities its skill declared when it was checked. `exec` asks
+//! [`admission`] before it runs a handler of a gated source; the checks
+//! themselves run in `gate`, above `exec`, which needs only this.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::skill::{Capabilities, Source};
+use crate::store::{ApprovalRow, GateReportRow, Store, StoreError};
+
+/// The `[gate]` section of `skillhost.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GateConfig {
+    /// Skills of these sources run their handler only once it passed the
+    /// gate and was approved, for exactly its bytes. Other handlers run as
+    /// they always did (`skillhost handler gate` still checks them).
+    pub sources: Vec<Source>,
+    /// The most a machine-written (forged) handler's skill may use, by
+    /// capability key (`files`, `http`, `tools`, `llm`, `kv`). Empty: the
+    /// host log, WASI clocks and random numbers, nothing else.
+    pub generated: Vec<CapabilityKey>,
+    /// The same for every other handler (installed, user, workspace, ...).
+    pub installed: Vec<CapabilityKey>,
+    /// Whether a passed handler is enabled at once (`auto`) or waits for
+    /// `skillhost handler approve` (`manual`). Unset: manual for installed
+    /// handlers, auto for generated ones.
+    pub approve: Option<Approve>,
+    /// Cases a handler must have passed for `auto` to enable it; with
+    /// fewer it waits for approval like `manual`.
+    pub auto_min_cases: usize,
+    /// Largest artifact the gate accepts (the sandbox's own
+    /// `max_component_mb` applies too).
+    pub max_artifact_kb: u64,
+    /// The strict limits cases run under, each also capped by the skill's
+    /// own run-time limit. Lower than the `[limits]` defaults.
+    pub timeout_ms: u64,
+    pub memory_mb: u64,
+    pub output_kb: u64,
+    /// The most recorded runs (newest first) that become cases.
+    pub max_recorded_cases: usize,
+    /// Imports the operator lets through for one skill although nothing
+    /// it declares permits them, by skill name: each entry a package
+    /// (`wasi:sockets`), an interface (`wasi:sockets/tcp`) or a function
+    /// of one (`skillhost:skill/host#complete`). For language
+    /// runtimes that import what they never use; the sandbox still refuses
+    /// every call the skill has no grant for, and each import let through
+    /// is listed in the report.
+    pub allow_imports: BTreeMap<String, Vec<String>>,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        GateConfig {
+            sources: vec![Source::Installed, Source::Forged],
+            generated: Vec::new(),
+            installed: crate::grants::CAPABILITIES
+                .iter()
+                .map(|c| CapabilityKey(c.key().to_owned()))
+                .collect(),
+            approve: None,
+            auto_min_cases: 3,
+            max_artifact_kb: 100 * 1024,
+            timeout_ms: 1_000,
+            memory_mb: 48,
+            output_kb: 256,
+            max_recorded_cases: 100,
+            allow_imports: BTreeMap::new(),
+        }
+    }
+}
+
+impl GateConfig {
+    /// The capability keys a handler of `provenance` may use at most.
+    pub fn ceiling(&self, provenance: Provenance) -> Vec<&str> {
+        let keys = match provenance {
+            Provenance::Generated => &self.generated,
+            Provenance::Installed => &self.installed,
+        };
+        keys.iter().map(|k| k.0.as_str()).collect()
+    }
+
+    /// Whether a handler of `provenance` that passed `cases` cases is
+    /// enabled without the operator.
+    pub fn auto_approves(&self, provenance: Provenance, cases: usize) -> bool {
+        let approve = self.approve.unwrap_or(match provenance {
+            Provenance::Generated => Approve::Auto,
+            Provenance::Installed => Approve::Manual,
+        });
+        approve == Approve::Auto && cases >= self.auto_min_cases
+    }
+
+    /// Why a passed handler of `provenance` with `cases` passed cases
+    /// waits for the operator, in words.
+    pub fn why_manual(&self, provenance: Provenance, cases: usize) -> String {
+        match self.approve {
+            Some(Approve::Manual) => "[gate] approve = \"manual\"".into(),
+            None if provenance == Provenance::Installed => {
+                "installed handlers wait for approval unless [gate] approve = \"auto\"".into()
+            }
+            _ => format!(
+                "{cases} cases passed, automatic approval needs [gate] auto_min_cases = {}",
+                self.auto_min_cases
+            ),
+        }
+    }
+
+    /// Whether handlers of skills from `source` need an approval to run.
+    pub fn gates(&self, source: Source) -> bool {
+        self.sources.contains(&source)
+    }
+}
+
+/// A capability's key in a `[gate]` ceiling, checked when the file is read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct CapabilityKey(String);
+
+impl TryFrom<String> for CapabilityKey {
+    type Error = String;
+    fn try_from(key: String) -> Result<Self, String> {
+        match crate::grants::capability(&key) {
+            Some(_) => Ok(CapabilityKey(key)),
+            None => Err(format!(
+                "unknown capability `{key}`; the capabilities are {}",
+                crate::grants::CAPABILITIES
+                    .iter()
+                    .map(|c| c.key())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
+impl From<CapabilityKey> for String {
+    fn from(k: CapabilityKey) -> String {
+        k.0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approve {
+    Auto,
+    Manual,
+}
+
+/// Who wrote a handler, which decides its ceiling and its default approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provenance {
+    /// Machine-written: forged skills, generated handlers in quarantine.
+    Generated,
+    /// Written by a person: installed, user, workspace, bundled skills.
+    Installed,
+}
+
+impl Provenance {
+    pub fn of(source: Source) -> Provenance {
+        match source {
+            Source::Forged => Provenance::Generated,
+            _ => Provenance::Installed,
+        }
+    }
+}
+
+impl fmt::Display for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Provenance::Generated => "generated",
+            Provenance::Installed => "installed",
+        })
+    }
+}
+
+/// The pin of what a skill declares, which an approval holds with the
+/// artifact's hash: a skill that now declares more must pass again.
+pub fn capabilities_pin(declared: &Capabilities) -> String {
+    // Field order is fixed and lists keep their order: the same
+    // declaration always serialises to the same bytes.
+    let bytes = serde_json::to_vec(declared).unwrap_or_default();
+    format!("sha256:{}", crate::bundled::hex(&Sha256::digest(bytes)))
+}
+
+/// The gate's checks, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Check {
+    /// 1. The bytes are a component within the size cap.
+    Artifact,
+    /// 2. It exports the handler world of `wit/skill.wit` (types checked
+    ///    by linking it against the host).
+    World,
+    /// 3. Its imports are within what its skill may use.
+    Imports,
+    /// 4. Its skill declares no more than its parent and the ceiling.
+    Capabilities,
+    /// 5. Recorded runs and shipped cases give the expected answers.
+    Cases,
+    /// 6. Each case gives the same answer under other clocks and seeds.
+    Determinism,
+    /// 7. No case hits a limit.
+    Limits,
+}
+
+impl Check {
+    pub const ALL: [Check; 7] = [
+        Check::Artifact,
+        Check::World,
+        Check::Imports,
+        Check::Capabilities,
+        Check::Cases,
+        Check::Determinism,
+        Check::Limits,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::Artifact => "artifact",
+            Check::World => "world",
+            Check::Imports => "imports",
+            Check::Capabilities => "capabilities",
+            Check::Cases => "cases",
+            Check::Determinism => "determinism",
+            Check::Limits => "limits",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// Not run, because a check it depends on failed.
+    Skipped,
+}
+
+/// Why a check failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FindingClass {
+    /// A core wasm module, not a component.
+    CoreModule,
+    /// Not WebAssembly, or not a valid component.
+    Malformed,
+    /// Over the size cap.
+    TooLarge,
+    /// It does not export the handler world's `handle`, or with another type.
+    WrongWorld,
+    /// It validates, but the host cannot compile it (in time).
+    DoesNotCompile,
+    /// An import its skill's capabilities do not permit.
+    UndeclaredImport,
+    /// An import skillhost does not provide at all.
+    UnknownImport,
+    /// Its skill declares more than the skill it was written for.
+    ExceedsParent,
+    /// Its skill declares a capability the ceiling for its provenance
+    /// does not allow.
+    ExceedsCeiling,
+    /// A case that cannot be run as written (a bad line of
+    /// `tests/cases.jsonl`, a context that does not fit the skill).
+    InvalidCase,
+    /// A case's answer is not the expected one.
+    WrongAnswer,
+    /// Two runs of a case under different clocks and seeds differ.
+    Nondeterministic,
+    TimeLimit,
+    MemoryLimit,
+    OutputLimit,
+    /// Another limit (tables, instances, host objects, stack).
+    OtherLimit,
+}
+
+/// One check's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub check: Check,
+    pub status: Status,
+    /// Set when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<FindingClass>,
+    /// What was found, in one sentence.
+    pub explanation: String,
+    /// The particulars: each import refused, each case that failed, each
+    /// import let through by the operator.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
+}
+
+/// One case as it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseRun {
+    /// Where it comes from: `run 42` or `tests/cases.jsonl:3`.
+    pub origin: String,
+    pub task: String,
+    /// `exact`, `json` or `class`.
+    pub compare: String,
+    pub expected: String,
+    /// The answer of the first run: the body, or `CLASS: message`.
+    pub got: String,
+    pub passed: bool,
+    /// The two runs gave the same answer.
+    pub deterministic: bool,
+    /// The limit the case hit, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+    /// The seeds of the two runs' clocks and random numbers.
+    pub seeds: [u64; 2],
+}
+
+/// The outcome as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Passed,
+    Rejected,
+}
+
+/// What the gate found for one artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub skill: String,
+    /// The skill folder the artifact was gated in.
+    pub folder: String,
+    pub handler: String,
+    pub provenance: Provenance,
+    /// `sha256:` of the artifact's bytes.
+    pub artifact: String,
+    pub size: u64,
+    pub capabilities_pin: String,
+    /// Unix seconds.
+    pub at: i64,
+    pub outcome: Outcome,
+    /// One per check, in [`Check::ALL`] order.
+    pub checks: Vec<Verdict>,
+    pub cases: Vec<CaseRun>,
+    pub duration_ms: u64,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.outcome == Outcome::Passed
+    }
+
+    pub fn verdict(&self, check: Check) -> Option<&Verdict> {
+        self.checks.iter().find(|v| v.check == check)
+    }
+
+    /// Cases that passed.
+    pub fn cases_passed(&self) -> usize {
+        self.cases.iter().filter(|c| c.passed).count()
+    }
+
+    /// The first failed check, as `CHECK: CLASS: explanation`.
+    pub fn first_failure(&self) -> Option<String> {
+        self.checks
+            .iter()
+            .find(|v| v.status == Status::Fail)
+            .map(|v| {
+                let class = v.class.map(|c| format!("{c:?}: ")).unwrap_or_default();
+                format!("{}: {class}{}", v.check.name(), v.explanation)
+            })
+    }
+}
+
+/// A stored report and its id.
+#[derive(Debug, Clone)]
+pub struct StoredReport {
+    pub id: i64,
+    pub report: Report,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("stored gate report {id} cannot be read: {source}")]
+    BadReport { id: i64, source: serde_json::Error },
+    #[error(
+        "the handler of `{skill}` has not been through the gate as it is now ({artifact}); run `skillhost handler gate {skill}`"
+    )]
+    NotGated { skill: String, artifact: String },
+    #[error(
+        "the handler of `{skill}` did not pass the gate (report {report}: {reason}); see `skillhost handler report {skill}`"
+    )]
+    Rejected {
+        skill: String,
+        report: i64,
+        reason: String,
+    },
+    #[error(
+        "skill `{skill}` declares other capabilities than when its handler was gated; run `skillhost handler gate {skill}`"
+    )]
+    CapabilitiesChanged { skill: String },
+}
+
+/// Stores `report`; returns its id.
+pub fn store_report(store: &Store, report: &Report) -> Result<i64, StoreError> {
+    store.insert_gate_report(&GateReportRow {
+        id: 0,
+        skill: report.skill.clone(),
+        artifact: report.artifact.clone(),
+        capabilities_pin: report.capabilities_pin.clone(),
+        at: report.at,
+        passed: report.passed(),
+        // A report of plain strings and numbers always serialises.
+        report_json: serde_json::to_string(report).unwrap_or_default(),
+    })
+}
+
+fn parse(row: GateReportRow) -> Result<StoredReport, ApprovalError> {
+    let report = serde_json::from_str(&row.report_json)
+        .map_err(|source| ApprovalError::BadReport { id: row.id, source })?;
+    Ok(StoredReport { id: row.id, report })
+}
+
+/// The latest report of `skill`, for any artifact.
+pub fn latest_report(store: &Store, skill: &str) -> Result<Option<StoredReport>, ApprovalError> {
+    store.latest_gate_report(skill)?.map(parse).transpose()
+}
+
+/// The latest report of `skill` for `artifact`.
+pub fn latest_report_for(
+    store: &Store,
+    skill: &str,
+    artifact: &str,
+) -> Result<Option<StoredReport>, ApprovalError> {
+    store
+        .latest_gate_report_for(skill, artifact)?
+        .map(parse)
+        .transpose()
+}
+
+/// Who approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovedBy {
+    /// The `[gate] approve` policy, when the gate passed.
+    Policy,
+    Operator,
+}
+
+/// Approves the handler of `skill` whose bytes hash to `artifact` and
+/// whose skill declares `declared`, on the latest report made for exactly
+/// these; it must have passed. Replaces any earlier approval of the skill.
+pub fn approve(
+    store: &Store,
+    skill: &str,
+    artifact: &str,
+    declared: &Capabilities,
+    by: ApprovedBy,
+) -> Result<ApprovalRow, ApprovalError> {
+    let Some(stored) = latest_report_for(store, skill, artifact)? else {
+        return Err(ApprovalError::NotGated {
+            skill: skill.to_owned(),
+            artifact: artifact.to_owned(),
+        });
+    };
+    if !stored.report.passed() {
+        return Err(ApprovalError::Rejected {
+            skill: skill.to_owned(),
+            report: stored.id,
+            reason: stored.report.first_failure().unwrap_or_default(),
+        });
+    }
+    let pin = capabilities_pin(declared);
+    if stored.report.capabilities_pin != pin {
+        return Err(ApprovalError::CapabilitiesChanged {
+            skill: skill.to_owned(),
+        });
+    }
+    let row = ApprovalRow {
+        skill: skill.to_owned(),
+        artifact: artifact.to_owned(),
+        capabilities_pin: pin,
+        report_id: stored.id,
+        at: unix_now(),
+        by: match by {
+            ApprovedBy::Policy => "auto",
+            ApprovedBy::Operator => "operator",
+        }
+        .to_owned(),
+    };
+    // The store checks the report again in the transaction that writes.
+    if store.approve_handler(&row)? {
+        Ok(row)
+    } else {
+        Err(ApprovalError::NotGated {
+            skill: skill.to_owned(),
+            artifact: artifact.to_owned(),
+        })
+    }
+}
+
+/// Why a gated handler may not run, in one line for `run`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error(
+        "handler of `{skill}` is not approved: it has not been through the gate ({artifact}); run `skillhost handler gate {skill}`"
+    )]
+    NotGated { skill: String, artifact: String },
+    #[error(
+        "handler of `{skill}` is not approved: the gate rejected it (report {report}: {reason}); see `skillhost handler report {skill}`"
+    )]
+    Rejected {
+        skill: String,
+        report: i64,
+        reason: String,
+    },
+    #[error(
+        "handler of `{skill}` is not approved: it passed the gate (report {report}) and waits for `skillhost handler approve {skill}`"
+    )]
+    AwaitingApproval { skill: String, report: i64 },
+    #[error(
+        "handler of `{skill}` is not approved: artifact changed since approval ({}, approved {}); run `skillhost handler gate {skill}`",
+        short(.now), short(.approved)
+    )]
+    ArtifactChanged {
+        skill: String,
+        approved: String,
+        now: String,
+    },
+    #[error(
+        "handler of `{skill}` is not approved: the skill's declared capabilities changed since approval; run `skillhost handler gate {skill}`"
+    )]
+    CapabilitiesChanged { skill: String },
+    #[error("handler of `{skill}` is not approved: its approval cannot be read: {reason}")]
+    Unreadable { skill: String, reason: String },
+}
+
+/// `sha256:` and 12 hex digits.
+fn short(v: &str) -> &str {
+    v.char_indices().nth(19).map_or(v, |(i, _)| &v[..i])
+}
+
+/// Whether the handler of `skill`, whose bytes hash to `artifact` and
+/// whose skill declares `declared`, may run. One indexed read when it may;
+/// a refusal reads the latest report too, to say why.
+pub fn admission(
+    store: &Store,
+    skill: &str,
+    artifact: &str,
+    declared: &Capabilities,
+) -> Result<(), Refusal> {
+    let unreadable = |e: &dyn fmt::Display| Refusal::Unreadable {
+        skill: skill.to_owned(),
+        reason: e.to_string(),
+    };
+    let approval = store.handler_approval(skill).map_err(|e| unreadable(&e))?;
+    if let Some(a) = &approval
+        && a.artifact == artifact
+    {
+        if a.capabilities_pin == capabilities_pin(declared) {
+            return Ok(());
+        }
+        return Err(Refusal::CapabilitiesChanged {
+            skill: skill.to_owned(),
+        });
+    }
+    let latest = latest_report_for(store, skill, artifact).map_err(|e| unreadable(&e))?;
+    Err(match (latest, approval) {
+        (Some(r), _) if !r.report.passed() => Refusal::Rejected {
+            skill: skill.to_owned(),
+            report: r.id,
+            reason: r.report.first_failure().unwrap_or_default(),
+        },
+        (Some(r), _) => Refusal::AwaitingApproval {
+            skill: skill.to_owned(),
+            report: r.id,
+        },
+        (None, Some(a)) => Refusal::ArtifactChanged {
+            skill: skill.to_owned(),
+            approved: a.artifact,
+            now: artifact.to_owned(),
+        },
+        (None, None) => Refusal::NotGated {
+            skill: skill.to_owned(),
+            artifact: artifact.to_owned(),
+        },
+    })
+}
+
+/// Where a gated handler stands, for `handler report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HandlerState {
+    /// Not passed (never gated, or rejected): it does not run.
+    Quarantined,
+    /// Passed, waiting for approval.
+    Passed,
+    /// Approved for these bytes: it runs.
+    Enabled,
+}
+
+/// The state of the handler of `skill` as it is now (see [`admission`]).
+pub fn state(
+    store: &Store,
+    skill: &str,
+    artifact: &str,
+    declared: &Capabilities,
+) -> Result<HandlerState, Refusal> {
+    match admission(store, skill, artifact, declared) {
+        Ok(()) => Ok(HandlerState::Enabled),
+        Err(Refusal::AwaitingApproval { .. }) => Ok(HandlerState::Passed),
+        Err(Refusal::Unreadable { skill, reason }) => Err(Refusal::Unreadable { skill, reason }),
+        Err(_) => Ok(HandlerState::Quarantined),
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(skill: &str, artifact: &str, declared: &Capabilities, passed: bool) -> Report {
+        Report {
+            skill: skill.into(),
+            folder: "/skills/s".into(),
+            handler: "handler.wasm".into(),
+            provenance: Provenance::Installed,
+            artifact: artifact.into(),
+            size: 10,
+            capabilities_pin: capabilities_pin(declared),
+            at: 1,
+            outcome: if passed {
+                Outcome::Passed
+            } else {
+                Outcome::Rejected
+            },
+            checks: vec![Verdict {
+                check: Check::Imports,
+                status: if passed { Status::Pass } else { Status::Fail },
+                class: (!passed).then_some(FindingClass::UndeclaredImport),
+                explanation: "imports wasi:sockets/tcp".into(),
+                details: Vec::new(),
+            }],
+            cases: Vec::new(),
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_handler_runs_only_as_approved_and_each_refusal_says_why() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&d.path().join("s.db")).expect("open");
+        let none = Capabilities::default();
+        let refusal = |artifact: &str, declared: &Capabilities| {
+            admission(&store, "s", artifact, declared)
+                .expect_err("refused")
+                .to_string()
+        };
+        assert!(refusal("sha256:a", &none).contains("has not been through the gate"));
+        store_report(&store, &report("s", "sha256:a", &none, false)).expect("store");
+        let r = refusal("sha256:a", &none);
+        assert!(r.contains("the gate rejected it"), "{r}");
+        assert!(r.contains("imports: UndeclaredImport"), "{r}");
+        let e =
+            approve(&store, "s", "sha256:a", &none, ApprovedBy::Operator).expect_err("rejected");
+        assert!(matches!(e, ApprovalError::Rejected { .. }), "{e}");
+
+        let id = store_report(&store, &report("s", "sha256:a", &none, true)).expect("store");
+        assert!(refusal("sha256:a", &none).contains("waits for `skillhost handler approve s`"));
+        assert_eq!(
+            state(&store, "s", "sha256:a", &none),
+            Ok(HandlerState::Passed)
+        );
+        // Approval is for the declaration the report was made against.
+        let more = Capabilities {
+            llm: true,
+            ..Capabilities::default()
+        };
+        let e = approve(&store, "s", "sha256:a", &more, ApprovedBy::Operator)
+            .expect_err("other capabilities");
+        assert!(
+            matches!(e, ApprovalError::CapabilitiesChanged { .. }),
+            "{e}"
+        );
+        let row = approve(&store, "s", "sha256:a", &none, ApprovedBy::Operator).expect("approve");
+        assert_eq!(row.report_id, id);
+        assert_eq!(admission(&store, "s", "sha256:a", &none), Ok(()));
+        assert_eq!(
+            state(&store, "s", "sha256:a", &none),
+            Ok(HandlerState::Enabled)
+        );
+        // Other bytes, or a skill that now declares more: refused.
+        let r = refusal("sha256:b", &none);
+        assert!(r.contains("artifact changed since approval"), "{r}");
+        assert!(r.contains("run `skillhost handler gate s`"), "{r}");
+        assert!(refusal("sha256:a", &more).contains("declared capabilities changed"));
+        // Other skills are not approved by it.
+        assert!(admission(&store, "t", "sha256:a", &none).is_err());
+    }
+
+    #[test]
+    fn the_default_approval_policy_depends_on_provenance_and_cases() {
+        let c = GateConfig::default();
+        assert!(!c.auto_approves(Provenance::Installed, 100));
+        assert!(c.auto_approves(Provenance::Generated, c.auto_min_cases));
+        assert!(!c.auto_approves(Provenance::Generated, c.auto_min_cases - 1));
+        let manual = GateConfig {
+            approve: Some(Approve::Manual),
+            ..GateConfig::default()
+        };
+        assert!(!manual.auto_approves(Provenance::Generated, 100));
+        assert!(c.gates(Source::Installed) && c.gates(Source::Forged));
+        assert!(!c.gates(Source::Bundled) && !c.gates(Source::Workspace));
+        assert!(c.ceiling(Provenance::Generated).is_empty());
+        assert_eq!(
+            c.ceiling(Provenance::Installed),
+            vec!["files", "http", "tools", "llm", "kv"]
+        );
+    }
+
+    #[test]
+    fn a_ceiling_names_only_capabilities_that_exist() {
+        let ok: GateConfig = toml::from_str("generated = [\"kv\", \"llm\"]").expect("parse");
+        assert_eq!(ok.ceiling(Provenance::Generated), vec!["kv", "llm"]);
+        let e = toml::from_str::<GateConfig>("generated = [\"sockets\"]").expect_err("unknown");
+        assert!(
+            e.to_string().contains("unknown capability `sockets`"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,664 @@
+//! The validation gate: the checks a handler passes before a gated source's
+//! skill may run it (installed and machine-written handlers, by default),
+//! and the approval policy. Each check gives one verdict, each failure
+//! classified and explained, in a report that is stored (see `approval`)
+//! and shown by `skillhost handler report`:
+//!
+//! 1. artifact: the bytes are a component within the size caps;
+//! 2. world: it exports the handler world (linking type-checks `handle`
+//!    against `wit/skill.wit`);
+//! 3. imports: each is permitted by what its skill may use (declared ∩ the
+//!    ceiling for its provenance), read from the component's types before
+//!    anything is compiled, or let through by `[gate.allow_imports]`;
+//! 4. capabilities: its skill declares no more than the skill it was
+//!    written for, nor beyond the ceiling;
+//! 5. cases: recorded runs and `tests/cases.jsonl` give the expected
+//!    answers under strict limits;
+//! 6. determinism: each case answers the same under other clocks and
+//!    random seeds;
+//! 7. limits: no case hits one.
+//!
+//! A handler moves from quarantined to passed to enabled. Enabling is
+//! automatic or needs `skillhost handler approve`, per `[gate] approve`;
+//! an approval is pinned to the artifact's bytes and the report, so a
+//! changed artifact is disabled until it passes again.
+//!
+//! For a caller that writes or downloads a handler: put the skill folder
+//! in [`quarantine_slot`], gate it with [`check`] on a [`Subject::folder`],
+//! move it in if it passed, reload the catalog, then [`admit`] applies the
+//! approval policy to the skill as it now is.
+
+mod cases;
+mod run;
+mod statics;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use cases::{CASES_FILE, Case, Compare, Expected, parse_cases_file};
+
+use crate::approval::{
+    self, ApprovalError, ApprovedBy, Check, FindingClass, HandlerState, Outcome, Provenance,
+    Report, Status, StoredReport, Verdict, capabilities_pin,
+};
+use crate::exec::Runner;
+use crate::paths::Paths;
+use crate::sandbox::{self, FileRoots, Limits, SandboxError};
+use crate::skill::{
+    Capabilities, Catalog, LimitSpec, LoadOptions, Root, Skill, SkillFileError, Source,
+};
+use crate::store::{ApprovalRow, StoreError};
+use crate::types::Chain;
+use statics::{fail, pass, skipped};
+
+/// Largest handler read at all; the gate's own cap is lower.
+const MAX_READ_BYTES: u64 = 128 << 20;
+
+/// The report kept beside a quarantined artifact.
+pub const QUARANTINE_REPORT: &str = "gate-report.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("no skill named `{0}`; see `skillhost skills list`")]
+    UnknownSkill(String),
+    #[error("skill `{0}` has no handler (metadata.skillhost.handler) to gate")]
+    NoHandler(String),
+    #[error("cannot read the handler of skill `{skill}`: {source}")]
+    Read {
+        skill: String,
+        source: SkillFileError,
+    },
+    #[error("no skill in {}: {reason}", .dir.display())]
+    NoSkill { dir: PathBuf, reason: String },
+    #[error(
+        "{} is in the quarantine slot of skill `{slot}`, but its SKILL.md names `{named}`",
+        .dir.display()
+    )]
+    WrongSlot {
+        dir: PathBuf,
+        slot: String,
+        named: String,
+    },
+    #[error(
+        "`{0}` cannot name a quarantine slot: a skill name is lowercase letters, digits and hyphens"
+    )]
+    BadSlotName(String),
+    #[error("the sandbox cannot start")]
+    Sandbox(#[source] SandboxError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Approval(#[from] ApprovalError),
+    #[error(transparent)]
+    Refusal(#[from] approval::Refusal),
+    #[error("`{0}` is not an artifact hash (`sha256:` and hex digits)")]
+    BadArtifact(String),
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What the gate checks: a skill and its handler.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    pub skill: Skill,
+    pub provenance: Provenance,
+    /// The skill the handler was written for and what it declares: its own
+    /// skill may declare no more.
+    pub parent: Option<(String, Capabilities)>,
+    /// It is the catalog's skill of its name, in place.
+    in_catalog: bool,
+}
+
+impl Subject {
+    /// The catalog's skill `name`, its provenance from its source.
+    pub fn catalog(runner: &Runner, name: &str) -> Result<Subject, GateError> {
+        let catalog = runner.catalog();
+        let skill = catalog
+            .get(name)
+            .ok_or_else(|| GateError::UnknownSkill(name.to_owned()))?;
+        Ok(Subject {
+            provenance: Provenance::of(skill.source),
+            skill: skill.clone(),
+            parent: None,
+            in_catalog: true,
+        })
+    }
+
+    /// The skill in folder `dir`: a quarantine slot, an unpacked download,
+    /// or a catalog skill's own folder (then it is that skill). A skill of
+    /// the catalog with the same name elsewhere is its parent. Provenance
+    /// `None`: generated when `dir` is in the quarantine or the forged
+    /// root, else installed.
+    pub fn folder(
+        runner: &Runner,
+        dir: &Path,
+        provenance: Option<Provenance>,
+    ) -> Result<Subject, GateError> {
+        let paths = runner.paths();
+        let dir = dir.canonicalize().map_err(|e| GateError::NoSkill {
+            dir: dir.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let catalog = runner.catalog();
+        if let Some(own) = catalog
+            .skills()
+            .iter()
+            .find(|s| s.dir.canonicalize().is_ok_and(|d| d == dir))
+        {
+            let mut subject = Subject::catalog(runner, &own.name)?;
+            if let Some(p) = provenance {
+                subject.provenance = p;
+            }
+            return Ok(subject);
+        }
+        let skill = load_folder(&dir)?;
+        let quarantine = paths
+            .quarantine_dir()
+            .canonicalize()
+            .ok()
+            .filter(|q| dir.starts_with(q));
+        if let Some(q) = &quarantine
+            && let Some(slot) = dir
+                .strip_prefix(q)
+                .ok()
+                .and_then(|rest| rest.components().next())
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            && slot != skill.name
+        {
+            return Err(GateError::WrongSlot {
+                dir,
+                slot,
+                named: skill.name,
+            });
+        }
+        let generated = quarantine.is_some()
+            || paths
+                .forged_root()
+                .canonicalize()
+                .is_ok_and(|f| dir.starts_with(f));
+        let provenance = provenance.unwrap_or(if generated {
+            Provenance::Generated
+        } else {
+            Provenance::Installed
+        });
+        let parent = catalog
+            .get(&skill.name)
+            .map(|p| (p.name.clone(), p.meta.skillhost.capabilities.clone()));
+        Ok(Subject {
+            skill,
+            provenance,
+            parent,
+            in_catalog: false,
+        })
+    }
+
+    /// Whether it is the catalog's skill, in place.
+    pub fn in_catalog(&self) -> bool {
+        self.in_catalog
+    }
+}
+
+/// The one skill of folder `dir`.
+fn load_folder(dir: &Path) -> Result<Skill, GateError> {
+    let opts = LoadOptions {
+        max_depth: 0,
+        ..LoadOptions::default()
+    };
+    let catalog = Catalog::load(&[Root::new(dir.to_path_buf(), Source::Path)], &opts);
+    match catalog.skills() {
+        [one] => Ok(one.clone()),
+        _ => Err(GateError::NoSkill {
+            dir: dir.to_path_buf(),
+            reason: match catalog.warnings().first() {
+                Some(w) => w.to_string(),
+                None => "no SKILL.md in it".to_owned(),
+            },
+        }),
+    }
+}
+
+/// Where a handler for `skill` whose bytes hash to `artifact` waits for
+/// the gate: `.skillhost/quarantine/SKILL/HASH/` (HASH: hex digits).
+pub fn quarantine_slot(paths: &Paths, skill: &str, artifact: &str) -> Result<PathBuf, GateError> {
+    if !crate::skill::is_spec_name(skill) {
+        return Err(GateError::BadSlotName(skill.to_owned()));
+    }
+    let hex = artifact
+        .strip_prefix("sha256:")
+        .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
+        .ok_or_else(|| GateError::BadArtifact(artifact.to_owned()))?;
+    Ok(paths.quarantine_dir().join(skill).join(hex))
+}
+
+/// A gated handler: its report, stored, and where it stands now.
+#[derive(Debug, Clone)]
+pub struct Gated {
+    pub report_id: i64,
+    pub report: Report,
+    /// For a catalog skill, its state once the approval policy applied;
+    /// `None` for a folder outside the catalog (see [`admit`]).
+    pub state: Option<HandlerState>,
+    /// Whether its source needs an approval to run (`[gate] sources`).
+    pub gated_at_run_time: bool,
+}
+
+/// Runs every check on `subject`, stores the report (and, in a
+/// quarantine slot, writes it beside the artifact), and applies the
+/// approval policy when the subject is the catalog's skill in place.
+pub async fn gate(runner: &Runner, subject: &Subject) -> Result<Gated, GateError> {
+    let (report_id, report) = check(runner, subject).await?;
+    let state = if subject.in_catalog {
+        Some(admit(runner, &subject.skill.name)?)
+    } else {
+        None
+    };
+    Ok(Gated {
+        report_id,
+        report,
+        state,
+        gated_at_run_time: runner.config().gate.gates(subject.skill.source),
+    })
+}
+
+/// Gates the handler of a skill that `install` has just put in place;
+/// none when it has no handler. `runner` must have been made after the
+/// install, so that its catalog holds the skill. The report is stored and
+/// the approval policy applied: by default an installed handler that
+/// passed waits for `skillhost handler approve`.
+pub async fn after_install(
+    runner: &Runner,
+    installed: &crate::install::Installed,
+) -> Result<Option<Gated>, GateError> {
+    if installed.handler.is_none() {
+        return Ok(None);
+    }
+    let subject = Subject::folder(runner, &installed.dir, Some(Provenance::Installed))?;
+    gate(runner, &subject).await.map(Some)
+}
+
+/// The approval policy, applied to the catalog's skill `name` as it is
+/// now: enabled when its latest report for these bytes passed and
+/// `[gate] approve` enables by itself; else where it stands.
+pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
+    let (skill, artifact) = current_artifact(runner, name)?;
+    let store = runner.store()?;
+    let declared = &skill.meta.skillhost.capabilities;
+    let state = approval::state(store, name, &artifact, declared)?;
+    if state != HandlerState::Passed {
+        return Ok(state);
+    }
+    let Some(latest) = approval::latest_report_for(store, name, &artifact)? else {
+        return Ok(state);
+    };
+    let config = &runner.config().gate;
+    if config.auto_approves(latest.report.provenance, latest.report.cases_passed()) {
+        approval::approve(store, name, &artifact, declared, ApprovedBy::Policy)?;
+        return Ok(HandlerState::Enabled);
+    }
+    Ok(state)
+}
+
+/// The operator's approval of the catalog skill `name`'s handler as it is
+/// now, on its latest report for these bytes, which must have passed.
+pub fn approve(runner: &Runner, name: &str) -> Result<ApprovalRow, GateError> {
+    let (skill, artifact) = current_artifact(runner, name)?;
+    Ok(approval::approve(
+        runner.store()?,
+        name,
+        &artifact,
+        &skill.meta.skillhost.capabilities,
+        ApprovedBy::Operator,
+    )?)
+}
+
+/// Where the handler of catalog skill `name` stands, with its latest report.
+#[derive(Debug, Clone)]
+pub struct HandlerStatus {
+    pub state: HandlerState,
+    /// Why it does not run, when it does not.
+    pub refusal: Option<String>,
+    /// `sha256:` of the handler's bytes now.
+    pub artifact: String,
+    /// The latest report for these bytes, else the latest of the skill.
+    pub report: Option<StoredReport>,
+    pub gated_at_run_time: bool,
+}
+
+pub fn status(runner: &Runner, name: &str) -> Result<HandlerStatus, GateError> {
+    let (skill, artifact) = current_artifact(runner, name)?;
+    let store = runner.store()?;
+    let declared = &skill.meta.skillhost.capabilities;
+    let refusal = approval::admission(store, name, &artifact, declared).err();
+    let state = approval::state(store, name, &artifact, declared)?;
+    let report = match approval::latest_report_for(store, name, &artifact)? {
+        Some(r) => Some(r),
+        None => approval::latest_report(store, name)?,
+    };
+    Ok(HandlerStatus {
+        state,
+        refusal: refusal.map(|r| r.to_string()),
+        artifact,
+        report,
+        gated_at_run_time: runner.config().gate.gates(skill.source),
+    })
+}
+
+/// The catalog skill `name` and the hash of its handler's bytes now.
+fn current_artifact(runner: &Runner, name: &str) -> Result<(Skill, String), GateError> {
+    let catalog = runner.catalog();
+    let skill = catalog
+        .get(name)
+        .ok_or_else(|| GateError::UnknownSkill(name.to_owned()))?;
+    let rel = skill
+        .meta
+        .skillhost
+        .handler
+        .as_deref()
+        .ok_or_else(|| GateError::NoHandler(name.to_owned()))?;
+    let bytes = skill
+        .read_file(rel, MAX_READ_BYTES)
+        .map_err(|source| GateError::Read {
+            skill: name.to_owned(),
+            source,
+        })?;
+    Ok((skill.clone(), sandbox::artifact_hash(&bytes)))
+}
+
+/// Runs every check on `subject` and stores the report; approvals are
+/// left as they are. Returns the report's id and the report.
+pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), GateError> {
+    let started = Instant::now();
+    let skill = &subject.skill;
+    let rel = skill
+        .meta
+        .skillhost
+        .handler
+        .clone()
+        .ok_or_else(|| GateError::NoHandler(skill.name.clone()))?;
+    let bytes = {
+        let (owned, rel) = (skill.clone(), rel.clone());
+        tokio::task::spawn_blocking(move || owned.read_file(&rel, MAX_READ_BYTES))
+            .await
+            .unwrap_or_else(|e| {
+                Err(SkillFileError::Io {
+                    path: String::new(),
+                    source: std::io::Error::other(e),
+                })
+            })
+            .map_err(|source| GateError::Read {
+                skill: skill.name.clone(),
+                source,
+            })?
+    };
+    let config = runner.config();
+    let gate = &config.gate;
+    let kib = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
+    let declared = &skill.meta.skillhost.capabilities;
+    let input = statics::Input {
+        skill: &skill.name,
+        declared,
+        parent: subject.parent.as_ref().map(|(n, c)| (n.as_str(), c)),
+        provenance: subject.provenance,
+        config: gate,
+        max_bytes: kib(gate.max_artifact_kb)
+            .min(kib(config.sandbox.max_component_mb.saturating_mul(1 << 10))),
+        max_function_bytes: kib(config.sandbox.max_function_kb),
+    };
+
+    let mut checks = Vec::with_capacity(Check::ALL.len());
+    let mut cases = Vec::new();
+    let (artifact_verdict, inspection) = statics::artifact(&bytes, &input);
+    checks.push(artifact_verdict);
+    match inspection {
+        None => skip_rest(
+            &mut checks,
+            "not run: the artifact is not a component that can be checked",
+        ),
+        Some(inspection) => {
+            let world = statics::world(&inspection);
+            let imports = statics::imports(&inspection, &input);
+            let capabilities = statics::capabilities(&input);
+            let static_ok = world.is_ok()
+                && imports.status == Status::Pass
+                && capabilities.status == Status::Pass;
+            if !static_ok {
+                checks.push(world.err().unwrap_or_else(|| {
+                    skipped(
+                        Check::World,
+                        "exports `handle`; its type is checked by linking, which waits for the static checks to pass",
+                    )
+                }));
+                checks.push(imports);
+                checks.push(capabilities);
+                skip_rest(
+                    &mut checks,
+                    "not run: a static check failed; nothing was compiled or instantiated",
+                );
+            } else {
+                let sandbox = runner.sandbox().map_err(GateError::Sandbox)?;
+                match sandbox.load_async(Arc::from(bytes.as_slice())).await {
+                    Err(e) => {
+                        checks.push(link_failure(&e));
+                        checks.push(imports);
+                        checks.push(capabilities);
+                        skip_rest(&mut checks, "not run: the component did not link");
+                    }
+                    Ok(handler) => {
+                        checks.push(pass(
+                            Check::World,
+                            "exports `handle` of the skillhost:skill handler world (its type checked by linking against wit/skill.wit)",
+                        ));
+                        checks.push(imports);
+                        checks.push(capabilities);
+                        let (verdicts, ran) =
+                            run_cases(runner, subject, sandbox.clone(), handler).await?;
+                        checks.extend(verdicts);
+                        cases = ran;
+                    }
+                }
+            }
+        }
+    }
+
+    let outcome = if checks.iter().all(|v| v.status == Status::Pass) {
+        Outcome::Passed
+    } else {
+        Outcome::Rejected
+    };
+    let report = Report {
+        skill: skill.name.clone(),
+        folder: skill.dir.display().to_string(),
+        handler: rel,
+        provenance: subject.provenance,
+        artifact: sandbox::artifact_hash(&bytes),
+        size: bytes.len() as u64,
+        capabilities_pin: capabilities_pin(declared),
+        at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+        outcome,
+        checks,
+        cases,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    let id = approval::store_report(runner.store()?, &report)?;
+    if !subject.in_catalog && in_quarantine(runner.paths(), &skill.dir) {
+        let path = skill.dir.join(QUARANTINE_REPORT);
+        let json = serde_json::to_vec_pretty(&report).unwrap_or_default();
+        crate::fsutil::write_atomic(&path, &json)
+            .map_err(|source| GateError::Write { path, source })?;
+    }
+    tracing::info!(
+        skill = %report.skill,
+        artifact = %report.artifact,
+        outcome = ?report.outcome,
+        "gate report {id}"
+    );
+    Ok((id, report))
+}
+
+fn in_quarantine(paths: &Paths, dir: &Path) -> bool {
+    paths
+        .quarantine_dir()
+        .canonicalize()
+        .is_ok_and(|q| dir.canonicalize().is_ok_and(|d| d.starts_with(q)))
+}
+
+/// Marks every check not yet decided as skipped.
+fn skip_rest(checks: &mut Vec<Verdict>, why: &str) {
+    for check in Check::ALL.iter().skip(checks.len()) {
+        checks.push(skipped(*check, why));
+    }
+}
+
+/// Check 2's verdict when the sandbox would not load the component.
+fn link_failure(e: &SandboxError) -> Verdict {
+    let class = match e {
+        SandboxError::WrongWorld(_) | SandboxError::NotAHandler(_) => FindingClass::WrongWorld,
+        _ => FindingClass::DoesNotCompile,
+    };
+    fail(Check::World, class, Chain(e).to_string())
+}
+
+/// The gate's strict limits for a skill whose own limits are `spec`: its
+/// run-time limits (as far as they go when granted), each capped by the
+/// `[gate]` value.
+fn strict_limits(config: &crate::config::Config, spec: &LimitSpec) -> Limits {
+    let runtime = Limits::resolve(spec, spec, &config.limits);
+    let gate = &config.gate;
+    let mb = |v: u64| usize::try_from(v.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    let kb = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
+    Limits {
+        memory_bytes: runtime.memory_bytes.min(mb(gate.memory_mb.max(1))),
+        timeout: runtime
+            .timeout
+            .min(Duration::from_millis(gate.timeout_ms.max(1))),
+        output_bytes: runtime.output_bytes.min(kb(gate.output_kb.max(1))),
+        ..runtime
+    }
+}
+
+/// What a case may use: what the skill declares within the ceiling, less
+/// HTTP and writing (see `run`).
+fn case_capabilities(subject: &Subject, ceiling: &[&str]) -> Capabilities {
+    let declared = &subject.skill.meta.skillhost.capabilities;
+    let allowed = |key: &str| ceiling.contains(&key);
+    let mut c = Capabilities::default();
+    if allowed("files") {
+        c.files.read = declared.files.read.clone();
+        c.files.read.extend(declared.files.write.iter().cloned());
+    }
+    if allowed("tools") {
+        c.tools = declared.tools.clone();
+    }
+    c.llm = declared.llm && allowed("llm");
+    c.kv = declared.kv && allowed("kv");
+    c
+}
+
+/// Checks 5 to 7 and the cases as they ran.
+async fn run_cases(
+    runner: &Runner,
+    subject: &Subject,
+    sandbox: Arc<sandbox::Sandbox>,
+    handler: sandbox::Handler,
+) -> Result<([Verdict; 3], Vec<approval::CaseRun>), GateError> {
+    let skill = &subject.skill;
+    let config = runner.config();
+    let gate = &config.gate;
+    let store = runner.store()?;
+    let runs = store.recent_runs_of(&skill.name, gate.max_recorded_cases.saturating_mul(2))?;
+    let (mut all, left_out) =
+        cases::recorded_cases(&runs, run::recorded_compare(skill), gate.max_recorded_cases);
+    let mut invalid = Vec::new();
+    match skill.read_file(CASES_FILE, cases::MAX_CASES_BYTES) {
+        Ok(bytes) => {
+            let (shipped, errors) = parse_cases_file(&String::from_utf8_lossy(&bytes));
+            all.extend(shipped);
+            invalid.extend(errors);
+        }
+        Err(SkillFileError::NotFound { .. }) => {}
+        Err(e) => invalid.push(format!("{CASES_FILE}: {e}")),
+    }
+    let roots = FileRoots {
+        skill_dir: skill.dir.clone(),
+        workspace: runner.paths().workspace.clone(),
+        skill_files: vec![
+            skill.path.clone(),
+            skill
+                .dir
+                .join(skill.meta.skillhost.handler.as_deref().unwrap_or_default()),
+        ],
+        control: Arc::new(runner.paths().control_paths()),
+    };
+    let validators = runner.validators(skill);
+    let bench = Arc::new(run::Bench {
+        sandbox,
+        handler,
+        skill: skill.clone(),
+        capabilities: case_capabilities(subject, &gate.ceiling(subject.provenance)),
+        limits: strict_limits(config, &skill.meta.skillhost.limits),
+        roots,
+        validators,
+        seed: rand::random(),
+        kv_quota_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
+    });
+    let (ran, could_not) = bench.run_all(&all).await;
+    invalid.extend(could_not);
+    let verdicts = run::verdicts(&ran, &invalid, left_out);
+    Ok((verdicts, ran.into_iter().map(|r| r.run).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    #[test]
+    fn strict_limits_are_the_lower_of_the_skill_and_the_gate() {
+        let config = Config::default();
+        let gate = &config.gate;
+        let spec = |memory_mb, timeout_ms| LimitSpec {
+            memory_mb: Some(memory_mb),
+            timeout_ms: Some(timeout_ms),
+            ..LimitSpec::default()
+        };
+        let l = strict_limits(&config, &spec(16, 60_000));
+        assert_eq!(l.memory_bytes, 16 << 20, "the skill's own, lower");
+        assert_eq!(
+            l.timeout,
+            Duration::from_millis(gate.timeout_ms),
+            "the gate's"
+        );
+        let l = strict_limits(&config, &spec(4096, 10));
+        assert_eq!(l.memory_bytes, (gate.memory_mb as usize) << 20);
+        assert_eq!(l.timeout, Duration::from_millis(10));
+        assert_eq!(l.output_bytes, (gate.output_kb as usize) << 10);
+        // Lower than what a run gets by default.
+        let defaults = &config.limits;
+        assert!(gate.memory_mb < defaults.memory_mb);
+        assert!(gate.timeout_ms < defaults.timeout_ms);
+        assert!(gate.output_kb < defaults.output_kb);
+    }
+
+    #[test]
+    fn quarantine_slots_are_named_by_skill_and_hash_only() {
+        let paths = Paths {
+            home: "/h".into(),
+            workspace: "/w".into(),
+            bundled: None,
+            extra_skills: Vec::new(),
+            cache_override: None,
+        };
+        let slot = quarantine_slot(&paths, "notes-brief", "sha256:00ff").expect("slot");
+        assert_eq!(slot, Path::new("/w/.skillhost/quarantine/notes-brief/00ff"));
+        assert!(quarantine_slot(&paths, "s", "sha256:../../x").is_err());
+        assert!(quarantine_slot(&paths, "s", "sha256:").is_err());
+        assert!(quarantine_slot(&paths, "../evil", "sha256:00").is_err());
+    }
+}
