@@ -436,9 +436,9 @@ fn handler(
             crate::approval::HandlerState::Enabled => {
                 outln!("state: enabled; `{skill}` now answers on tier 1")?
             }
-            _ => outln!(
-                "state: passed; it runs once approved: `skillhost handler approve {skill}`"
-            )?,
+            _ => {
+                outln!("state: passed; it runs once approved: `skillhost handler approve {skill}`")?
+            }
         }
         let config = Config::load(&ctx.paths)?;
         if before.is_some() && config.grants.contains_key(skill) {

@@ -217,7 +217,10 @@ pub fn extract_source(reply: &str, lang: HandlerLang) -> Result<String, SourceEr
         let Some(tag) = line.trim_start().strip_prefix("```") else {
             continue;
         };
-        if !lang.fences().contains(&tag.trim().to_ascii_lowercase().as_str()) {
+        if !lang
+            .fences()
+            .contains(&tag.trim().to_ascii_lowercase().as_str())
+        {
             continue;
         }
         let mut source = String::new();
@@ -252,8 +255,10 @@ pub fn check_source(source: &str, lang: HandlerLang) -> Result<(), SourceError> 
 /// Macros that read files or the environment at compile time.
 static RUST_READS: LazyLock<Regex> = LazyLock::new(|| {
     #[allow(clippy::expect_used)]
-    Regex::new(r"\b(include_str|include_bytes|include|option_env)\b|\benv\s*(!|\bas\b)|\bas\s+env\b")
-        .expect("a valid pattern")
+    Regex::new(
+        r"\b(include_str|include_bytes|include|option_env)\b|\benv\s*(!|\bas\b)|\bas\s+env\b",
+    )
+    .expect("a valid pattern")
 });
 /// `mod x;`: a module read from another file.
 static RUST_OUT_OF_LINE: LazyLock<Regex> = LazyLock::new(|| {
@@ -310,7 +315,10 @@ fn check_rust(source: &str) -> Result<(), SourceError> {
         {
             return Err(refused(
                 name.start(),
-                format!("the attribute `{}` is not one a handler may use", name.as_str()),
+                format!(
+                    "the attribute `{}` is not one a handler may use",
+                    name.as_str()
+                ),
             ));
         }
     }
@@ -431,8 +439,10 @@ fn raw_string_start(s: &[char], i: usize) -> Option<usize> {
 /// `import ... from "X"`, `import "X"`, `export ... from "X"`.
 static JS_STATIC_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
     #[allow(clippy::expect_used)]
-    Regex::new(r#"\b(?:import|export)\b[^;'"`]*?\bfrom\s*['"]([^'"]*)['"]|\bimport\s*['"]([^'"]*)['"]"#)
-        .expect("a valid pattern")
+    Regex::new(
+        r#"\b(?:import|export)\b[^;'"`]*?\bfrom\s*['"]([^'"]*)['"]|\bimport\s*['"]([^'"]*)['"]"#,
+    )
+    .expect("a valid pattern")
 });
 static JS_DYNAMIC: LazyLock<Regex> = LazyLock::new(|| {
     #[allow(clippy::expect_used)]
@@ -579,7 +589,13 @@ pub fn build(
 fn cleared(program: &Path, slot: &Path) -> Command {
     let mut cmd = Command::new(program);
     cmd.env_clear().current_dir(slot);
-    for key in ["PATH", "HOME", "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"] {
+    for key in [
+        "PATH",
+        "HOME",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
+    ] {
         if let Some(v) = std::env::var_os(key) {
             cmd.env(key, v);
         }
@@ -621,7 +637,10 @@ fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError
     if !sysroot.join("lib/rustlib/wasm32-wasip2").is_dir() {
         return Err(missing(format!(
             "the toolchain {} has no wasm32-wasip2 target: rustup target add wasm32-wasip2{}",
-            settings.toolchain.as_deref().unwrap_or("(rustup's default)"),
+            settings
+                .toolchain
+                .as_deref()
+                .unwrap_or("(rustup's default)"),
             settings
                 .toolchain
                 .as_deref()
@@ -634,7 +653,13 @@ fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError
     toolchain(&mut cmd);
     cmd.env("CARGO_NET_OFFLINE", "true")
         .env("CARGO_TARGET_DIR", &settings.cache_dir)
-        .args(["build", "--release", "--offline", "--target", "wasm32-wasip2"])
+        .args([
+            "build",
+            "--release",
+            "--offline",
+            "--target",
+            "wasm32-wasip2",
+        ])
         .args(["--manifest-path", "Cargo.toml"]);
     // One build at a time in the shared cache, so that the artifact read
     // after it is this build's.
@@ -705,7 +730,9 @@ fn run_limited(mut cmd: Command, slot: &Path, limit: Duration) -> Result<Duratio
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(io_err("run", Path::new(cmd.get_program())))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(io_err("run", Path::new(cmd.get_program())))?;
     let status: ExitStatus = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -764,7 +791,11 @@ pub fn log_tail(path: &Path) -> String {
 /// The skill's SKILL.md (`current`) pointing at `handler`, marked as
 /// generated (`metadata.skillhost.handler_generated`), which makes `exec`
 /// run it only as approved whatever the skill's source.
-pub fn with_generated_handler(current: &[u8], name: &str, handler: &str) -> Result<String, Invalid> {
+pub fn with_generated_handler(
+    current: &[u8],
+    name: &str,
+    handler: &str,
+) -> Result<String, Invalid> {
     let parsed = parse_skill(current, name).map_err(|e| Invalid::Parse(e.to_string()))?;
     let mut front = parsed.meta.raw.as_object().cloned().unwrap_or_default();
     let metadata = front.entry("metadata").or_insert_with(|| json!({}));
@@ -823,7 +854,9 @@ pub fn admit(
     writer::validate(text.as_bytes(), &expect)?;
     let target = skill.dir.join(HANDLER_FILE);
     // Written beside its final name, then renamed without replacing.
-    let tmp = skill.dir.join(format!(".{HANDLER_FILE}.forge-{}", std::process::id()));
+    let tmp = skill
+        .dir
+        .join(format!(".{HANDLER_FILE}.forge-{}", std::process::id()));
     fs::write(&tmp, wasm).map_err(ForgeError::io("write", &tmp))?;
     let placed = fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
@@ -836,8 +869,11 @@ pub fn admit(
         return Err(ForgeError::io("write", &target)(e));
     }
     let forge_dir = writer.forge_dir();
-    let written = history::save(&lock, &forge_dir, &skill.name, &current)
-        .and_then(|v| writer.replace(&lock, &skill.path, &current, &text, &expect).map(|()| v));
+    let written = history::save(&lock, &forge_dir, &skill.name, &current).and_then(|v| {
+        writer
+            .replace(&lock, &skill.path, &current, &text, &expect)
+            .map(|()| v)
+    });
     let saved_version = match written {
         Ok(v) => v,
         Err(e) => {
@@ -905,8 +941,11 @@ mod tests {
         ] {
             refused(src);
         }
-        let e = check_source("fn f() {}\nconst X: &str = env!(\"HOME\");", HandlerLang::Rust)
-            .expect_err("refused");
+        let e = check_source(
+            "fn f() {}\nconst X: &str = env!(\"HOME\");",
+            HandlerLang::Rust,
+        )
+        .expect_err("refused");
         assert_eq!(
             e.to_string(),
             "line 2: it names `env!`; it could read the host's files or environment while it builds"
@@ -957,7 +996,8 @@ mod tests {
 
     #[test]
     fn the_source_is_the_first_block_of_the_language() {
-        let reply = "Here:\n```text\nnot it\n```\n```Rust\nfn a() {}\n```\n```rust\nfn b() {}\n```\n";
+        let reply =
+            "Here:\n```text\nnot it\n```\n```Rust\nfn a() {}\n```\n```rust\nfn b() {}\n```\n";
         assert_eq!(
             extract_source(reply, HandlerLang::Rust).expect("found"),
             "fn a() {}\n"

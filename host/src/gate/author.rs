@@ -53,12 +53,23 @@ pub enum AuthorError {
 pub enum AttemptOutcome {
     /// The reply held no usable source, or the source was refused before
     /// anything built it.
-    Refused { reason: String },
-    BuildFailed { reason: String },
+    Refused {
+        reason: String,
+    },
+    BuildFailed {
+        reason: String,
+    },
     /// Killed at the build time limit.
-    TimedOut { reason: String },
-    Rejected { report_id: i64, reason: String },
-    Passed { report_id: i64 },
+    TimedOut {
+        reason: String,
+    },
+    Rejected {
+        report_id: i64,
+        reason: String,
+    },
+    Passed {
+        report_id: i64,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -163,8 +174,9 @@ pub async fn author(
                 reason.clone()
             }
             AttemptOutcome::Rejected { report_id, .. } => {
-                let stored = approval::latest_report(runner.store().map_err(GateError::from)?, name)
-                    .map_err(GateError::from)?;
+                let stored =
+                    approval::latest_report(runner.store().map_err(GateError::from)?, name)
+                        .map_err(GateError::from)?;
                 match stored.filter(|s| s.id == *report_id) {
                     Some(s) => report_feedback(&s.report),
                     None => String::from("The validation gate rejected it."),
@@ -180,7 +192,9 @@ pub async fn author(
             AttemptOutcome::Refused { reason }
             | AttemptOutcome::BuildFailed { reason }
             | AttemptOutcome::TimedOut { reason }
-            | AttemptOutcome::Rejected { reason, .. } => reason.lines().next().unwrap_or("").to_owned(),
+            | AttemptOutcome::Rejected { reason, .. } => {
+                reason.lines().next().unwrap_or("").to_owned()
+            }
             AttemptOutcome::Passed { .. } => String::new(),
         })
         .unwrap_or_default();
@@ -194,7 +208,10 @@ pub async fn author(
             attempts.len()
         ),
     ) {
-        tracing::warn!(skill = name, "cannot note the refused handler in the history: {e}");
+        tracing::warn!(
+            skill = name,
+            "cannot note the refused handler in the history: {e}"
+        );
     }
     Ok(Authored {
         skill: name.to_owned(),
@@ -319,7 +336,8 @@ async fn attempt(
     attempt.artifact = Some(crate::sandbox::artifact_hash(&built.wasm));
     let write = |rel: &str, bytes: &[u8]| {
         let path = slot.join(rel);
-        crate::fsutil::write_atomic(&path, bytes).map_err(|source| GateError::Write { path, source })
+        crate::fsutil::write_atomic(&path, bytes)
+            .map_err(|source| GateError::Write { path, source })
     };
     write(forge_handler::HANDLER_FILE, &built.wasm)?;
     let current = std::fs::read(&skill.path).map_err(|source| GateError::Write {
