@@ -439,3 +439,52 @@ fn a_scripted_js_handler_passes_the_gate() {
         assert_eq!(&out.output.expect("answer").body, want);
     }
 }
+
+#[test]
+fn the_cli_needs_a_model_and_exits_1_when_no_handler_passed() {
+    let (ws, dir) = workspace();
+    let before = snapshot(&dir);
+    let no_model = ws.run_cli(&["forge", "handler", SKILL]);
+    assert_eq!(no_model.code, 1, "{}", no_model.stderr);
+    assert!(
+        no_model.stderr.contains("needs a model"),
+        "{}",
+        no_model.stderr
+    );
+    let script = ws.workspace.join("author.json");
+    let reading = "const X: &[u8] = include_bytes!(\"/etc/passwd\");\n".to_owned() + GOOD_RUST;
+    let turns = json!([
+        {"text": format!("```rust\n{reading}```\n")},
+        {"text": "no code this time"}
+    ]);
+    std::fs::write(&script, turns.to_string()).expect("write script");
+    let model = format!("scripted:{}", script.display());
+    let out = ws.run_cli(&["forge", "handler", SKILL, "--model", &model]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("attempt 1: refused before building: line 1: it names `include_bytes`"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("attempt 2: refused before building: the reply holds no ```rust block"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("no handler for `shout`"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(snapshot(&dir), before);
+    // Bundled skills are never modified.
+    let bundled = ws.run_cli(&["forge", "handler", "nonexistent-skill", "--model", &model]);
+    assert_eq!(bundled.code, 1);
+    assert!(
+        bundled.stderr.contains("no skill named"),
+        "{}",
+        bundled.stderr
+    );
+}

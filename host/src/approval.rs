@@ -738,6 +738,25 @@ mod tests {
             c.ceiling(Provenance::Installed),
             vec!["files", "http", "tools", "llm", "kv"]
         );
+        // A handler a model wrote is gated whatever its skill's source.
+        let md = b"---\nname: s\ndescription: d\nmetadata:\n  skillhost:\n    handler: h.wasm\n    handler_generated: true\n---\n";
+        let parsed = crate::skill::parse_skill(md, "s").expect("parses");
+        let mut skill = crate::skill::Skill {
+            name: parsed.name,
+            description: parsed.description,
+            body: parsed.body,
+            dir: "/s".into(),
+            path: "/s/SKILL.md".into(),
+            version: String::new(),
+            source: Source::Workspace,
+            warnings: Vec::new(),
+            meta: parsed.meta,
+        };
+        assert!(c.gates_skill(&skill));
+        assert_eq!(Provenance::of_skill(&skill), Provenance::Generated);
+        skill.meta.skillhost.handler_generated = false;
+        assert!(!c.gates_skill(&skill));
+        assert_eq!(Provenance::of_skill(&skill), Provenance::Installed);
     }
 
     #[test]
