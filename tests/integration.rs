@@ -23,6 +23,8 @@ mod examples;
 #[cfg(feature = "forge")]
 mod forge;
 mod forge_eval;
+#[cfg(feature = "forge")]
+mod forge_handler;
 mod forge_usage;
 mod gate;
 mod install;

@@ -11,7 +11,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::skill::{Capabilities, Source};
+use crate::skill::{Capabilities, Skill, Source};
 use crate::store::{ApprovalRow, GateReportRow, Store, StoreError};
 
 /// The `[gate]` section of `skillhost.toml`.
@@ -115,6 +115,13 @@ impl GateConfig {
     pub fn gates(&self, source: Source) -> bool {
         self.sources.contains(&source)
     }
+
+    /// Whether `skill`'s handler needs an approval to run: its source is
+    /// gated, or a model wrote it (`metadata.skillhost.handler_generated`),
+    /// which is gated whatever the settings say.
+    pub fn gates_skill(&self, skill: &Skill) -> bool {
+        skill.meta.skillhost.handler_generated || self.gates(skill.source)
+    }
 }
 
 /// A capability's key in a `[gate]` ceiling, checked when the file is read.
@@ -167,6 +174,15 @@ impl Provenance {
         match source {
             Source::Forged => Provenance::Generated,
             _ => Provenance::Installed,
+        }
+    }
+
+    /// Generated for a forged skill and for a handler a model wrote.
+    pub fn of_skill(skill: &Skill) -> Provenance {
+        if skill.meta.skillhost.handler_generated {
+            Provenance::Generated
+        } else {
+            Provenance::of(skill.source)
         }
     }
 }
@@ -722,6 +738,25 @@ mod tests {
             c.ceiling(Provenance::Installed),
             vec!["files", "http", "tools", "llm", "kv"]
         );
+        // A handler a model wrote is gated whatever its skill's source.
+        let md = b"---\nname: s\ndescription: d\nmetadata:\n  skillhost:\n    handler: h.wasm\n    handler_generated: true\n---\n";
+        let parsed = crate::skill::parse_skill(md, "s").expect("parses");
+        let mut skill = crate::skill::Skill {
+            name: parsed.name,
+            description: parsed.description,
+            body: parsed.body,
+            dir: "/s".into(),
+            path: "/s/SKILL.md".into(),
+            version: String::new(),
+            source: Source::Workspace,
+            warnings: Vec::new(),
+            meta: parsed.meta,
+        };
+        assert!(c.gates_skill(&skill));
+        assert_eq!(Provenance::of_skill(&skill), Provenance::Generated);
+        skill.meta.skillhost.handler_generated = false;
+        assert!(!c.gates_skill(&skill));
+        assert_eq!(Provenance::of_skill(&skill), Provenance::Installed);
     }
 
     #[test]

@@ -29,7 +29,8 @@
 //!   applied to runs; the operator's edits of them. Skills written from
 //!   successful runs and improved in place, through one checked, atomic
 //!   writer, with their history; recurring tool sequences mined from the
-//!   runs (cargo feature `forge`). The validation gate's settings, reports
+//!   runs; handlers written by a model, checked, built offline under a
+//!   time limit and admitted into their skill (cargo feature `forge`). The validation gate's settings, reports
 //!   and approvals, pinned to an artifact's bytes: what `exec` asks before
 //!   it runs a gated handler. None knows the others.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
@@ -43,7 +44,9 @@
 //!   `skillhost.toml`, pinned to its fingerprint; wiring a runner from
 //!   paths, configuration, model and rules; the validation gate's checks
 //!   of a handler (static, then its cases in the sandbox), its stored
-//!   report and the approval policy.
+//!   report and the approval policy; the loop that has a model write a
+//!   handler, builds and gates it, feeds failures back and admits it
+//!   (`gate::author`).
 //! - layer 8: `mcp`: the MCP server over `exec`.
 //! - layer 9: `cli`: argument parsing and the commands' printing; each
 //!   command calls the library.

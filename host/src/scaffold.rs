@@ -154,40 +154,43 @@ pub fn validate_name(name: &str) -> Result<(), ScaffoldError> {
     Ok(())
 }
 
+/// The guest SDK crate: `explicit`, else the checkout this binary was
+/// built from; canonical, and a crate.
+pub fn guest_sdk_dir(explicit: Option<&Path>) -> Result<PathBuf, ScaffoldError> {
+    let p = explicit
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-sdk"));
+    let p = p
+        .canonicalize()
+        .map_err(|source| ScaffoldError::GuestSdkMissing { path: p, source })?;
+    if !p.join("Cargo.toml").is_file() {
+        return Err(ScaffoldError::NotACrate(p));
+    }
+    Ok(p)
+}
+
 /// The `[dependencies]` line for the Rust guest SDK. The path form is used
 /// when a checkout is known (the one this binary was built from, or
 /// `--guest-sdk`), because the SDK and the host's WIT must match; otherwise
 /// the crates.io name, with a comment saying how to switch.
 fn guest_sdk_dependency(explicit: Option<&Path>) -> Result<String, ScaffoldError> {
     let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-sdk");
-    let path = match explicit {
-        Some(p) => Some(p.to_path_buf()),
-        None => built_from
-            .join("Cargo.toml")
-            .is_file()
-            .then_some(built_from),
-    };
-    Ok(match path {
-        Some(p) => {
-            let p = p
-                .canonicalize()
-                .map_err(|source| ScaffoldError::GuestSdkMissing { path: p, source })?;
-            if !p.join("Cargo.toml").is_file() {
-                return Err(ScaffoldError::NotACrate(p));
-            }
-            // TOML basic string: escape backslashes and quotes.
-            let s = p
-                .display()
-                .to_string()
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"");
-            format!("skillhost-guest = {{ path = \"{s}\" }}")
-        }
-        None => "# The skillhost guest SDK. If it is not on crates.io in your registry,\n\
-                 # depend on a skillhost checkout instead:\n\
-                 # skillhost-guest = { path = \"/path/to/skillhost/guest-sdk\" }\n\
-                 skillhost-guest = \"0.1\""
-            .to_owned(),
+    let known = explicit.is_some() || built_from.join("Cargo.toml").is_file();
+    Ok(if known {
+        let p = guest_sdk_dir(explicit)?;
+        // TOML basic string: escape backslashes and quotes.
+        let s = p
+            .display()
+            .to_string()
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"");
+        format!("skillhost-guest = {{ path = \"{s}\" }}")
+    } else {
+        "# The skillhost guest SDK. If it is not on crates.io in your registry,\n\
+         # depend on a skillhost checkout instead:\n\
+         # skillhost-guest = { path = \"/path/to/skillhost/guest-sdk\" }\n\
+         skillhost-guest = \"0.1\""
+            .to_owned()
     })
 }
 

@@ -46,10 +46,37 @@ enum ForgeCommand {
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
+    /// Have the model write a handler for SKILL: the host builds it in
+    /// .skillhost/quarantine (no network, time limit) and gates it; a
+    /// failed build or gate goes back to the model ([forge.handler]
+    /// attempts). A handler that passes is added to the skill, which then
+    /// answers on tier 1. Exits 1 when no handler passed.
+    Handler {
+        skill: String,
+        /// The handler's language (default [forge.handler] lang, rust).
+        #[arg(long, value_enum)]
+        lang: Option<LangArg>,
+        #[command(flatten)]
+        model: super::run::ModelArgs,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum LangArg {
+    Rust,
+    Js,
 }
 
 pub fn run(args: ForgeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.command {
+        ForgeCommand::Handler {
+            skill,
+            lang,
+            model,
+            json,
+        } => handler(ctx, &skill, lang, &model, json),
         ForgeCommand::Mine {
             dry_run,
             json,
@@ -337,4 +364,88 @@ fn grant_note(ctx: &Ctx, name: &str) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+fn handler(
+    ctx: &Ctx,
+    skill: &str,
+    lang: Option<LangArg>,
+    model: &super::run::ModelArgs,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::forge::handler::HandlerLang;
+    use crate::gate::author::{self, AttemptOutcome};
+    let (_, provider) = ctx.config_with_model(model)?;
+    let Some(provider) = provider else {
+        bail!("`forge handler` needs a model: configure [model] or pass --model PROVIDER:MODEL");
+    };
+    let runner = ctx.runner_with_model(model)?;
+    let lang = lang.map(|l| match l {
+        LangArg::Rust => HandlerLang::Rust,
+        LangArg::Js => HandlerLang::Js,
+    });
+    let before = runner
+        .catalog()
+        .get(skill)
+        .and_then(|s| crate::exec::skill_fingerprint(s).ok());
+    let authored = super::runtime()?
+        .block_on(author::author(&runner, provider.as_ref(), skill, lang))
+        .with_context(|| format!("forge handler {skill}"))?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&authored)?)?;
+    } else {
+        for a in &authored.attempts {
+            let built = a
+                .build_ms
+                .map(|ms| format!(", built in {ms} ms"))
+                .unwrap_or_default();
+            let line = match &a.outcome {
+                AttemptOutcome::Refused { reason } => format!("refused before building: {reason}"),
+                AttemptOutcome::BuildFailed { reason } | AttemptOutcome::TimedOut { reason } => {
+                    reason.clone()
+                }
+                AttemptOutcome::Rejected { report_id, reason } => {
+                    format!("rejected by the gate (report {report_id}{built}): {reason}")
+                }
+                AttemptOutcome::Passed { report_id } => {
+                    format!("passed the gate (report {report_id}{built})")
+                }
+            };
+            outln!("attempt {}: {line}", a.number)?;
+            if let Some(slot) = &a.slot {
+                outln!("  slot: {}", slot.display())?;
+            }
+        }
+    }
+    let Some(admission) = &authored.admitted else {
+        if !json {
+            outln!(
+                "no handler for `{skill}`: it keeps answering as before; the reports: `skillhost handler report {skill}`"
+            )?;
+        }
+        return Ok(ExitCode::from(1));
+    };
+    if !json {
+        outln!(
+            "added {} ({}) to `{skill}`; the previous SKILL.md is version {} (`skillhost skills rollback {skill}` undoes it)",
+            admission.admitted.handler.display(),
+            admission.artifact,
+            admission.admitted.saved_version
+        )?;
+        match admission.state {
+            crate::approval::HandlerState::Enabled => {
+                outln!("state: enabled; `{skill}` now answers on tier 1")?
+            }
+            _ => {
+                outln!("state: passed; it runs once approved: `skillhost handler approve {skill}`")?
+            }
+        }
+        let config = Config::load(&ctx.paths)?;
+        if before.is_some() && config.grants.contains_key(skill) {
+            outln!(
+                "note: the skill's fingerprint changed (new SKILL.md and handler), so the operator's grant for `{skill}`, pinned to the old one, no longer applies: review it with `skillhost skills grant {skill}`"
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -896,13 +896,13 @@ impl Runner {
     }
 
     /// Whether the handler of `skill` (its bytes hashing to `artifact`)
-    /// may run: always, unless `[gate] sources` gates the skill's source;
-    /// then only as approved (see `approval`). A gated handler that is not
+    /// may run: always, unless `[gate] sources` gates the skill's source
+    /// or a model wrote the handler; then only as approved (see `approval`). A gated handler that is not
     /// approved fails the run rather than falling back to the model or the
     /// template: an answer from another tier would pass for the skill's
     /// own while its code was refused, and would hide a changed artifact.
     fn admitted(&self, skill: &Skill, artifact: Option<&str>) -> Result<(), Refusal> {
-        if !self.config().gate.gates(skill.source) {
+        if !self.config().gate.gates_skill(skill) {
             return Ok(());
         }
         let Some(artifact) = artifact else {

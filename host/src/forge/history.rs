@@ -35,6 +35,11 @@ pub enum EventKind {
     Declined,
     RolledBack,
     Evicted,
+    /// A handler written by the model passed the gate and was added.
+    HandlerAdded,
+    /// A handler written by the model was refused, failed to build or
+    /// failed the gate on every attempt.
+    HandlerRejected,
 }
 
 /// One line of `log.jsonl`.

@@ -10,11 +10,15 @@
 //!   trail in the front matter and a cooldown per skill.
 //! - `history`: previous versions and the log of attempts; rollback.
 //! - `mine`: contiguous tool sequences that recur across recorded runs.
+//! - `handler`: handlers written by a model: the request, the source
+//!   checked before it builds, the build (no network, cleared environment,
+//!   time limit), and admitting a gated artifact into its skill.
 //!
 //! See docs/forge.md. The exec stage calls into this off the request
 //! path (the run writer's thread).
 
 pub mod create;
+pub mod handler;
 pub mod history;
 pub mod improve;
 pub mod mine;
@@ -35,6 +39,7 @@ pub struct ForgeConfig {
     pub create: CreateConfig,
     pub improve: ImproveConfig,
     pub mine: mine::MineConfig,
+    pub handler: handler::HandlerConfig,
 }
 
 /// `[forge.create]`: new skills from successful runs.

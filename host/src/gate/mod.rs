@@ -26,8 +26,11 @@
 //! For a caller that writes or downloads a handler: put the skill folder
 //! in [`quarantine_slot`], gate it with [`check`] on a [`Subject::folder`],
 //! move it in if it passed, reload the catalog, then [`admit`] applies the
-//! approval policy to the skill as it now is.
+//! approval policy to the skill as it now is. `author` does this for a
+//! handler a model writes (`skillhost forge handler`).
 
+#[cfg(feature = "forge")]
+pub mod author;
 mod cases;
 mod run;
 mod statics;
@@ -121,7 +124,7 @@ impl Subject {
             .get(name)
             .ok_or_else(|| GateError::UnknownSkill(name.to_owned()))?;
         Ok(Subject {
-            provenance: Provenance::of(skill.source),
+            provenance: Provenance::of_skill(skill),
             skill: skill.clone(),
             parent: None,
             in_catalog: true,
@@ -260,7 +263,7 @@ pub async fn gate(runner: &Runner, subject: &Subject) -> Result<Gated, GateError
         report_id,
         report,
         state,
-        gated_at_run_time: runner.config().gate.gates(subject.skill.source),
+        gated_at_run_time: runner.config().gate.gates_skill(&subject.skill),
     })
 }
 
@@ -343,7 +346,7 @@ pub fn status(runner: &Runner, name: &str) -> Result<HandlerStatus, GateError> {
         refusal: refusal.map(|r| r.to_string()),
         artifact,
         report,
-        gated_at_run_time: runner.config().gate.gates(skill.source),
+        gated_at_run_time: runner.config().gate.gates_skill(&skill),
     })
 }
 

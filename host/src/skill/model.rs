@@ -224,6 +224,10 @@ pub struct SkillhostMeta {
     pub uses: Vec<String>,
     /// In-place improvements, oldest first: `{updated_at, reason, previous}`.
     pub history: Vec<Value>,
+    /// The handler was written by a model (`forge handler`): it runs only
+    /// as approved by the gate, whatever the skill's source.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub handler_generated: bool,
 }
 
 /// Capabilities a skill declares (and, with the same shape, what an operator grants).

@@ -1,0 +1,1029 @@
+//! Handlers written by a model: the parts that need no gate. The request
+//! (the WIT, the guest SDK or the JS template, the skill's instructions and
+//! its cases), the source taken out of the reply and checked before
+//! anything builds it, the build project the host writes itself, the
+//! toolchain run with a cleared environment, no network and a time limit
+//! that kills its whole process group, and the SKILL.md that points at the
+//! admitted artifact. The loop that gates what was built is
+//! `gate::author`, above `exec`. See docs/forge.md.
+
+use std::fs;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::history::{self, Event, EventKind};
+use super::writer::{self, Expect, Invalid, SkillWriter};
+use super::{ForgeError, check_slug};
+use crate::llm::{ChatRequest, Message};
+use crate::skill::{Skill, content_version, parse_skill};
+
+/// The artifact's name in the skill folder once admitted.
+pub const HANDLER_FILE: &str = "handler.wasm";
+/// The model's source as it was built, kept in the quarantine slot.
+const BUILD_LOG: &str = "build.log";
+/// The most of a build log fed back to the model or shown.
+const LOG_TAIL_BYTES: usize = 6_000;
+/// Largest source accepted from a reply.
+pub const MAX_SOURCE_BYTES: usize = 256 << 10;
+
+/// `[forge.handler]`: handlers written by the model (`forge handler`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HandlerConfig {
+    /// Tries in all: the first, then one per retry with the build log or
+    /// the gate report of the one before.
+    pub attempts: u32,
+    /// A build running longer is killed with its whole process group.
+    pub build_timeout_secs: u64,
+    /// The language when `--lang` is not given.
+    pub lang: HandlerLang,
+    /// The rustup toolchain Rust handlers build with. Unset: the one this
+    /// binary was built with, else rustup's default. A build outside the
+    /// repo does not see its rust-toolchain.toml.
+    pub toolchain: Option<String>,
+    /// componentize-js to build JS handlers with. Unset:
+    /// `componentize-js` on PATH.
+    pub componentize_js: Option<PathBuf>,
+    /// The guest SDK crate. Unset: the checkout this binary was built from.
+    pub guest_sdk: Option<PathBuf>,
+}
+
+impl Default for HandlerConfig {
+    fn default() -> Self {
+        HandlerConfig {
+            attempts: 2,
+            build_timeout_secs: 300,
+            lang: HandlerLang::Rust,
+            toolchain: None,
+            componentize_js: None,
+            guest_sdk: None,
+        }
+    }
+}
+
+/// The languages a handler can be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HandlerLang {
+    Rust,
+    Js,
+}
+
+impl HandlerLang {
+    pub fn flag(self) -> &'static str {
+        match self {
+            HandlerLang::Rust => "rust",
+            HandlerLang::Js => "js",
+        }
+    }
+
+    /// The fence tags a reply's source block may carry.
+    fn fences(self) -> &'static [&'static str] {
+        match self {
+            HandlerLang::Rust => &["rust", "rs"],
+            HandlerLang::Js => &["js", "javascript", "mjs"],
+        }
+    }
+
+    /// What builds it, for messages.
+    pub fn toolchain(self) -> &'static str {
+        match self {
+            HandlerLang::Rust => "cargo with the wasm32-wasip2 target",
+            HandlerLang::Js => "componentize-js (node and @bytecodealliance/componentize-js)",
+        }
+    }
+}
+
+/// A source refused before anything builds it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    #[error("the reply holds no ```{fence} block with the handler's source")]
+    NoSource { fence: &'static str },
+    #[error("the source is {0} bytes, over the {MAX_SOURCE_BYTES}-byte cap")]
+    TooLarge(usize),
+    #[error("line {line}: {what}; it could read the host's files or environment while it builds")]
+    Refused { line: usize, what: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("{what} is not available: {hint}")]
+    ToolchainMissing { what: String, hint: String },
+    #[error("the build failed ({status}):\n{log}")]
+    Failed { status: String, log: String },
+    #[error("the build ran past its limit of {} s and was killed:\n{log}", .limit.as_secs())]
+    TimedOut { limit: Duration, log: String },
+    #[error("cannot {action} {}: {source}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    GuestSdk(#[from] crate::scaffold::ScaffoldError),
+}
+
+fn io_err(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> BuildError {
+    let path = path.to_path_buf();
+    move |source| BuildError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// A case shown to the model: what was asked and what the skill answered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Example {
+    pub task: String,
+    pub context: Map<String, Value>,
+    /// The answer, or `{"failure": CLASS, "message": ...}`.
+    pub expected: Value,
+}
+
+const SKILL_WIT: &str = include_str!("../../../wit/skill.wit");
+const GUEST_SDK_DOCS: &str = include_str!("../../../guest-sdk/src/lib.rs");
+const RUST_TEMPLATE: &str = include_str!("../../templates/rust/lib.rs");
+const JS_TEMPLATE: &str = include_str!("../../templates/js/handler.js");
+
+/// The first request: the contract, how to write to it, what the skill is
+/// for and what it answered.
+pub fn request(skill: &Skill, lang: HandlerLang, examples: &[Example]) -> ChatRequest {
+    let (how, template) = match lang {
+        HandlerLang::Rust => (
+            format!(
+                "Write the handler in Rust as the whole of `src/lib.rs` of a crate whose only dependency is the guest SDK `skillhost_guest`, documented here by its source:\n\n```rust\n{GUEST_SDK_DOCS}\n```\n\nA handler looks like this (the `{{{{name}}}}` placeholders are filled in):"
+            ),
+            format!("```rust\n{RUST_TEMPLATE}\n```"),
+        ),
+        HandlerLang::Js => (
+            "Write the handler in JavaScript as one module built by componentize-js; it exports `handle(task)`, returns the output record or throws the failure record. A handler looks like this:".to_owned(),
+            format!("```js\n{JS_TEMPLATE}\n```"),
+        ),
+    };
+    let examples = examples
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let fence = lang.fences()[0];
+    let system = format!(
+        "You write skill handlers for skillhost: WebAssembly components of this WIT world `handler`:\n\n```wit\n{SKILL_WIT}\n```\n\n{how}\n\n{template}\n\n\
+         Rules: the answer must be computed from the task and its context alone (no clock, no random numbers, no network, no files); \
+         it must give exactly the expected answers of the cases, byte for byte. \
+         Answer with one ```{fence} block holding the complete source and nothing the build must read besides it."
+    );
+    let user = format!(
+        "Skill `{}`: {}\n\nIts instructions:\n\n{}\n\nRecorded cases, one JSON object a line (task, context, expected answer):\n\n{}\n",
+        skill.name,
+        skill.description,
+        skill.body.trim(),
+        if examples.is_empty() {
+            "(none)"
+        } else {
+            &examples
+        }
+    );
+    ChatRequest {
+        system: Some(system),
+        messages: vec![Message::User(user)],
+        tools: Vec::new(),
+        max_tokens: None,
+    }
+}
+
+/// The request for another try: the model's last reply and why it failed.
+pub fn follow_up(req: &mut ChatRequest, reply: &str, feedback: &str) {
+    req.messages.push(Message::Assistant {
+        text: Some(reply.to_owned()),
+        tool_calls: Vec::new(),
+    });
+    req.messages.push(Message::User(format!(
+        "That handler was not accepted:\n\n{feedback}\n\nAnswer with the corrected complete source in one block."
+    )));
+}
+
+/// The handler's source: the first fenced block tagged with the language.
+pub fn extract_source(reply: &str, lang: HandlerLang) -> Result<String, SourceError> {
+    let mut lines = reply.lines();
+    while let Some(line) = lines.next() {
+        let Some(tag) = line.trim_start().strip_prefix("```") else {
+            continue;
+        };
+        if !lang
+            .fences()
+            .contains(&tag.trim().to_ascii_lowercase().as_str())
+        {
+            continue;
+        }
+        let mut source = String::new();
+        for l in lines.by_ref() {
+            if l.trim_start().starts_with("```") {
+                break;
+            }
+            source.push_str(l);
+            source.push('\n');
+        }
+        if source.len() > MAX_SOURCE_BYTES {
+            return Err(SourceError::TooLarge(source.len()));
+        }
+        return Ok(source);
+    }
+    Err(SourceError::NoSource {
+        fence: lang.fences()[0],
+    })
+}
+
+/// Refuses a source that could read the host while it builds.
+pub fn check_source(source: &str, lang: HandlerLang) -> Result<(), SourceError> {
+    if source.len() > MAX_SOURCE_BYTES {
+        return Err(SourceError::TooLarge(source.len()));
+    }
+    match lang {
+        HandlerLang::Rust => check_rust(source),
+        HandlerLang::Js => check_js(source),
+    }
+}
+
+/// Macros that read files or the environment at compile time.
+static RUST_READS: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(
+        r"\b(include_str|include_bytes|include|option_env)\b|\benv\s*(!|\bas\b)|\bas\s+env\b",
+    )
+    .expect("a valid pattern")
+});
+/// `mod x;`: a module read from another file.
+static RUST_OUT_OF_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"\bmod\s+(r#)?\w+\s*;").expect("a valid pattern")
+});
+/// An attribute's name: `#[name`, `#![name`, `#[name::`.
+static RUST_ATTRIBUTE: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"#\s*!?\s*\[\s*(\w+)").expect("a valid pattern")
+});
+/// Attributes a handler may carry; every other one (`path`, `link`,
+/// `debugger_visualizer`, `cfg_attr` which could wrap them, ...) is refused.
+const RUST_ATTRIBUTES: &[&str] = &[
+    "derive",
+    "allow",
+    "warn",
+    "deny",
+    "expect",
+    "forbid",
+    "inline",
+    "cold",
+    "must_use",
+    "repr",
+    "cfg",
+    "doc",
+    "serde",
+    "non_exhaustive",
+    "rustfmt",
+    "test",
+];
+
+fn check_rust(source: &str) -> Result<(), SourceError> {
+    let code = blank_rust_literals(source);
+    let refused = |at: usize, what: String| SourceError::Refused {
+        line: code[..at].matches('\n').count() + 1,
+        what,
+    };
+    if let Some(m) = RUST_READS.find(&code) {
+        return Err(refused(
+            m.start(),
+            format!("it names `{}`", m.as_str().trim()),
+        ));
+    }
+    if let Some(m) = RUST_OUT_OF_LINE.find(&code) {
+        return Err(refused(
+            m.start(),
+            format!("`{}` declares a module in another file", m.as_str()),
+        ));
+    }
+    for c in RUST_ATTRIBUTE.captures_iter(&code) {
+        if let Some(name) = c.get(1)
+            && !RUST_ATTRIBUTES.contains(&name.as_str())
+        {
+            return Err(refused(
+                name.start(),
+                format!(
+                    "the attribute `{}` is not one a handler may use",
+                    name.as_str()
+                ),
+            ));
+        }
+    }
+    if let Some(at) = code.find("extern crate") {
+        return Err(refused(at, "`extern crate` is not allowed".into()));
+    }
+    Ok(())
+}
+
+/// `source` with comments and the contents of string and character
+/// literals blanked out (newlines kept), so that what is checked is code.
+fn blank_rust_literals(source: &str) -> String {
+    let s: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        let next = s.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < s.len() && s[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < s.len() {
+                if s[i] == '/' && s.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if s[i] == '*' && s.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(s[i]));
+                    i += 1;
+                }
+            }
+        } else if (c == 'r' || (c == 'b' && next == Some('r')))
+            && !prev_is_ident(&s, i)
+            && raw_string_start(&s, i + usize::from(c == 'b')).is_some()
+        {
+            let start = i + usize::from(c == 'b');
+            let hashes = raw_string_start(&s, start).unwrap_or(0);
+            // r, the hashes, the quote
+            let open = start + 1 + hashes + 1;
+            out.extend(std::iter::repeat_n(' ', open - i));
+            i = open;
+            while i < s.len() {
+                if s[i] == '"' && (1..=hashes).all(|k| s.get(i + k) == Some(&'#')) {
+                    out.extend(std::iter::repeat_n(' ', hashes + 1));
+                    i += hashes + 1;
+                    break;
+                }
+                out.push(blank(s[i]));
+                i += 1;
+            }
+        } else if c == '"' {
+            out.push(' ');
+            i += 1;
+            while i < s.len() && s[i] != '"' {
+                if s[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < s.len() {
+                    out.push(blank(s[i]));
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{..}'), else a lifetime.
+            let end = if next == Some('\\') {
+                (i + 2..s.len()).find(|&k| s[k] == '\'')
+            } else if s.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match end {
+                Some(end) => {
+                    out.extend(std::iter::repeat_n(' ', end + 1 - i));
+                    i = end + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn prev_is_ident(s: &[char], i: usize) -> bool {
+    i > 0 && (s[i - 1].is_alphanumeric() || s[i - 1] == '_')
+}
+
+/// At `s[i] == 'r'`: the number of `#` of a raw string starting here.
+fn raw_string_start(s: &[char], i: usize) -> Option<usize> {
+    if s.get(i) != Some(&'r') {
+        return None;
+    }
+    let hashes = s[i + 1..].iter().take_while(|&&c| c == '#').count();
+    (s.get(i + 1 + hashes) == Some(&'"')).then_some(hashes)
+}
+
+/// `import ... from "X"`, `import "X"`, `export ... from "X"`.
+static JS_STATIC_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(
+        r#"\b(?:import|export)\b[^;'"`]*?\bfrom\s*['"]([^'"]*)['"]|\bimport\s*['"]([^'"]*)['"]"#,
+    )
+    .expect("a valid pattern")
+});
+static JS_DYNAMIC: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"\b(import|require)\s*\(").expect("a valid pattern")
+});
+/// A WIT interface (`skillhost:skill/host`, `wasi:cli/environment@0.2.0`):
+/// the only modules a handler may import.
+static WIT_SPECIFIER: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"^[a-z][a-z0-9-]*:[a-z][a-z0-9-]*/[a-z][a-z0-9-]*(@[0-9A-Za-z.+-]+)?$")
+        .expect("a valid pattern")
+});
+
+/// componentize-js bundles what a module imports: a handler may import
+/// WIT interfaces only, never a file.
+fn check_js(source: &str) -> Result<(), SourceError> {
+    let line = |at: usize| source[..at].matches('\n').count() + 1;
+    for c in JS_STATIC_IMPORT.captures_iter(source) {
+        let Some(spec) = c.get(1).or_else(|| c.get(2)) else {
+            continue;
+        };
+        if !WIT_SPECIFIER.is_match(spec.as_str()) {
+            return Err(SourceError::Refused {
+                line: line(spec.start()),
+                what: format!(
+                    "it imports `{}`, which is not a WIT interface",
+                    spec.as_str()
+                ),
+            });
+        }
+    }
+    if let Some(m) = JS_DYNAMIC.find(source) {
+        return Err(SourceError::Refused {
+            line: line(m.start()),
+            what: format!("`{}` loads a module at run or build time", m.as_str()),
+        });
+    }
+    Ok(())
+}
+
+/// How to build: where the toolchains and the shared cache are, and for
+/// how long.
+#[derive(Debug, Clone)]
+pub struct BuildSettings {
+    pub timeout: Duration,
+    /// Shared by every build (`CARGO_TARGET_DIR`), so that the second build
+    /// compiles only the handler.
+    pub cache_dir: PathBuf,
+    pub toolchain: Option<String>,
+    pub componentize_js: Option<PathBuf>,
+    pub guest_sdk: Option<PathBuf>,
+}
+
+impl BuildSettings {
+    /// From `[forge.handler]`, caching under `cache_dir`.
+    pub fn new(config: &HandlerConfig, cache_dir: &Path) -> Self {
+        BuildSettings {
+            timeout: Duration::from_secs(config.build_timeout_secs.max(1)),
+            cache_dir: cache_dir.join("forge-handler-build"),
+            toolchain: config
+                .toolchain
+                .clone()
+                .or_else(|| option_env!("RUSTUP_TOOLCHAIN").map(str::to_owned)),
+            componentize_js: config.componentize_js.clone(),
+            guest_sdk: config.guest_sdk.clone(),
+        }
+    }
+}
+
+/// A built artifact.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub wasm: Vec<u8>,
+    pub duration: Duration,
+}
+
+const CRATE: &str = "generated-handler";
+
+/// Writes the build project into `slot`: the source and, for Rust, the
+/// `Cargo.toml` the host writes itself (the guest SDK by path, nothing
+/// else; no build script). For JS, the WIT beside `handler.js`.
+pub fn write_project(
+    slot: &Path,
+    source: &str,
+    lang: HandlerLang,
+    settings: &BuildSettings,
+) -> Result<(), BuildError> {
+    let write = |rel: &str, text: &str| {
+        let path = slot.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+        }
+        fs::write(&path, text).map_err(io_err("write", &path))
+    };
+    match lang {
+        HandlerLang::Rust => {
+            let sdk = crate::scaffold::guest_sdk_dir(settings.guest_sdk.as_deref())?;
+            let sdk_path = sdk
+                .display()
+                .to_string()
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"");
+            write(
+                "Cargo.toml",
+                &format!(
+                    "[package]\nname = \"{CRATE}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\nbuild = false\nautobins = false\nautoexamples = false\nautotests = false\nautobenches = false\n\n\
+                     [lib]\npath = \"src/lib.rs\"\ncrate-type = [\"cdylib\"]\n\n\
+                     [dependencies]\nskillhost-guest = {{ path = \"{sdk_path}\" }}\n\n\
+                     [workspace]\n\n\
+                     [profile.release]\nopt-level = \"s\"\ncodegen-units = 1\nstrip = true\npanic = \"abort\"\n"
+                ),
+            )?;
+            // The versions the host's own workspace pinned, where it has a
+            // lock: the build resolves offline from what is already here.
+            if let Some(lock) = sdk.parent().map(|p| p.join("Cargo.lock"))
+                && let Ok(text) = fs::read_to_string(&lock)
+            {
+                write("Cargo.lock", &text)?;
+            }
+            write("src/lib.rs", source)
+        }
+        HandlerLang::Js => {
+            write("handler.js", source)?;
+            write("wit/skill.wit", SKILL_WIT)
+        }
+    }
+}
+
+/// Builds the project in `slot` (see [`write_project`]); the build's output
+/// goes to `slot/build.log`.
+pub fn build(
+    slot: &Path,
+    lang: HandlerLang,
+    settings: &BuildSettings,
+) -> Result<Built, BuildError> {
+    match lang {
+        HandlerLang::Rust => build_rust(slot, settings),
+        HandlerLang::Js => build_js(slot, settings),
+    }
+}
+
+/// Only what cargo, rustup and node need; no RUSTFLAGS, no proxies, no
+/// credentials the host was started with.
+fn cleared(program: &Path, slot: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear().current_dir(slot);
+    for key in [
+        "PATH",
+        "HOME",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
+    ] {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd
+}
+
+/// Where `program` is on PATH.
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> {
+    let missing = |hint: String| BuildError::ToolchainMissing {
+        what: "cargo with the wasm32-wasip2 target".into(),
+        hint,
+    };
+    let cargo = on_path("cargo").ok_or_else(|| missing("no `cargo` on PATH".into()))?;
+    let toolchain = |cmd: &mut Command| {
+        if let Some(t) = &settings.toolchain {
+            cmd.env("RUSTUP_TOOLCHAIN", t);
+        }
+        // Never let rustup download a toolchain in the middle of a build.
+        cmd.env("RUSTUP_AUTO_INSTALL", "0");
+    };
+    // The target must be there: say so rather than fail in the build.
+    let rustc = on_path("rustc").ok_or_else(|| missing("no `rustc` on PATH".into()))?;
+    let mut probe = cleared(&rustc, slot);
+    toolchain(&mut probe);
+    let sysroot = probe
+        .args(["--print", "sysroot"])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| missing(format!("cannot run rustc: {e}")))?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    if !sysroot.join("lib/rustlib/wasm32-wasip2").is_dir() {
+        return Err(missing(format!(
+            "the toolchain {} has no wasm32-wasip2 target: rustup target add wasm32-wasip2{}",
+            settings
+                .toolchain
+                .as_deref()
+                .unwrap_or("(rustup's default)"),
+            settings
+                .toolchain
+                .as_deref()
+                .map(|t| format!(" --toolchain {t}"))
+                .unwrap_or_default()
+        )));
+    }
+    fs::create_dir_all(&settings.cache_dir).map_err(io_err("create", &settings.cache_dir))?;
+    let mut cmd = cleared(&cargo, slot);
+    toolchain(&mut cmd);
+    cmd.env("CARGO_NET_OFFLINE", "true")
+        .env("CARGO_TARGET_DIR", &settings.cache_dir)
+        .args([
+            "build",
+            "--release",
+            "--offline",
+            "--target",
+            "wasm32-wasip2",
+        ])
+        .args(["--manifest-path", "Cargo.toml"]);
+    // One build at a time in the shared cache, so that the artifact read
+    // after it is this build's.
+    let _lock = lock_cache(&settings.cache_dir)?;
+    let duration = run_limited(cmd, slot, settings.timeout)?;
+    let out = settings
+        .cache_dir
+        .join("wasm32-wasip2/release")
+        .join(format!("{}.wasm", CRATE.replace('-', "_")));
+    let wasm = fs::read(&out).map_err(io_err("read", &out))?;
+    Ok(Built { wasm, duration })
+}
+
+fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> {
+    let tool = settings
+        .componentize_js
+        .clone()
+        .or_else(|| on_path("componentize-js"))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| BuildError::ToolchainMissing {
+            what: "componentize-js".into(),
+            hint: "install @bytecodealliance/componentize-js (npm) and put it on PATH, or set [forge.handler] componentize_js".into(),
+        })?;
+    if on_path("node").is_none() {
+        return Err(BuildError::ToolchainMissing {
+            what: "node".into(),
+            hint: "componentize-js runs on node; put it on PATH".into(),
+        });
+    }
+    let mut cmd = cleared(&tool, slot);
+    cmd.args([
+        "handler.js",
+        "--wit",
+        "wit",
+        "--world-name",
+        "handler",
+        "--disable",
+        "http",
+        "fetch-event",
+        "-o",
+        HANDLER_FILE,
+    ]);
+    let duration = run_limited(cmd, slot, settings.timeout)?;
+    let out = slot.join(HANDLER_FILE);
+    let wasm = fs::read(&out).map_err(io_err("read", &out))?;
+    Ok(Built { wasm, duration })
+}
+
+fn lock_cache(dir: &Path) -> Result<fs::File, BuildError> {
+    let path = dir.join(".skillhost-build.lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_err("open", &path))?;
+    file.lock().map_err(io_err("lock", &path))?;
+    Ok(file)
+}
+
+/// Runs `cmd` in a process group of its own, output to `slot/build.log`;
+/// past `limit` the whole group is killed.
+fn run_limited(mut cmd: Command, slot: &Path, limit: Duration) -> Result<Duration, BuildError> {
+    let log_path = slot.join(BUILD_LOG);
+    let log = fs::File::create(&log_path).map_err(io_err("create", &log_path))?;
+    let err = log.try_clone().map_err(io_err("open", &log_path))?;
+    cmd.stdin(Stdio::null()).stdout(log).stderr(err);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(io_err("run", Path::new(cmd.get_program())))?;
+    let status: ExitStatus = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= limit => {
+                kill_group(&mut child);
+                return Err(BuildError::TimedOut {
+                    limit,
+                    log: log_tail(&log_path),
+                });
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                kill_group(&mut child);
+                return Err(io_err("wait for", Path::new("the build"))(e));
+            }
+        }
+    };
+    let duration = started.elapsed();
+    if !status.success() {
+        return Err(BuildError::Failed {
+            status: status.to_string(),
+            log: log_tail(&log_path),
+        });
+    }
+    Ok(duration)
+}
+
+/// Kills the child's process group (the child leads it) and reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals that process group,
+        // which the child leads (process_group(0)); no memory is touched.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The end of a build log, for the model and the operator.
+pub fn log_tail(path: &Path) -> String {
+    let mut bytes = Vec::new();
+    if let Ok(f) = fs::File::open(path) {
+        let _ = f.take(16 << 20).read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim_end();
+    match text.char_indices().rev().nth(LOG_TAIL_BYTES) {
+        Some((at, _)) => format!("…{}", &text[at..]),
+        None => text.to_owned(),
+    }
+}
+
+/// The skill's SKILL.md (`current`) pointing at `handler`, marked as
+/// generated (`metadata.skillhost.handler_generated`), which makes `exec`
+/// run it only as approved whatever the skill's source.
+pub fn with_generated_handler(
+    current: &[u8],
+    name: &str,
+    handler: &str,
+) -> Result<String, Invalid> {
+    let parsed = parse_skill(current, name).map_err(|e| Invalid::Parse(e.to_string()))?;
+    let mut front = parsed.meta.raw.as_object().cloned().unwrap_or_default();
+    let metadata = front.entry("metadata").or_insert_with(|| json!({}));
+    if !metadata.is_object() {
+        *metadata = json!({});
+    }
+    if let Some(m) = metadata.as_object_mut() {
+        let sh = m.entry("skillhost").or_insert_with(|| json!({}));
+        if !sh.is_object() {
+            *sh = json!({});
+        }
+        if let Some(sh) = sh.as_object_mut() {
+            sh.insert("handler".into(), json!(handler));
+            sh.insert("handler_generated".into(), json!(true));
+        }
+    }
+    Ok(super::create::compose(&front, &parsed.body))
+}
+
+/// What admitting a handler did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Admitted {
+    /// The artifact in the skill folder.
+    pub handler: PathBuf,
+    /// The SKILL.md as it was, saved as this version (`skills rollback`).
+    pub saved_version: u32,
+}
+
+/// Puts `wasm` into the skill's folder as `handler.wasm` and points its
+/// SKILL.md at it through the forge's writer, saving the previous
+/// SKILL.md in its history first. Only skills the forge may edit (forged,
+/// user, workspace); bundled skills are never modified. An existing
+/// `handler.wasm` is not overwritten.
+pub fn admit(
+    writer: &SkillWriter,
+    skill: &Skill,
+    wasm: &[u8],
+    reason: &str,
+) -> Result<Admitted, ForgeError> {
+    history::editable(skill)?;
+    check_slug(&skill.name)?;
+    let lock = writer.lock()?;
+    let current = fs::read(&skill.path).map_err(ForgeError::io("read", &skill.path))?;
+    let old = parse_skill(&current, &skill.name)
+        .map_err(|e| Invalid::Parse(format!("the current file: {e}")))?;
+    if let Some(h) = &old.meta.skillhost.handler {
+        return Err(ForgeError::Invalid(Invalid::Parse(format!(
+            "it already has a handler ({h})"
+        ))));
+    }
+    let text = with_generated_handler(&current, &skill.name, HANDLER_FILE)?;
+    let expect = Expect {
+        handler: Some(HANDLER_FILE),
+        ..Expect::replacing(&old)
+    };
+    writer::validate(text.as_bytes(), &expect)?;
+    let target = skill.dir.join(HANDLER_FILE);
+    // Written beside its final name, then renamed without replacing.
+    let tmp = skill
+        .dir
+        .join(format!(".{HANDLER_FILE}.forge-{}", std::process::id()));
+    fs::write(&tmp, wasm).map_err(ForgeError::io("write", &tmp))?;
+    let placed = fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .and_then(|()| crate::fsutil::rename_noreplace(&tmp, &target));
+    if let Err(e) = placed {
+        let _ = fs::remove_file(&tmp);
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            return Err(ForgeError::Exists(target));
+        }
+        return Err(ForgeError::io("write", &target)(e));
+    }
+    let forge_dir = writer.forge_dir();
+    let written = history::save(&lock, &forge_dir, &skill.name, &current).and_then(|v| {
+        writer
+            .replace(&lock, &skill.path, &current, &text, &expect)
+            .map(|()| v)
+    });
+    let saved_version = match written {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = fs::remove_file(&target);
+            return Err(e);
+        }
+    };
+    history::append(
+        &lock,
+        &forge_dir,
+        &skill.name,
+        &Event {
+            previous: Some(content_version(&current)),
+            version: Some(saved_version),
+            ..Event::new(EventKind::HandlerAdded, reason)
+        },
+    )?;
+    Ok(Admitted {
+        handler: target,
+        saved_version,
+    })
+}
+
+/// Notes in the skill's history that a handler was written and refused.
+pub fn note_rejected(writer: &SkillWriter, skill: &str, reason: &str) -> Result<(), ForgeError> {
+    let lock = writer.lock()?;
+    history::append(
+        &lock,
+        &writer.forge_dir(),
+        skill,
+        &Event::new(EventKind::HandlerRejected, reason),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(src: &str) -> String {
+        match check_source(src, HandlerLang::Rust) {
+            Err(SourceError::Refused { what, .. }) => what,
+            other => panic!("not refused: {other:?}\n{src}"),
+        }
+    }
+
+    #[test]
+    fn rust_sources_that_read_the_host_at_compile_time_are_refused() {
+        for src in [
+            "const X: &str = include_str!(\"/etc/passwd\");",
+            "const X: &[u8] = include_bytes ! (\"/etc/passwd\");",
+            "include!(\"/etc/x.rs\");",
+            "const X: &str = env!(\"HOME\");",
+            "const X: Option<&str> = option_env!(\"HOME\");",
+            "const X: &str = std::include_str!(\"/etc/passwd\");",
+            "use std::include_str as read;\nconst X: &str = read!(\"/etc/passwd\");",
+            "use std::env as e;\nconst X: &str = e!(\"HOME\");",
+            "macro_rules! m { ($i:ident) => { $i!(\"/etc/passwd\") } }\nconst X: &str = m!(include_str);",
+            "#[path = \"/etc/passwd\"]\nmod x;",
+            "mod helpers;",
+            "#[cfg_attr(all(), path = \"/etc/x.rs\")] mod y {}",
+            "#[doc = include_str!(\"/etc/passwd\")]\nfn f() {}",
+            "#[link(name = \"secret\")] extern \"C\" {}",
+            "#![debugger_visualizer(natvis_file = \"/etc/passwd\")]",
+            "extern crate std as s;",
+        ] {
+            refused(src);
+        }
+        let e = check_source(
+            "fn f() {}\nconst X: &str = env!(\"HOME\");",
+            HandlerLang::Rust,
+        )
+        .expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "line 2: it names `env!`; it could read the host's files or environment while it builds"
+        );
+    }
+
+    #[test]
+    fn what_only_looks_like_a_read_passes() {
+        check_source(RUST_TEMPLATE, HandlerLang::Rust).expect("the template");
+        for src in [
+            "// include_str!(\"/etc/passwd\") in a comment\nfn f() {}",
+            "/* env!(\"HOME\") /* nested */ mod x; */ fn f() {}",
+            "fn f() -> &'static str { \"include_str!(x) mod y;\" }",
+            "fn f() -> &'static str { r#\"env!(\"HOME\")\"# }",
+            "fn f<'a>(s: &'a str) -> char { let _ = s; 'e' }",
+            "fn environment() {} fn f() { let env = 1; let _ = env + 1; }",
+            "mod inline { pub fn f() {} }",
+            "#[derive(Debug)] struct S;",
+        ] {
+            check_source(src, HandlerLang::Rust).unwrap_or_else(|e| panic!("{e}: {src}"));
+        }
+    }
+
+    #[test]
+    fn js_imports_only_wit_interfaces() {
+        check_source(JS_TEMPLATE, HandlerLang::Js).expect("the template");
+        check_source(
+            "import { log } from 'skillhost:skill/host';\nexport function handle(t) { return t; }",
+            HandlerLang::Js,
+        )
+        .expect("a WIT interface");
+        for src in [
+            "import x from './secret.js';",
+            "import '/etc/passwd';",
+            "export * from \"../x.js\";",
+            "const m = await import('fs');",
+            "const fs = require('fs');",
+        ] {
+            assert!(
+                matches!(
+                    check_source(src, HandlerLang::Js),
+                    Err(SourceError::Refused { .. })
+                ),
+                "{src}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_source_is_the_first_block_of_the_language() {
+        let reply =
+            "Here:\n```text\nnot it\n```\n```Rust\nfn a() {}\n```\n```rust\nfn b() {}\n```\n";
+        assert_eq!(
+            extract_source(reply, HandlerLang::Rust).expect("found"),
+            "fn a() {}\n"
+        );
+        assert_eq!(
+            extract_source("no code", HandlerLang::Js),
+            Err(SourceError::NoSource { fence: "js" })
+        );
+    }
+
+    #[test]
+    fn a_generated_handler_is_marked_in_the_front_matter() {
+        let md = b"---\nname: shout\ndescription: Shouts.\nmetadata:\n  author: me\n---\n\nSay it loud.\n";
+        let text = with_generated_handler(md, "shout", HANDLER_FILE).expect("composed");
+        let parsed = parse_skill(text.as_bytes(), "shout").expect("parses");
+        assert_eq!(parsed.meta.skillhost.handler.as_deref(), Some(HANDLER_FILE));
+        assert!(parsed.meta.skillhost.handler_generated);
+        assert_eq!(parsed.meta.raw["metadata"]["author"], "me");
+        assert_eq!(parsed.body.trim(), "Say it loud.");
+    }
+
+    #[test]
+    fn config_defaults() {
+        let c: HandlerConfig = toml::from_str("").expect("empty");
+        assert_eq!(c.attempts, 2);
+        assert_eq!(c.lang, HandlerLang::Rust);
+        assert!(toml::from_str::<HandlerConfig>("lang = \"python\"").is_err());
+    }
+}
