@@ -22,11 +22,13 @@
 pub mod names;
 pub mod resources;
 mod server;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 
 use crate::exec::Runner;
 
@@ -81,9 +83,6 @@ pub async fn serve_http(
     allow_remote: bool,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), McpError> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-
     check_bind(addr, allow_remote)?;
     let bind_err = |e: std::io::Error| McpError::Bind(addr, e);
     let listener = tokio::net::TcpListener::bind(addr)
@@ -91,17 +90,10 @@ pub async fn serve_http(
         .map_err(bind_err)?;
     ready(listener.local_addr().map_err(bind_err)?);
 
-    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
-    if allow_remote {
-        // The operator chose to serve every client that reaches the port,
-        // whatever name it uses for this host.
-        config = config.disable_allowed_hosts();
-    }
-    let server = SkillServer::new(runner);
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
+    let mcp = http_service(
+        SkillServer::new(runner),
+        allow_remote,
+        SessionConfig::default(),
     );
     loop {
         let (stream, _peer) = match listener.accept().await {
@@ -135,6 +127,35 @@ pub async fn serve_http(
                 .await;
         });
     }
+}
+
+type HttpService =
+    rmcp::transport::StreamableHttpService<SkillServer, sessions::DirectCallSessions>;
+
+/// rmcp's streamable-HTTP service over `server`, with its Host and Origin
+/// checks, and sessions kept as `session_config` says.
+fn http_service(
+    server: SkillServer,
+    allow_remote: bool,
+    session_config: SessionConfig,
+) -> HttpService {
+    use rmcp::transport::StreamableHttpServerConfig;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
+    if allow_remote {
+        // The operator chose to serve every client that reaches the port,
+        // whatever name it uses for this host.
+        config = config.disable_allowed_hosts();
+    }
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config = session_config;
+    let sessions = sessions::DirectCallSessions::new(sessions, server.clone());
+    rmcp::transport::StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(sessions),
+        config,
+    )
 }
 
 type HttpResponse =
