@@ -83,6 +83,17 @@ pub async fn serve_http(
     allow_remote: bool,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), McpError> {
+    serve_http_with(runner, addr, allow_remote, SessionConfig::default(), ready).await
+}
+
+/// [`serve_http`] with sessions kept as `session_config` says.
+async fn serve_http_with(
+    runner: Runner,
+    addr: SocketAddr,
+    allow_remote: bool,
+    session_config: SessionConfig,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), McpError> {
     check_bind(addr, allow_remote)?;
     let bind_err = |e: std::io::Error| McpError::Bind(addr, e);
     let listener = tokio::net::TcpListener::bind(addr)
@@ -90,11 +101,7 @@ pub async fn serve_http(
         .map_err(bind_err)?;
     ready(listener.local_addr().map_err(bind_err)?);
 
-    let mcp = http_service(
-        SkillServer::new(runner),
-        allow_remote,
-        SessionConfig::default(),
-    );
+    let mcp = http_service(SkillServer::new(runner), allow_remote, session_config);
     loop {
         let (stream, _peer) = match listener.accept().await {
             Ok(conn) => conn,
@@ -179,5 +186,7 @@ pub fn check_bind(addr: SocketAddr, allow_remote: bool) -> Result<(), McpError> 
     }
 }
 
+#[cfg(test)]
+mod http_tests;
 #[cfg(test)]
 mod tests;

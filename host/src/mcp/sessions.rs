@@ -97,12 +97,13 @@ fn plain_tool_call(message: &ClientJsonRpcMessage) -> Option<(&RequestId, &CallT
     let ClientRequest::CallToolRequest(call) = &request.request else {
         return None;
     };
-    let params = &call.params;
-    params
-        .meta
-        .as_ref()
-        .is_none_or(|m| m.is_empty())
-        .then_some((&request.id, params))
+    // rmcp keeps a request's `_meta` beside its parameters.
+    use rmcp::model::GetMeta;
+    request
+        .request
+        .get_meta()
+        .is_empty()
+        .then_some((&request.id, &call.params))
 }
 
 /// The request a `notifications/cancelled` names.
