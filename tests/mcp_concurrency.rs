@@ -45,3 +45,51 @@ fn a_ping_is_answered_while_eight_handlers_spin() {
         assert_eq!(ping_place, 0, "the ping is answered first");
     });
 }
+
+/// `notifications/cancelled` for a running `tools/call` ends its stream
+/// without an answer, whichever path the call took (sessions.rs answers
+/// plain calls without rmcp's session worker), and the session serves on.
+#[test]
+fn a_cancelled_call_gets_no_answer_and_the_session_serves_on() {
+    let (_ws, server) = hostile_server(1500);
+    let rt = crate::harness::runtime();
+    rt.block_on(async {
+        let session = McpSession::open(&server.url).await;
+        let warm = session.call_skill(1, "hostile", "ok").await;
+        assert_eq!(warm["isError"], false, "{warm}");
+        let call = |id: u64, meta: bool| {
+            let mut params = serde_json::json!({
+                "name": "skill_hostile", "arguments": { "task": "spin" }
+            });
+            if meta {
+                params["_meta"] = serde_json::json!({ "progressToken": format!("p{id}") });
+            }
+            serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
+        };
+        // A plain call, and one with a progress token (through the worker).
+        let mut spins = Vec::new();
+        for (id, meta) in [(100u64, false), (101, true)] {
+            let s = session.clone();
+            let msg = call(id, meta);
+            spins.push((id, tokio::spawn(async move { s.send(&msg).await })));
+        }
+        // Let the calls reach the server first (ordering of the sends only).
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        for (id, _) in &spins {
+            let cancel = serde_json::json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": { "requestId": id, "reason": "test" }
+            });
+            assert!(session.send(&cancel).await.is_empty());
+        }
+        for (id, spin) in spins {
+            let answer = spin.await.expect("call task");
+            assert!(
+                answer.iter().all(|m| m["id"] != serde_json::json!(id)),
+                "call {id} was answered after its cancellation: {answer:?}"
+            );
+        }
+        let after = session.call_skill(2, "hostile", "ok").await;
+        assert_eq!(after["isError"], false, "{after}");
+    });
+}

@@ -460,6 +460,11 @@ fn bench_echo(_c: &mut Criterion) {
         "RATIO mcp-echo-http: HTTP median {m_http:?} / in-process {m_direct:?} = {:.2}x (target <= 1.3x)",
         m_http.as_secs_f64() / m_direct.as_secs_f64()
     );
+    // What no HTTP server can go below: the bare round trip plus the run.
+    println!(
+        "RATIO mcp-echo-http-floor: HTTP median {m_http:?} / (HTTP floor {m_floor:?} + in-process {m_direct:?}) = {:.2}x",
+        m_http.as_secs_f64() / (m_floor + m_direct).as_secs_f64()
+    );
     // Where an HTTP call's time goes: the run as the server makes it
     // (guest threads apart from the protocol's), what any HTTP server pays
     // on this machine, and the rest (MCP over streamable HTTP in rmcp).

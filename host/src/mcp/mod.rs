@@ -22,11 +22,13 @@
 pub mod names;
 pub mod resources;
 mod server;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 
 use crate::exec::Runner;
 
@@ -81,9 +83,17 @@ pub async fn serve_http(
     allow_remote: bool,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), McpError> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    serve_http_with(runner, addr, allow_remote, SessionConfig::default(), ready).await
+}
 
+/// [`serve_http`] with sessions kept as `session_config` says.
+async fn serve_http_with(
+    runner: Runner,
+    addr: SocketAddr,
+    allow_remote: bool,
+    session_config: SessionConfig,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), McpError> {
     check_bind(addr, allow_remote)?;
     let bind_err = |e: std::io::Error| McpError::Bind(addr, e);
     let listener = tokio::net::TcpListener::bind(addr)
@@ -91,18 +101,7 @@ pub async fn serve_http(
         .map_err(bind_err)?;
     ready(listener.local_addr().map_err(bind_err)?);
 
-    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
-    if allow_remote {
-        // The operator chose to serve every client that reaches the port,
-        // whatever name it uses for this host.
-        config = config.disable_allowed_hosts();
-    }
-    let server = SkillServer::new(runner);
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mcp = http_service(SkillServer::new(runner), allow_remote, session_config);
     loop {
         let (stream, _peer) = match listener.accept().await {
             Ok(conn) => conn,
@@ -137,6 +136,35 @@ pub async fn serve_http(
     }
 }
 
+type HttpService =
+    rmcp::transport::StreamableHttpService<SkillServer, sessions::DirectCallSessions>;
+
+/// rmcp's streamable-HTTP service over `server`, with its Host and Origin
+/// checks, and sessions kept as `session_config` says.
+fn http_service(
+    server: SkillServer,
+    allow_remote: bool,
+    session_config: SessionConfig,
+) -> HttpService {
+    use rmcp::transport::StreamableHttpServerConfig;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
+    if allow_remote {
+        // The operator chose to serve every client that reaches the port,
+        // whatever name it uses for this host.
+        config = config.disable_allowed_hosts();
+    }
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config = session_config;
+    let sessions = sessions::DirectCallSessions::new(sessions, server.clone());
+    rmcp::transport::StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(sessions),
+        config,
+    )
+}
+
 type HttpResponse =
     http::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>>;
 
@@ -158,5 +186,7 @@ pub fn check_bind(addr: SocketAddr, allow_remote: bool) -> Result<(), McpError> 
     }
 }
 
+#[cfg(test)]
+mod http_tests;
 #[cfg(test)]
 mod tests;

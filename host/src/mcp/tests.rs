@@ -21,12 +21,12 @@ fn write_skill(root: &Path, name: &str, front: &str, body: &str) {
     .expect("write");
 }
 
-struct Fixture {
+pub(super) struct Fixture {
     _dir: tempfile::TempDir,
-    server: SkillServer,
+    pub(super) server: SkillServer,
 }
 
-fn fixture() -> Fixture {
+pub(super) fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("skills");
     write_skill(
