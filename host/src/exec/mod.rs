@@ -594,7 +594,13 @@ impl Runner {
                     task,
                     skill: &skill.name,
                     context: &outcome.context,
-                    output: outcome.output.as_ref().map(|o| o.body.as_str()),
+                    // What the validator saw: `validate` moved a refused
+                    // answer into `rejected_output`.
+                    output: outcome
+                        .output
+                        .as_ref()
+                        .map(|o| o.body.as_str())
+                        .or(outcome.rejected_output.as_deref()),
                     failure: Some(f.class.as_str()),
                 }),
                 _ => None,
