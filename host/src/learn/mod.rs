@@ -69,6 +69,16 @@ pub struct Applied {
     pub effect: String,
 }
 
+/// What prevention did to a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prevented {
+    pub applied: Vec<Applied>,
+    /// The run must fail before it starts, with this message.
+    pub refused: Option<String>,
+    /// What the user must be told (values taken from `[defaults]`).
+    pub notices: Vec<String>,
+}
+
 /// The rules in force, with their compiled conditions; statistics are
 /// written back to `rules.json` (when there is one) after each run.
 pub struct Learning {
@@ -134,13 +144,13 @@ impl Learning {
         task: &str,
         context: &mut Map<String, Value>,
         instructions: &mut Vec<String>,
-    ) -> (Vec<Applied>, Option<String>) {
+        setting: &rules::Setting<'_>,
+    ) -> Prevented {
+        let mut out = Prevented::default();
         if !self.allowed(Kind::Prevention) {
-            return (Vec::new(), None);
+            return out;
         }
         let state = self.state();
-        let mut applied = Vec::new();
-        let mut refused = None;
         for a in state
             .active
             .iter()
@@ -156,17 +166,18 @@ impl Learning {
             if !a.matches(&facts) {
                 continue;
             }
-            let effect = rules::apply(&a.rule.actions, context, instructions);
-            if refused.is_none() {
-                refused = effect.refused.clone();
+            let effect = rules::apply(&a.rule.actions, context, instructions, setting);
+            if out.refused.is_none() {
+                out.refused = effect.refused;
             }
-            applied.push(Applied {
+            out.notices.extend(effect.notices);
+            out.applied.push(Applied {
                 id: a.rule.id.clone(),
                 kind: Kind::Prevention,
                 effect: effect.changes.join("; "),
             });
         }
-        (applied, refused)
+        out
     }
 
     /// Validation: the first rule whose conditions hold on the output it
@@ -211,6 +222,7 @@ impl Learning {
         class: &str,
         message: &str,
         context: &mut Map<String, Value>,
+        defaults: Option<&Map<String, Value>>,
     ) -> Option<Applied> {
         if !self.allowed(Kind::Recovery) {
             return None;
@@ -232,7 +244,12 @@ impl Learning {
             })
             .find(|a| a.matches(&facts))?;
         let mut instructions = Vec::new();
-        let effect = rules::apply(&a.rule.actions, context, &mut instructions);
+        // Recovery runs inside the model loop: a model answers.
+        let setting = rules::Setting {
+            defaults,
+            model_answers: true,
+        };
+        let effect = rules::apply(&a.rule.actions, context, &mut instructions, &setting);
         Some(Applied {
             id: a.rule.id.clone(),
             kind: Kind::Recovery,

@@ -51,6 +51,22 @@ pub enum Action {
     AddInstruction { text: String },
     /// Fails the run before it starts when the field is missing.
     RequireField { field: String, message: String },
+    /// A value only the user or the operator can know (a timezone): a rule
+    /// never invents it. When the field is missing it is filled from the
+    /// operator's `[defaults]` in skillhost.toml, and the run says so; with
+    /// no default, a run no model answers (handler, pipeline, template:
+    /// they can only guess) is refused before the call with `fix`, and a
+    /// model, which can be told the value is unknown, goes on without it.
+    UseDefault { field: String, fix: String },
+}
+
+/// What actions may draw on besides the context.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Setting<'a> {
+    /// The operator's `[defaults]` (skillhost.toml).
+    pub defaults: Option<&'a Map<String, Value>>,
+    /// A model answers the run (see [`Action::UseDefault`]).
+    pub model_answers: bool,
 }
 
 /// Where a rule came from.
@@ -239,8 +255,21 @@ impl Active {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Effect {
     pub changes: Vec<String>,
-    /// Set by `require_field`: the run must fail with this message.
+    /// Set by `require_field` and `use_default`: the run must fail with
+    /// this message.
     pub refused: Option<String>,
+    /// What the user must be told (a value taken from `[defaults]`).
+    pub notices: Vec<String>,
+}
+
+/// No value: absent, null, or an empty string or list.
+fn missing(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Array(v)) => v.is_empty(),
+        Some(_) => false,
+    }
 }
 
 /// Applies `actions` to the context; instructions also land in
@@ -249,6 +278,7 @@ pub fn apply(
     actions: &[Action],
     context: &mut Map<String, Value>,
     instructions: &mut Vec<String>,
+    setting: &Setting<'_>,
 ) -> Effect {
     let mut effect = Effect::default();
     for a in actions {
@@ -258,13 +288,7 @@ pub fn apply(
                 value,
                 force,
             } => {
-                let empty = match context.get(field) {
-                    None | Some(Value::Null) => true,
-                    Some(Value::String(s)) => s.is_empty(),
-                    Some(Value::Array(v)) => v.is_empty(),
-                    Some(_) => false,
-                };
-                if *force || empty {
+                if *force || missing(context.get(field)) {
                     context.insert(field.clone(), value.clone());
                     effect.changes.push(format!("set {field} = {value}"));
                 }
@@ -293,14 +317,29 @@ pub fn apply(
                 }
             }
             Action::RequireField { field, message } => {
-                let missing = match context.get(field) {
-                    None | Some(Value::Null) => true,
-                    Some(Value::String(s)) => s.is_empty(),
-                    Some(Value::Array(v)) => v.is_empty(),
-                    Some(_) => false,
-                };
-                if missing {
+                if missing(context.get(field)) {
                     effect.refused = Some(message.clone());
+                    effect.changes.push(format!("required {field}"));
+                }
+            }
+            Action::UseDefault { field, fix } => {
+                if !missing(context.get(field)) {
+                    continue;
+                }
+                let default = setting
+                    .defaults
+                    .and_then(|d| d.get(field))
+                    .filter(|v| !missing(Some(v)));
+                if let Some(value) = default {
+                    context.insert(field.clone(), value.clone());
+                    effect
+                        .changes
+                        .push(format!("set {field} = {value} from [defaults]"));
+                    effect.notices.push(format!(
+                        "`{field}` was not given: used {value} from [defaults] in skillhost.toml"
+                    ));
+                } else if !setting.model_answers {
+                    effect.refused = Some(fix.clone());
                     effect.changes.push(format!("required {field}"));
                 }
             }
@@ -519,14 +558,24 @@ pub(crate) mod tests {
         let mut ctx = Map::new();
         ctx.insert("timezone".into(), json!(""));
         let mut instr = Vec::new();
-        let e = apply(&rule("x", Kind::Prevention).actions, &mut ctx, &mut instr);
+        let e = apply(
+            &rule("x", Kind::Prevention).actions,
+            &mut ctx,
+            &mut instr,
+            &Setting::default(),
+        );
         assert_eq!(ctx["timezone"], "UTC");
         assert_eq!(instr, vec!["Give times with a timezone."]);
         assert_eq!(ctx["_instructions"], json!(["Give times with a timezone."]));
         assert_eq!(e.changes.len(), 2);
         // A value the caller gave is kept unless forced.
         ctx.insert("timezone".into(), json!("CET"));
-        apply(&rule("x", Kind::Prevention).actions, &mut ctx, &mut instr);
+        apply(
+            &rule("x", Kind::Prevention).actions,
+            &mut ctx,
+            &mut instr,
+            &Setting::default(),
+        );
         assert_eq!(ctx["timezone"], "CET");
         let e = apply(
             &[Action::RequireField {
@@ -535,6 +584,7 @@ pub(crate) mod tests {
             }],
             &mut ctx,
             &mut instr,
+            &Setting::default(),
         );
         assert_eq!(e.refused.as_deref(), Some("list the attachments"));
         apply(
@@ -543,7 +593,56 @@ pub(crate) mod tests {
             }],
             &mut ctx,
             &mut instr,
+            &Setting::default(),
         );
         assert_eq!(ctx["_flags"], json!(["rephrase"]));
+    }
+
+    #[test]
+    fn use_default_never_invents_a_value() {
+        let fix = "pass -c timezone=...";
+        let actions = [Action::UseDefault {
+            field: "timezone".into(),
+            fix: fix.into(),
+        }];
+        let handler = Setting {
+            defaults: None,
+            model_answers: false,
+        };
+        // No default, no model: refused with the fix, nothing set.
+        let mut ctx = Map::new();
+        ctx.insert("timezone".into(), json!(""));
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &handler);
+        assert_eq!(e.refused.as_deref(), Some(fix));
+        assert_eq!(ctx["timezone"], "");
+        // A model can be told it is unknown: not refused, still nothing set.
+        let model = Setting {
+            model_answers: true,
+            ..handler
+        };
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &model);
+        assert!(e.refused.is_none() && e.changes.is_empty(), "{e:?}");
+        assert_eq!(ctx["timezone"], "");
+        // The operator's default is used, and said.
+        let defaults = json!({"timezone": "Europe/Berlin"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        let with_default = Setting {
+            defaults: Some(&defaults),
+            ..handler
+        };
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &with_default);
+        assert!(e.refused.is_none());
+        assert_eq!(ctx["timezone"], "Europe/Berlin");
+        assert!(
+            e.notices[0].contains("Europe/Berlin") && e.notices[0].contains("[defaults]"),
+            "{e:?}"
+        );
+        // A value the user gave wins over the default.
+        ctx.insert("timezone".into(), json!("Asia/Tokyo"));
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &with_default);
+        assert_eq!(ctx["timezone"], "Asia/Tokyo");
+        assert!(e.notices.is_empty() && e.changes.is_empty());
     }
 }
