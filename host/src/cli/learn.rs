@@ -65,7 +65,13 @@ enum RulesCommand {
     Enable {
         id: String,
     },
+    /// Out of force, and kept as a tombstone so that learning does not add
+    /// it again.
     Remove {
+        id: String,
+    },
+    /// Undoes `remove`.
+    Restore {
         id: String,
     },
     /// Which rules fired on a run and what they changed.
@@ -285,7 +291,13 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         RulesCommand::Remove { id } => {
             edit_rule(&path, &id, RuleEdit::Remove)?;
-            outln!("removed {id}")?;
+            outln!(
+                "removed {id} (learning will not add it again; `skillhost rules restore {id}` undoes this)"
+            )?;
+        }
+        RulesCommand::Restore { id } => {
+            edit_rule(&path, &id, RuleEdit::Restore)?;
+            outln!("restored {id}")?;
         }
         RulesCommand::Explain { run_id } => {
             let store = open_store(ctx)?;

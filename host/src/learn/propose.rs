@@ -95,6 +95,14 @@ pub fn reason_not_to_ask(
         .iter()
         .find(|r| r.class == group.class && r.in_scope(&group.skill) && !r.rejected);
     if let Some(rule) = covered {
+        // The operator removed the rule for this class: asking the model
+        // for another would undo that decision behind their back.
+        if rule.removed {
+            return Some(format!(
+                "rule {} was removed by the operator (`skillhost rules restore {}`)",
+                rule.id, rule.id
+            ));
+        }
         return Some(format!("rule {} addresses it", rule.id));
     }
     let id = proposal_id(&group.class, &group.skill);

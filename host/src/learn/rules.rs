@@ -129,6 +129,11 @@ pub struct Rule {
     /// For model proposals: the replay that kept or rejected the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Replay>,
+    /// Removed by the operator: a tombstone. The rule stays in the file so
+    /// that no learning cycle or proposal brings its id back, until
+    /// `skillhost rules restore ID`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
 }
 
 /// Disable a rule once it was applied this often and its posterior says
@@ -162,6 +167,7 @@ impl Rule {
             disabled_reason: None,
             rejected: false,
             replay: None,
+            removed: false,
         }
     }
 
@@ -200,7 +206,9 @@ impl Rule {
 
     /// Whether it is in force, and if not why.
     pub fn state(&self) -> RuleState<'_> {
-        if self.rejected {
+        if self.removed {
+            RuleState::Removed
+        } else if self.rejected {
             RuleState::Rejected {
                 verdict: self.replay.as_ref().map(|p| p.verdict.as_str()),
             }
@@ -221,6 +229,7 @@ pub enum RuleState<'a> {
     Enabled,
     Disabled { reason: Option<&'a str> },
     Rejected { verdict: Option<&'a str> },
+    Removed,
 }
 
 impl std::fmt::Display for RuleState<'_> {
@@ -229,6 +238,9 @@ impl std::fmt::Display for RuleState<'_> {
             RuleState::Enabled => f.write_str("enabled"),
             RuleState::Disabled { reason } => write!(f, "disabled: {}", reason.unwrap_or_default()),
             RuleState::Rejected { verdict } => f.write_str(verdict.unwrap_or("rejected")),
+            RuleState::Removed => f.write_str(
+                "removed by the operator (not learned again; `skillhost rules restore ID`)",
+            ),
         }
     }
 }
@@ -419,7 +431,8 @@ impl RuleSet {
         self.rules.iter_mut().find(|r| r.id == id)
     }
 
-    /// Adds a rule unless one with the same id exists; true if added.
+    /// Adds a rule unless one with the same id exists (a removed one, its
+    /// tombstone, included); true if added.
     pub fn insert(&mut self, rule: Rule) -> bool {
         if self.get(&rule.id).is_some() {
             return false;
@@ -433,7 +446,11 @@ impl RuleSet {
     pub fn active(&self) -> (Vec<Active>, Vec<String>) {
         let mut ok = Vec::new();
         let mut bad = Vec::new();
-        for r in self.rules.iter().filter(|r| r.enabled && !r.rejected) {
+        for r in self
+            .rules
+            .iter()
+            .filter(|r| r.enabled && !r.rejected && !r.removed)
+        {
             match Active::new(r.clone()) {
                 Ok(a) => ok.push(a),
                 Err(e) => bad.push(format!("rule {}: {e}", r.id)),
