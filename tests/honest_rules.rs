@@ -67,3 +67,33 @@ fn a_removed_rule_is_not_learned_again_until_restored() {
         .any(|a| a["id"] == id);
     assert!(fired, "restored, it fires again: {}", r.stdout);
 }
+
+#[test]
+fn a_learned_flag_takes_effect_over_its_declared_default() {
+    let ws = Workspace::new();
+    let task = "Email customers about our free upgrade";
+    let r = ws.run_cli(&["run", task, "--json"]);
+    assert_eq!(r.json()["failure"]["class"], "SpamTriggerError");
+    assert!(ok(&ws, &["learn"]).contains("+ prevent-spamtriggererror-email-writer"));
+    // `rephrase_spam` is declared with default false: the prevention rule
+    // still sets it, so the first attempt succeeds (no validation retry).
+    let v = ws.run_cli(&["run", task, "--json"]).json();
+    assert!(v["failure"].is_null(), "{v}");
+    assert_eq!(v["attempts"], 1, "{v}");
+    assert_eq!(v["context"]["rephrase_spam"], true);
+    let prevention = &v["rules_applied"][0];
+    assert_eq!(prevention["id"], "prevent-spamtriggererror-email-writer");
+    assert!(
+        prevention["effect"]
+            .as_str()
+            .unwrap_or("")
+            .contains("set rephrase_spam = true"),
+        "{v}"
+    );
+    // A value the user gave is theirs: `-c rephrase_spam=false` is kept
+    // (the skill then fails as it says it would).
+    let v = ws
+        .run_cli(&["run", task, "-c", "rephrase_spam=false", "--json"])
+        .json();
+    assert_eq!(v["context"]["rephrase_spam"], false, "{v}");
+}

@@ -571,6 +571,7 @@ impl Runner {
         let setting = crate::learn::rules::Setting {
             defaults: Some(&self.config().defaults),
             model_answers: self.model_answers(skill),
+            given: Some(given),
         };
         if let Some(l) = &learning {
             let prevented = l.prevent(

@@ -248,6 +248,7 @@ impl Learning {
         let setting = rules::Setting {
             defaults,
             model_answers: true,
+            given: None,
         };
         let effect = rules::apply(&a.rule.actions, context, &mut instructions, &setting);
         Some(Applied {

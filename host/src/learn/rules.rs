@@ -37,7 +37,10 @@ impl std::fmt::Display for Kind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
-    /// Sets a context field (only when it is missing or empty, unless `force`).
+    /// Sets a context field when it is missing or empty, or holds only the
+    /// skill's declared default (the caller did not give it; see
+    /// [`Setting::given`]); a value the caller gave is replaced only with
+    /// `force`.
     SetField {
         field: String,
         value: Value,
@@ -67,6 +70,12 @@ pub struct Setting<'a> {
     pub defaults: Option<&'a Map<String, Value>>,
     /// A model answers the run (see [`Action::UseDefault`]).
     pub model_answers: bool,
+    /// The context the caller gave, before the skill's declared defaults
+    /// were filled in. A field not in it holds only a default, which is no
+    /// one's decision, so `set_field` may replace it (a declared `false`
+    /// would otherwise block every rule that sets a flag). `None`: every
+    /// present value counts as given.
+    pub given: Option<&'a Map<String, Value>>,
 }
 
 /// Where a rule came from.
@@ -300,7 +309,8 @@ pub fn apply(
                 value,
                 force,
             } => {
-                if *force || missing(context.get(field)) {
+                let only_default = setting.given.is_some_and(|g| !g.contains_key(field));
+                if *force || only_default || missing(context.get(field)) {
                     context.insert(field.clone(), value.clone());
                     effect.changes.push(format!("set {field} = {value}"));
                 }
@@ -625,6 +635,7 @@ pub(crate) mod tests {
         let handler = Setting {
             defaults: None,
             model_answers: false,
+            given: None,
         };
         // No default, no model: refused with the fix, nothing set.
         let mut ctx = Map::new();
@@ -661,5 +672,43 @@ pub(crate) mod tests {
         let e = apply(&actions, &mut ctx, &mut Vec::new(), &with_default);
         assert_eq!(ctx["timezone"], "Asia/Tokyo");
         assert!(e.notices.is_empty() && e.changes.is_empty());
+    }
+
+    #[test]
+    fn set_field_replaces_a_declared_default_but_not_a_given_value() {
+        let actions = [Action::SetField {
+            field: "rephrase_spam".into(),
+            value: json!(true),
+            force: false,
+        }];
+        // The skill declares `rephrase_spam: false`; the caller gave nothing.
+        let mut ctx = Map::new();
+        ctx.insert("rephrase_spam".into(), json!(false));
+        let nothing_given = Map::new();
+        let e = apply(
+            &actions,
+            &mut ctx,
+            &mut Vec::new(),
+            &Setting {
+                given: Some(&nothing_given),
+                ..Setting::default()
+            },
+        );
+        assert_eq!(ctx["rephrase_spam"], true, "{e:?}");
+        assert_eq!(e.changes, ["set rephrase_spam = true"]);
+        // The caller said false: kept.
+        ctx.insert("rephrase_spam".into(), json!(false));
+        let given = ctx.clone();
+        let e = apply(
+            &actions,
+            &mut ctx,
+            &mut Vec::new(),
+            &Setting {
+                given: Some(&given),
+                ..Setting::default()
+            },
+        );
+        assert_eq!(ctx["rephrase_spam"], false);
+        assert!(e.changes.is_empty());
     }
 }
