@@ -97,3 +97,90 @@ fn a_learned_flag_takes_effect_over_its_declared_default() {
         .json();
     assert_eq!(v["context"]["rephrase_spam"], false, "{v}");
 }
+
+/// Announces offers; no validator checks its words.
+const PROMO: &str = r#"metadata:
+  skillhost:
+    template: "Great news: {{task}}""#;
+
+#[test]
+fn a_persons_verdict_feeds_the_learning_cycle() {
+    let ws = Workspace::new();
+    ws.add_skill("promo", PROMO, None);
+    let skills = ws.skills.to_string_lossy().into_owned();
+    let run = |task: &str| {
+        ws.run_cli(&[
+            "--skills", &skills, "run", task, "--skill", "promo", "--json",
+        ])
+    };
+    let r = run("our free upgrade, act now");
+    assert_eq!(r.code, 0, "no validator catches it: {}", r.stderr);
+    let id = r.json()["run_id"].as_i64().expect("recorded").to_string();
+    assert!(
+        ok(&ws, &["learn"]).contains("0 rule(s) added"),
+        "nothing failed yet"
+    );
+
+    // Bad input is named, and nothing is stored.
+    let bad = ws.run_cli(&["runs", "mark", &id, "--failed", "--class", "spam words"]);
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("class `spam words`"), "{}", bad.stderr);
+    let none = ws.run_cli(&["runs", "mark", "999999", "--failed"]);
+    assert_ne!(none.code, 0);
+    assert!(none.stderr.contains("no run 999999"), "{}", none.stderr);
+    assert_ne!(
+        ws.run_cli(&["runs", "mark", &id]).code,
+        0,
+        "--failed or --ok"
+    );
+
+    let marked = ok(
+        &ws,
+        &[
+            "runs",
+            "mark",
+            &id,
+            "--failed",
+            "--class",
+            "SpamTriggerError",
+            "--note",
+            "reads like spam",
+        ],
+    );
+    assert!(marked.contains("SpamTriggerError"), "{marked}");
+    let shown = ok(&ws, &["runs", "show", &id]);
+    assert!(
+        shown.contains("succeeded")
+            && shown.contains("marked by a person: failed (SpamTriggerError): reads like spam"),
+        "the record is kept beside the verdict: {shown}"
+    );
+    // The shipped pattern for the class turns the verdict into a rule.
+    let learned = ok(&ws, &["learn"]);
+    assert!(
+        learned.contains("+ prevent-spamtriggererror-promo"),
+        "{learned}"
+    );
+    let v = run("a free gift for you").json();
+    assert!(
+        v["rules_applied"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .any(|a| a["id"] == "prevent-spamtriggererror-promo"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_failure_marked_ok_is_no_evidence_for_a_rule() {
+    let ws = Workspace::new();
+    let r = ws.run_cli(&["run", "Email Dana about the review at 3pm", "--json"]);
+    assert_eq!(r.json()["failure"]["class"], "TimezoneError");
+    let id = r.json()["run_id"].as_i64().expect("recorded").to_string();
+    assert!(ok(&ws, &["runs", "mark", &id, "--ok"]).contains("marked run"));
+    let learned = ok(&ws, &["learn"]);
+    assert!(
+        !learned.contains("timezoneerror"),
+        "an accepted failure teaches nothing: {learned}"
+    );
+}
