@@ -14,7 +14,7 @@ fn ok(ws: &Workspace, args: &[&str]) -> String {
 }
 
 #[test]
-fn handler_path_timezone_error_before_learn_success_after() {
+fn handler_path_timezone_error_learned_without_guessing() {
     let ws = Workspace::new();
     let task = "Email Dana about the review at 3pm";
     for _ in 0..3 {
@@ -37,6 +37,42 @@ fn handler_path_timezone_error_before_learn_success_after() {
         "a second cycle duplicates nothing: {again}"
     );
 
+    // The learned rule never invents a timezone: with none given and no
+    // operator default, the handler run is refused before the call, with
+    // the exact fix.
+    let r = ws.run_cli(&["run", task, "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let v = r.json();
+    assert!(v["output"].is_null(), "no answer with a guessed zone: {v}");
+    assert!(!r.stdout.contains("UTC"), "no invented timezone: {v}");
+    assert_eq!(v["failure"]["class"], "RequiredField", "{v}");
+    let fix = v["failure"]["message"].as_str().unwrap_or("");
+    assert!(
+        fix.contains("-c timezone=") && fix.contains("[defaults] timezone"),
+        "{fix}"
+    );
+    assert!(
+        v["trajectory"].as_array().is_some_and(|t| t.is_empty()),
+        "refused before the handler was called: {v}"
+    );
+    // The user's value is used as given.
+    let r = ws.run_cli(&["run", task, "-c", "timezone=Asia/Tokyo", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.json()["output"]["body"]
+            .as_str()
+            .unwrap_or("")
+            .contains("3pm (Asia/Tokyo)"),
+        "{}",
+        r.stdout
+    );
+
+    // An operator default is used, and the run says so.
+    std::fs::write(
+        ws.workspace.join("skillhost.toml"),
+        "[defaults]\ntimezone = \"Europe/Berlin\"\n",
+    )
+    .expect("write skillhost.toml");
     let r = ws.run_cli(&["run", task, "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
@@ -44,8 +80,25 @@ fn handler_path_timezone_error_before_learn_success_after() {
         v["output"]["body"]
             .as_str()
             .unwrap_or("")
-            .contains("3pm (UTC)"),
+            .contains("3pm (Europe/Berlin)"),
         "{v}"
+    );
+    assert!(
+        v["notices"]
+            .as_array()
+            .expect("notices")
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| {
+                n.contains("Europe/Berlin") && n.contains("[defaults] in skillhost.toml")
+            })),
+        "{v}"
+    );
+    let text = ws.run_cli(&["run", task]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stderr.contains("[defaults] in skillhost.toml"),
+        "the text output says so too: {}",
+        text.stderr
     );
     let fired: Vec<&str> = v["rules_applied"]
         .as_array()
@@ -73,24 +126,20 @@ fn handler_path_timezone_error_before_learn_success_after() {
         .clone();
     assert_eq!(
         (rule["applied"].as_u64(), rule["succeeded"].as_u64()),
-        (Some(1), Some(1))
+        (Some(3), Some(2)),
+        "fired on the refused run and the two with the default; not on the one with a timezone"
     );
     ok(
         &ws,
         &["rules", "disable", "prevent-timezoneerror-email-writer"],
     );
-    // The disabled rule no longer fires; the validation rule now catches the
-    // failure and retries with its remedy.
+    // The disabled rule no longer fires. The handler fails on its own, with
+    // no answer: the validation rule has no output to find its evidence in,
+    // so it does not fire on the class name alone.
     let v = ws.run_cli(&["run", task, "--json"]).json();
-    let fired: Vec<&str> = v["rules_applied"]
-        .as_array()
-        .expect("rules")
-        .iter()
-        .filter_map(|a| a["id"].as_str())
-        .collect();
-    assert_eq!(fired, vec!["validate-timezoneerror-email-writer"], "{v}");
-    assert_eq!(v["attempts"], 2);
-    assert!(v["failure"].is_null(), "{v}");
+    assert_eq!(v["rules_applied"], json!([]), "{v}");
+    assert_eq!(v["attempts"], 1);
+    assert_eq!(v["failure"]["class"], "TimezoneError", "{v}");
     ok(
         &ws,
         &["rules", "enable", "prevent-timezoneerror-email-writer"],
@@ -99,7 +148,7 @@ fn handler_path_timezone_error_before_learn_success_after() {
 
     // Export is JSON Lines, one run per line.
     let export = ok(&ws, &["runs", "export"]);
-    assert_eq!(export.lines().count(), 6);
+    assert_eq!(export.lines().count(), 9);
     for line in export.lines() {
         serde_json::from_str::<Value>(line).expect("each line is JSON");
     }

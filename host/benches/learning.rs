@@ -127,6 +127,7 @@ fn bench_rules(c: &mut Criterion) {
             "Write to Dana about word500 at 3pm",
             &mut ctx,
             &mut instr,
+            &skillhost::learn::rules::Setting::default(),
         ));
     };
     let mut g = c.benchmark_group("prevention_per_task");

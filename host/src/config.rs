@@ -62,6 +62,10 @@ pub struct Config {
     pub catalog: crate::skill::CatalogConfig,
     /// `skills install`: the registry and the caps on what one install unpacks.
     pub install: crate::install::InstallConfig,
+    /// Context values the operator vouches for (`timezone = "Europe/Paris"`):
+    /// a learned rule fills a missing field from here, and says so, instead
+    /// of guessing (see `learn::rules::Action::UseDefault`).
+    pub defaults: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -35,6 +35,23 @@ enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Records your verdict on a run: `--failed` makes it a failure for
+    /// learning (of `--class`, else its own class, else UserReported), so a
+    /// mistake no validator caught can become a rule; `--ok` makes it no
+    /// failure. The run as recorded is kept.
+    Mark {
+        id: i64,
+        #[arg(long, conflicts_with = "ok", required_unless_present = "ok")]
+        failed: bool,
+        #[arg(long)]
+        ok: bool,
+        /// The failure class, e.g. TimezoneError (patterns are by class).
+        #[arg(long, requires = "failed")]
+        class: Option<String>,
+        /// What was wrong (or right), in your words.
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// Every run as JSON Lines (to stdout, or --out FILE).
     Export {
         #[arg(long, value_name = "FILE")]
@@ -65,7 +82,13 @@ enum RulesCommand {
     Enable {
         id: String,
     },
+    /// Out of force, and kept as a tombstone so that learning does not add
+    /// it again.
     Remove {
+        id: String,
+    },
+    /// Undoes `remove`.
+    Restore {
         id: String,
     },
     /// Which rules fired on a run and what they changed.
@@ -194,6 +217,15 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
                     _ => outln!("succeeded")?,
                 }
+                if let Some(v) = store.verdict(id)? {
+                    let judged = match (v.ok, &v.class) {
+                        (true, _) => "ok".to_owned(),
+                        (false, Some(c)) => format!("failed ({c})"),
+                        (false, None) => "failed".to_owned(),
+                    };
+                    let note = v.note.map(|n| format!(": {n}")).unwrap_or_default();
+                    outln!("marked by a person: {judged}{note}")?;
+                }
                 for a in &run.rules_applied {
                     outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
                 }
@@ -211,6 +243,36 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 if let Some(o) = &run.output {
                     outln!("output:\n{o}")?;
                 }
+            }
+        }
+        RunsCommand::Mark {
+            id,
+            failed,
+            ok: _,
+            class,
+            note,
+        } => {
+            let verdict = crate::store::Verdict {
+                ok: !failed,
+                class,
+                note,
+                at: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs() as i64),
+            };
+            if !store.mark_run(id, &verdict)? {
+                anyhow::bail!("no run {id}; see `skillhost runs list`");
+            }
+            if verdict.ok {
+                outln!("marked run {id} ok: learning does not count it as a failure")?;
+            } else {
+                let class = verdict
+                    .class
+                    .or(store.get_run(id)?.and_then(|r| r.failure_class))
+                    .unwrap_or_else(|| crate::store::USER_REPORTED.to_owned());
+                outln!(
+                    "marked run {id} failed ({class}): the next learning cycle (`skillhost learn`) counts it"
+                )?;
             }
         }
         RunsCommand::Export { out } => {
@@ -285,7 +347,13 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         RulesCommand::Remove { id } => {
             edit_rule(&path, &id, RuleEdit::Remove)?;
-            outln!("removed {id}")?;
+            outln!(
+                "removed {id} (learning will not add it again; `skillhost rules restore {id}` undoes this)"
+            )?;
+        }
+        RulesCommand::Restore { id } => {
+            edit_rule(&path, &id, RuleEdit::Restore)?;
+            outln!("restored {id}")?;
         }
         RulesCommand::Explain { run_id } => {
             let store = open_store(ctx)?;

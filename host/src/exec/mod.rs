@@ -396,6 +396,7 @@ impl Runner {
             error.class().as_str(),
             &error.to_string(),
             context,
+            Some(&self.config().defaults),
         )
     }
 
@@ -567,11 +568,22 @@ impl Runner {
 
         // Prevention: rules edit the context and the model's instructions.
         let mut refused = None;
+        let setting = crate::learn::rules::Setting {
+            defaults: Some(&self.config().defaults),
+            model_answers: self.model_answers(skill),
+            given: Some(given),
+        };
         if let Some(l) = &learning {
-            let (applied, refusal) =
-                l.prevent(&skill.name, task, &mut outcome.context, &mut instructions);
-            outcome.rules_applied.extend(applied);
-            refused = refusal;
+            let prevented = l.prevent(
+                &skill.name,
+                task,
+                &mut outcome.context,
+                &mut instructions,
+                &setting,
+            );
+            outcome.rules_applied.extend(prevented.applied);
+            outcome.notices.extend(prevented.notices);
+            refused = prevented.refused;
         }
         let validators = self.validators(skill);
         let (validators, invalid) = (&validators.0, &validators.1);
@@ -594,28 +606,50 @@ impl Runner {
                     task,
                     skill: &skill.name,
                     context: &outcome.context,
-                    output: outcome.output.as_ref().map(|o| o.body.as_str()),
+                    // What the validator saw: `validate` moved a refused
+                    // answer into `rejected_output`.
+                    output: outcome
+                        .output
+                        .as_ref()
+                        .map(|o| o.body.as_str())
+                        .or(outcome.rejected_output.as_deref()),
                     failure: Some(f.class.as_str()),
                 }),
                 _ => None,
             };
             if let Some((id, class, actions)) = remedy {
-                let effect =
-                    crate::learn::rules::apply(&actions, &mut outcome.context, &mut instructions);
-                outcome.rules_applied.push(Applied {
-                    id,
-                    kind: crate::learn::rules::Kind::Validation,
-                    effect: format!(
-                        "caught {class}; retried after: {}",
-                        effect.changes.join("; ")
-                    ),
-                });
-                outcome.output = None;
-                outcome.failure = None;
-                outcome.rejected_output = None;
-                self.attempt(skill, task, &instructions, depth, &mut outcome)
-                    .await?;
-                self.validate(skill, task, validators, &mut outcome);
+                let effect = crate::learn::rules::apply(
+                    &actions,
+                    &mut outcome.context,
+                    &mut instructions,
+                    &setting,
+                );
+                outcome.notices.extend(effect.notices);
+                if let Some(message) = effect.refused {
+                    // The remedy needs a value nobody gave: no retry that
+                    // could only repeat the failure or guess; the fix is said.
+                    outcome.rules_applied.push(Applied {
+                        id,
+                        kind: crate::learn::rules::Kind::Validation,
+                        effect: format!("caught {class}; not retried: {message}"),
+                    });
+                    outcome.failure = Some(Failure::new(FailureClass::RequiredField, message));
+                } else {
+                    outcome.rules_applied.push(Applied {
+                        id,
+                        kind: crate::learn::rules::Kind::Validation,
+                        effect: format!(
+                            "caught {class}; retried after: {}",
+                            effect.changes.join("; ")
+                        ),
+                    });
+                    outcome.output = None;
+                    outcome.failure = None;
+                    outcome.rejected_output = None;
+                    self.attempt(skill, task, &instructions, depth, &mut outcome)
+                        .await?;
+                    self.validate(skill, task, validators, &mut outcome);
+                }
             }
         }
         outcome.model_calls = outcome
@@ -644,6 +678,14 @@ impl Runner {
             }
         }
         Ok(outcome)
+    }
+
+    /// Whether [`attempt`](Self::attempt) hands `skill` to the model (and
+    /// not to its handler, pipeline or template).
+    fn model_answers(&self, skill: &Skill) -> bool {
+        let has_code =
+            skill.meta.skillhost.handler.is_some() || skill.meta.skillhost.pipeline.is_some();
+        self.shared.provider.is_some() && (self.shared.prefer_model || !has_code)
     }
 
     /// One go at the first tier that can answer.

@@ -160,6 +160,7 @@ pub fn run(
                 (Kind::Validation, &pattern.validation),
             ]
         };
+        let mut removed = Vec::new();
         for (kind, stage) in stages {
             let Some(stage) = stage else { continue };
             if kind == Kind::Prevention && !pattern.preventable {
@@ -167,7 +168,9 @@ pub fn run(
             }
             let rule = make(kind, &g.class, &scope, stage, g);
             let id = rule.id.clone();
-            if rules.insert(rule) {
+            if rules.get(&id).is_some_and(|r| r.removed) {
+                removed.push(id);
+            } else if rules.insert(rule) {
                 gr.rules_added.push(id);
             }
         }
@@ -180,6 +183,12 @@ pub fn run(
                 g.class
             )
         };
+        if !removed.is_empty() {
+            gr.add_outcome(format_args!(
+                "not learned again, removed by the operator: {}",
+                removed.join(", ")
+            ));
+        }
         report.rules_added += gr.rules_added.len();
         report.groups.push(gr);
     }
@@ -230,6 +239,36 @@ mod tests {
         let again = run(&groups, &lib, &mut rules, &strict);
         assert_eq!(again.rules_added, 0);
         assert_eq!(rules.rules.len(), 3);
+    }
+
+    #[test]
+    fn a_removed_rule_is_not_learned_again_until_restored() {
+        use crate::learn::edit::RuleEdit;
+        let lib = |_: &str| Library::shipped().expect("shipped");
+        let mut rules = RuleSet::default();
+        let groups = vec![group("TimezoneError", 10, 50)];
+        run(&groups, &lib, &mut rules, &Thresholds::default());
+        let id = "prevent-timezoneerror-email-writer";
+        rules.edit(id, RuleEdit::Remove).expect("remove");
+        // More failures of the class: the cycle leaves the tombstone alone.
+        let again = run(
+            &[group("TimezoneError", 30, 90)],
+            &lib,
+            &mut rules,
+            &Thresholds::default(),
+        );
+        assert_eq!(again.rules_added, 0);
+        assert!(
+            again.groups[0].outcome.contains(
+                "not learned again, removed by the operator: prevent-timezoneerror-email-writer"
+            ),
+            "{}",
+            again.groups[0].outcome
+        );
+        assert!(rules.get(id).is_some_and(|r| r.removed));
+        assert!(rules.active().0.iter().all(|a| a.rule.id != id));
+        rules.edit(id, RuleEdit::Restore).expect("restore");
+        assert!(rules.active().0.iter().any(|a| a.rule.id == id));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The operator's edits of `rules.json` (`skillhost rules enable|disable|
-//! remove`): read, edit and write under the file's lock, as a run's
+//! remove|restore`): read, edit and write under the file's lock, as a run's
 //! statistics are, so neither loses the other's change.
 
 use std::path::Path;
@@ -13,7 +13,11 @@ pub enum RuleEdit {
     /// Enabled, overriding a failed replay or a disabling by statistics.
     Enable,
     Disable,
+    /// Out of force and never learned again: the rule is kept as a
+    /// tombstone (see [`Rule::removed`](super::rules::Rule::removed)).
     Remove,
+    /// Undoes `Remove`: the rule is back in the state it was removed in.
+    Restore,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +26,12 @@ pub enum RuleEditError {
     NoSuchRule(String),
     #[error("rule `{0}` is a rejected proposal with no conditions; remove it instead")]
     NothingToEnable(String),
+    #[error("rule `{0}` is removed; `skillhost rules restore {0}` first")]
+    Removed(String),
+    #[error("rule `{0}` is already removed")]
+    AlreadyRemoved(String),
+    #[error("rule `{0}` is not removed; nothing to restore")]
+    NotRemoved(String),
     #[error(transparent)]
     Rules(#[from] RulesError),
 }
@@ -33,6 +43,9 @@ impl RuleSet {
             return Err(RuleEditError::NoSuchRule(id.to_owned()));
         };
         match edit {
+            RuleEdit::Enable | RuleEdit::Disable if rule.removed => {
+                return Err(RuleEditError::Removed(id.to_owned()));
+            }
             RuleEdit::Enable => {
                 // The record of a model answer that was no rule at all: it
                 // has nothing to apply, and no condition would hold it back.
@@ -48,7 +61,14 @@ impl RuleSet {
                 rule.enabled = false;
                 rule.disabled_reason = Some("disabled by the operator".into());
             }
-            RuleEdit::Remove => self.rules.retain(|r| r.id != id),
+            RuleEdit::Remove if rule.removed => {
+                return Err(RuleEditError::AlreadyRemoved(id.to_owned()));
+            }
+            RuleEdit::Remove => rule.removed = true,
+            RuleEdit::Restore if !rule.removed => {
+                return Err(RuleEditError::NotRemoved(id.to_owned()));
+            }
+            RuleEdit::Restore => rule.removed = false,
         }
         Ok(())
     }
@@ -90,15 +110,26 @@ mod tests {
         assert!(a.enabled && a.disabled_reason.is_none());
 
         edit_rule(&path, "b", RuleEdit::Remove).expect("remove");
-        let ids: Vec<String> = RuleSet::load(&path)
-            .expect("load")
-            .rules
-            .into_iter()
-            .map(|r| r.id)
-            .collect();
-        assert_eq!(ids, ["a"]);
+        let set = RuleSet::load(&path).expect("load");
+        let active: Vec<String> = set.active().0.into_iter().map(|a| a.rule.id).collect();
+        assert_eq!(active, ["a"], "a removed rule is out of force");
+        assert!(
+            set.get("b").is_some_and(|b| b.removed),
+            "kept as a tombstone"
+        );
         let e = edit_rule(&path, "b", RuleEdit::Remove).expect_err("gone");
-        assert_eq!(e.to_string(), "no rule `b`; see `skillhost rules list`");
+        assert_eq!(e.to_string(), "rule `b` is already removed");
+        let e = edit_rule(&path, "b", RuleEdit::Enable).expect_err("removed");
+        assert_eq!(
+            e.to_string(),
+            "rule `b` is removed; `skillhost rules restore b` first"
+        );
+        edit_rule(&path, "b", RuleEdit::Restore).expect("restore");
+        assert_eq!(RuleSet::load(&path).expect("load").active().0.len(), 2);
+        let e = edit_rule(&path, "b", RuleEdit::Restore).expect_err("in force");
+        assert_eq!(e.to_string(), "rule `b` is not removed; nothing to restore");
+        let e = edit_rule(&path, "c", RuleEdit::Remove).expect_err("no such rule");
+        assert_eq!(e.to_string(), "no rule `c`; see `skillhost rules list`");
     }
 
     #[test]

@@ -69,6 +69,16 @@ pub struct Applied {
     pub effect: String,
 }
 
+/// What prevention did to a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prevented {
+    pub applied: Vec<Applied>,
+    /// The run must fail before it starts, with this message.
+    pub refused: Option<String>,
+    /// What the user must be told (values taken from `[defaults]`).
+    pub notices: Vec<String>,
+}
+
 /// The rules in force, with their compiled conditions; statistics are
 /// written back to `rules.json` (when there is one) after each run.
 pub struct Learning {
@@ -134,13 +144,13 @@ impl Learning {
         task: &str,
         context: &mut Map<String, Value>,
         instructions: &mut Vec<String>,
-    ) -> (Vec<Applied>, Option<String>) {
+        setting: &rules::Setting<'_>,
+    ) -> Prevented {
+        let mut out = Prevented::default();
         if !self.allowed(Kind::Prevention) {
-            return (Vec::new(), None);
+            return out;
         }
         let state = self.state();
-        let mut applied = Vec::new();
-        let mut refused = None;
         for a in state
             .active
             .iter()
@@ -156,22 +166,26 @@ impl Learning {
             if !a.matches(&facts) {
                 continue;
             }
-            let effect = rules::apply(&a.rule.actions, context, instructions);
-            if refused.is_none() {
-                refused = effect.refused.clone();
+            let effect = rules::apply(&a.rule.actions, context, instructions, setting);
+            if out.refused.is_none() {
+                out.refused = effect.refused;
             }
-            applied.push(Applied {
+            out.notices.extend(effect.notices);
+            out.applied.push(Applied {
                 id: a.rule.id.clone(),
                 kind: Kind::Prevention,
                 effect: effect.changes.join("; "),
             });
         }
-        (applied, refused)
+        out
     }
 
-    /// Validation: the first rule whose class is the run's failure, or
-    /// whose conditions find the failure in the output. Returns the rule
-    /// id, class and remedy actions.
+    /// Validation: the first rule whose conditions hold on the output it
+    /// validates (`facts.output`: the answer, or the one a validator
+    /// rejected), rules of the run's failure class tried first. A class
+    /// name alone fires nothing: the rule's own conditions decide, so a
+    /// remedy is applied only where its evidence is. Returns the rule id,
+    /// class and remedy actions.
     pub fn validation_for(
         &self,
         facts: &Facts<'_>,
@@ -180,14 +194,17 @@ impl Learning {
             return None;
         }
         let state = self.state();
-        state
-            .active
-            .iter()
-            .filter(|a| a.rule.kind == Kind::Validation && a.rule.in_scope(facts.skill))
-            .find(|a| {
-                facts.failure == Some(a.rule.class.as_str())
-                    || (facts.output.is_some() && a.matches(facts))
-            })
+        let candidates = || {
+            state
+                .active
+                .iter()
+                .filter(|a| a.rule.kind == Kind::Validation && a.rule.in_scope(facts.skill))
+        };
+        let same_class = |a: &&Active| facts.failure == Some(a.rule.class.as_str());
+        candidates()
+            .filter(same_class)
+            .chain(candidates().filter(|a| !same_class(a)))
+            .find(|a| a.matches(facts))
             .map(|a| {
                 (
                     a.rule.id.clone(),
@@ -205,6 +222,7 @@ impl Learning {
         class: &str,
         message: &str,
         context: &mut Map<String, Value>,
+        defaults: Option<&Map<String, Value>>,
     ) -> Option<Applied> {
         if !self.allowed(Kind::Recovery) {
             return None;
@@ -226,7 +244,13 @@ impl Learning {
             })
             .find(|a| a.matches(&facts))?;
         let mut instructions = Vec::new();
-        let effect = rules::apply(&a.rule.actions, context, &mut instructions);
+        // Recovery runs inside the model loop: a model answers.
+        let setting = rules::Setting {
+            defaults,
+            model_answers: true,
+            given: None,
+        };
+        let effect = rules::apply(&a.rule.actions, context, &mut instructions, &setting);
         Some(Applied {
             id: a.rule.id.clone(),
             kind: Kind::Recovery,
@@ -380,4 +404,74 @@ impl Validator {
 
 pub fn rules_path(state_dir: &Path) -> PathBuf {
     state_dir.join("learning").join(rules::RULES_FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condition::Op;
+    use rules::{Action, Origin, Rule};
+    use serde_json::json;
+
+    /// The shipped TimezoneError validation: a bare time in the answer.
+    fn timezone_validation() -> Rule {
+        Rule::new(
+            "validate-tz".into(),
+            Kind::Validation,
+            "TimezoneError",
+            "*",
+            vec![
+                Condition {
+                    field: "output.body".into(),
+                    op: Op::Matches,
+                    value: json!("(?i)\\b\\d{1,2}\\s*pm\\b"),
+                    not: false,
+                },
+                Condition {
+                    field: "output.body".into(),
+                    op: Op::Matches,
+                    value: json!("\\bUTC\\b"),
+                    not: true,
+                },
+            ],
+            vec![Action::AddInstruction {
+                text: "Give the timezone.".into(),
+            }],
+            Origin::default(),
+        )
+    }
+
+    fn fires(learning: &Learning, output: Option<&str>, failure: &str) -> Option<String> {
+        let context = Map::new();
+        learning
+            .validation_for(&Facts {
+                task: "Email Dana",
+                skill: "email-writer",
+                context: &context,
+                output,
+                failure: Some(failure),
+            })
+            .map(|(id, _, _)| id)
+    }
+
+    #[test]
+    fn a_validation_rule_fires_on_its_evidence_not_on_its_class_name() {
+        let set = RuleSet {
+            rules: vec![timezone_validation()],
+        };
+        let (learning, warnings) = Learning::from_set(set, RuleFilter::All);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // Same class, and the output shows the bare time: fires.
+        assert_eq!(
+            fires(&learning, Some("See you at 3pm."), "TimezoneError").as_deref(),
+            Some("validate-tz")
+        );
+        // Same class, but the output's condition does not hold: nothing.
+        assert_eq!(
+            fires(&learning, Some("See you at 3pm (UTC)."), "TimezoneError"),
+            None
+        );
+        // Same class, no output to look at: nothing either.
+        assert_eq!(fires(&learning, None, "TimezoneError"), None);
+    }
 }

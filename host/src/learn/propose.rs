@@ -95,6 +95,14 @@ pub fn reason_not_to_ask(
         .iter()
         .find(|r| r.class == group.class && r.in_scope(&group.skill) && !r.rejected);
     if let Some(rule) = covered {
+        // The operator removed the rule for this class: asking the model
+        // for another would undo that decision behind their back.
+        if rule.removed {
+            return Some(format!(
+                "rule {} was removed by the operator (`skillhost rules restore {}`)",
+                rule.id, rule.id
+            ));
+        }
         return Some(format!("rule {} addresses it", rule.id));
     }
     let id = proposal_id(&group.class, &group.skill);
@@ -117,7 +125,7 @@ const SYSTEM: &str = r#"You write rules for skillhost, a host that runs agent sk
 kind: "prevention" runs before the skill and changes its input; "validation" reads the answer the skill produced and, when the conditions hold, retries once after the actions; "recovery" runs after a tool error of the class.
 FIELD: "task.description", "context.NAME" (a context field), "output.body" (the answer; validation and recovery only; for recovery it is the tool's error message).
 OP: "equals", "not-equals", "matches" (Rust regex; use (?i) for case-insensitive), "contains", "exists", "missing", "gt", "lt", "in" (value is a list). "not": true inverts a condition.
-ACTION: {"action": "set_field", "field": NAME, "value": VALUE} | {"action": "add_flag", "flag": TEXT} | {"action": "add_instruction", "text": TEXT} | {"action": "require_field", "field": NAME, "message": TEXT}.
+ACTION: {"action": "set_field", "field": NAME, "value": VALUE} | {"action": "add_flag", "flag": TEXT} | {"action": "add_instruction", "text": TEXT} | {"action": "require_field", "field": NAME, "message": TEXT} | {"action": "use_default", "field": NAME, "fix": TEXT} (a value only the user knows: the operator's default, else the run is refused with TEXT).
 
 The conditions must hold for the failing runs and not for the successful ones: the rule is replayed over the recorded runs and discarded otherwise. Prefer conditions on what the task or context says over conditions that match every run."#;
 
@@ -240,6 +248,7 @@ pub fn parse(text: &str, group: &FailureGroup) -> Result<Answer, String> {
     let long = answer.actions.iter().any(|a| match a {
         Action::AddInstruction { text } => text.len() > MAX_TEXT,
         Action::RequireField { message, .. } => message.len() > MAX_TEXT,
+        Action::UseDefault { fix, .. } => fix.len() > MAX_TEXT,
         _ => false,
     });
     if long {

@@ -37,7 +37,10 @@ impl std::fmt::Display for Kind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
-    /// Sets a context field (only when it is missing or empty, unless `force`).
+    /// Sets a context field when it is missing or empty, or holds only the
+    /// skill's declared default (the caller did not give it; see
+    /// [`Setting::given`]); a value the caller gave is replaced only with
+    /// `force`.
     SetField {
         field: String,
         value: Value,
@@ -51,6 +54,28 @@ pub enum Action {
     AddInstruction { text: String },
     /// Fails the run before it starts when the field is missing.
     RequireField { field: String, message: String },
+    /// A value only the user or the operator can know (a timezone): a rule
+    /// never invents it. When the field is missing it is filled from the
+    /// operator's `[defaults]` in skillhost.toml, and the run says so; with
+    /// no default, a run no model answers (handler, pipeline, template:
+    /// they can only guess) is refused before the call with `fix`, and a
+    /// model, which can be told the value is unknown, goes on without it.
+    UseDefault { field: String, fix: String },
+}
+
+/// What actions may draw on besides the context.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Setting<'a> {
+    /// The operator's `[defaults]` (skillhost.toml).
+    pub defaults: Option<&'a Map<String, Value>>,
+    /// A model answers the run (see [`Action::UseDefault`]).
+    pub model_answers: bool,
+    /// The context the caller gave, before the skill's declared defaults
+    /// were filled in. A field not in it holds only a default, which is no
+    /// one's decision, so `set_field` may replace it (a declared `false`
+    /// would otherwise block every rule that sets a flag). `None`: every
+    /// present value counts as given.
+    pub given: Option<&'a Map<String, Value>>,
 }
 
 /// Where a rule came from.
@@ -113,6 +138,11 @@ pub struct Rule {
     /// For model proposals: the replay that kept or rejected the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Replay>,
+    /// Removed by the operator: a tombstone. The rule stays in the file so
+    /// that no learning cycle or proposal brings its id back, until
+    /// `skillhost rules restore ID`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
 }
 
 /// Disable a rule once it was applied this often and its posterior says
@@ -146,6 +176,7 @@ impl Rule {
             disabled_reason: None,
             rejected: false,
             replay: None,
+            removed: false,
         }
     }
 
@@ -184,7 +215,9 @@ impl Rule {
 
     /// Whether it is in force, and if not why.
     pub fn state(&self) -> RuleState<'_> {
-        if self.rejected {
+        if self.removed {
+            RuleState::Removed
+        } else if self.rejected {
             RuleState::Rejected {
                 verdict: self.replay.as_ref().map(|p| p.verdict.as_str()),
             }
@@ -205,6 +238,7 @@ pub enum RuleState<'a> {
     Enabled,
     Disabled { reason: Option<&'a str> },
     Rejected { verdict: Option<&'a str> },
+    Removed,
 }
 
 impl std::fmt::Display for RuleState<'_> {
@@ -213,6 +247,9 @@ impl std::fmt::Display for RuleState<'_> {
             RuleState::Enabled => f.write_str("enabled"),
             RuleState::Disabled { reason } => write!(f, "disabled: {}", reason.unwrap_or_default()),
             RuleState::Rejected { verdict } => f.write_str(verdict.unwrap_or("rejected")),
+            RuleState::Removed => f.write_str(
+                "removed by the operator (not learned again; `skillhost rules restore ID`)",
+            ),
         }
     }
 }
@@ -239,8 +276,21 @@ impl Active {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Effect {
     pub changes: Vec<String>,
-    /// Set by `require_field`: the run must fail with this message.
+    /// Set by `require_field` and `use_default`: the run must fail with
+    /// this message.
     pub refused: Option<String>,
+    /// What the user must be told (a value taken from `[defaults]`).
+    pub notices: Vec<String>,
+}
+
+/// No value: absent, null, or an empty string or list.
+fn missing(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Array(v)) => v.is_empty(),
+        Some(_) => false,
+    }
 }
 
 /// Applies `actions` to the context; instructions also land in
@@ -249,6 +299,7 @@ pub fn apply(
     actions: &[Action],
     context: &mut Map<String, Value>,
     instructions: &mut Vec<String>,
+    setting: &Setting<'_>,
 ) -> Effect {
     let mut effect = Effect::default();
     for a in actions {
@@ -258,13 +309,8 @@ pub fn apply(
                 value,
                 force,
             } => {
-                let empty = match context.get(field) {
-                    None | Some(Value::Null) => true,
-                    Some(Value::String(s)) => s.is_empty(),
-                    Some(Value::Array(v)) => v.is_empty(),
-                    Some(_) => false,
-                };
-                if *force || empty {
+                let only_default = setting.given.is_some_and(|g| !g.contains_key(field));
+                if *force || only_default || missing(context.get(field)) {
                     context.insert(field.clone(), value.clone());
                     effect.changes.push(format!("set {field} = {value}"));
                 }
@@ -293,14 +339,29 @@ pub fn apply(
                 }
             }
             Action::RequireField { field, message } => {
-                let missing = match context.get(field) {
-                    None | Some(Value::Null) => true,
-                    Some(Value::String(s)) => s.is_empty(),
-                    Some(Value::Array(v)) => v.is_empty(),
-                    Some(_) => false,
-                };
-                if missing {
+                if missing(context.get(field)) {
                     effect.refused = Some(message.clone());
+                    effect.changes.push(format!("required {field}"));
+                }
+            }
+            Action::UseDefault { field, fix } => {
+                if !missing(context.get(field)) {
+                    continue;
+                }
+                let default = setting
+                    .defaults
+                    .and_then(|d| d.get(field))
+                    .filter(|v| !missing(Some(v)));
+                if let Some(value) = default {
+                    context.insert(field.clone(), value.clone());
+                    effect
+                        .changes
+                        .push(format!("set {field} = {value} from [defaults]"));
+                    effect.notices.push(format!(
+                        "`{field}` was not given: used {value} from [defaults] in skillhost.toml"
+                    ));
+                } else if !setting.model_answers {
+                    effect.refused = Some(fix.clone());
                     effect.changes.push(format!("required {field}"));
                 }
             }
@@ -380,7 +441,8 @@ impl RuleSet {
         self.rules.iter_mut().find(|r| r.id == id)
     }
 
-    /// Adds a rule unless one with the same id exists; true if added.
+    /// Adds a rule unless one with the same id exists (a removed one, its
+    /// tombstone, included); true if added.
     pub fn insert(&mut self, rule: Rule) -> bool {
         if self.get(&rule.id).is_some() {
             return false;
@@ -394,7 +456,11 @@ impl RuleSet {
     pub fn active(&self) -> (Vec<Active>, Vec<String>) {
         let mut ok = Vec::new();
         let mut bad = Vec::new();
-        for r in self.rules.iter().filter(|r| r.enabled && !r.rejected) {
+        for r in self
+            .rules
+            .iter()
+            .filter(|r| r.enabled && !r.rejected && !r.removed)
+        {
             match Active::new(r.clone()) {
                 Ok(a) => ok.push(a),
                 Err(e) => bad.push(format!("rule {}: {e}", r.id)),
@@ -519,14 +585,24 @@ pub(crate) mod tests {
         let mut ctx = Map::new();
         ctx.insert("timezone".into(), json!(""));
         let mut instr = Vec::new();
-        let e = apply(&rule("x", Kind::Prevention).actions, &mut ctx, &mut instr);
+        let e = apply(
+            &rule("x", Kind::Prevention).actions,
+            &mut ctx,
+            &mut instr,
+            &Setting::default(),
+        );
         assert_eq!(ctx["timezone"], "UTC");
         assert_eq!(instr, vec!["Give times with a timezone."]);
         assert_eq!(ctx["_instructions"], json!(["Give times with a timezone."]));
         assert_eq!(e.changes.len(), 2);
         // A value the caller gave is kept unless forced.
         ctx.insert("timezone".into(), json!("CET"));
-        apply(&rule("x", Kind::Prevention).actions, &mut ctx, &mut instr);
+        apply(
+            &rule("x", Kind::Prevention).actions,
+            &mut ctx,
+            &mut instr,
+            &Setting::default(),
+        );
         assert_eq!(ctx["timezone"], "CET");
         let e = apply(
             &[Action::RequireField {
@@ -535,6 +611,7 @@ pub(crate) mod tests {
             }],
             &mut ctx,
             &mut instr,
+            &Setting::default(),
         );
         assert_eq!(e.refused.as_deref(), Some("list the attachments"));
         apply(
@@ -543,7 +620,95 @@ pub(crate) mod tests {
             }],
             &mut ctx,
             &mut instr,
+            &Setting::default(),
         );
         assert_eq!(ctx["_flags"], json!(["rephrase"]));
+    }
+
+    #[test]
+    fn use_default_never_invents_a_value() {
+        let fix = "pass -c timezone=...";
+        let actions = [Action::UseDefault {
+            field: "timezone".into(),
+            fix: fix.into(),
+        }];
+        let handler = Setting {
+            defaults: None,
+            model_answers: false,
+            given: None,
+        };
+        // No default, no model: refused with the fix, nothing set.
+        let mut ctx = Map::new();
+        ctx.insert("timezone".into(), json!(""));
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &handler);
+        assert_eq!(e.refused.as_deref(), Some(fix));
+        assert_eq!(ctx["timezone"], "");
+        // A model can be told it is unknown: not refused, still nothing set.
+        let model = Setting {
+            model_answers: true,
+            ..handler
+        };
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &model);
+        assert!(e.refused.is_none() && e.changes.is_empty(), "{e:?}");
+        assert_eq!(ctx["timezone"], "");
+        // The operator's default is used, and said.
+        let defaults = json!({"timezone": "Europe/Berlin"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        let with_default = Setting {
+            defaults: Some(&defaults),
+            ..handler
+        };
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &with_default);
+        assert!(e.refused.is_none());
+        assert_eq!(ctx["timezone"], "Europe/Berlin");
+        assert!(
+            e.notices[0].contains("Europe/Berlin") && e.notices[0].contains("[defaults]"),
+            "{e:?}"
+        );
+        // A value the user gave wins over the default.
+        ctx.insert("timezone".into(), json!("Asia/Tokyo"));
+        let e = apply(&actions, &mut ctx, &mut Vec::new(), &with_default);
+        assert_eq!(ctx["timezone"], "Asia/Tokyo");
+        assert!(e.notices.is_empty() && e.changes.is_empty());
+    }
+
+    #[test]
+    fn set_field_replaces_a_declared_default_but_not_a_given_value() {
+        let actions = [Action::SetField {
+            field: "rephrase_spam".into(),
+            value: json!(true),
+            force: false,
+        }];
+        // The skill declares `rephrase_spam: false`; the caller gave nothing.
+        let mut ctx = Map::new();
+        ctx.insert("rephrase_spam".into(), json!(false));
+        let nothing_given = Map::new();
+        let e = apply(
+            &actions,
+            &mut ctx,
+            &mut Vec::new(),
+            &Setting {
+                given: Some(&nothing_given),
+                ..Setting::default()
+            },
+        );
+        assert_eq!(ctx["rephrase_spam"], true, "{e:?}");
+        assert_eq!(e.changes, ["set rephrase_spam = true"]);
+        // The caller said false: kept.
+        ctx.insert("rephrase_spam".into(), json!(false));
+        let given = ctx.clone();
+        let e = apply(
+            &actions,
+            &mut ctx,
+            &mut Vec::new(),
+            &Setting {
+                given: Some(&given),
+                ..Setting::default()
+            },
+        );
+        assert_eq!(ctx["rephrase_spam"], false);
+        assert!(e.changes.is_empty());
     }
 }

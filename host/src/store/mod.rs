@@ -53,6 +53,62 @@ pub enum StoreError {
         would: u64,
         now: u64,
     },
+    /// A verdict on a run that cannot be stored as given.
+    #[error("{0}")]
+    BadVerdict(String),
+}
+
+/// The failure class of a run a person marked failed without naming one.
+pub const USER_REPORTED: &str = "UserReported";
+
+/// A person's verdict on a run (`skillhost runs mark`). It is kept beside
+/// the machine's outcome, which stays as recorded, and overrides it for
+/// learning: a mistake no validator caught can still become a rule, and a
+/// failure the person accepts is no evidence for one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Verdict {
+    pub ok: bool,
+    /// For a failure: its class (none: the run's own, else `UserReported`).
+    pub class: Option<String>,
+    pub note: Option<String>,
+    /// Unix seconds.
+    pub at: i64,
+}
+
+/// Longest note kept with a verdict, in bytes.
+pub const MAX_VERDICT_NOTE: usize = 2000;
+
+impl Verdict {
+    /// Refuses what learning could not use: a class that is not a short
+    /// identifier (it becomes part of rule ids), a class on an `ok`
+    /// verdict, an over-long note.
+    pub fn check(&self) -> Result<(), StoreError> {
+        if let Some(class) = &self.class {
+            if self.ok {
+                return Err(StoreError::BadVerdict(
+                    "a class names a failure; it goes with --failed, not --ok".into(),
+                ));
+            }
+            let word = class
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if class.is_empty() || class.len() > 64 || !word {
+                return Err(StoreError::BadVerdict(format!(
+                    "class `{class}`: use 1 to 64 letters, digits, `_` or `-` (e.g. TimezoneError)"
+                )));
+            }
+        }
+        if self
+            .note
+            .as_ref()
+            .is_some_and(|n| n.len() > MAX_VERDICT_NOTE)
+        {
+            return Err(StoreError::BadVerdict(format!(
+                "the note is over {MAX_VERDICT_NOTE} bytes"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// How much one skill may keep in the key-value store: every key and value
@@ -161,6 +217,14 @@ const MIGRATIONS: &[&str] = &[
         report_id INTEGER NOT NULL,
         at INTEGER NOT NULL,
         by TEXT NOT NULL
+    );",
+    // 6: a person's verdict on a run (see `Verdict`), beside its outcome.
+    "CREATE TABLE verdicts (
+        run_id INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+        ok INTEGER NOT NULL,
+        class TEXT,
+        note TEXT,
+        at INTEGER NOT NULL
     );",
 ];
 
@@ -665,13 +729,57 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The newest `limit` runs of `skill`, newest first (without steps):
-    /// what a proposed rule is replayed over.
+    /// [`RUN_COLUMNS`](Self::RUN_COLUMNS) of `runs r LEFT JOIN verdicts v`,
+    /// with the outcome as judged: a person's verdict over the machine's.
+    const JUDGED_COLUMNS: &'static str = "r.id, r.at, r.skill, r.skill_version, r.task, r.tier,
+         CASE WHEN v.run_id IS NULL THEN r.success ELSE v.ok END,
+         CASE WHEN v.run_id IS NULL THEN r.failure_class WHEN v.ok = 1 THEN NULL
+              ELSE COALESCE(v.class, r.failure_class, 'UserReported') END,
+         CASE WHEN v.run_id IS NULL THEN r.failure_message WHEN v.ok = 1 THEN NULL
+              ELSE COALESCE(v.note, r.failure_message) END,
+         r.context_json, r.output, r.duration_us, r.model_calls, r.origin";
+
+    /// A person's verdict on run `id`, replacing an earlier one; false when
+    /// there is no such run.
+    pub fn mark_run(&self, id: i64, verdict: &Verdict) -> Result<bool, StoreError> {
+        verdict.check()?;
+        let conn = self.conn();
+        let n = conn.execute(
+            "INSERT OR REPLACE INTO verdicts (run_id, ok, class, note, at)
+             SELECT id, ?2, ?3, ?4, ?5 FROM runs WHERE id = ?1",
+            params![id, verdict.ok, verdict.class, verdict.note, verdict.at],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// The verdict a person gave on run `id`, if any.
+    pub fn verdict(&self, id: i64) -> Result<Option<Verdict>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT ok, class, note, at FROM verdicts WHERE run_id = ?1",
+                params![id],
+                |r| {
+                    Ok(Verdict {
+                        ok: r.get(0)?,
+                        class: r.get(1)?,
+                        note: r.get(2)?,
+                        at: r.get(3)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// The newest `limit` runs of `skill`, newest first (without steps),
+    /// with their outcome as judged (a person's verdict over the
+    /// machine's): what a proposed rule is replayed over.
     pub fn recent_runs_of(&self, skill: &str, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(&format!(
-            "SELECT {} FROM runs WHERE skill = ?1 ORDER BY id DESC LIMIT ?2",
-            Self::RUN_COLUMNS
+            "SELECT {} FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
+             WHERE r.skill = ?1 ORDER BY r.id DESC LIMIT ?2",
+            Self::JUDGED_COLUMNS
         ))?;
         let rows = stmt.query_map(params![skill, limit as i64], Self::run_from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -739,7 +847,8 @@ impl Store {
     }
 
     /// Failures by (skill, class) over the last `window` runs, with the
-    /// skill's run count, plus tool errors inside those runs.
+    /// skill's run count, plus tool errors inside those runs. A person's
+    /// verdict (see [`Verdict`]) overrides the run's own outcome.
     pub fn failure_groups(&self, window: usize) -> Result<Vec<FailureGroup>, StoreError> {
         let conn = self.conn();
         let since: i64 = conn.query_row(
@@ -761,9 +870,15 @@ impl Store {
         let queries = [
             (
                 false,
-                "SELECT skill, failure_class, COUNT(*), GROUP_CONCAT(id) FROM
-                   (SELECT skill, failure_class, id FROM runs WHERE id >= ?1 AND success = 0 AND failure_class IS NOT NULL ORDER BY id)
-                 GROUP BY skill, failure_class ORDER BY skill, failure_class",
+                "SELECT skill, class, COUNT(*), GROUP_CONCAT(id) FROM
+                   (SELECT r.skill, r.id,
+                           CASE WHEN v.run_id IS NULL THEN (CASE WHEN r.success = 0 THEN r.failure_class END)
+                                WHEN v.ok = 1 THEN NULL
+                                ELSE COALESCE(v.class, r.failure_class, 'UserReported') END AS class
+                    FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
+                    WHERE r.id >= ?1 ORDER BY r.id)
+                 WHERE class IS NOT NULL
+                 GROUP BY skill, class ORDER BY skill, class",
             ),
             (
                 true,
@@ -1029,6 +1144,67 @@ mod tests {
     }
 
     #[test]
+    fn a_verdict_overrides_the_outcome_for_learning_and_keeps_the_record() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&d.path().join("s.db")).expect("open");
+        let mut failed = run("mail", false, 1);
+        failed.failure_class = Some("TimezoneError".into());
+        let ids = s
+            .record_runs(&[run("mail", true, 1), run("mail", true, 2), failed])
+            .expect("record");
+        let verdict = |ok, class: Option<&str>| Verdict {
+            ok,
+            class: class.map(str::to_owned),
+            note: Some("checked by hand".into()),
+            at: 3,
+        };
+        let classes = |s: &Store| -> Vec<(String, u64)> {
+            s.failure_groups(100)
+                .expect("groups")
+                .into_iter()
+                .map(|g| (g.class, g.count))
+                .collect()
+        };
+        assert_eq!(classes(&s), [("TimezoneError".to_owned(), 1)]);
+        // A success a person marks failed, with and without a class.
+        assert!(
+            s.mark_run(ids[0], &verdict(false, Some("ToneError")))
+                .expect("mark")
+        );
+        assert!(s.mark_run(ids[1], &verdict(false, None)).expect("mark"));
+        // A failure a person accepts is no failure for learning.
+        assert!(s.mark_run(ids[2], &verdict(true, None)).expect("mark"));
+        assert_eq!(
+            classes(&s),
+            [("ToneError".to_owned(), 1), (USER_REPORTED.to_owned(), 1)]
+        );
+        // The replay sees the judged outcome; the run itself is unchanged.
+        let judged = s.recent_runs_of("mail", 10).expect("runs");
+        assert!(
+            judged
+                .iter()
+                .find(|r| r.id == ids[2])
+                .is_some_and(|r| r.success)
+        );
+        let kept = s.get_run(ids[2]).expect("get").expect("run");
+        assert_eq!(kept.failure_class.as_deref(), Some("TimezoneError"));
+        assert_eq!(
+            s.verdict(ids[2]).expect("verdict"),
+            Some(verdict(true, None))
+        );
+        // No such run; bad input named.
+        assert!(!s.mark_run(999, &verdict(false, None)).expect("no run"));
+        for bad in [
+            verdict(false, Some("no spaces")),
+            verdict(false, Some("")),
+            verdict(true, Some("ToneError")),
+        ] {
+            let e = s.mark_run(ids[0], &bad).expect_err("refused");
+            assert!(matches!(e, StoreError::BadVerdict(_)), "{e}");
+        }
+    }
+
+    #[test]
     fn usage_counts_runs_and_keeps_an_ema_of_their_outcomes() {
         let d = tempfile::tempdir().expect("tempdir");
         let s = Store::open(&d.path().join("s.db")).expect("open");
@@ -1094,6 +1270,7 @@ mod tests {
             let c = Connection::open(&p).expect("open");
             c.execute_batch(
                 "DROP TABLE skill_usage; DROP TABLE gate_reports; DROP TABLE gate_approvals;
+                 DROP TABLE verdicts;
                  PRAGMA user_version = 3;",
             )
             .expect("downgrade");
