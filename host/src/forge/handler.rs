@@ -760,10 +760,15 @@ fn run_limited(mut cmd: Command, slot: &Path, limit: Duration) -> Result<Duratio
     Ok(duration)
 }
 
-/// Kills the child's process group (the child leads it) and reaps it.
+/// Kills the child's process group (the child leads it), reaps the child
+/// and waits, briefly, for the rest of the group to be gone: SIGKILL is
+/// delivered asynchronously, so a compiler the build started could still
+/// be exiting (and holding its files) when this returns otherwise.
 fn kill_group(child: &mut std::process::Child) {
     #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id()) {
+    let group = i32::try_from(child.id()).ok();
+    #[cfg(unix)]
+    if let Some(pid) = group {
         // SAFETY: kill(2) with a negative pid signals that process group,
         // which the child leads (process_group(0)); no memory is touched.
         unsafe {
@@ -772,6 +777,16 @@ fn kill_group(child: &mut std::process::Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+    #[cfg(unix)]
+    if let Some(pid) = group {
+        // Signal 0 only asks whether any member is left. Zombies count
+        // until their new parent reaps them, so this is bounded.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        // SAFETY: as above; signal 0 delivers nothing.
+        while unsafe { libc::kill(-pid, 0) } == 0 && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
 }
 
 /// The end of a build log, for the model and the operator.
