@@ -30,7 +30,9 @@ fn load(sandbox: &Sandbox, wasm: &Arc<[u8]>) -> (Handler, Vec<CompileNotice>) {
     let seen = notices.clone();
     let h = harness::runtime()
         .block_on(
-            sandbox.load_async_with(wasm.clone(), move |n| seen.lock().expect("notices").push(n)),
+            sandbox.load_async_with(skillhost::sandbox::Artifact::new(wasm.clone()), move |n| {
+                seen.lock().expect("notices").push(n)
+            }),
         )
         .expect("load");
     let n = notices.lock().expect("notices").clone();

@@ -840,7 +840,10 @@ impl Runner {
             None => None,
         };
         let fingerprint = sandbox::fingerprint(&md, wasm.as_ref().map(|(b, _)| b.as_slice()));
-        let artifact = wasm.as_ref().map(|(b, _)| sandbox::artifact_hash(b));
+        let handler = wasm
+            .as_ref()
+            .map(|(bytes, _)| sandbox::Artifact::new(Arc::from(bytes.as_slice())));
+        let artifact = handler.as_ref().map(|a| a.hash().to_owned());
         lock(&self.shared.known).insert(
             skill.path.clone(),
             KnownFiles {
@@ -855,7 +858,7 @@ impl Runner {
         Ok(SkillFiles {
             fingerprint,
             artifact,
-            handler: wasm.map(|(bytes, _)| HandlerFiles::Read(Arc::from(bytes))),
+            handler: handler.map(HandlerFiles::Read),
         })
     }
 
@@ -1399,7 +1402,7 @@ enum HandlerFiles {
     /// Unchanged since it was compiled.
     Loaded(Handler),
     /// Read now; to be loaded.
-    Read(Arc<[u8]>),
+    Read(sandbox::Artifact),
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -33,6 +33,26 @@ pub use crate::grants::{Basis, Effective, fingerprint};
 pub fn artifact_hash(wasm: &[u8]) -> String {
     cache::content_hash(wasm)
 }
+
+/// A component's bytes with their [`artifact_hash`], computed once: a
+/// caller that checks the hash (a gate approval) and then loads the bytes
+/// hashes a component of many megabytes once, not twice.
+#[derive(Clone)]
+pub struct Artifact {
+    bytes: Arc<[u8]>,
+    hash: String,
+}
+
+impl Artifact {
+    pub fn new(bytes: Arc<[u8]>) -> Self {
+        let hash = artifact_hash(&bytes);
+        Artifact { bytes, hash }
+    }
+
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+}
 pub use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output, ServiceError};
 pub use config::{Compiler, LimitDefaults, SandboxConfig};
 pub use host_api::{KvHost, LogLine, ModelHost, Services, ToolHost};
@@ -413,7 +433,8 @@ impl Sandbox {
     /// [`Sandbox::load_async`] may still be on Winch's code). A call's
     /// first load is [`Sandbox::load_async`], which compiles with Winch.
     pub fn load(&self, wasm: &[u8]) -> Result<Handler, SandboxError> {
-        self.inner.load(wasm, None, |_| {})
+        self.inner
+            .load(wasm, cache::content_hash(wasm), None, |_| {})
     }
 
     /// Fetches a handler from a cache or compiles it on a blocking thread,
@@ -423,7 +444,7 @@ impl Sandbox {
     /// compiled with Winch, and Cranelift's code replaces it (in memory and
     /// on disk) when a background compile is done.
     pub async fn load_async(&self, wasm: Arc<[u8]>) -> Result<Handler, SandboxError> {
-        self.load_async_with(wasm, |_| {}).await
+        self.load_async_with(Artifact::new(wasm), |_| {}).await
     }
 
     /// [`Sandbox::load_async`], calling `on_compile` (on the compiling
@@ -435,10 +456,10 @@ impl Sandbox {
     /// a task it spawns, or through a channel: the callback must not block).
     pub async fn load_async_with(
         &self,
-        wasm: Arc<[u8]>,
+        artifact: Artifact,
         on_compile: impl FnOnce(CompileNotice) + Send + 'static,
     ) -> Result<Handler, SandboxError> {
-        let hash = cache::content_hash(&wasm);
+        let Artifact { bytes: wasm, hash } = artifact;
         if let Some(h) = self.inner.cached(&hash) {
             // Its Cranelift compile may have been left out of a full queue.
             if h.tier == Tier::Baseline {
@@ -448,7 +469,7 @@ impl Sandbox {
         }
         let inner = self.inner.clone();
         let timeout = self.inner.options.compile_timeout;
-        let compile = move || inner.load(&wasm, Some(&wasm), on_compile);
+        let compile = move || inner.load(&wasm, hash, Some(&wasm), on_compile);
         let job = match &self.guest {
             Some(g) => g.handle.spawn_blocking(compile),
             None => tokio::task::spawn_blocking(compile),
@@ -554,10 +575,10 @@ impl Inner {
     fn load(
         self: &Arc<Self>,
         wasm: &[u8],
+        hash: String,
         tiered: Option<&Arc<[u8]>>,
         on_compile: impl FnOnce(CompileNotice),
     ) -> Result<Handler, SandboxError> {
-        let hash = cache::content_hash(wasm);
         if let Some(h) = self.cached(&hash) {
             return Ok(h);
         }
