@@ -1,5 +1,6 @@
 //! `skillhost handler new`: a new skill folder with a handler in one of
-//! four languages that builds (`./build.sh`) and runs as generated. The
+//! four languages that builds (`skillhost handler build`, or the folder's
+//! `./build.sh`) and runs as generated. The
 //! templates are embedded, so an installed binary can scaffold.
 
 use std::path::{Path, PathBuf};

@@ -37,8 +37,15 @@ pub fn build(
         dir.display(),
         output.display()
     ));
-    // Written next to the output, then renamed over it.
+    // Written next to the output, then renamed over it. Whatever is there
+    // already goes first: tools would write through a planted symlink.
     let partial = output.with_extension("wasm.partial");
+    if partial.symlink_metadata().is_ok() {
+        std::fs::remove_file(&partial).map_err(|source| ToolchainError::Write {
+            path: partial.clone(),
+            source,
+        })?;
+    }
     if let Some(parent) = output.parent() {
         std::fs::create_dir_all(parent).map_err(|source| ToolchainError::Write {
             path: parent.to_path_buf(),
@@ -104,13 +111,13 @@ fn handler_path(dir: &Path) -> Result<PathBuf, ToolchainError> {
 }
 
 /// The WIT to build against: the folder's own `wit/`, else the contract
-/// this binary speaks, written into `scratch/wit`.
-fn wit_dir(dir: &Path, scratch: &Path) -> Result<PathBuf, ToolchainError> {
+/// this binary speaks, written into the scratch folder.
+fn wit_dir(dir: &Path) -> Result<PathBuf, ToolchainError> {
     let own = dir.join("wit");
     if own.is_dir() {
         return Ok(own);
     }
-    let wit = scratch.join("wit");
+    let wit = scratch_dir(dir)?.join("wit");
     write(&wit.join("skill.wit"), SKILL_WIT.as_bytes())?;
     Ok(wit)
 }
@@ -127,7 +134,7 @@ pub(super) fn write(path: &Path, bytes: &[u8]) -> Result<(), ToolchainError> {
 }
 
 /// The build's scratch folder, `dir/build` (ignored by the scaffold's
-/// .gitignore), emptied first.
+/// .gitignore), emptied first (a symlink there is removed, not followed).
 fn scratch_dir(dir: &Path) -> Result<PathBuf, ToolchainError> {
     let scratch = dir.join("build");
     if scratch.exists() {
@@ -276,8 +283,7 @@ fn build_js(
             true,
         )
     })?;
-    let scratch = scratch_dir(dir)?;
-    let wit = wit_dir(dir, &scratch)?;
+    let wit = wit_dir(dir)?;
     progress(&format!(
         "componentize-js {} (the JavaScript engine is compiled in: this takes a while)",
         cli.display()
@@ -306,8 +312,7 @@ fn build_python(
     let tool = env
         .find("componentize-py")
         .ok_or_else(|| missing(env, Lang::Python, "componentize-py", true))?;
-    let scratch = scratch_dir(dir)?;
-    let wit = wit_dir(dir, &scratch)?;
+    let wit = wit_dir(dir)?;
     progress(&format!("componentize-py {} (app.py)", tool.display()));
     run(
         "componentize-py",
@@ -337,8 +342,8 @@ fn build_c(
             )
         })?;
         let sources = super::c_sources(dir)?;
-        let scratch = scratch_dir(dir)?;
-        let wit = wit_dir(dir, &scratch)?;
+        let wit = wit_dir(dir)?;
+        let scratch = dir.join("build");
         progress("C bindings for the handler world (wit-bindgen-c, in-process)");
         let bindings = scratch.join("bindings");
         super::c::bindings(&wit, HANDLER_WORLD, &bindings)?;
@@ -391,5 +396,76 @@ fn build_c(
             "this skillhost was built without the `handler-build` feature, which builds C handlers"
                 .to_owned(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill_with_handler(dir: &Path, handler: &str) {
+        std::fs::create_dir_all(dir).expect("mkdir");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: demo\ndescription: d\nmetadata:\n  skillhost:\n    handler: {handler:?}\n---\n"),
+        )
+        .expect("write");
+    }
+
+    #[test]
+    fn the_output_stays_inside_the_skill_folder() {
+        let d = tempfile::tempdir().expect("tempdir");
+        for bad in ["../out.wasm", "/tmp/out.wasm", "a/../../out.wasm", ""] {
+            skill_with_handler(d.path(), bad);
+            let e = handler_path(d.path()).expect_err(bad);
+            assert!(
+                e.to_string().contains("inside the skill folder"),
+                "{bad:?}: {e}"
+            );
+        }
+        for good in ["handler.wasm", "out/h.wasm", "./h.wasm"] {
+            skill_with_handler(d.path(), good);
+            assert_eq!(handler_path(d.path()).expect(good), PathBuf::from(good));
+        }
+    }
+
+    #[test]
+    fn a_planted_symlink_is_never_written_through() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let skill = d.path().join("demo");
+        skill_with_handler(&skill, "handler.wasm");
+        std::fs::write(skill.join("handler.c"), "this is not C").expect("write");
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep me").expect("write");
+        std::os::unix::fs::symlink(&victim, skill.join("handler.wasm.partial")).expect("symlink");
+        std::fs::create_dir_all(d.path().join("elsewhere")).expect("mkdir");
+        std::fs::write(d.path().join("elsewhere/keep"), "keep me").expect("write");
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), skill.join("build"))
+            .expect("symlink");
+        let env = ToolEnv {
+            install_dir: d.path().join("tools"),
+            tool_dirs: vec![],
+            path: vec![],
+            // A "compiler" that fails: the build gets as far as clang.
+            clang: Some(PathBuf::from("/bin/false")),
+            wasi_sysroot: None,
+        };
+        let e = build(&env, &skill, &mut |_| {}).expect_err("clang fails");
+        assert!(e.to_string().starts_with("clang (if it cannot find"), "{e}");
+        assert!(
+            skill.join("build/bindings/handler.h").is_file(),
+            "got as far as clang"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+        assert!(
+            skill
+                .join("handler.wasm.partial")
+                .symlink_metadata()
+                .is_err()
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("elsewhere/keep")).expect("kept"),
+            "keep me"
+        );
     }
 }

@@ -188,12 +188,8 @@ fn c_checks(env: &ToolEnv) -> (Vec<Check>, Vec<String>) {
         ("compiler-rt for wasm32".to_owned(), compiler_rt),
         ("wasi-libc".to_owned(), wasi_libc),
     ];
-    let packages = [
-        format!("clang-{LLVM_VERSION}"),
-        format!("lld-{LLVM_VERSION}"),
-        format!("libclang-rt-{LLVM_VERSION}-dev-wasm32"),
-        "wasi-libc".to_owned(),
-    ];
+    // One Debian package per check, in the same order.
+    let packages = c_packages();
     let missing = checks
         .iter()
         .zip(packages)
@@ -275,6 +271,8 @@ pub fn install_command(env: &ToolEnv, lang: Lang) -> String {
     }
 }
 
+/// The Debian packages of the C toolchain: clang, wasm-ld, compiler-rt for
+/// wasm32, wasi-libc.
 fn c_packages() -> Vec<String> {
     vec![
         format!("clang-{LLVM_VERSION}"),
@@ -381,10 +379,15 @@ pub fn install(
             )?;
         }
         Lang::C => {
+            let (_, missing) = c_checks(env);
+            if missing.is_empty() {
+                progress("the C toolchain is installed already");
+                return Ok(report(env, lang));
+            }
             if !super::is_root() {
                 return Err(ToolchainError::Unsupported(format!(
                     "the C toolchain is Debian packages, installed as root: {}",
-                    apt_command(&c_packages())
+                    apt_command(&missing)
                 )));
             }
             let apt = env.find_on_path("apt-get").ok_or_else(|| {
@@ -392,13 +395,16 @@ pub fn install(
                     "apt-get is not available: install clang {LLVM_VERSION}, lld, compiler-rt for wasm32 and wasi-libc (or set CC_WASM and WASI_SYSROOT to a wasi-sdk)"
                 ))
             })?;
-            progress(&install_plan(env, lang).join("; "));
+            progress(&format!(
+                "apt-get install -y --no-install-recommends {}",
+                missing.join(" ")
+            ));
             run(
                 "apt-get install",
                 env.command(&apt)
                     .env("DEBIAN_FRONTEND", "noninteractive")
                     .args(["install", "-y", "-qq", "--no-install-recommends"])
-                    .args(c_packages()),
+                    .args(&missing),
             )?;
         }
     }

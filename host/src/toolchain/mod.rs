@@ -283,18 +283,7 @@ fn c_sources(dir: &Path) -> Result<Vec<PathBuf>, ToolchainError> {
     Ok(out)
 }
 
-/// Whether this process runs as root (apt-get then needs no sudo).
-fn is_root() -> bool {
-    #[cfg(unix)]
-    {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        unsafe { libc::geteuid() == 0 }
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
-}
+pub(crate) use crate::sys::is_root;
 
 /// `apt-get install` of `packages`, with sudo unless we are root.
 fn apt_command(packages: &[String]) -> String {
