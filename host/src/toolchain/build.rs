@@ -429,6 +429,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "handler-build")]
     #[test]
     fn a_planted_symlink_is_never_written_through() {
         let d = tempfile::tempdir().expect("tempdir");
