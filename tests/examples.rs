@@ -1,7 +1,8 @@
 //! The example handlers in `examples/` (the same unit converter in Rust,
 //! JavaScript, Python and C) and `skillhost handler new` for each language.
 //!
-//! Each example is built by its own `build.sh` once per test process, then
+//! Each example is built by its own `build.sh` (`skillhost handler build`)
+//! once per test process, then
 //! run through the real `skillhost run` on one table of inputs. Every
 //! language must give exactly the table's answer or failure, so all four
 //! are checked to behave identically, not just to "work". A toolchain that
@@ -54,12 +55,19 @@ impl Lang {
         match self {
             Lang::Rust => "Rust (cargo with the wasm32-wasip2 target)",
             Lang::Js => {
-                "JavaScript (node + @bytecodealliance/componentize-js 0.23 in examples/js/node_modules)"
+                "JavaScript (node + @bytecodealliance/componentize-js 0.23 in target/example-tools/node_modules)"
             }
             Lang::Python => "Python (componentize-py 0.25.1 in target/example-tools/venv)",
-            Lang::C => {
-                "C (clang-19, lld-19, libclang-rt-19-dev-wasm32, wasi-libc, wit-bindgen, wasm-tools and the preview1 adapter in target/example-tools)"
-            }
+            Lang::C => "C (clang-19, lld-19, libclang-rt-19-dev-wasm32, wasi-libc)",
+        }
+    }
+    /// The scaffold's source file that says "Hello, ".
+    fn source(self) -> &'static str {
+        match self {
+            Lang::Rust => "handler/src/lib.rs",
+            Lang::Js => "handler.js",
+            Lang::Python => "app.py",
+            Lang::C => "handler.c",
         }
     }
     fn index(self) -> usize {
@@ -90,24 +98,45 @@ fn pinned_toolchain() -> Option<String> {
         .map(str::to_owned)
 }
 
-/// PATH and friends under which every toolchain the install script put in
-/// target/example-tools and examples/js is found.
-fn toolchain_env(cmd: &mut Command) -> &mut Command {
-    let tools = tools_dir();
-    let mut path = vec![
-        tools.join("bin"),
-        tools.join("venv").join("bin"),
-        repo_root().join("examples/js/node_modules/.bin"),
-    ];
+/// A folder of `wit-bindgen` and `wasm-tools` stand-ins that fail loudly:
+/// first on PATH, they prove that no build calls either.
+fn decoy_tools() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("skillhost-decoys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir decoys");
+        for tool in ["wit-bindgen", "wasm-tools"] {
+            let path = dir.join(tool);
+            std::fs::write(
+                &path,
+                format!("#!/bin/sh\necho '{tool} was called, but builds must not need it' >&2\nexit 97\n"),
+            )
+            .expect("write decoy");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod decoy");
+        }
+        dir
+    })
+}
+
+/// The environment a build runs in: skillhost (`$SKILLHOST`, which the
+/// build.sh files call) finds the tools the install script put in
+/// target/example-tools; PATH has the user's system tools but not
+/// target/example-tools/bin (where an old install script put wit-bindgen
+/// and wasm-tools), and decoys of those two come first.
+fn toolchain_env<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
+    let old_bin = tools_dir().join("bin");
+    let mut path = vec![decoy_tools().to_path_buf()];
     if let Some(p) = std::env::var_os("PATH") {
-        path.extend(std::env::split_paths(&p));
+        path.extend(std::env::split_paths(&p).filter(|d| *d != old_bin));
     }
     cmd.env("PATH", std::env::join_paths(path).expect("PATH"))
-        .env(
-            "WASI_ADAPTER",
-            tools.join("wasi_snapshot_preview1.reactor.wasm"),
-        )
-        .env("CARGO_TARGET_DIR", target_dir())
+        .env("SKILLHOST", env!("CARGO_BIN_EXE_skillhost"))
+        .env("SKILLHOST_HOME", home)
+        .env("SKILLHOST_EXAMPLE_TOOLS", tools_dir())
+        .env_remove("WASI_ADAPTER")
+        .env_remove("RUST_BACKTRACE")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
     if let Some(t) = pinned_toolchain() {
@@ -116,33 +145,35 @@ fn toolchain_env(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
-/// Runs a build script; on failure, a message naming the toolchain.
-fn run_build(lang: Lang, script: &Path) -> Result<(), String> {
-    let mut cmd = Command::new("bash");
-    toolchain_env(&mut cmd);
-    if !script.starts_with(repo_root()) {
-        // A scaffolded crate builds into its own corner of target/, not into
-        // target/ itself, whose lock the workspace's own builds hold.
-        cmd.env(
-            "CARGO_TARGET_DIR",
-            target_dir().join("examples").join("scaffolded"),
-        );
-    }
+/// Runs `cmd` (a build.sh, or `skillhost handler build`) for a handler in
+/// `lang`; on failure, a message naming the toolchain. A Rust crate
+/// builds into its own corner of target/, not into target/ itself, whose
+/// lock the workspace's own builds hold.
+fn run_build(lang: Lang, mut cmd: Command, home: &Path, cargo_target: &str) -> Result<(), String> {
+    toolchain_env(&mut cmd, home).env(
+        "CARGO_TARGET_DIR",
+        target_dir().join("examples").join(cargo_target),
+    );
+    let shown = format!("{cmd:?}");
     let out = cmd
-        .arg(script)
         .output()
-        .map_err(|e| format!("cannot run bash {}: {e}", script.display()))?;
+        .map_err(|e| format!("cannot run {shown}: {e}"))?;
     if out.status.success() {
         return Ok(());
     }
     Err(format!(
-        "building the {lang:?} handler with {} failed; the {} toolchain is missing or broken \
+        "building the {lang:?} handler with {shown} failed; the {} toolchain is missing or broken \
          (install it with .ci/install-example-toolchains.sh).\nstdout:\n{}\nstderr:\n{}",
-        script.display(),
         lang.toolchain(),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     ))
+}
+
+fn build_sh(script: &Path) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(script);
+    cmd
 }
 
 /// The example's skill root (`examples/<lang>`), after building its
@@ -157,7 +188,15 @@ fn example(lang: Lang) -> PathBuf {
     let root = repo_root().join("examples").join(lang.dir());
     let skill = root.join("unit-converter");
     BUILT[lang.index()]
-        .get_or_init(|| run_build(lang, &skill.join("build.sh")))
+        .get_or_init(|| {
+            let home = tempfile::tempdir().map_err(|e| e.to_string())?;
+            run_build(
+                lang,
+                build_sh(&skill.join("build.sh")),
+                home.path(),
+                lang.dir(),
+            )
+        })
         .as_ref()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(
@@ -352,6 +391,8 @@ fn python_example_converts_and_classifies_failures() {
     check_example(Lang::Python);
 }
 
+// C handlers are built in-process, by the `handler-build` feature.
+#[cfg(feature = "handler-build")]
 #[test]
 fn c_example_converts_and_classifies_failures() {
     check_example(Lang::C);
@@ -385,29 +426,69 @@ fn check_scaffold(lang: Lang) {
     assert!(again.stderr.contains("already exists"), "{}", again.stderr);
 
     let folder = ws.skills.join(&name);
-    if let Err(e) = run_build(lang, &folder.join("build.sh")) {
+    if lang == Lang::Rust {
+        // The SDK comes from the binary, not from a checkout or a registry.
+        let manifest = std::fs::read_to_string(folder.join("handler/Cargo.toml")).expect("read");
+        let sdk = ws
+            .home
+            .join("sdk")
+            .canonicalize()
+            .expect("the SDK was written");
+        assert!(
+            manifest.contains(&format!("path = \"{}/", sdk.display())),
+            "{manifest}"
+        );
+        assert!(
+            !manifest.contains(&repo_root().display().to_string()),
+            "{manifest}"
+        );
+    }
+    // Offline: the Rust scaffold resolves from the local registry cache.
+    let offline = |mut cmd: Command| {
+        cmd.env("CARGO_NET_OFFLINE", "true");
+        cmd
+    };
+    if let Err(e) = run_build(
+        lang,
+        offline(build_sh(&folder.join("build.sh"))),
+        &ws.home,
+        "scaffolded",
+    ) {
         panic!("the scaffolded {lang:?} handler does not build as generated: {e}");
     }
-    let out = ws.run_cli(&[
-        "--skills",
-        &skills,
-        "run",
-        "say hello",
-        "--skill",
-        &name,
-        "-c",
-        "name=Ada",
-        "--json",
-    ]);
-    let v = out.json();
-    assert_eq!(v["tier"], "handler", "{}", out.stdout);
-    let who = if lang == Lang::C { "world" } else { "Ada" };
-    assert_eq!(
-        v["output"]["body"],
-        format!("Hello, {who}! You asked: say hello"),
-        "{}",
-        out.stdout
-    );
+    // The generated SKILL.md promises this for `-c name=Ada`.
+    let md = std::fs::read_to_string(folder.join("SKILL.md")).expect("SKILL.md");
+    assert!(md.contains("`Hello, NAME! You asked: TASK`"), "{md}");
+    let greet = |ws: &Workspace| {
+        let out = ws.run_cli(&[
+            "--skills",
+            &skills,
+            "run",
+            "say hello",
+            "--skill",
+            &name,
+            "-c",
+            "name=Ada",
+            "--json",
+        ]);
+        let v = out.json();
+        assert_eq!(v["tier"], "handler", "{}", out.stdout);
+        v["output"]["body"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(greet(&ws), "Hello, Ada! You asked: say hello");
+
+    // A change, rebuilt with `skillhost handler build`, shows on the next run.
+    let source = folder.join(lang.source());
+    let text = std::fs::read_to_string(&source).expect("read source");
+    assert!(text.contains("Hello, "), "{text}");
+    std::fs::write(&source, text.replace("Hello, ", "Howdy, ")).expect("edit source");
+    let mut rebuild = ws.cli();
+    rebuild.args(["handler", "build"]).arg(&folder);
+    if let Err(e) = run_build(lang, offline(rebuild), &ws.home, "scaffolded") {
+        panic!("the edited {lang:?} handler does not rebuild: {e}");
+    }
+    assert_eq!(greet(&ws), "Howdy, Ada! You asked: say hello");
+
     let empty = ws.run_cli(&["--skills", &skills, "run", " ", "--skill", &name, "--json"]);
     assert_eq!(
         empty.json()["failure"]["class"],
@@ -445,6 +526,8 @@ fn handler_new_python_builds_and_runs() {
     check_scaffold(Lang::Python);
 }
 
+// C handlers are built in-process, by the `handler-build` feature.
+#[cfg(feature = "handler-build")]
 #[test]
 fn handler_new_c_builds_and_runs() {
     check_scaffold(Lang::C);

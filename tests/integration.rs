@@ -40,3 +40,4 @@ mod recording;
 mod sandbox_attacks;
 mod security_leaks;
 mod tiered;
+mod toolchain;

@@ -19,12 +19,13 @@
 //!   paths are the host's own); what a skill may use, declared ∩ granted,
 //!   and what a grant request writes; a new skill folder with a handler
 //!   from a template.
-//! - layer 3: `sandbox`, `store`, `llm`, `tools`, `install`: the wasmtime
+//! - layer 3: `sandbox`, `store`, `llm`, `tools`, `install`, `toolchain`: the wasmtime
 //!   sandbox (it defines the services it calls out to: `ToolHost`,
 //!   `ModelHost`, `KvHost`); the SQLite store; model providers; the tool
 //!   registry and its policy; installing skills from a folder, an archive
-//!   or a registry into the installed root, and uninstalling them. None of
-//!   them knows the others.
+//!   or a registry into the installed root, and uninstalling them; the
+//!   toolchains that build handlers (finding, checking, installing them,
+//!   `handler build`). None of them knows the others.
 //! - layer 4: `learn`, `forge`, `approval`: rules from recorded failures,
 //!   applied to runs; the operator's edits of them. Skills written from
 //!   successful runs and improved in place, through one checked, atomic
@@ -75,5 +76,6 @@ pub mod scaffold;
 pub mod skill;
 pub mod store;
 pub mod sys;
+pub mod toolchain;
 pub mod tools;
 pub mod types;

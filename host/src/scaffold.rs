@@ -1,5 +1,6 @@
 //! `skillhost handler new`: a new skill folder with a handler in one of
-//! four languages that builds (`./build.sh`) and runs as generated. The
+//! four languages that builds (`skillhost handler build`, or the folder's
+//! `./build.sh`) and runs as generated. The
 //! templates are embedded, so an installed binary can scaffold.
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ pub enum ScaffoldError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("the guest SDK carried by this binary is broken: {0}")]
+    BundledSdk(String),
     #[error("{} is not a crate (no Cargo.toml)", .0.display())]
     NotACrate(PathBuf),
     #[error("cannot create {}", path.display())]
@@ -75,7 +78,7 @@ impl Lang {
 
 /// The WIT contract, copied into non-Rust scaffolds so that they build
 /// without a skillhost checkout (Rust gets it through the guest SDK).
-const SKILL_WIT: &str = include_str!("../../wit/skill.wit");
+pub const SKILL_WIT: &str = include_str!("../../wit/skill.wit");
 
 /// Template files, embedded so that an installed binary can scaffold.
 /// `(path in the skill folder, contents, executable)`.
@@ -96,6 +99,11 @@ fn templates(lang: Lang) -> Vec<(&'static str, &'static str, bool)> {
             include_str!("../templates/common/gitignore"),
             false,
         ),
+        (
+            "build.sh",
+            include_str!("../templates/common/build.sh"),
+            true,
+        ),
     ];
     match lang {
         Lang::Rust => files.extend([
@@ -109,7 +117,6 @@ fn templates(lang: Lang) -> Vec<(&'static str, &'static str, bool)> {
                 include_str!("../templates/rust/lib.rs"),
                 false,
             ),
-            ("build.sh", include_str!("../templates/rust/build.sh"), true),
         ]),
         Lang::Js => files.extend([
             (
@@ -122,21 +129,14 @@ fn templates(lang: Lang) -> Vec<(&'static str, &'static str, bool)> {
                 include_str!("../templates/js/package.json"),
                 false,
             ),
-            ("build.sh", include_str!("../templates/js/build.sh"), true),
             ("wit/skill.wit", SKILL_WIT, false),
         ]),
         Lang::Python => files.extend([
             ("app.py", include_str!("../templates/python/app.py"), false),
-            (
-                "build.sh",
-                include_str!("../templates/python/build.sh"),
-                true,
-            ),
             ("wit/skill.wit", SKILL_WIT, false),
         ]),
         Lang::C => files.extend([
             ("handler.c", include_str!("../templates/c/handler.c"), false),
-            ("build.sh", include_str!("../templates/c/build.sh"), true),
             ("wit/skill.wit", SKILL_WIT, false),
         ]),
     }
@@ -154,6 +154,18 @@ pub fn validate_name(name: &str) -> Result<(), ScaffoldError> {
     Ok(())
 }
 
+/// The guest SDK crate's files, carried by the binary so that a Rust
+/// scaffold builds without the checkout and without a registry entry.
+/// (path in the crate, contents); a test checks that no file is left out.
+const GUEST_SDK_FILES: &[(&str, &str)] = &[
+    ("Cargo.toml", include_str!("../../guest-sdk/Cargo.toml")),
+    ("src/lib.rs", include_str!("../../guest-sdk/src/lib.rs")),
+];
+
+/// The workspace manifest the SDK inherits its package fields and
+/// dependency versions from.
+const WORKSPACE_MANIFEST: &str = include_str!("../../Cargo.toml");
+
 /// The guest SDK crate: `explicit`, else the checkout this binary was
 /// built from; canonical, and a crate.
 pub fn guest_sdk_dir(explicit: Option<&Path>) -> Result<PathBuf, ScaffoldError> {
@@ -169,29 +181,125 @@ pub fn guest_sdk_dir(explicit: Option<&Path>) -> Result<PathBuf, ScaffoldError> 
     Ok(p)
 }
 
-/// The `[dependencies]` line for the Rust guest SDK. The path form is used
-/// when a checkout is known (the one this binary was built from, or
-/// `--guest-sdk`), because the SDK and the host's WIT must match; otherwise
-/// the crates.io name, with a comment saying how to switch.
-fn guest_sdk_dependency(explicit: Option<&Path>) -> Result<String, ScaffoldError> {
-    let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-sdk");
-    let known = explicit.is_some() || built_from.join("Cargo.toml").is_file();
-    Ok(if known {
-        let p = guest_sdk_dir(explicit)?;
-        // TOML basic string: escape backslashes and quotes.
-        let s = p
-            .display()
-            .to_string()
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"");
-        format!("skillhost-guest = {{ path = \"{s}\" }}")
-    } else {
-        "# The skillhost guest SDK. If it is not on crates.io in your registry,\n\
-         # depend on a skillhost checkout instead:\n\
-         # skillhost-guest = { path = \"/path/to/skillhost/guest-sdk\" }\n\
-         skillhost-guest = \"0.1\""
-            .to_owned()
-    })
+/// The SDK's manifest with what it inherits from the workspace written in,
+/// so that it builds on its own.
+fn standalone_sdk_manifest() -> Result<String, ScaffoldError> {
+    let bad = |what: &str| ScaffoldError::BundledSdk(what.to_owned());
+    let workspace: toml_edit::DocumentMut = WORKSPACE_MANIFEST
+        .parse()
+        .map_err(|e| bad(&format!("workspace Cargo.toml: {e}")))?;
+    let mut manifest: toml_edit::DocumentMut = GUEST_SDK_FILES[0]
+        .1
+        .parse()
+        .map_err(|e| bad(&format!("guest-sdk/Cargo.toml: {e}")))?;
+    for (section, from) in [("package", "package"), ("dependencies", "dependencies")] {
+        let Some(table) = manifest
+            .get_mut(section)
+            .and_then(toml_edit::Item::as_table_like_mut)
+        else {
+            continue;
+        };
+        let inherited: Vec<String> = table
+            .iter()
+            .filter(|(_, v)| v.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true))
+            .map(|(k, _)| k.to_owned())
+            .collect();
+        for key in inherited {
+            let value = workspace
+                .get("workspace")
+                .and_then(|w| w.get(from))
+                .and_then(|t| t.get(&key))
+                .cloned()
+                .ok_or_else(|| bad(&format!("workspace.{from}.{key} is not in the workspace")))?;
+            table.insert(&key, value);
+        }
+    }
+    Ok(manifest.to_string())
+}
+
+/// A short content id of the SDK and the WIT it builds against.
+fn guest_sdk_id() -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for (path, text) in GUEST_SDK_FILES.iter().chain([&("wit", SKILL_WIT)]) {
+        h.update((path.len() as u64).to_le_bytes());
+        h.update(path.as_bytes());
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    }
+    crate::bundled::hex(&h.finalize()[..6])
+}
+
+/// Writes the SDK carried by the binary to
+/// `home/sdk/<version>-<content id>/skillhost-guest` (with the WIT beside it
+/// in `wit/`, where the SDK looks) unless it is there already, and returns
+/// that crate folder. Written to a temporary folder and renamed into place,
+/// so no one sees half an SDK.
+pub fn materialize_guest_sdk(home: &Path) -> Result<PathBuf, ScaffoldError> {
+    let parent = home.join("sdk");
+    let version = env!("CARGO_PKG_VERSION");
+    let dest = parent.join(format!("{version}-{}", guest_sdk_id()));
+    let krate = dest.join("skillhost-guest");
+    if krate.join("Cargo.toml").is_file() {
+        return Ok(krate);
+    }
+    let create = |path: &Path, source| ScaffoldError::Create {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| create(&parent, e))?;
+    let tmp = parent.join(format!(".tmp-{}-{}", guest_sdk_id(), std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| create(&tmp, e))?;
+    }
+    let manifest = standalone_sdk_manifest()?;
+    let files = GUEST_SDK_FILES
+        .iter()
+        .map(|(rel, text)| {
+            let text = if *rel == "Cargo.toml" {
+                manifest.as_str()
+            } else {
+                text
+            };
+            (format!("skillhost-guest/{rel}"), text)
+        })
+        .chain([("wit/skill.wit".to_owned(), SKILL_WIT)]);
+    for (rel, text) in files {
+        let path = tmp.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| create(dir, e))?;
+        }
+        std::fs::write(&path, text).map_err(|source| ScaffoldError::Write {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    match std::fs::rename(&tmp, &dest) {
+        Ok(()) => Ok(krate),
+        // Another process wrote the same SDK first: use theirs.
+        Err(_) if krate.join("Cargo.toml").is_file() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Ok(krate)
+        }
+        Err(e) => Err(create(&dest, e)),
+    }
+}
+
+/// The `[dependencies]` line for the Rust guest SDK: `explicit` (a
+/// checkout's `guest-sdk`), else the SDK this binary carries, written
+/// under `home`. Either way a path: the SDK and the host's WIT must match.
+fn guest_sdk_dependency(explicit: Option<&Path>, home: &Path) -> Result<String, ScaffoldError> {
+    let p = match explicit {
+        Some(p) => guest_sdk_dir(Some(p))?,
+        None => materialize_guest_sdk(home)?,
+    };
+    // TOML basic string: escape backslashes and quotes.
+    let s = p
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
+    Ok(format!("skillhost-guest = {{ path = \"{s}\" }}"))
 }
 
 /// Writes the skill folder `dir/name` for `lang`. Validates the name and
@@ -202,6 +310,7 @@ pub fn scaffold(
     lang: Lang,
     dir: &Path,
     guest_sdk: Option<&Path>,
+    home: &Path,
 ) -> Result<PathBuf, ScaffoldError> {
     validate_name(name)?;
     let root = dir.join(name);
@@ -209,7 +318,7 @@ pub fn scaffold(
         return Err(ScaffoldError::Exists(root));
     }
     let sdk = match lang {
-        Lang::Rust => guest_sdk_dependency(guest_sdk)?,
+        Lang::Rust => guest_sdk_dependency(guest_sdk, home)?,
         _ => String::new(),
     };
     let fill = |text: &str| {
@@ -297,7 +406,7 @@ mod tests {
         assert!(validate_name(&"a".repeat(64)).is_ok());
         assert!(validate_name(&"a".repeat(65)).is_err());
         let dir = std::env::temp_dir().join(format!("skillhost-scaffold-{}", std::process::id()));
-        let e = scaffold("../evil", Lang::C, &dir, None).expect_err("bad name");
+        let e = scaffold("../evil", Lang::C, &dir, None, &dir).expect_err("bad name");
         assert_eq!(
             e.to_string(),
             "invalid skill name \"../evil\": use 1-64 lowercase letters, digits and single hyphens, starting with a letter (e.g. `unit-converter`)"
@@ -307,6 +416,8 @@ mod tests {
 
     #[test]
     fn scaffolds_every_language_and_refuses_to_overwrite() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let home = home.path();
         let dir =
             std::env::temp_dir().join(format!("skillhost-scaffold-ok-{}", std::process::id()));
         for (lang, entry) in [
@@ -316,12 +427,12 @@ mod tests {
             (Lang::C, "handler.c"),
         ] {
             let name = format!("demo-{}", lang.flag());
-            let root = scaffold(&name, lang, &dir, None).expect("scaffold");
+            let root = scaffold(&name, lang, &dir, None, home).expect("scaffold");
             assert!(root.join(entry).is_file(), "{lang:?}: {entry}");
             let md = std::fs::read_to_string(root.join("SKILL.md")).expect("SKILL.md");
             assert!(md.contains(&format!("name: {name}")), "{md}");
             assert!(!md.contains("{{"), "unfilled placeholder: {md}");
-            let e = scaffold(&name, lang, &dir, None).expect_err("overwrite");
+            let e = scaffold(&name, lang, &dir, None, home).expect_err("overwrite");
             assert!(e.to_string().contains("already exists"), "{e}");
         }
         let _ = std::fs::remove_dir_all(&dir);
@@ -330,14 +441,73 @@ mod tests {
     #[test]
     fn a_guest_sdk_that_is_not_a_crate_is_refused_and_nothing_is_left() {
         let d = tempfile::tempdir().expect("tempdir");
-        let e = scaffold("demo", Lang::Rust, d.path(), Some(d.path())).expect_err("no crate");
+        let e =
+            scaffold("demo", Lang::Rust, d.path(), Some(d.path()), d.path()).expect_err("no crate");
         assert!(
             e.to_string().ends_with("is not a crate (no Cargo.toml)"),
             "{e}"
         );
         let missing = d.path().join("missing");
-        let e = scaffold("demo", Lang::Rust, d.path(), Some(&missing)).expect_err("missing");
+        let e =
+            scaffold("demo", Lang::Rust, d.path(), Some(&missing), d.path()).expect_err("missing");
         assert!(matches!(e, ScaffoldError::GuestSdkMissing { .. }), "{e}");
         assert!(!d.path().join("demo").exists());
+    }
+
+    #[test]
+    fn the_carried_guest_sdk_has_every_file_of_the_crate_and_builds_on_its_own() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-sdk");
+        let mut on_disk = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read guest-sdk") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    let rel = path.strip_prefix(&root).expect("inside");
+                    on_disk.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+        on_disk.sort();
+        let mut carried: Vec<String> = GUEST_SDK_FILES
+            .iter()
+            .map(|(p, _)| (*p).to_owned())
+            .collect();
+        carried.sort();
+        assert_eq!(carried, on_disk, "add the new SDK file to GUEST_SDK_FILES");
+
+        let home = tempfile::tempdir().expect("tempdir");
+        let krate = materialize_guest_sdk(home.path()).expect("materialize");
+        assert!(
+            krate.starts_with(home.path().join("sdk")),
+            "{}",
+            krate.display()
+        );
+        assert_eq!(materialize_guest_sdk(home.path()).expect("again"), krate);
+        let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).expect("Cargo.toml");
+        assert!(!manifest.contains("workspace"), "{manifest}");
+        assert!(manifest.contains("edition = \"2024\""), "{manifest}");
+        assert!(
+            manifest.contains("serde = { version = \"1\", features = [\"derive\"] }"),
+            "{manifest}"
+        );
+        // The SDK reads the WIT at `../wit`.
+        assert_eq!(
+            std::fs::read_to_string(krate.join("../wit/skill.wit")).expect("wit"),
+            SKILL_WIT
+        );
+
+        let d = tempfile::tempdir().expect("tempdir");
+        let folder = scaffold("demo", Lang::Rust, d.path(), None, home.path()).expect("scaffold");
+        let cargo = std::fs::read_to_string(folder.join("handler/Cargo.toml")).expect("read");
+        assert!(
+            cargo.contains(&format!(
+                "skillhost-guest = {{ path = \"{}\" }}",
+                krate.display()
+            )),
+            "{cargo}"
+        );
     }
 }

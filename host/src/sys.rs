@@ -11,3 +11,17 @@ pub fn lower_thread_priority() {
         let _ = libc::setpriority(libc::PRIO_PROCESS, tid, 19);
     }
 }
+
+/// Whether this process runs as root (installing Debian packages then
+/// needs no sudo).
+pub fn is_root() -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}

@@ -58,8 +58,16 @@ enum HandlerCommand {
     /// Enable a skill's handler that passed the gate, pinned to its bytes
     /// and that report: a changed handler is disabled until it passes again.
     Approve { skill: String },
+    /// Build the handler of a skill folder (Rust, JavaScript, Python or C,
+    /// told by its files) into the component its SKILL.md names. Progress
+    /// goes to stderr.
+    Build {
+        /// The skill folder (default: the current one).
+        #[arg(value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
     /// Scaffold a skill folder NAME with a handler in LANG that builds
-    /// (`./build.sh`) and runs as generated.
+    /// (`skillhost handler build`, or its `./build.sh`) and runs as generated.
     New {
         /// The skill's name: lowercase letters, digits and hyphens.
         name: String,
@@ -70,8 +78,7 @@ enum HandlerCommand {
         #[arg(long, value_name = "DIR", default_value = ".")]
         dir: PathBuf,
         /// (Rust) The guest SDK crate to depend on, by path. Default: the
-        /// skillhost checkout this binary was built from, if it still exists,
-        /// else the crates.io package `skillhost-guest`.
+        /// SDK this binary carries, written to $SKILLHOST_HOME/sdk/.
         #[arg(long, value_name = "PATH")]
         guest_sdk: Option<PathBuf>,
     },
@@ -113,15 +120,26 @@ pub fn run(args: HandlerArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             )?;
             Ok(ExitCode::SUCCESS)
         }
+        HandlerCommand::Build { dir } => {
+            let env = crate::toolchain::ToolEnv::from_env(&ctx.paths.home);
+            let built = crate::toolchain::build(&env, &dir, &mut |line| {
+                tracing::info!("{line}");
+            })?;
+            outln!("built {} ({} bytes)", built.output.display(), built.size)?;
+            Ok(ExitCode::SUCCESS)
+        }
         HandlerCommand::New {
             name,
             lang,
             dir,
             guest_sdk,
         } => {
-            let created = scaffold(&name, lang, &dir, guest_sdk.as_deref())?;
+            let created = scaffold(&name, lang, &dir, guest_sdk.as_deref(), &ctx.paths.home)?;
             outln!("created {} ({} handler)", created.display(), lang.display())?;
-            outln!("next: {}/build.sh", created.display())?;
+            outln!(
+                "next: skillhost handler build {} (or its ./build.sh)",
+                created.display()
+            )?;
             outln!(
                 "then: skillhost --skills {} run \"say hello\" --skill {name}",
                 dir.display()

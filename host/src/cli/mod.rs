@@ -20,6 +20,7 @@ mod log;
 mod mcp;
 mod run;
 mod skills;
+mod toolchain;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,10 @@ enum Command {
     /// Skills grown from recorded runs: mine recurring tool sequences.
     #[cfg(feature = "forge")]
     Forge(forge::ForgeArgs),
+    /// For each handler language: what is installed and what installs the rest.
+    Doctor(toolchain::DoctorArgs),
+    /// Install a handler language's build tools.
+    Toolchain(toolchain::ToolchainArgs),
 }
 
 /// The async runtime a command runs its work on.
@@ -148,6 +153,8 @@ pub fn main() -> ExitCode {
                 Command::Mcp(args) => mcp::run(args, &ctx),
                 #[cfg(feature = "forge")]
                 Command::Forge(args) => forge::run(args, &ctx),
+                Command::Doctor(args) => toolchain::doctor(args, &ctx),
+                Command::Toolchain(args) => toolchain::run(args, &ctx),
             }
         });
     match result {
