@@ -390,14 +390,7 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             outln!("no failures recorded yet")?;
         }
         for g in &report.groups {
-            outln!(
-                "{} / {}: {} of {} runs failed: {}",
-                g.skill,
-                g.class,
-                g.failures,
-                g.runs,
-                g.outcome
-            )?;
+            outln!("{} / {}: {}: {}", g.skill, g.class, g.summary(), g.outcome)?;
             for id in &g.rules_added {
                 outln!("  + {id}")?;
             }
