@@ -135,6 +135,8 @@ pub struct Timings {
     pub instantiate_us: u64,
     pub call_us: u64,
     pub total_us: u64,
+    /// Model calls repeated after a 429 or 5xx answer, over the run.
+    pub model_retries: u32,
 }
 
 /// One step of a run's trajectory: a model turn or a tool call.
