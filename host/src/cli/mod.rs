@@ -43,6 +43,10 @@ struct Cli {
     /// Extra skill root (repeatable; later roots override earlier ones).
     #[arg(long = "skills", value_name = "DIR", global = true)]
     skills: Vec<PathBuf>,
+    /// The workspace (state, rules, ./skillhost.toml) instead of the
+    /// current folder.
+    #[arg(long = "workspace", value_name = "DIR", global = true)]
+    workspace: Option<PathBuf>,
     #[command(flatten)]
     log: log::LogArgs,
     #[command(subcommand)]
@@ -125,7 +129,7 @@ impl Ctx {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     log::init(&cli.log);
-    let result = Paths::from_env(cli.skills.clone())
+    let result = Paths::from_env(cli.skills.clone(), cli.workspace.clone())
         .map_err(anyhow::Error::from)
         .and_then(|mut paths| {
             // Bundled skills are embedded; they become a folder on first use.
