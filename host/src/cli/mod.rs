@@ -8,6 +8,7 @@
 #[macro_use]
 mod print;
 
+mod completions;
 #[cfg(feature = "forge")]
 mod eval_forge;
 #[cfg(feature = "forge")]
@@ -18,6 +19,7 @@ mod install;
 mod learn;
 mod log;
 mod mcp;
+mod progress;
 mod run;
 mod skills;
 
@@ -74,6 +76,8 @@ enum Command {
     /// Skills grown from recorded runs: mine recurring tool sequences.
     #[cfg(feature = "forge")]
     Forge(forge::ForgeArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    Completions(completions::CompletionsArgs),
 }
 
 /// The async runtime a command runs its work on.
@@ -152,6 +156,7 @@ pub fn main() -> ExitCode {
                 Command::Mcp(args) => mcp::run(args, &ctx),
                 #[cfg(feature = "forge")]
                 Command::Forge(args) => forge::run(args, &ctx),
+                Command::Completions(args) => completions::run(args),
             }
         });
     match result {
