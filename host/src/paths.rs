@@ -360,3 +360,38 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
         base.join(p)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_keeps_a_writable_workspace_and_leaves_one_it_cannot_write() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let mut writable = Paths::under(d.path());
+        assert_eq!(writable.settle_server_workspace(), None);
+        assert_eq!(writable.workspace, d.path().join("ws"));
+        assert!(
+            !writable.workspace_is_implicit(),
+            "named in printed commands"
+        );
+
+        // `.skillhost` taken by a file: not writable, even for root.
+        let mut blocked = Paths::under(d.path());
+        std::fs::remove_dir_all(blocked.state_dir()).expect("rm");
+        std::fs::write(blocked.state_dir(), "in the way").expect("write");
+        let why = blocked.settle_server_workspace().expect("moved");
+        assert_eq!(blocked.workspace, blocked.home.join("workspace"));
+        assert_eq!(blocked.workspace_origin, WorkspaceOrigin::Fallback);
+        assert!(
+            why.contains("cannot write") && why.contains("--workspace"),
+            "{why}"
+        );
+
+        // A workspace named with --workspace is kept, writable or not.
+        let mut named = Paths::under(d.path());
+        named.workspace_origin = WorkspaceOrigin::Named;
+        assert_eq!(named.settle_server_workspace(), None);
+        assert_eq!(named.workspace, d.path().join("ws"));
+    }
+}
