@@ -63,14 +63,18 @@ impl Paths {
         workspace: Option<PathBuf>,
     ) -> Result<Self, PathsError> {
         let cwd = std::env::current_dir().map_err(PathsError::CurrentDir)?;
-        // Relative to where they were typed, whatever the workspace.
-        let extra_skills: Vec<PathBuf> = extra_skills.iter().map(|d| absolute(&cwd, d)).collect();
-        if let Some(dir) = extra_skills.iter().find(|d| !d.is_dir()) {
-            return Err(PathsError::NoSuchFolder {
-                flag: "skills",
-                dir: dir.clone(),
-            });
-        }
+        // Relative to where they were typed, whatever the workspace, and
+        // without `..`, so that commands printed with them read plainly.
+        let extra_skills = extra_skills
+            .iter()
+            .map(|d| match absolute(&cwd, d).canonicalize() {
+                Ok(dir) if dir.is_dir() => Ok(dir),
+                _ => Err(PathsError::NoSuchFolder {
+                    flag: "skills",
+                    dir: d.clone(),
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let (workspace, workspace_origin) = match workspace {
             Some(dir) => {
                 let dir = absolute(&cwd, &dir);

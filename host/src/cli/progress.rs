@@ -35,7 +35,9 @@ pub fn spinner(show: bool, message: String) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+    // The message is cut to the terminal's width: a wrapped line would be
+    // redrawn as two.
+    let style = ProgressStyle::with_template("{spinner} {elapsed:>3} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner());
     pb.set_style(style);
     pb.set_message(message);
