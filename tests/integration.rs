@@ -35,6 +35,7 @@ mod mcp_concurrency;
 mod mcp_python;
 mod model_loop;
 mod net_rebinding;
+mod newcomer_ux;
 mod quotas;
 mod recording;
 mod sandbox_attacks;

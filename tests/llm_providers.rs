@@ -469,6 +469,7 @@ async fn openai_429_then_success_honours_retry_after() {
     let r = p.chat(&ask("hi")).await.expect("second attempt succeeds");
     let elapsed = started.elapsed();
     assert_eq!(r.text.as_deref(), Some("finally"));
+    assert_eq!(r.retries, 1, "the 429 is counted");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2);
     assert!(elapsed >= Duration::from_secs(1), "waited only {elapsed:?}");
@@ -492,6 +493,7 @@ async fn openai_500_three_times_fails_naming_status_and_url() {
     let p = openai(&server.base, fast_http()); // max_retries = 2: 3 attempts
     let e = p.chat(&ask("hi")).await.expect_err("three 500s");
     assert_eq!(server.requests().len(), 3);
+    assert_eq!(e.retries(), 2);
     let url = format!("{}/v1/chat/completions", server.base);
     match &e {
         LlmError::Status {
@@ -981,4 +983,46 @@ async fn scripted_provider_from_config_replays_then_runs_out() {
 async fn no_model_configured_is_not_an_error() {
     let config: ModelConfig = toml::from_str("").expect("empty table");
     assert!(config.build().expect("no error").is_none());
+}
+
+/// `run --json` counts the model's retried calls in its timings: a 429
+/// and a 503 before the answer are two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_json_counts_model_retries_in_its_timings() {
+    let busy = |code: u16| Reply::Json {
+        status: code,
+        headers: vec![("retry-after-ms", "10".into())],
+        body: json!({"error": {"message": "busy"}}).to_string(),
+    };
+    let server = Server::start(vec![busy(429), busy(503), ok(openai_text("done"))]).await;
+    let ws = crate::harness::Workspace::new();
+    ws.add_skill("notes", "", None);
+    let base = format!("{}/v1", server.base);
+    let out = tokio::task::spawn_blocking(move || {
+        let skills = ws.skills.to_string_lossy().into_owned();
+        let out = ws
+            .cli()
+            .env("RETRY_TEST_KEY", KEY)
+            .args([
+                "--skills",
+                &skills,
+                "run",
+                "take a note",
+                "--skill",
+                "notes",
+                "--json",
+            ])
+            .args(["--model", "openai:gpt-4o-mini", "--base-url", &base])
+            .args(["--api-key-env", "RETRY_TEST_KEY"])
+            .output()
+            .expect("run skillhost");
+        crate::harness::CliResult::from(out)
+    })
+    .await
+    .expect("cli task");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = out.json();
+    assert_eq!(v["output"]["body"], "done", "{v}");
+    assert_eq!(v["timings"]["model_retries"], 2, "{v}");
+    assert_eq!(server.requests().len(), 3);
 }

@@ -138,8 +138,15 @@ fn a_store_that_failed_to_open_is_opened_on_the_next_use() {
     assert!(f.message.contains("store"), "{f:?}");
     assert!(o.run_id.is_none());
     assert!(
-        o.notices.iter().any(|n| n.starts_with("run not recorded")),
+        o.operator_notes
+            .iter()
+            .any(|n| n.starts_with("run not recorded")),
         "{:?}",
+        o.operator_notes
+    );
+    assert!(
+        o.notices.iter().all(|n| !n.contains("not recorded")),
+        "an operator's note is not a notice for the caller: {:?}",
         o.notices
     );
     assert!(runner.store().is_err());

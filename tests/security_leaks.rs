@@ -311,6 +311,7 @@ fn a_closed_stdout_ends_the_binary_quietly() {
         vec!["skills", "show", "greeter"],
         vec!["run", "again", "--skill", "greeter"],
         vec!["run", "again", "--skill", "greeter", "--json"],
+        vec!["completions", "bash"],
     ] {
         // The read end is closed before the child starts, so its first
         // write fails, whatever the timing.

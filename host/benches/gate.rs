@@ -69,6 +69,7 @@ impl Setup {
             bundled: None,
             extra_skills: vec![skills],
             cache_override: Some(harness::cache_dir()),
+            workspace_origin: Default::default(),
         };
         std::fs::create_dir_all(&paths.workspace).expect("mkdir");
         let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());

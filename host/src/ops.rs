@@ -13,7 +13,9 @@ use crate::skill::{Capabilities, Catalog, SkillFileError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GrantError {
-    #[error("no skill named `{0}`; see `skillhost skills list`")]
+    #[error(
+        "no skill named `{0}`; see `skillhost skills list` (a skill loaded with `--skills DIR` needs the same `--skills DIR` here)"
+    )]
     UnknownSkill(String),
     #[error("cannot read skill `{skill}`")]
     Unreadable {
@@ -192,7 +194,7 @@ mod tests {
         let e = grant_everything(&p, &catalog, "nope").expect_err("unknown");
         assert_eq!(
             e.to_string(),
-            "no skill named `nope`; see `skillhost skills list`"
+            "no skill named `nope`; see `skillhost skills list` (a skill loaded with `--skills DIR` needs the same `--skills DIR` here)"
         );
         assert!(!config::workspace_file(&p).exists());
     }

@@ -25,13 +25,69 @@ pub struct Paths {
     pub extra_skills: Vec<PathBuf>,
     /// `$SKILLHOST_CACHE_DIR`, if set.
     pub cache_override: Option<PathBuf>,
+    /// How the workspace was chosen, which decides how a command printed
+    /// for the operator names it (see [`Paths::workspace_is_implicit`]).
+    pub workspace_origin: WorkspaceOrigin,
+}
+
+/// How the workspace of an invocation was chosen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WorkspaceOrigin {
+    /// The current folder of a command the operator typed.
+    #[default]
+    CurrentDir,
+    /// Named (`--workspace DIR`), or the current folder of a process the
+    /// operator did not start from their shell (a client-launched server).
+    Named,
+    /// `$SKILLHOST_HOME/workspace`: the working folder was not writable.
+    Fallback,
+}
+
+/// Why the folders given to an invocation cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PathsError {
+    #[error("cannot read the current folder")]
+    CurrentDir(#[source] std::io::Error),
+    #[error("--{flag} {}: no such folder", .dir.display())]
+    NoSuchFolder { flag: &'static str, dir: PathBuf },
 }
 
 impl Paths {
     /// Paths from the process environment: `SKILLHOST_HOME` or the home
-    /// directory, and the current directory as the workspace.
-    pub fn from_env(extra_skills: Vec<PathBuf>) -> std::io::Result<Self> {
-        let workspace = std::env::current_dir()?;
+    /// directory, and `workspace` (else the current directory) as the
+    /// workspace. A `--skills` or `--workspace` folder that does not exist
+    /// is an error naming it: a mistyped folder would otherwise be an
+    /// empty root, and a grant or run would silently go elsewhere.
+    pub fn from_env(
+        extra_skills: Vec<PathBuf>,
+        workspace: Option<PathBuf>,
+    ) -> Result<Self, PathsError> {
+        let cwd = std::env::current_dir().map_err(PathsError::CurrentDir)?;
+        // Relative to where they were typed, whatever the workspace, and
+        // without `..`, so that commands printed with them read plainly.
+        let extra_skills = extra_skills
+            .iter()
+            .map(|d| match absolute(&cwd, d).canonicalize() {
+                Ok(dir) if dir.is_dir() => Ok(dir),
+                _ => Err(PathsError::NoSuchFolder {
+                    flag: "skills",
+                    dir: d.clone(),
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (workspace, workspace_origin) = match workspace {
+            Some(dir) => {
+                let dir = absolute(&cwd, &dir);
+                if !dir.is_dir() {
+                    return Err(PathsError::NoSuchFolder {
+                        flag: "workspace",
+                        dir,
+                    });
+                }
+                (dir, WorkspaceOrigin::Named)
+            }
+            None => (cwd, WorkspaceOrigin::CurrentDir),
+        };
         let home = match std::env::var_os("SKILLHOST_HOME") {
             Some(h) if !h.is_empty() => PathBuf::from(h),
             _ => dirs::home_dir()
@@ -47,7 +103,38 @@ impl Paths {
             bundled: None,
             extra_skills,
             cache_override,
+            workspace_origin,
         })
+    }
+
+    /// Whether a command printed for the operator may leave the workspace
+    /// out: only when it is the folder their shell is in.
+    pub fn workspace_is_implicit(&self) -> bool {
+        self.workspace_origin == WorkspaceOrigin::CurrentDir
+    }
+
+    /// For a process the operator did not start from a shell (an MCP
+    /// server launched by a desktop client, often in `/`): keeps the
+    /// workspace when its state folder can be written, else moves it to
+    /// `$SKILLHOST_HOME/workspace`, so runs are recorded and learned from.
+    /// Returns why the working folder was left, for the log.
+    /// A workspace named with `--workspace` is kept as it is.
+    pub fn settle_server_workspace(&mut self) -> Option<String> {
+        if self.workspace_origin != WorkspaceOrigin::CurrentDir {
+            return None;
+        }
+        self.workspace_origin = WorkspaceOrigin::Named;
+        let e = ensure_writable(&self.state_dir()).err()?;
+        let fallback = self.home.join("workspace");
+        let why = format!(
+            "cannot write {} ({e}); runs, rules and workspace state are kept in {} (`skillhost --workspace {} runs list` shows them)",
+            self.state_dir().display(),
+            fallback.join(".skillhost").display(),
+            fallback.display()
+        );
+        self.workspace = fallback;
+        self.workspace_origin = WorkspaceOrigin::Fallback;
+        Some(why)
     }
 
     /// The workspace's state folder: store, rules, workspace config.
@@ -153,8 +240,20 @@ impl Paths {
             bundled: None,
             extra_skills: vec![],
             cache_override: None,
+            workspace_origin: WorkspaceOrigin::CurrentDir,
         }
     }
+}
+
+/// Creates `dir` if needed and checks that a file can be made in it.
+pub fn ensure_writable(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".write-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
 }
 
 /// The host's control paths: its config files, its state, its cache, its
@@ -263,5 +362,40 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
         p.to_path_buf()
     } else {
         base.join(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_keeps_a_writable_workspace_and_leaves_one_it_cannot_write() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let mut writable = Paths::under(d.path());
+        assert_eq!(writable.settle_server_workspace(), None);
+        assert_eq!(writable.workspace, d.path().join("ws"));
+        assert!(
+            !writable.workspace_is_implicit(),
+            "named in printed commands"
+        );
+
+        // `.skillhost` taken by a file: not writable, even for root.
+        let mut blocked = Paths::under(d.path());
+        std::fs::remove_dir_all(blocked.state_dir()).expect("rm");
+        std::fs::write(blocked.state_dir(), "in the way").expect("write");
+        let why = blocked.settle_server_workspace().expect("moved");
+        assert_eq!(blocked.workspace, blocked.home.join("workspace"));
+        assert_eq!(blocked.workspace_origin, WorkspaceOrigin::Fallback);
+        assert!(
+            why.contains("cannot write") && why.contains("--workspace"),
+            "{why}"
+        );
+
+        // A workspace named with --workspace is kept, writable or not.
+        let mut named = Paths::under(d.path());
+        named.workspace_origin = WorkspaceOrigin::Named;
+        assert_eq!(named.settle_server_workspace(), None);
+        assert_eq!(named.workspace, d.path().join("ws"));
     }
 }

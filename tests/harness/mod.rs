@@ -128,6 +128,7 @@ impl Workspace {
             bundled: None,
             extra_skills: vec![self.skills.clone()],
             cache_override: Some(cache_dir()),
+            workspace_origin: Default::default(),
         }
     }
 

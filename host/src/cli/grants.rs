@@ -78,7 +78,24 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         g.grant.pin,
         g.file.display()
     )?;
+    outln!("{}", readers(&ctx.paths, args.user))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Which skillhost processes read the grant just written: a grant only
+/// holds where its file is read.
+fn readers(paths: &crate::paths::Paths, user: bool) -> String {
+    if user {
+        format!(
+            "read by every skillhost command and MCP server with SKILLHOST_HOME={}",
+            paths.home.display()
+        )
+    } else {
+        let ws = paths.workspace.display();
+        format!(
+            "read by skillhost commands and MCP servers whose workspace is {ws} (started there, or given --workspace {ws}); use --user for a server a desktop client starts"
+        )
+    }
 }
 
 pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {

@@ -390,14 +390,7 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             outln!("no failures recorded yet")?;
         }
         for g in &report.groups {
-            outln!(
-                "{} / {}: {} of {} runs failed: {}",
-                g.skill,
-                g.class,
-                g.failures,
-                g.runs,
-                g.outcome
-            )?;
+            outln!("{} / {}: {}: {}", g.skill, g.class, g.summary(), g.outcome)?;
             for id in &g.rules_added {
                 outln!("  + {id}")?;
             }
@@ -477,15 +470,23 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         None
     };
     let catalog = Arc::new(ctx.catalog());
+    let bar = super::progress::bar(super::progress::shown(json), seeds, "seeds");
+    let on_seed = {
+        let bar = bar.clone();
+        Arc::new(move |done: u64| bar.set_position(done))
+    };
     let opts = ablation::Options {
         train,
         eval,
         seeds,
         eval_tasks,
         model: real_model,
+        on_seed: Some(on_seed),
     };
     let rt = super::runtime()?;
-    let report = rt.block_on(ablation::run_email(&ctx.paths, catalog, &config, &opts))?;
+    let report = rt.block_on(ablation::run_email(&ctx.paths, catalog, &config, &opts));
+    bar.finish_and_clear();
+    let report = report?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(ExitCode::SUCCESS);

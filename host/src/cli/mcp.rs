@@ -24,7 +24,13 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         // Refuse a remote bind before loading anything.
         crate::mcp::check_bind(addr, args.allow_remote)?;
     }
-    let runner = ctx.server_runner()?;
+    // A desktop client starts the server in a folder of its choosing,
+    // often `/`; runs are recorded where they can be, and the log says so.
+    let mut paths = ctx.paths.clone();
+    if let Some(why) = paths.settle_server_workspace() {
+        tracing::info!("{why}");
+    }
+    let runner = super::Ctx { paths }.server_runner()?;
     let rt = super::runtime()?;
     match args.http {
         Some(addr) => rt.block_on(crate::mcp::serve_http(

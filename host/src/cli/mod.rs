@@ -8,6 +8,7 @@
 #[macro_use]
 mod print;
 
+mod completions;
 #[cfg(feature = "forge")]
 mod eval_forge;
 #[cfg(feature = "forge")]
@@ -18,6 +19,7 @@ mod install;
 mod learn;
 mod log;
 mod mcp;
+mod progress;
 mod run;
 mod skills;
 mod toolchain;
@@ -44,6 +46,10 @@ struct Cli {
     /// Extra skill root (repeatable; later roots override earlier ones).
     #[arg(long = "skills", value_name = "DIR", global = true)]
     skills: Vec<PathBuf>,
+    /// The workspace (state, rules, ./skillhost.toml) instead of the
+    /// current folder.
+    #[arg(long = "workspace", value_name = "DIR", global = true)]
+    workspace: Option<PathBuf>,
     #[command(flatten)]
     log: log::LogArgs,
     #[command(subcommand)]
@@ -75,6 +81,8 @@ enum Command {
     Doctor(toolchain::DoctorArgs),
     /// Install a handler language's build tools.
     Toolchain(toolchain::ToolchainArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    Completions(completions::CompletionsArgs),
 }
 
 /// The async runtime a command runs its work on.
@@ -130,7 +138,7 @@ impl Ctx {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     log::init(&cli.log);
-    let result = Paths::from_env(cli.skills.clone())
+    let result = Paths::from_env(cli.skills.clone(), cli.workspace.clone())
         .map_err(anyhow::Error::from)
         .and_then(|mut paths| {
             // Bundled skills are embedded; they become a folder on first use.
@@ -155,6 +163,7 @@ pub fn main() -> ExitCode {
                 Command::Forge(args) => forge::run(args, &ctx),
                 Command::Doctor(args) => toolchain::doctor(args, &ctx),
                 Command::Toolchain(args) => toolchain::run(args, &ctx),
+                Command::Completions(args) => completions::run(args),
             }
         });
     match result {

@@ -1,8 +1,7 @@
 //! `skillhost run "TASK"`: prints the answer, or the classified failure.
 
-use std::io::IsTerminal as _;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -48,8 +47,8 @@ pub struct ModelArgs {
     /// Name of the environment variable that holds the API key (never the key).
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
-    /// Most model turns before the run fails.
-    #[arg(long, value_name = "N")]
+    /// Most model turns before the run fails (at least 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_steps: Option<u32>,
 }
 
@@ -87,20 +86,33 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         duration_us = Empty,
         failure = Empty,
     );
-    let terminal = std::io::stderr().is_terminal();
-    let progress: ProgressSink = Arc::new(move |p| match p {
-        Progress::Compiling { skill, bytes, tier } if terminal => tracing::info!(
-            "compiling the handler of `{skill}` ({:.1} MB, {tier:?} code) for its first run…",
-            bytes as f64 / 1e6
-        ),
-        Progress::Compiling { .. } => {}
-    });
+    let show = super::progress::shown(args.json);
+    // The compile of a handler in no cache is most of a first run: a
+    // spinner shows it, cleared when the run ends.
+    let spinner = Arc::new(Mutex::new(None));
+    let progress: ProgressSink = {
+        let spinner = Arc::clone(&spinner);
+        Arc::new(move |p| match p {
+            Progress::Compiling { skill, bytes, tier } if show => {
+                let message = format!(
+                    "compiling the handler of `{skill}` ({:.1} MB, {tier:?} code) for its first run",
+                    bytes as f64 / 1e6
+                );
+                *lock(&spinner) = Some(super::progress::spinner(true, message));
+            }
+            Progress::Compiling { .. } => {}
+        })
+    };
     let outcome = rt.block_on(with_progress(
         progress,
         runner
             .run_skill(skill, selected_by, &request.task, &given, started)
             .instrument(span.clone()),
-    ))?;
+    ));
+    if let Some(s) = lock(&spinner).take() {
+        s.finish_and_clear();
+    }
+    let outcome = outcome?;
     span.record("tier", format!("{:?}", outcome.tier).to_lowercase());
     span.record("duration_us", outcome.timings.total_us);
     if let Some(f) = &outcome.failure {
@@ -126,10 +138,10 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(sandbox) = runner.sandbox_if_made()
         && !sandbox.wait_optimised(Duration::ZERO)
     {
-        if terminal {
-            tracing::info!("optimising the handler's code for later runs…");
-        }
+        let spinner =
+            super::progress::spinner(show, "optimising the handler's code for later runs".into());
         sandbox.wait_optimised(OPTIMISE_WAIT);
+        spinner.finish_and_clear();
     }
     match &outcome.failure {
         None => Ok(ExitCode::SUCCESS),
@@ -144,5 +156,37 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+/// The lock, also after a panic elsewhere (a spinner has no state to lose).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    #[test]
+    fn max_steps_below_one_is_refused_naming_the_flag() {
+        let e = Cli::try_parse_from(["run", "t", "--max-steps", "0"])
+            .err()
+            .expect("0 steps is refused");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("--max-steps") && msg.contains("0 is not in 1.."),
+            "{msg}"
+        );
+        let ok = Cli::try_parse_from(["run", "t", "--max-steps", "1"]).expect("1 parses");
+        assert_eq!(ok.run.model.max_steps, Some(1));
     }
 }

@@ -35,6 +35,9 @@ pub struct Options {
     pub eval_tasks: Option<Vec<String>>,
     /// A real model instead of the simulated one.
     pub model: Option<Arc<dyn Provider>>,
+    /// Told the number of seeds finished after each one (a caller's
+    /// progress display; the library prints nothing).
+    pub on_seed: Option<Arc<dyn Fn(u64) + Send + Sync>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -346,6 +349,9 @@ pub async fn run_email(
             rules_learned: rules.rules.iter().map(|r| r.id.clone()).collect(),
             arms,
         });
+        if let Some(on_seed) = &opts.on_seed {
+            on_seed(seed + 1);
+        }
     }
     let summary = ARMS
         .iter()

@@ -573,6 +573,7 @@ async fn run_seed(
         extra_skills: Vec::new(),
         // Compiled handlers are shared with the caller's cache.
         cache_override: Some(paths.cache_dir()),
+        workspace_origin: Default::default(),
     };
     let catalog = Arc::new(Catalog::load(&scratch.roots(), &LoadOptions::default()));
     if catalog.get(SUMMARIZER).is_none() {

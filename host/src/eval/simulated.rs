@@ -245,6 +245,7 @@ impl Provider for SimulatedEmailModel {
                 tool_calls: Vec::new(),
                 usage: Usage::default(),
                 request_bytes: 0,
+                retries: 0,
             })
         })
     }

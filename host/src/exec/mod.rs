@@ -11,6 +11,7 @@ mod catalog_cell;
 pub mod context;
 #[cfg(feature = "forge")]
 mod forging;
+pub mod grant_command;
 mod model_loop;
 mod recorder;
 mod services;
@@ -42,6 +43,7 @@ use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
 #[cfg(feature = "forge")]
 pub use forging::{MinedOutcome, write_mined};
+use grant_command::{GrantFile, grant_command};
 pub use recorder::open_store;
 use recorder::{CycleInputs, Recorder};
 use services::{HandlerTools, LazyStore, ProviderModelHost};
@@ -135,6 +137,8 @@ pub struct Timings {
     pub instantiate_us: u64,
     pub call_us: u64,
     pub total_us: u64,
+    /// Model calls repeated after a 429 or 5xx answer, over the run.
+    pub model_retries: u32,
 }
 
 /// One step of a run's trajectory: a model turn or a tool call.
@@ -188,6 +192,11 @@ pub struct RunOutcome {
     pub grants: Option<String>,
     /// Things the user should know (e.g. a stale grant).
     pub notices: Vec<String>,
+    /// Things only the host's operator can act on (the run could not be
+    /// recorded): logged where they happen, and never part of an answer
+    /// to a client.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub operator_notes: Vec<String>,
     /// Learned rules that fired, and what they changed.
     pub rules_applied: Vec<Applied>,
     /// 1, or 2 when a validation rule retried the run.
@@ -552,6 +561,7 @@ impl Runner {
             context,
             grants: None,
             notices: Vec::new(),
+            operator_notes: Vec::new(),
             rules_applied: Vec::new(),
             attempts: 0,
             model_calls: 0,
@@ -805,9 +815,10 @@ impl Runner {
         let store = match self.shared.store.get_store() {
             Ok(s) => s,
             Err(e) => {
-                outcome.notices.push(format!(
-                    "run not recorded: {e} (opening is tried again on the next use)"
-                ));
+                operator_note(
+                    outcome,
+                    format!("run not recorded: {e} (opening is tried again on the next use)"),
+                );
                 return;
             }
         };
@@ -818,9 +829,11 @@ impl Runner {
         {
             Ok((id, notice)) => {
                 outcome.run_id = Some(id);
-                outcome.notices.extend(notice);
+                if let Some(n) = notice {
+                    operator_note(outcome, n);
+                }
             }
-            Err(e) => outcome.notices.push(format!("run not recorded: {e}")),
+            Err(e) => operator_note(outcome, format!("run not recorded: {e}")),
         }
     }
 
@@ -998,7 +1011,13 @@ impl Runner {
 
     fn note_grants(&self, skill: &Skill, effective: &Effective, outcome: &mut RunOutcome) {
         outcome.grants = Some(effective.basis.to_string());
-        if let Some(n) = effective.notice(&skill.name, &skill.meta.skillhost.capabilities) {
+        let which = match effective.basis {
+            crate::grants::Basis::StaleGrant { .. } => GrantFile::Renew,
+            _ => GrantFile::New,
+        };
+        let command = || grant_command(self.paths(), skill, which, &[]);
+        if let Some(n) = effective.notice(&skill.name, &skill.meta.skillhost.capabilities, command)
+        {
             outcome.notices.push(n);
         }
     }
@@ -1163,7 +1182,9 @@ impl Runner {
         outcome.timings.load_us = micros(load_started);
         let sandbox = self.sandbox()?;
         let limits = self.limits(skill, &grants.limits);
-        if let Some(n) = limits_notice(skill, &limits, &self.config().limits) {
+        if let Some(n) = limits_notice(skill, &limits, &self.config().limits, || {
+            grant_command(self.paths(), skill, GrantFile::Renew, &["--limits"])
+        }) {
             outcome.notices.push(n);
         }
         let roots = FileRoots {
@@ -1219,6 +1240,7 @@ fn limits_notice(
     skill: &Skill,
     limits: &sandbox::Limits,
     defaults: &crate::config::LimitDefaults,
+    grant_command: impl FnOnce() -> String,
 ) -> Option<String> {
     let asked = &skill.meta.skillhost.limits;
     let short =
@@ -1231,10 +1253,17 @@ fn limits_notice(
         || short(asked.output_kb, output_kb, defaults.output_kb);
     raised_less.then(|| {
         format!(
-            "skill `{}` asks for limits above the defaults; it runs with memory {memory_mb} MiB, time {timeout_ms} ms, output {output_kb} KiB (`skillhost skills grant {} --limits` grants what it declares, up to the `[limits] max_*` ceilings)",
-            skill.name, skill.name
+            "skill `{}` asks for limits above the defaults; it runs with memory {memory_mb} MiB, time {timeout_ms} ms, output {output_kb} KiB (`{}` grants what it declares, up to the `[limits] max_*` ceilings)",
+            skill.name,
+            grant_command()
         )
     })
+}
+
+/// Logs a note for the host's operator and keeps it with the run.
+fn operator_note(outcome: &mut RunOutcome, note: String) {
+    tracing::warn!("{note}");
+    outcome.operator_notes.push(note);
 }
 
 /// Runs `skill_<name>` tools: a nested run of that skill.

@@ -96,8 +96,12 @@ pub(super) async fn run(
         )
         .await;
         let reply = match reply {
-            Ok(r) => r,
+            Ok(r) => {
+                outcome.timings.model_retries += r.retries;
+                r
+            }
             Err(e) => {
+                outcome.timings.model_retries += e.retries();
                 outcome.trajectory.push(Step::Model {
                     step,
                     request_bytes: 0,

@@ -657,6 +657,7 @@ mod tests {
             bundled: None,
             extra_skills: Vec::new(),
             cache_override: None,
+            workspace_origin: Default::default(),
         };
         let slot = quarantine_slot(&paths, "notes-brief", "sha256:00ff").expect("slot");
         assert_eq!(slot, Path::new("/w/.skillhost/quarantine/notes-brief/00ff"));

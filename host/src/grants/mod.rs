@@ -343,17 +343,26 @@ impl Effective {
     }
 
     /// A line for the user when the skill asked for more than it got.
-    pub fn notice(&self, skill: &str, declared: &Capabilities) -> Option<String> {
+    /// `grant_command` is the command that grants (or, for a stale grant,
+    /// renews) it, as the operator would type it.
+    pub fn notice(
+        &self,
+        skill: &str,
+        declared: &Capabilities,
+        grant_command: impl FnOnce() -> String,
+    ) -> Option<String> {
         if self.capabilities == *declared || *declared == Capabilities::default() {
             return None;
         }
         Some(match &self.basis {
             Basis::StaleGrant { .. } => format!(
-                "skill `{skill}` changed since it was granted ({}); it runs without its grant until you renew it with `skillhost skills grant {skill}`",
-                self.basis
+                "skill `{skill}` changed since it was granted ({}); it runs without its grant until you renew it with `{}`",
+                self.basis,
+                grant_command()
             ),
             Basis::NotGranted => format!(
-                "skill `{skill}` declares capabilities that are not granted; it runs with pure computation only (`skillhost skills grant {skill}` to grant them)"
+                "skill `{skill}` declares capabilities that are not granted; it runs with pure computation only (`{}` to grant them)",
+                grant_command()
             ),
             _ => format!("skill `{skill}` runs with fewer capabilities than it declares"),
         })
@@ -766,9 +775,9 @@ mod tests {
         assert_eq!(stale.capabilities, Capabilities::default());
         assert!(
             stale
-                .notice("s", &caps())
+                .notice("s", &caps(), || "skillhost skills grant s --user".into())
                 .expect("notice")
-                .contains("skillhost skills grant s")
+                .contains("renew it with `skillhost skills grant s --user`")
         );
         // A stale grant also overrides trust: the operator pinned a version.
         let stale = effective(

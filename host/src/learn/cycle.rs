@@ -38,8 +38,14 @@ impl Default for Thresholds {
 pub struct GroupReport {
     pub skill: String,
     pub class: String,
+    /// Failed runs, or failing tool steps when `tool_error`.
     pub failures: u64,
+    /// Runs that failed, or had a failing tool step.
+    pub runs_affected: u64,
     pub runs: u64,
+    /// A tool step's error inside runs, which may still have succeeded.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tool_error: bool,
     pub outcome: String,
     pub rules_added: Vec<String>,
     /// Above the thresholds, but no pattern knows the class: a candidate
@@ -49,6 +55,26 @@ pub struct GroupReport {
 }
 
 impl GroupReport {
+    /// What happened, in words that do not call a run failed when only a
+    /// tool step inside it did.
+    pub fn summary(&self) -> String {
+        let of = |n: u64| {
+            format!(
+                "{n} of {} run{}",
+                self.runs,
+                if self.runs == 1 { "" } else { "s" }
+            )
+        };
+        if !self.tool_error {
+            return format!("{} failed", of(self.failures));
+        }
+        let mut s = format!("{} had a failing tool step", of(self.runs_affected));
+        if self.failures != self.runs_affected {
+            s.push_str(&format!(" ({} failing steps)", self.failures));
+        }
+        s
+    }
+
     /// Adds what a later step did to the outcome `run` reported.
     fn add_outcome(&mut self, more: impl std::fmt::Display) {
         self.outcome = format!("{}; {more}", self.outcome);
@@ -125,7 +151,9 @@ pub fn run(
             skill: g.skill.clone(),
             class: g.class.clone(),
             failures: g.count,
+            runs_affected: g.runs_affected,
             runs: g.runs,
+            tool_error: g.tool_error,
             outcome: String::new(),
             rules_added: Vec::new(),
             no_pattern: false,
@@ -199,12 +227,40 @@ pub fn run(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_tool_step_failure_is_not_called_a_failed_run() {
+        let mut g = run(
+            &[FailureGroup {
+                tool_error: true,
+                count: 6,
+                runs_affected: 4,
+                ..group("HttpError", 6, 4)
+            }],
+            &|_| Library::default(),
+            &mut RuleSet::default(),
+            &Thresholds::default(),
+        )
+        .groups
+        .remove(0);
+        assert_eq!(
+            g.summary(),
+            "4 of 4 runs had a failing tool step (6 failing steps)"
+        );
+        g.failures = 4;
+        assert_eq!(g.summary(), "4 of 4 runs had a failing tool step");
+        g.tool_error = false;
+        g.runs = 1;
+        g.failures = 1;
+        assert_eq!(g.summary(), "1 of 1 run failed");
+    }
+
     fn group(class: &str, count: u64, runs: u64) -> FailureGroup {
         FailureGroup {
             skill: "email-writer".into(),
             class: class.into(),
             tool_error: false,
             count,
+            runs_affected: count,
             runs,
             sample_runs: vec![1, 2, 3],
         }

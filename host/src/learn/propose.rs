@@ -139,7 +139,7 @@ pub fn request(
     successes: &[Example<'_>],
 ) -> ChatRequest {
     let mut prompt = format!(
-        "Skill `{skill}`: {}\n\nFailure class `{}`{}: {} of the skill's last {} recorded runs failed with it.\n",
+        "Skill `{skill}`: {}\n\nFailure class `{}`{}: {} of the skill's last {} recorded runs {}.\n",
         excerpt(description, 500),
         group.class,
         if group.tool_error {
@@ -147,8 +147,13 @@ pub fn request(
         } else {
             ""
         },
-        group.count,
-        group.runs
+        group.runs_affected,
+        group.runs,
+        if group.tool_error {
+            "had a tool step failing with it"
+        } else {
+            "failed with it"
+        }
     );
     prompt.push_str("\nFailed runs:\n");
     for e in failures {
@@ -537,6 +542,7 @@ mod tests {
             class: "ToneError".into(),
             tool_error,
             count: 4,
+            runs_affected: 4,
             runs: 10,
             sample_runs: vec![1, 2],
         }

@@ -278,6 +278,7 @@ pub(crate) fn parse_response(url: &str, body: &[u8]) -> Result<ChatResponse, Llm
         },
         request_bytes: 0,
         response_bytes: 0,
+        retries: 0,
     })
 }
 

@@ -183,10 +183,11 @@ impl HttpClient {
             let body = serde_json::to_vec(body)
                 .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
             let request_bytes = body.len();
-            let reply = self.post_json(url, headers, body).await?;
+            let (reply, retries) = self.post_json(url, headers, body).await?;
             let mut resp = parse(url, &reply)?;
             resp.request_bytes = request_bytes;
             resp.response_bytes = reply.len();
+            resp.retries = retries;
             Ok(resp)
         }
         .await;
@@ -194,13 +195,13 @@ impl HttpClient {
     }
 
     /// POSTs `body` as JSON to `url` and returns the body of the first
-    /// successful answer.
+    /// successful answer, and how many attempts were repeated before it.
     pub(crate) async fn post_json(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
-    ) -> Result<Vec<u8>, LlmError> {
+    ) -> Result<(Vec<u8>, u32), LlmError> {
         let attempts = self.opts.max_retries.saturating_add(1);
         let mut attempt = 0;
         loop {
@@ -221,7 +222,7 @@ impl HttpClient {
                 .await
                 .map_err(|e| self.transport_error(url, &e))?;
             if status.is_success() {
-                return Ok(bytes.to_vec());
+                return Ok((bytes.to_vec(), attempt - 1));
             }
             let code = status.as_u16();
             let retryable = code == 429 || status.is_server_error();

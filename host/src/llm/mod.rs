@@ -115,6 +115,13 @@ pub struct ChatResponse {
     pub request_bytes: usize,
     /// Size of the response body received (0 for the scripted provider).
     pub response_bytes: usize,
+    /// Attempts repeated after a 429 or 5xx before this answer came.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A model the host can talk to.
@@ -185,6 +192,18 @@ pub enum LlmError {
     /// A script turn that simulates a provider failure (`{"error": "..."}`).
     #[error("scripted model error: {0}")]
     Scripted(String),
+}
+
+impl LlmError {
+    /// Attempts repeated after a 429 or 5xx before the call gave up.
+    pub fn retries(&self) -> u32 {
+        match self {
+            LlmError::Status { attempts, .. } | LlmError::RateLimited { attempts, .. } => {
+                attempts.saturating_sub(1)
+            }
+            _ => 0,
+        }
+    }
 }
 
 /// At most `max` characters of `s`, with a marker when cut. Used for body

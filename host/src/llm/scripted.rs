@@ -192,6 +192,7 @@ impl ScriptedProvider {
             },
             request_bytes: 0,
             response_bytes: 0,
+            retries: 0,
         })
     }
 }

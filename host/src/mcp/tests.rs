@@ -59,6 +59,7 @@ pub(super) fn fixture() -> Fixture {
         bundled: None,
         extra_skills: vec![root.clone()],
         cache_override: Some(home.join("cache")),
+        workspace_origin: Default::default(),
     };
     let catalog = Catalog::load(&[Root::new(root, Source::Path)], &LoadOptions::default());
     assert_eq!(catalog.len(), 3, "{:?}", catalog.warnings());
@@ -312,6 +313,7 @@ fn host_files_dotfiles_and_build_output_are_not_resources() {
         bundled: None,
         extra_skills: vec![root.clone()],
         cache_override: Some(home.join("cache")),
+        workspace_origin: Default::default(),
     };
     let catalog = Catalog::load(&[Root::new(root, Source::Path)], &LoadOptions::default());
     let server = SkillServer::new(Runner::new(paths, Config::default(), catalog));

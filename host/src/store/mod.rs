@@ -364,7 +364,10 @@ pub struct FailureGroup {
     pub class: String,
     /// True for tool errors inside runs, false for run failures.
     pub tool_error: bool,
+    /// Failed runs, or failing tool steps (a run may have several).
     pub count: u64,
+    /// The runs among them: those that failed, or had a failing tool step.
+    pub runs_affected: u64,
     /// Runs of the skill in the window.
     pub runs: u64,
     pub sample_runs: Vec<i64>,
@@ -870,7 +873,7 @@ impl Store {
         let queries = [
             (
                 false,
-                "SELECT skill, class, COUNT(*), GROUP_CONCAT(id) FROM
+                "SELECT skill, class, COUNT(*), COUNT(*), GROUP_CONCAT(id) FROM
                    (SELECT r.skill, r.id,
                            CASE WHEN v.run_id IS NULL THEN (CASE WHEN r.success = 0 THEN r.failure_class END)
                                 WHEN v.ok = 1 THEN NULL
@@ -882,7 +885,7 @@ impl Store {
             ),
             (
                 true,
-                "SELECT r.skill, s.error_class, COUNT(*), GROUP_CONCAT(r.id) FROM steps s JOIN runs r ON r.id = s.run_id
+                "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id), GROUP_CONCAT(r.id) FROM steps s JOIN runs r ON r.id = s.run_id
                  WHERE r.id >= ?1 AND s.error_class IS NOT NULL GROUP BY r.skill, s.error_class ORDER BY r.skill, s.error_class",
             ),
         ];
@@ -893,11 +896,12 @@ impl Store {
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, i64>(2)?,
-                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<String>>(4)?,
                 ))
             })?;
             for row in rows {
-                let (skill, class, count, ids) = row?;
+                let (skill, class, count, runs_affected, ids) = row?;
                 let sample_runs = ids
                     .unwrap_or_default()
                     .split(',')
@@ -910,6 +914,7 @@ impl Store {
                     class,
                     tool_error,
                     count: count as u64,
+                    runs_affected: runs_affected as u64,
                     sample_runs,
                 });
             }

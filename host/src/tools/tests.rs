@@ -321,6 +321,7 @@ fn write_file_never_reaches_the_hosts_control_files() {
         bundled: None,
         extra_skills: Vec::new(),
         cache_override: None,
+        workspace_origin: Default::default(),
     };
     let mut tb = toolbox(ToolsConfig::default(), None);
     tb.workspace = root.clone();
