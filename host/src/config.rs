@@ -80,8 +80,18 @@ pub struct NetworkConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
-    /// Model turns per run before the loop gives up.
+    /// Model turns per run before the loop gives up; at least 1, since a
+    /// loop allowed no turn could only fail.
+    #[serde(deserialize_with = "at_least_one")]
     pub max_steps: u32,
+}
+
+fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u32::deserialize(d)?;
+    if n == 0 {
+        return Err(serde::de::Error::custom("max_steps must be at least 1"));
+    }
+    Ok(n)
 }
 
 impl Default for AgentConfig {
@@ -286,6 +296,19 @@ mod tests {
             "user file's llm grant must not leak into the workspace grant"
         );
         assert!(g.capabilities.tools.is_empty());
+    }
+
+    #[test]
+    fn max_steps_below_one_is_refused_naming_the_file_and_key() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = Paths::under(d.path());
+        fs::create_dir_all(&p.workspace).expect("mkdir");
+        fs::write(workspace_file(&p), "[agent]\nmax_steps = 0\n").expect("write");
+        let e = Config::load(&p).expect_err("zero steps").to_string();
+        assert!(e.contains("skillhost.toml"), "{e}");
+        assert!(e.contains("max_steps must be at least 1"), "{e}");
+        fs::write(workspace_file(&p), "[agent]\nmax_steps = 3\n").expect("write");
+        assert_eq!(Config::load(&p).expect("three steps").agent.max_steps, 3);
     }
 
     #[test]
