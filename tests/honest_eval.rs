@@ -281,3 +281,73 @@ fn rules_show_prints_the_origin_with_replay_figures_and_marked_runs() {
         shown.stdout
     );
 }
+
+#[test]
+fn a_learned_validation_rule_catches_what_no_validator_knows_and_rechecks_the_retry() {
+    let ws = Workspace::new();
+    ws.add_skill("replier", "metadata:\n  output_type: text/plain", None);
+    let catalog = Arc::new(Catalog::load(&ws.paths().roots(), &LoadOptions::default()));
+    let rule = Rule::new(
+        "proposed-toneerror-replier".into(),
+        Kind::Validation,
+        "ToneError",
+        "replier",
+        vec![skillhost::learn::condition::Condition {
+            field: "output.body".into(),
+            op: skillhost::learn::condition::Op::Matches,
+            value: serde_json::json!("(?i)\\bwhatever\\b"),
+            not: false,
+        }],
+        vec![skillhost::learn::rules::Action::AddInstruction {
+            text: "The reply says {evidence}: be polite.".into(),
+        }],
+        Origin::default(),
+    );
+    let run = |answers: Vec<&str>| {
+        let model = Arc::new(Scripted {
+            answers: Mutex::new(answers.into_iter().map(str::to_owned).collect()),
+            requests: Mutex::new(Vec::new()),
+        });
+        let (learning, _) = Learning::from_set(
+            RuleSet {
+                rules: vec![rule.clone()],
+            },
+            RuleFilter::All,
+        );
+        let runner = Runner::with_catalog(
+            ws.paths(),
+            Config::default(),
+            catalog.clone(),
+            Extras {
+                provider: Some(model.clone()),
+                learning: Some(Arc::new(learning)),
+                prefer_model: true,
+            },
+        );
+        let skill = catalog.get("replier").expect("skill");
+        let outcome = harness::runtime()
+            .block_on(runner.run_skill(skill, "test".into(), "Reply", &Map::new(), Instant::now()))
+            .expect("run");
+        let requests = model.requests.lock().expect("lock").clone();
+        (outcome, requests)
+    };
+    // The skill has no validator: the rule alone sees the mistake.
+    let (fixed, requests) = run(vec!["Whatever.", "Thank you, we are on it."]);
+    assert!(fixed.failure.is_none(), "{:?}", fixed.failure);
+    assert_eq!(requests.len(), 2);
+    assert_ne!(requests[0], requests[1]);
+    assert!(
+        format!("{:?}", requests[1]).contains("The reply says 'Whatever': be polite."),
+        "the remedy quotes the evidence"
+    );
+    // The retry makes the same mistake: the rule fails the run.
+    let (still, _) = run(vec!["Whatever.", "Whatever, again."]);
+    assert_eq!(
+        still.failure.map(|f| f.class.to_string()).as_deref(),
+        Some("ToneError")
+    );
+    // An answer without the evidence: nothing fires, one call.
+    let (clean, requests) = run(vec!["Thank you."]);
+    assert!(clean.failure.is_none() && clean.rules_applied.is_empty());
+    assert_eq!(requests.len(), 1);
+}

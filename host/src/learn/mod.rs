@@ -522,6 +522,45 @@ mod tests {
     }
 
     #[test]
+    fn a_remedy_quotes_what_its_conditions_found() {
+        let mut quoting = timezone_validation();
+        quoting.actions = vec![Action::AddInstruction {
+            text: "The draft gives {evidence} with no timezone.".into(),
+        }];
+        let mut silent = timezone_validation();
+        silent.id = "validate-silent".into();
+        silent.class = "OtherError".into();
+        let remedy = |rule: Rule, class: &str| {
+            let (learning, _) = Learning::from_set(RuleSet { rules: vec![rule] }, RuleFilter::All);
+            let context = Map::new();
+            learning
+                .validation_for(&Facts {
+                    task: "Email Dana",
+                    skill: "email-writer",
+                    context: &context,
+                    output: Some("See you at 3pm, or 4 pm."),
+                    failure: Some(class),
+                })
+                .map(|(_, _, actions)| actions)
+                .expect("fires")
+        };
+        assert_eq!(
+            remedy(quoting, "TimezoneError"),
+            vec![Action::AddInstruction {
+                text: "The draft gives '3pm', '4 pm' with no timezone.".into()
+            }]
+        );
+        // A remedy that does not quote its evidence gets a line that does:
+        // the retry's prompt differs from the first attempt's.
+        let actions = remedy(silent, "OtherError");
+        assert_eq!(actions.len(), 2);
+        assert!(
+            matches!(&actions[1], Action::AddInstruction { text } if text.contains("'3pm', '4 pm'")),
+            "{actions:?}"
+        );
+    }
+
+    #[test]
     fn a_validation_rule_fires_on_its_evidence_not_on_its_class_name() {
         let set = RuleSet {
             rules: vec![timezone_validation()],
