@@ -273,10 +273,11 @@ fn rules_show_prints_the_origin_with_replay_figures_and_marked_runs() {
     RuleSet { rules: vec![rule] }.save(&path).expect("save");
     let shown = ws.run_cli(&["rules", "show", "proposed-toneerror-email-writer"]);
     assert_eq!(shown.code, 0, "{}", shown.stderr);
-    let first = shown.stdout.lines().next().unwrap_or_default();
+    let json: serde_json::Value = serde_json::from_str(&shown.stdout).expect("one JSON object");
+    let summary = json["origin_summary"].as_str().unwrap_or_default();
     assert!(
-        first.contains("proposed by simulated-proposer; replay kept: matches 1 of 1")
-            && first.contains(&format!("marked failed by a person (runs mark): runs {id}")),
+        summary.contains("proposed by simulated-proposer; replay kept: matches 1 of 1")
+            && summary.contains(&format!("marked failed by a person (runs mark): runs {id}")),
         "{}",
         shown.stdout
     );

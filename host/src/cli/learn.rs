@@ -352,8 +352,13 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 // No store yet: no verdicts to show.
                 Err(_) => Vec::new(),
             };
-            outln!("origin: {}", r.origin_line(&marked))?;
-            outln!("{}", serde_json::to_string_pretty(r)?)?;
+            // The rule as stored, plus its origin in one readable line (still
+            // one JSON object, for scripts).
+            let mut shown = serde_json::to_value(r)?;
+            if let Some(object) = shown.as_object_mut() {
+                object.insert("origin_summary".into(), r.origin_line(&marked).into());
+            }
+            outln!("{}", serde_json::to_string_pretty(&shown)?)?;
         }
         RulesCommand::Disable { id } => {
             edit_rule(&path, &id, RuleEdit::Disable)?;

@@ -7,10 +7,12 @@
 //! understanding (not the validators' regexes) and writes each mistake in
 //! one of many surface forms, some of which no validator may know:
 //! - a time of day ([`TimeForm`]): as the task wrote it with probability
-//!   [`ECHO_TASK_FORM`], otherwise in a form drawn uniformly from those
-//!   that can express it: "3pm", "3 PM", "3 p.m.", "3 p.m" (no final
-//!   dot), "15:00", "15h00", "15.00 Uhr", words ("half past two", "three
-//!   o'clock", "quarter to four") and "noon"/"midnight";
+//!   [`ECHO_TASK_FORM`], otherwise in a form drawn uniformly from
+//!   [`TIME_FORMS`]: "3pm", "3 PM", "3 p.m.", "3 p.m" (no final dot),
+//!   "15:00", "15h00", "15.00 Uhr", words ("half past two", "three
+//!   o'clock", "quarter to four") and "noon"/"midnight" (24-hour when the
+//!   drawn form cannot say the time: only 12:00 and 0:00 have names, and
+//!   words need a full, half or quarter hour);
 //! - spam words (free, urgent, exclusive, act now, limited time,
 //!   guarantee, winner, cash): kept as the task wrote them (1/2), in upper
 //!   case (1/4) or capitalised (1/4), and with probability
