@@ -27,6 +27,7 @@ mod forge_eval;
 mod forge_handler;
 mod forge_usage;
 mod gate;
+mod honest_eval;
 mod honest_rules;
 mod install;
 mod learning;

@@ -428,6 +428,16 @@ fn ablation_shows_the_gain_on_seen_and_new_phrasings() {
             all >= 0.93 && all >= prevention,
             "validation catches the rest: {all}"
         );
+        // The control: asking twice with the same prompt is worth less,
+        // and all rules never retry with an unchanged prompt.
+        let retry = arm(&report, "retry-only");
+        assert_eq!(retry["identical_retries"], retry["retries"]);
+        assert_eq!(arm(&report, "all")["identical_retries"], 0);
+        let truth = |a: &Value| a["mean_truth_success"].as_f64().expect("truth");
+        assert!(
+            truth(arm(&report, "all")) > truth(retry),
+            "all rules beat retry-only by ground truth"
+        );
         let calls_base = arm(&report, "none")["model_calls_per_task"]
             .as_f64()
             .expect("calls");

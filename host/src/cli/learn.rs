@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use super::Ctx;
 use crate::eval::ablation;
 use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule};
-use crate::learn::{self, rules::RuleSet};
+use crate::learn::{self, RuleFilter, rules::RuleSet};
 use crate::store::Store;
 
 #[derive(Debug, Args)]
@@ -116,9 +116,12 @@ pub struct EvalArgs {
 
 #[derive(Debug, Subcommand)]
 enum EvalCommand {
-    /// Baseline vs prevention rules vs all learned rules, on the same tasks and seeds.
+    /// Baseline, retry-only, prevention rules and all learned rules, on the
+    /// same tasks and seeds; success by the validators and by ground truth.
     Ablation {
-        /// The scenario (only `email` for now).
+        /// The scenario: `email` (rules from the shipped patterns) or
+        /// `support` (no pattern knows its classes: rules from model
+        /// proposals and `runs mark` feedback).
         #[arg(long, default_value = "email")]
         scenario: String,
         #[arg(long, default_value_t = 50)]
@@ -335,7 +338,27 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             let r = set
                 .get(&id)
                 .ok_or_else(|| RuleEditError::NoSuchRule(id.clone()))?;
-            outln!("{}", serde_json::to_string_pretty(r)?)?;
+            // Which of the runs it was learned from a person marked failed.
+            let marked: Vec<i64> = match open_store(ctx) {
+                Ok(store) => {
+                    let mut ids = Vec::new();
+                    for id in &r.origin.failures {
+                        if store.verdict(*id)?.is_some_and(|v| !v.ok) {
+                            ids.push(*id);
+                        }
+                    }
+                    ids
+                }
+                // No store yet: no verdicts to show.
+                Err(_) => Vec::new(),
+            };
+            // The rule as stored, plus its origin in one readable line (still
+            // one JSON object, for scripts).
+            let mut shown = serde_json::to_value(r)?;
+            if let Some(object) = shown.as_object_mut() {
+                object.insert("origin_summary".into(), r.origin_line(&marked).into());
+            }
+            outln!("{}", serde_json::to_string_pretty(&shown)?)?;
         }
         RulesCommand::Disable { id } => {
             edit_rule(&path, &id, RuleEdit::Disable)?;
@@ -443,9 +466,13 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             return super::eval_forge::run(opts, &model, ctx);
         }
     };
-    if scenario != "email" {
-        anyhow::bail!("unknown scenario `{scenario}`; available: email");
-    }
+    let Some(scenario) = ablation::Scenario::parse(&scenario) else {
+        let names: Vec<&str> = ablation::Scenario::ALL.iter().map(|s| s.name()).collect();
+        anyhow::bail!(
+            "unknown scenario `{scenario}`; available: {}",
+            names.join(", ")
+        );
+    };
     let eval_tasks = match &tasks {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -476,6 +503,7 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         Arc::new(move |done: u64| bar.set_position(done))
     };
     let opts = ablation::Options {
+        scenario,
         train,
         eval,
         seeds,
@@ -484,7 +512,7 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         on_seed: Some(on_seed),
     };
     let rt = super::runtime()?;
-    let report = rt.block_on(ablation::run_email(&ctx.paths, catalog, &config, &opts));
+    let report = rt.block_on(ablation::run(&ctx.paths, catalog, &config, &opts));
     bar.finish_and_clear();
     let report = report?;
     if json {
@@ -500,27 +528,44 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         report.seeds.len(),
         report.seconds
     )?;
+    let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:.1}%", x * 100.0));
     for s in &report.seeds {
         let rates: Vec<String> = s
             .arms
             .iter()
-            .map(|a| format!("{:?} {:.0}%", a.arm, a.success_rate * 100.0))
+            .map(|a| {
+                format!(
+                    "{} {:.0}%/{}",
+                    arm_name(a.arm),
+                    a.success_rate * 100.0,
+                    pct(a.truth_success_rate)
+                )
+            })
             .collect();
+        let marked = if s.runs_marked > 0 {
+            format!(", {} training runs marked failed", s.runs_marked)
+        } else {
+            String::new()
+        };
         outln!(
-            "seed {:>2}: {} rules learned; {}",
+            "seed {:>2}: {} rules learned{marked}; {}",
             s.seed,
             s.rules_learned.len(),
             rates.join(", ")
         )?;
     }
+    outln!("(per seed: success by validators/by ground truth)")?;
     outln!()?;
     outln!(
-        "{:<16} {:>8} {:>17} {:>12} {:>8}  failures by class",
+        "{:<16} {:>9} {:>15} {:>9} {:>15} {:>10} {:>8} {:>9}  failures by class (validators)",
         "arm",
-        "success",
+        "validated",
+        "95% interval",
+        "truth",
         "95% interval",
         "calls/task",
-        "applied"
+        "applied",
+        "same/retr"
     )?;
     for a in &report.summary {
         let failures: Vec<String> = a
@@ -528,16 +573,72 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
+        let truth_ci = a.truth_ci95.map_or("-".to_owned(), |(lo, hi)| {
+            format!("{:.1}%-{:.1}%", lo * 100.0, hi * 100.0)
+        });
         outln!(
-            "{:<16} {:>7.1}% {:>7.1}%-{:>6.1}% {:>12.2} {:>8}  {}",
-            format!("{:?}", a.arm),
+            "{:<16} {:>8.1}% {:>15} {:>9} {:>15} {:>10.2} {:>8} {:>9}  {}",
+            arm_name(a.arm),
             a.mean_success * 100.0,
-            a.ci95.0 * 100.0,
-            a.ci95.1 * 100.0,
+            format!("{:.1}%-{:.1}%", a.ci95.0 * 100.0, a.ci95.1 * 100.0),
+            pct(a.mean_truth_success),
+            truth_ci,
             a.model_calls_per_task,
             a.rules_applied,
+            format!("{}/{}", a.identical_retries, a.retries),
             failures.join(", ")
         )?;
     }
+    // Ground truth per class is the same in every arm's terms; shown for
+    // the baseline (the model unhelped) and all rules.
+    for a in report
+        .summary
+        .iter()
+        .filter(|a| matches!(a.arm, RuleFilter::None | RuleFilter::All))
+    {
+        if a.truth_by_class.is_empty() {
+            continue;
+        }
+        let classes: Vec<String> = a
+            .truth_by_class
+            .iter()
+            .map(|(k, t)| {
+                format!(
+                    "{k} {} made, {} missed ({:.1}%), {} false alarms",
+                    t.mistakes,
+                    t.missed,
+                    t.miss_rate() * 100.0,
+                    t.false_alarms
+                )
+            })
+            .collect();
+        outln!(
+            "validators vs ground truth, final answers, {}: {}",
+            arm_name(a.arm),
+            classes.join("; ")
+        )?;
+    }
+    if !report.last_rules.is_empty() {
+        outln!()?;
+        outln!("rules of the last seed, with their origin:")?;
+        for r in &report.last_rules {
+            outln!(
+                "  {} [{}]: {}",
+                r.id,
+                r.state(),
+                r.origin_line(&report.last_marked)
+            )?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An arm as the report names it.
+fn arm_name(arm: RuleFilter) -> &'static str {
+    match arm {
+        RuleFilter::None => "baseline",
+        RuleFilter::RetryOnly => "retry-only",
+        RuleFilter::PreventionOnly => "prevention",
+        RuleFilter::All => "all rules",
+    }
 }

@@ -8,3 +8,4 @@ pub mod forge;
 #[cfg(feature = "forge")]
 pub mod forge_agent;
 pub mod simulated;
+pub mod simulated_support;

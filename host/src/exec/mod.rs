@@ -609,21 +609,22 @@ impl Runner {
             self.attempt(skill, task, &instructions, depth, &mut outcome)
                 .await?;
             self.validate(skill, task, validators, &mut outcome);
-            // Validation: a rule for this failure applies its remedy and the
-            // run is tried once more.
-            let remedy = match (&learning, &outcome.failure) {
-                (Some(l), Some(f)) => l.validation_for(&Facts {
+            // Validation: a rule whose conditions find its failure in the
+            // answer (one a validator refused, or one every validator
+            // passed: a learned rule can see a mistake no validator knows)
+            // applies its remedy and the run is tried once more.
+            let validated = outcome
+                .output
+                .as_ref()
+                .map(|o| o.body.clone())
+                .or(outcome.rejected_output.clone());
+            let remedy = match (&learning, &validated) {
+                (Some(l), Some(body)) => l.validation_for(&Facts {
                     task,
                     skill: &skill.name,
                     context: &outcome.context,
-                    // What the validator saw: `validate` moved a refused
-                    // answer into `rejected_output`.
-                    output: outcome
-                        .output
-                        .as_ref()
-                        .map(|o| o.body.as_str())
-                        .or(outcome.rejected_output.as_deref()),
-                    failure: Some(f.class.as_str()),
+                    output: Some(body),
+                    failure: outcome.failure.as_ref().map(|f| f.class.as_str()),
                 }),
                 _ => None,
             };
@@ -646,7 +647,7 @@ impl Runner {
                     outcome.failure = Some(Failure::new(FailureClass::RequiredField, message));
                 } else {
                     outcome.rules_applied.push(Applied {
-                        id,
+                        id: id.clone(),
                         kind: crate::learn::rules::Kind::Validation,
                         effect: format!(
                             "caught {class}; retried after: {}",
@@ -659,7 +660,38 @@ impl Runner {
                     self.attempt(skill, task, &instructions, depth, &mut outcome)
                         .await?;
                     self.validate(skill, task, validators, &mut outcome);
+                    // The validators passed the retry: the rule that caught
+                    // the first answer reads this one too.
+                    if let (Some(l), None, Some(o)) = (&learning, &outcome.failure, &outcome.output)
+                        && l.finds(
+                            &id,
+                            &Facts {
+                                task,
+                                skill: &skill.name,
+                                context: &outcome.context,
+                                output: Some(&o.body),
+                                failure: None,
+                            },
+                        )
+                    {
+                        outcome.failure = Some(Failure::new(
+                            class.clone(),
+                            format!("learned rule {id} still finds a {class} in the answer"),
+                        ));
+                        outcome.rejected_output = outcome.output.take().map(|o| o.body);
+                    }
                 }
+            } else if learning.as_ref().is_some_and(|l| l.retries_unchanged())
+                && outcome.rejected_output.is_some()
+            {
+                // The retry-only control: a validator refused the answer;
+                // ask again with exactly the same prompt.
+                outcome.output = None;
+                outcome.failure = None;
+                outcome.rejected_output = None;
+                self.attempt(skill, task, &instructions, depth, &mut outcome)
+                    .await?;
+                self.validate(skill, task, validators, &mut outcome);
             }
         }
         outcome.model_calls = outcome

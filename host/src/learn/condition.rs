@@ -205,6 +205,24 @@ impl Compiled {
     }
 }
 
+impl Compiled {
+    /// What a positive `matches` condition found in its field (each match,
+    /// in order): the evidence a remedy can quote. Empty for other
+    /// operators and for negated conditions, which find an absence.
+    pub fn evidence(&self, facts: &Facts<'_>) -> Vec<String> {
+        let (Some(re), false) = (&self.regex, self.source.not) else {
+            return Vec::new();
+        };
+        let Some(v) = lookup(&self.source.field, facts) else {
+            return Vec::new();
+        };
+        re.find_iter(&text(&v))
+            .map(|m| m.as_str().trim().to_owned())
+            .filter(|m| !m.is_empty())
+            .collect()
+    }
+}
+
 /// All conditions hold (an empty list always holds).
 pub fn all(conditions: &[Compiled], facts: &Facts<'_>) -> bool {
     conditions.iter().all(|c| c.eval(facts))

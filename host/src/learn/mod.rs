@@ -57,6 +57,9 @@ pub(crate) use crate::types::share;
 #[serde(rename_all = "kebab-case")]
 pub enum RuleFilter {
     None,
+    /// No rules; a run the skill's validators fail is tried once more with
+    /// the same prompt (the control: what asking twice alone is worth).
+    RetryOnly,
     PreventionOnly,
     All,
 }
@@ -127,9 +130,15 @@ impl Learning {
         self.state().set.clone()
     }
 
+    /// Whether a run its validators fail is tried once more unchanged
+    /// (the retry-only control; no rule is in force then).
+    pub fn retries_unchanged(&self) -> bool {
+        self.filter == RuleFilter::RetryOnly
+    }
+
     fn allowed(&self, kind: Kind) -> bool {
         match self.filter {
-            RuleFilter::None => false,
+            RuleFilter::None | RuleFilter::RetryOnly => false,
             RuleFilter::PreventionOnly => kind == Kind::Prevention,
             RuleFilter::All => true,
         }
@@ -185,7 +194,10 @@ impl Learning {
     /// rejected), rules of the run's failure class tried first. A class
     /// name alone fires nothing: the rule's own conditions decide, so a
     /// remedy is applied only where its evidence is. Returns the rule id,
-    /// class and remedy actions.
+    /// class and remedy actions, made specific to this output: `{evidence}`
+    /// in an instruction becomes what the conditions found (quoted), and a
+    /// remedy that does not quote it gets a line that does, so the retry
+    /// always tells the model something its first prompt did not.
     pub fn validation_for(
         &self,
         facts: &Facts<'_>,
@@ -206,12 +218,23 @@ impl Learning {
             .chain(candidates().filter(|a| !same_class(a)))
             .find(|a| a.matches(facts))
             .map(|a| {
+                let evidence = a.evidence(facts);
                 (
                     a.rule.id.clone(),
                     a.rule.class.clone(),
-                    a.rule.actions.clone(),
+                    with_evidence(&a.rule.class, &a.rule.actions, &evidence),
                 )
             })
+    }
+
+    /// Whether validation rule `id` (in force) finds its failure in `facts`.
+    pub fn finds(&self, id: &str, facts: &Facts<'_>) -> bool {
+        self.allowed(Kind::Validation)
+            && self
+                .state()
+                .active
+                .iter()
+                .any(|a| a.rule.id == id && a.rule.kind == Kind::Validation && a.matches(facts))
     }
 
     /// Recovery after a tool error of `class` with `message`.
@@ -316,6 +339,50 @@ impl Learning {
         state.set = fresh;
         Ok(())
     }
+}
+
+/// At most this many findings are quoted, each cut to [`EVIDENCE_CHARS`].
+const EVIDENCE_ITEMS: usize = 3;
+const EVIDENCE_CHARS: usize = 60;
+
+/// `actions` with `{evidence}` replaced by the quoted findings; when no
+/// instruction quotes them and there are findings, one that does is added.
+fn with_evidence(
+    class: &str,
+    actions: &[rules::Action],
+    evidence: &[String],
+) -> Vec<rules::Action> {
+    let quoted = if evidence.is_empty() {
+        "nothing specific".to_owned()
+    } else {
+        evidence
+            .iter()
+            .take(EVIDENCE_ITEMS)
+            .map(|e| format!("'{}'", e.chars().take(EVIDENCE_CHARS).collect::<String>()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut quotes = false;
+    let mut out: Vec<rules::Action> = actions
+        .iter()
+        .map(|a| match a {
+            rules::Action::AddInstruction { text } if text.contains("{evidence}") => {
+                quotes = true;
+                rules::Action::AddInstruction {
+                    text: text.replace("{evidence}", &quoted),
+                }
+            }
+            other => other.clone(),
+        })
+        .collect();
+    if !quotes && !evidence.is_empty() {
+        out.push(rules::Action::AddInstruction {
+            text: format!(
+                "Your previous answer failed the {class} check (found: {quoted}); fix that."
+            ),
+        });
+    }
+    out
 }
 
 /// The rules that fired on one run, and whether it succeeded.
@@ -452,6 +519,45 @@ mod tests {
                 failure: Some(failure),
             })
             .map(|(id, _, _)| id)
+    }
+
+    #[test]
+    fn a_remedy_quotes_what_its_conditions_found() {
+        let mut quoting = timezone_validation();
+        quoting.actions = vec![Action::AddInstruction {
+            text: "The draft gives {evidence} with no timezone.".into(),
+        }];
+        let mut silent = timezone_validation();
+        silent.id = "validate-silent".into();
+        silent.class = "OtherError".into();
+        let remedy = |rule: Rule, class: &str| {
+            let (learning, _) = Learning::from_set(RuleSet { rules: vec![rule] }, RuleFilter::All);
+            let context = Map::new();
+            learning
+                .validation_for(&Facts {
+                    task: "Email Dana",
+                    skill: "email-writer",
+                    context: &context,
+                    output: Some("See you at 3pm, or 4 pm."),
+                    failure: Some(class),
+                })
+                .map(|(_, _, actions)| actions)
+                .expect("fires")
+        };
+        assert_eq!(
+            remedy(quoting, "TimezoneError"),
+            vec![Action::AddInstruction {
+                text: "The draft gives '3pm', '4 pm' with no timezone.".into()
+            }]
+        );
+        // A remedy that does not quote its evidence gets a line that does:
+        // the retry's prompt differs from the first attempt's.
+        let actions = remedy(silent, "OtherError");
+        assert_eq!(actions.len(), 2);
+        assert!(
+            matches!(&actions[1], Action::AddInstruction { text } if text.contains("'3pm', '4 pm'")),
+            "{actions:?}"
+        );
     }
 
     #[test]

@@ -209,6 +209,53 @@ impl Rule {
         }
     }
 
+    /// Where the rule came from, in one line: the pattern, or the model
+    /// that proposed it with its replay figures; the runs it was learned
+    /// from, and which of those a person marked failed (`marked`, from the
+    /// store's verdicts).
+    pub fn origin_line(&self, marked: &[i64]) -> String {
+        let o = &self.origin;
+        let source = match &o.model {
+            Some(model) => format!(
+                "proposed by {model}; replay {}",
+                self.replay
+                    .as_ref()
+                    .map(|r| r.verdict.as_str())
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or("not recorded")
+            ),
+            None if o.pattern.is_empty() => "written by hand".to_owned(),
+            None => format!("pattern {}", o.pattern),
+        };
+        let list = |ids: &[i64]| {
+            ids.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut line = source;
+        if !o.failures.is_empty() {
+            line.push_str(&format!(
+                "; from {} failure(s), e.g. runs {}",
+                o.failure_count,
+                list(&o.failures)
+            ));
+        }
+        let marked: Vec<i64> = o
+            .failures
+            .iter()
+            .copied()
+            .filter(|id| marked.contains(id))
+            .collect();
+        if !marked.is_empty() {
+            line.push_str(&format!(
+                "; marked failed by a person (runs mark): runs {}",
+                list(&marked)
+            ));
+        }
+        line
+    }
+
     pub fn in_scope(&self, skill: &str) -> bool {
         self.scope == "*" || self.scope == skill
     }
@@ -269,6 +316,24 @@ impl Active {
 
     pub fn matches(&self, facts: &Facts<'_>) -> bool {
         condition::all(&self.conditions, facts)
+    }
+
+    /// What the rule's conditions found (see [`Compiled::evidence`]),
+    /// distinct, in order; conditions on the output first.
+    pub fn evidence(&self, facts: &Facts<'_>) -> Vec<String> {
+        let (output, other): (Vec<&Compiled>, Vec<&Compiled>) = self
+            .conditions
+            .iter()
+            .partition(|c| c.source.field.starts_with("output"));
+        let mut found: Vec<String> = Vec::new();
+        for c in output.into_iter().chain(other) {
+            for e in c.evidence(facts) {
+                if !found.contains(&e) {
+                    found.push(e);
+                }
+            }
+        }
+        found
     }
 }
 
