@@ -71,6 +71,9 @@ pub const SPAM: &str = "SpamTriggerError";
 pub const ATTACHMENT: &str = "AttachmentError";
 pub const FORMAT: &str = "FormatError";
 pub const CLASSES: [&str; 4] = [FORMAT, TIMEZONE, SPAM, ATTACHMENT];
+/// What the device writes after a time when no timezone is known: it says
+/// so rather than guess one.
+pub const UNKNOWN_TIMEZONE: &str = "timezone not given";
 
 /// One answer the model gave and the mistakes it really made in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -422,12 +425,12 @@ impl SimulatedEmailModel {
                 truth.mistakes.push(TIMEZONE);
                 body.push_str(&format!("We meet at {written}.\n"));
             } else {
-                // Told the timezone is unknown, the device still writes
-                // UTC (what the skill's validators accept); it never
-                // leaves a time bare when it complies.
+                // Complying with no timezone known, it says so rather than
+                // guess one (the skill's instructions; its validators
+                // accept the statement); it never leaves a time bare.
                 let tz = given
                     .or(Some(context_tz).filter(|t| !t.is_empty()))
-                    .unwrap_or_else(|| "UTC".into());
+                    .unwrap_or_else(|| UNKNOWN_TIMEZONE.into());
                 body.push_str(&format!("We meet at {written} ({tz}).\n"));
             }
         }
@@ -766,7 +769,7 @@ mod tests {
                 !spam_phrases(&email).is_empty(),
                 "{email}"
             );
-            let with_tz = email.contains("(UTC)");
+            let with_tz = email.contains(&format!("({UNKNOWN_TIMEZONE})"));
             assert_eq!(t.mistakes.contains(&TIMEZONE), !with_tz, "{email}");
         }
     }
@@ -828,6 +831,7 @@ mod tests {
                 "America/New_York",
                 "UTC+2",
                 "+02:00",
+                UNKNOWN_TIMEZONE,
             ] {
                 let told = format!("Subject: x\n\nWe meet at {time} ({tz}).\n");
                 assert!(!flags(&v, TIMEZONE, task, &told), "{time} ({tz})");
