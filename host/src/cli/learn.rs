@@ -424,6 +424,9 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 "  (with a model configured, classes no pattern knows get a rule proposed by it: `skillhost learn --model PROVIDER:MODEL`)"
             )?;
         }
+        for id in &report.rules_updated {
+            outln!("  ~ {id} (updated to its pattern's current version; statistics start over)")?;
+        }
         for id in &report.rules_rejected {
             outln!("  - {id} (rejected; `skillhost rules show {id}` has the figures)")?;
         }

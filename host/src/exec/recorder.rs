@@ -463,7 +463,7 @@ impl Writer {
         match report {
             Ok(r) => {
                 tracing::info!(runs = now, rules_added = r.rules_added, "learning cycle");
-                if r.rules_added > 0
+                if r.changed_rules()
                     && let Some(l) = &self.learning
                     && let Err(e) = l.reload()
                 {

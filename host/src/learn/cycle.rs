@@ -88,6 +88,17 @@ pub struct CycleReport {
     /// Model proposals that failed their replay (stored as rejected).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules_rejected: Vec<String>,
+    /// Rules learned from an older version of their pattern, brought up to
+    /// its current one (see [`refresh_from_patterns`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules_updated: Vec<String>,
+}
+
+impl CycleReport {
+    /// Whether the rules file changed, so runs must read it again.
+    pub fn changed_rules(&self) -> bool {
+        self.rules_added > 0 || !self.rules_updated.is_empty()
+    }
 }
 
 pub fn rule_id(kind: Kind, class: &str, scope: &str) -> String {
@@ -129,6 +140,46 @@ fn make(kind: Kind, class: &str, scope: &str, stage: &Stage, group: &FailureGrou
             ..Origin::default()
         },
     )
+}
+
+/// Rules learned from a pattern follow the pattern's current version: a
+/// rule an older skillhost wrote (`set_field timezone=UTC`, from before a
+/// rule could no longer invent a value only the user knows) takes the
+/// pattern's present conditions and actions. Its statistics start over,
+/// since they measured the old behaviour; whether it is enabled is the
+/// operator's and stays. A removed rule is updated under its tombstone, so
+/// `rules restore` brings back the current version. Model proposals have
+/// no pattern and are left alone. Returns the ids updated.
+pub fn refresh_from_patterns(
+    library_for: &dyn Fn(&str) -> Library,
+    rules: &mut RuleSet,
+) -> Vec<String> {
+    let mut updated = Vec::new();
+    for rule in &mut rules.rules {
+        if rule.origin.model.is_some() || rule.origin.pattern.is_empty() {
+            continue;
+        }
+        let library = library_for(&rule.scope);
+        let Some(pattern) = library.get(&rule.origin.pattern) else {
+            continue;
+        };
+        let stage = match rule.kind {
+            Kind::Prevention => &pattern.prevention,
+            Kind::Validation => &pattern.validation,
+            Kind::Recovery => &pattern.recovery,
+        };
+        let Some(stage) = stage else { continue };
+        if rule.conditions == stage.conditions && rule.actions == stage.actions {
+            continue;
+        }
+        rule.conditions = stage.conditions.clone();
+        rule.actions = stage.actions.clone();
+        (rule.applied, rule.succeeded) = (0, 0);
+        let (a, b) = rule.posterior();
+        rule.confidence = a / (a + b);
+        updated.push(rule.id.clone());
+    }
+    updated
 }
 
 /// Turns failure groups into rules (adding to `rules`); `library_for`
@@ -298,6 +349,72 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_from_an_older_pattern_takes_its_current_version() {
+        use crate::learn::edit::RuleEdit;
+        use crate::learn::rules::Action;
+        let lib = |_: &str| Library::shipped().expect("shipped");
+        let mut rules = RuleSet::default();
+        run(
+            &[group("TimezoneError", 10, 50)],
+            &lib,
+            &mut rules,
+            &Thresholds::default(),
+        );
+        let (prevent, validate) = (
+            "prevent-timezoneerror-email-writer",
+            "validate-timezoneerror-email-writer",
+        );
+        let invented = Action::SetField {
+            field: "timezone".into(),
+            value: "UTC".into(),
+            force: false,
+        };
+        // As an older skillhost wrote them: a guessed timezone, with
+        // statistics; one of them removed by the operator.
+        for id in [prevent, validate] {
+            let r = rules.rules.iter_mut().find(|r| r.id == id).expect(id);
+            r.actions = vec![invented.clone()];
+            (r.applied, r.succeeded) = (40, 39);
+        }
+        rules.edit(validate, RuleEdit::Remove).expect("remove");
+        let mut proposal = rules.get(prevent).expect("rule").clone();
+        proposal.id = "prevent-model-proposal".into();
+        proposal.origin.model = Some("scripted:m".into());
+        rules.insert(proposal);
+
+        let updated = refresh_from_patterns(&lib, &mut rules);
+        assert_eq!(updated, vec![prevent, validate]);
+        for id in [prevent, validate] {
+            let r = rules.get(id).expect(id);
+            assert!(
+                r.actions.iter().all(|a| *a != invented)
+                    && r.actions
+                        .iter()
+                        .any(|a| matches!(a, Action::UseDefault { .. })),
+                "{id}: {:?}",
+                r.actions
+            );
+            assert_eq!(
+                (r.applied, r.succeeded),
+                (0, 0),
+                "{id}: statistics start over"
+            );
+        }
+        assert!(
+            rules.get(validate).is_some_and(|r| r.removed),
+            "still removed"
+        );
+        assert_eq!(
+            rules
+                .get("prevent-model-proposal")
+                .map(|r| r.actions.clone()),
+            Some(vec![invented]),
+            "a model's proposal has no pattern to follow"
+        );
+        assert!(refresh_from_patterns(&lib, &mut rules).is_empty(), "once");
+    }
+
+    #[test]
     fn a_removed_rule_is_not_learned_again_until_restored() {
         use crate::learn::edit::RuleEdit;
         let lib = |_: &str| Library::shipped().expect("shipped");
@@ -364,8 +481,10 @@ pub async fn learn_from_store(
 ) -> Result<CycleReport, LearnError> {
     let t = &config.thresholds;
     let groups = store.failure_groups(t.window)?;
-    if groups.is_empty() {
-        // Nothing failed in the window: no pattern to load, no rule to touch.
+    let path = super::rules_path(&paths.state_dir());
+    if groups.is_empty() && !path.exists() {
+        // Nothing failed and nothing learned: no pattern to load, no rule
+        // to touch. (With rules, they may still need refreshing.)
         return Ok(CycleReport::default());
     }
     let (base, _warnings) = Library::load(&paths.home.join("patterns"));
@@ -379,12 +498,13 @@ pub async fn learn_from_store(
         }
         lib
     };
-    let path = super::rules_path(&paths.state_dir());
     let (mut report, candidates) = {
         let _lock = super::lock(&path);
         let mut rules = RuleSet::load(&path)?;
+        let rules_updated = refresh_from_patterns(&library_for, &mut rules);
         let mut report = run(&groups, &library_for, &mut rules, t);
-        if report.rules_added > 0 {
+        report.rules_updated = rules_updated;
+        if report.changed_rules() {
             rules.save(&path)?;
         }
         let candidates = match model {
