@@ -31,6 +31,7 @@ mod honest_rules;
 mod install;
 mod learning;
 mod llm_providers;
+mod mcp_backpressure;
 mod mcp_concurrency;
 mod mcp_python;
 mod model_loop;
