@@ -33,6 +33,7 @@ mod learning;
 mod llm_providers;
 mod mcp_backpressure;
 mod mcp_concurrency;
+mod mcp_load;
 mod mcp_python;
 mod model_loop;
 mod net_rebinding;

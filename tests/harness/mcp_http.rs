@@ -61,6 +61,13 @@ impl McpHttpServer {
     }
 }
 
+impl McpHttpServer {
+    /// The server's process id (for its /proc entries).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for McpHttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -126,6 +133,24 @@ impl McpSession {
         s.post(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
             .await;
         s
+    }
+
+    /// Ends the session (HTTP DELETE); true if the server agreed.
+    pub async fn close(&self) -> bool {
+        let Some(id) = &self.session else {
+            return false;
+        };
+        self.client
+            .delete(&self.url)
+            .header("mcp-session-id", id)
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    }
+
+    /// Uses session `id` (from an `initialize` sent by hand).
+    pub fn set_session(&mut self, id: String) {
+        self.session = Some(id);
     }
 
     /// A client with no session yet (to send `initialize` by hand).
