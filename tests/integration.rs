@@ -19,6 +19,7 @@ mod catalog_corpus;
 mod catalog_hostile;
 mod cli_logging;
 mod cli_run;
+mod crash_safety;
 mod examples;
 #[cfg(feature = "forge")]
 mod forge;

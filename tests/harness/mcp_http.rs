@@ -179,6 +179,12 @@ impl McpSession {
     /// Posts one JSON-RPC message and returns the HTTP response, whatever
     /// its status.
     pub async fn post_raw(&self, msg: &Value) -> reqwest::Response {
+        self.try_post_raw(msg).await.expect("POST")
+    }
+
+    /// [`McpSession::post_raw`], a failure to send (the server is gone)
+    /// returned rather than a panic.
+    pub async fn try_post_raw(&self, msg: &Value) -> reqwest::Result<reqwest::Response> {
         let mut req = self
             .client
             .post(&self.url)
@@ -188,7 +194,7 @@ impl McpSession {
         if let Some(id) = &self.session {
             req = req.header("mcp-session-id", id);
         }
-        req.send().await.expect("POST")
+        req.send().await
     }
 
     async fn post(&self, msg: &Value) -> (Option<String>, Vec<Value>) {
