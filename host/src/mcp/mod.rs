@@ -282,35 +282,39 @@ impl Front {
                 ));
             }
         };
-        let peek = (parts.method == http::Method::POST)
-            .then(|| serde_json::from_slice::<Peek>(&body).ok())
-            .flatten();
-        let req = http::Request::from_parts(parts, http_body_util::Full::new(body));
-        let Some(peek) = peek else {
+        if parts.method != http::Method::POST {
+            let req = http::Request::from_parts(parts, http_body_util::Full::new(body));
             return self.forward(req).await;
-        };
+        }
+        // Unparsed (rmcp will say why): checked as if it were a new session
+        // or a call, so that no shape of body slips past the limits.
+        let peek = serde_json::from_slice::<Peek>(&body).ok();
+        let id = peek
+            .as_ref()
+            .map_or(serde_json::Value::Null, |p| p.id.clone());
+        let req = http::Request::from_parts(parts, http_body_util::Full::new(body));
         if !req.headers().contains_key("mcp-session-id") {
-            // A new session: checked and opened one at a time.
+            // Opening a session: checked and opened one at a time.
             let _opening = self.opening.lock().await;
             let open = self.sessions.open();
             if open >= self.max_sessions {
                 let message = format!(
                     "Busy: {open} sessions are open, the most this server takes; retry after {RETRY_AFTER_SECS} s"
                 );
-                return Ok(busy(&peek.id, message));
+                return Ok(busy(&id, message));
             }
             return self.forward(req).await;
         }
-        let skill_call = peek.method == "tools/call"
-            && peek.params.name != LIST_SKILLS
-            && peek.params.name != READ_SKILL;
+        let skill_call = peek.as_ref().is_none_or(|p| {
+            p.method == "tools/call" && p.params.name != LIST_SKILLS && p.params.name != READ_SKILL
+        });
         if skill_call && self.calls.is_full() {
             let message = Busy {
                 running: self.calls.running(),
                 queued: self.calls.queued(),
             }
             .to_string();
-            return Ok(busy(&peek.id, message));
+            return Ok(busy(&id, message));
         }
         self.forward(req).await
     }
