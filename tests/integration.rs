@@ -19,6 +19,7 @@ mod catalog_corpus;
 mod catalog_hostile;
 mod cli_logging;
 mod cli_run;
+mod crash_safety;
 mod examples;
 #[cfg(feature = "forge")]
 mod forge;
@@ -32,7 +33,9 @@ mod honest_rules;
 mod install;
 mod learning;
 mod llm_providers;
+mod mcp_backpressure;
 mod mcp_concurrency;
+mod mcp_load;
 mod mcp_python;
 mod model_loop;
 mod net_rebinding;

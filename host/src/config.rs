@@ -66,6 +66,8 @@ pub struct Config {
     /// a learned rule fills a missing field from here, and says so, instead
     /// of guessing (see `learn::rules::Action::UseDefault`).
     pub defaults: serde_json::Map<String, serde_json::Value>,
+    /// `skillhost mcp --http`: calls at once, queued calls, sessions.
+    pub mcp: crate::admission::McpConfig,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

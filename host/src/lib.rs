@@ -13,8 +13,10 @@
 //!   and errors (answers, failures and their classes, service errors, tool
 //!   descriptions), file helpers, thread priority, the skills built into
 //!   the binary, the outbound network guard.
-//! - layer 1: `skill`: parsing every SKILL.md dialect, discovery, the
-//!   catalog, search.
+//! - layer 1: `skill`, `admission`: parsing every SKILL.md dialect,
+//!   discovery, the catalog, search; backpressure for a server (places to
+//!   run calls, a bounded queue, the session limit, and their defaults from
+//!   the machine).
 //! - layer 2: `paths`, `grants`, `scaffold`: where things live (and which
 //!   paths are the host's own); what a skill may use, declared ∩ granted,
 //!   and what a grant request writes; a new skill folder with a handler
@@ -52,6 +54,7 @@
 //! - layer 9: `cli`: argument parsing and the commands' printing; each
 //!   command calls the library.
 
+pub mod admission;
 pub mod app;
 pub mod approval;
 pub mod bundled;

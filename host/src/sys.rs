@@ -25,3 +25,49 @@ pub fn is_root() -> bool {
         false
     }
 }
+
+/// The memory this process may use, in bytes: the machine's total, or the
+/// cgroup's limit when that is lower (a container). `None` where neither
+/// can be read (not Linux).
+pub fn memory_bytes() -> Option<u64> {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| meminfo_total(&t));
+    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok());
+    match (total, cgroup) {
+        (Some(t), Some(c)) => Some(t.min(c)),
+        (t, c) => t.or(c),
+    }
+}
+
+/// `MemTotal` of `/proc/meminfo`, in bytes.
+fn meminfo_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb = line
+        .trim_start_matches("MemTotal:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim();
+    kb.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_total_reads_kilobytes() {
+        let text = "MemTotal:       24683520 kB\nMemFree:        11611136 kB\n";
+        assert_eq!(meminfo_total(text), Some(24_683_520 * 1024));
+        assert_eq!(meminfo_total("MemFree: 1 kB\n"), None);
+        assert_eq!(meminfo_total("MemTotal: lots kB\n"), None);
+    }
+
+    #[test]
+    fn this_machine_has_memory() {
+        #[cfg(target_os = "linux")]
+        assert!(memory_bytes().is_some_and(|b| b > 0));
+    }
+}

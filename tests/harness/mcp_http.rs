@@ -18,10 +18,23 @@ pub struct McpHttpServer {
 impl McpHttpServer {
     /// Starts the server with `args` before `mcp` (e.g. `--skills DIR`).
     pub fn start(ws: &Workspace, args: &[&str]) -> Self {
+        Self::start_with(ws, args, &[], &[])
+    }
+
+    /// [`McpHttpServer::start`] with `mcp_args` after `mcp --http ADDR`
+    /// (limits, `--token-env`) and `env` set for the server.
+    pub fn start_with(
+        ws: &Workspace,
+        args: &[&str],
+        mcp_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let mut child = ws
             .cli()
             .args(args)
             .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(mcp_args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -48,6 +61,13 @@ impl McpHttpServer {
     }
 }
 
+impl McpHttpServer {
+    /// The server's process id (for its /proc entries).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for McpHttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -59,6 +79,16 @@ impl Drop for McpHttpServer {
 /// guest) under a `limit_ms` time limit: below the default, so it needs no
 /// grant. The workspace must outlive the server.
 pub fn hostile_server(limit_ms: u64) -> (Workspace, McpHttpServer) {
+    hostile_server_with(limit_ms, &[], &[])
+}
+
+/// [`hostile_server`] with `mcp_args` and `env` as in
+/// [`McpHttpServer::start_with`].
+pub fn hostile_server_with(
+    limit_ms: u64,
+    mcp_args: &[&str],
+    env: &[(&str, &str)],
+) -> (Workspace, McpHttpServer) {
     let ws = Workspace::new();
     ws.add_skill(
         "hostile",
@@ -68,7 +98,7 @@ pub fn hostile_server(limit_ms: u64) -> (Workspace, McpHttpServer) {
         Some(&guest("hostile-guest")),
     );
     let skills = ws.skills.display().to_string();
-    let server = McpHttpServer::start(&ws, &["--skills", &skills]);
+    let server = McpHttpServer::start_with(&ws, &["--skills", &skills], mcp_args, env);
     (ws, server)
 }
 
@@ -82,11 +112,12 @@ pub struct McpSession {
 
 impl McpSession {
     pub async fn open(url: &str) -> Self {
-        let mut s = McpSession {
-            client: reqwest::Client::new(),
-            url: url.to_owned(),
-            session: None,
-        };
+        Self::open_with(url, None).await
+    }
+
+    /// A session whose requests carry `Authorization: Bearer <token>`.
+    pub async fn open_with(url: &str, token: Option<&str>) -> Self {
+        let mut s = Self::unopened_with(url, token);
         let (session, init) = s
             .post(&json!({
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -102,6 +133,68 @@ impl McpSession {
         s.post(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
             .await;
         s
+    }
+
+    /// Ends the session (HTTP DELETE); true if the server agreed.
+    pub async fn close(&self) -> bool {
+        let Some(id) = &self.session else {
+            return false;
+        };
+        self.client
+            .delete(&self.url)
+            .header("mcp-session-id", id)
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    }
+
+    /// Uses session `id` (from an `initialize` sent by hand).
+    pub fn set_session(&mut self, id: String) {
+        self.session = Some(id);
+    }
+
+    /// A client with no session yet (to send `initialize` by hand).
+    pub fn unopened(url: &str) -> Self {
+        Self::unopened_with(url, None)
+    }
+
+    /// [`McpSession::unopened`], its requests carrying `token`.
+    pub fn unopened_with(url: &str, token: Option<&str>) -> Self {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(t) = token {
+            let value = format!("Bearer {t}").parse().expect("a header value");
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .expect("client");
+        McpSession {
+            client,
+            url: url.to_owned(),
+            session: None,
+        }
+    }
+
+    /// Posts one JSON-RPC message and returns the HTTP response, whatever
+    /// its status.
+    pub async fn post_raw(&self, msg: &Value) -> reqwest::Response {
+        self.try_post_raw(msg).await.expect("POST")
+    }
+
+    /// [`McpSession::post_raw`], a failure to send (the server is gone)
+    /// returned rather than a panic.
+    pub async fn try_post_raw(&self, msg: &Value) -> reqwest::Result<reqwest::Response> {
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(msg);
+        if let Some(id) = &self.session {
+            req = req.header("mcp-session-id", id);
+        }
+        req.send().await
     }
 
     async fn post(&self, msg: &Value) -> (Option<String>, Vec<Value>) {

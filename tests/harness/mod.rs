@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod load;
 pub mod mcp_http;
 
 use std::path::{Path, PathBuf};

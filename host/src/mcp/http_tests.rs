@@ -19,6 +19,14 @@ struct Served {
 }
 
 fn serve(session_config: SessionConfig) -> Served {
+    serve_with(HttpOptions::new(loopback()), session_config)
+}
+
+fn loopback() -> std::net::SocketAddr {
+    "127.0.0.1:0".parse().expect("addr")
+}
+
+fn serve_with(options: HttpOptions, session_config: SessionConfig) -> Served {
     let f = fixture();
     let runner = f.server.runner().clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -29,8 +37,7 @@ fn serve(session_config: SessionConfig) -> Served {
     let (tx, rx) = std::sync::mpsc::channel();
     let serving = runner.clone();
     rt.spawn(async move {
-        let addr = "127.0.0.1:0".parse().expect("addr");
-        let _ = serve_http_with(serving, addr, false, session_config, move |a| {
+        let _ = serve_http_with(serving, options, session_config, move |a, _| {
             let _ = tx.send(a);
         })
         .await;
@@ -48,25 +55,34 @@ struct Session {
     client: reqwest::Client,
     url: String,
     id: String,
+    token: Option<String>,
+}
+
+fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": "skillhost-test", "version": "0" }
+        }
+    })
 }
 
 impl Session {
     async fn open(url: &str) -> Session {
+        Session::open_with(url, None).await
+    }
+
+    /// A session whose requests carry `token`, if any.
+    async fn open_with(url: &str, token: Option<&str>) -> Session {
         let client = reqwest::Client::new();
         let mut s = Session {
             client,
             url: url.to_owned(),
             id: String::new(),
+            token: token.map(str::to_owned),
         };
-        let init = s
-            .post(&json!({
-                "jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": { "name": "skillhost-test", "version": "0" }
-                }
-            }))
-            .await;
+        let init = s.post(&initialize()).await;
         assert_eq!(init.status(), 200);
         s.id = init
             .headers()
@@ -91,6 +107,9 @@ impl Session {
             .json(msg);
         if !self.id.is_empty() {
             req = req.header("mcp-session-id", &self.id);
+        }
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
         }
         tokio::time::timeout(GUARD, req.send())
             .await
@@ -236,5 +255,94 @@ fn calls_answered_without_the_worker_keep_their_session_alive() {
         tokio::time::sleep(keep_alive * 3).await;
         let (status, _) = session.call(id, "skill_manual-only", None).await;
         assert_eq!(status, 404);
+    });
+}
+
+/// An unauthenticated POST of `msg`, with `authorization` if given.
+async fn post_as(url: &str, authorization: Option<&str>, msg: &Value) -> reqwest::Response {
+    let mut req = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(msg);
+    if let Some(a) = authorization {
+        req = req.header("authorization", a);
+    }
+    tokio::time::timeout(GUARD, req.send())
+        .await
+        .expect("an answer in time")
+        .expect("POST")
+}
+
+#[test]
+fn with_a_token_every_request_must_carry_it() {
+    let mut options = HttpOptions::new(loopback());
+    options.token = Some(BearerToken("s3cret-token".into()));
+    let s = serve_with(options, SessionConfig::default());
+    s.rt.block_on(async {
+        for authorization in [
+            None,
+            Some("Bearer wrong"),
+            Some("Bearer s3cret-toke"),
+            Some("s3cret-token"),
+        ] {
+            let resp = post_as(&s.url, authorization, &initialize()).await;
+            assert_eq!(resp.status(), 401, "{authorization:?}");
+            assert_eq!(resp.headers()["www-authenticate"], "Bearer");
+        }
+        // Other paths too: nothing is said without the token.
+        let other = s.url.replace(HTTP_PATH, "/elsewhere");
+        assert_eq!(post_as(&other, None, &initialize()).await.status(), 401);
+
+        let session = Session::open_with(&s.url, Some("s3cret-token")).await;
+        let (status, body) = session.call(1, "skill_manual-only", None).await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            messages(&body)[0]["result"]["content"][0]["text"],
+            "done: hi"
+        );
+        // An established session's ID is no substitute for the token.
+        let stolen = Session {
+            token: None,
+            ..session
+        };
+        let (status, _) = stolen.call(2, "skill_manual-only", None).await;
+        assert_eq!(status, 401);
+    });
+}
+
+#[test]
+fn a_session_past_the_limit_is_busy_until_one_closes() {
+    let mut options = HttpOptions::new(loopback());
+    options.limits.max_sessions = Some(2);
+    let s = serve_with(options, SessionConfig::default());
+    s.rt.block_on(async {
+        let first = Session::open(&s.url).await;
+        let _second = Session::open(&s.url).await;
+        let refused = post_as(&s.url, None, &initialize()).await;
+        assert_eq!(refused.status(), 503);
+        assert_eq!(
+            refused.headers()["retry-after"],
+            crate::admission::RETRY_AFTER_SECS.to_string().as_str()
+        );
+        let body: Value = serde_json::from_str(&refused.text().await.expect("body")).expect("JSON");
+        assert_eq!(body["id"], 0);
+        assert_eq!(body["error"]["code"], BUSY_CODE.0);
+        assert_eq!(body["error"]["data"]["class"], "Busy");
+        // Sessions already open are served.
+        let (status, _) = first.call(1, "skill_manual-only", None).await;
+        assert_eq!(status, 200);
+        // Closing one makes room.
+        let closed = first
+            .client
+            .delete(&s.url)
+            .header("mcp-session-id", &first.id)
+            .send()
+            .await
+            .expect("DELETE");
+        assert!(closed.status().is_success(), "{}", closed.status());
+        let third = Session::open(&s.url).await;
+        let (status, _) = third.call(1, "skill_manual-only", None).await;
+        assert_eq!(status, 200);
     });
 }

@@ -30,11 +30,12 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 
+use crate::admission::{Busy, CallGate, HostCapacity, Limits, McpConfig, RETRY_AFTER_SECS};
 use crate::exec::Runner;
 
 pub use server::{
-    LIST_SKILLS, MAX_READ_BYTES, PAGE_SIZE, READ_SKILL, SkillServer, failure_result,
-    outcome_result, page,
+    BUSY_CODE, LIST_SKILLS, MAX_READ_BYTES, PAGE_SIZE, READ_SKILL, SkillServer, busy_error,
+    failure_result, outcome_result, page,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -44,9 +45,17 @@ pub enum McpError {
     #[error("the MCP server stopped abnormally")]
     Stopped(#[source] tokio::task::JoinError),
     #[error(
-        "refusing to serve MCP on {0}: it is not a loopback address and anyone who can reach it could run skills; pass --allow-remote if that is intended"
+        "refusing to serve MCP on {0}: it is not a loopback address and anyone who can reach it could run skills; pass --allow-remote and --token-env VAR if that is intended"
     )]
     RemoteBind(SocketAddr),
+    #[error(
+        "refusing to serve MCP on {0} without a token: pass --token-env VAR, VAR holding the token clients must send as `Authorization: Bearer <token>`"
+    )]
+    RemoteWithoutToken(SocketAddr),
+    #[error("the MCP bearer token is missing: environment variable {0} is unset or empty")]
+    TokenEnv(String),
+    #[error("invalid MCP limits: {0}")]
+    Limits(#[source] crate::admission::AdmissionError),
     #[error("cannot serve MCP on {0}")]
     Bind(SocketAddr, #[source] std::io::Error),
 }
@@ -68,40 +77,124 @@ pub async fn serve_stdio(runner: Runner) -> Result<(), McpError> {
 /// The path the streamable-HTTP transport serves MCP on.
 pub const HTTP_PATH: &str = "/mcp";
 
+/// How `skillhost mcp --http` serves.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// Serve a non-loopback address (it also needs `token`).
+    pub allow_remote: bool,
+    /// The bearer token every request must carry; required off loopback.
+    pub token: Option<BearerToken>,
+    /// Limits set by flags, over the `[mcp]` section of the configuration.
+    pub limits: McpConfig,
+}
+
+impl HttpOptions {
+    /// Loopback-style defaults: no token, the configured limits.
+    pub fn new(addr: SocketAddr) -> Self {
+        HttpOptions {
+            addr,
+            allow_remote: false,
+            token: None,
+            limits: McpConfig::default(),
+        }
+    }
+}
+
+/// A bearer token, never printed.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
+}
+
+impl BearerToken {
+    /// The token in environment variable `var`: set and not empty.
+    pub fn from_env(var: &str) -> Result<Self, McpError> {
+        match std::env::var(var) {
+            Ok(t) if !t.trim().is_empty() => Ok(BearerToken(t.trim().to_owned())),
+            _ => Err(McpError::TokenEnv(var.to_owned())),
+        }
+    }
+
+    /// Whether `authorization` (the header's value) is `Bearer` and this
+    /// token, compared in constant time.
+    fn admits(&self, authorization: Option<&http::HeaderValue>) -> bool {
+        use subtle::ConstantTimeEq;
+        let Some(given) = authorization
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+        else {
+            return false;
+        };
+        bool::from(given.trim().as_bytes().ct_eq(self.0.as_bytes()))
+    }
+}
+
 /// Serves `runner`'s catalog over MCP streamable HTTP at
 /// `http://ADDR/mcp` until the process is stopped; `ready` gets the bound
-/// address (useful with port 0). Must run inside a tokio runtime with IO
-/// enabled.
+/// address (useful with port 0) and the limits in force. Must run inside a
+/// tokio runtime with IO enabled.
 ///
 /// Browsers are kept out: a request whose `Host` is not a loopback name is
 /// refused (DNS rebinding) unless remote clients are allowed, and any
 /// request carrying an `Origin` header is refused (a web page cannot drive
-/// the server from the user's browser). MCP clients send neither.
+/// the server from the user's browser). MCP clients send neither. With a
+/// token, a request without it is refused (401). Past the limits, a new
+/// session or a skill call is refused at once: HTTP 503 with `Retry-After`,
+/// or [`busy_error`] for a call already inside a stream.
 pub async fn serve_http(
     runner: Runner,
-    addr: SocketAddr,
-    allow_remote: bool,
-    ready: impl FnOnce(SocketAddr),
+    options: HttpOptions,
+    ready: impl FnOnce(SocketAddr, &Limits),
 ) -> Result<(), McpError> {
-    serve_http_with(runner, addr, allow_remote, SessionConfig::default(), ready).await
+    serve_http_with(runner, options, SessionConfig::default(), ready).await
+}
+
+/// The limits in force: `flags` over the configuration's `[mcp]`, the rest
+/// derived from this machine and the configured call memory.
+pub fn resolve_limits(runner: &Runner, flags: &McpConfig) -> Result<Limits, McpError> {
+    let config = runner.config();
+    let call_bytes = (config.limits.memory_mb + config.limits.host_mb) << 20;
+    let host =
+        HostCapacity::of_this_machine(call_bytes, crate::sandbox::limits::POOL_CALLS as usize);
+    flags
+        .over(&config.mcp)
+        .resolve(host)
+        .map_err(McpError::Limits)
 }
 
 /// [`serve_http`] with sessions kept as `session_config` says.
 async fn serve_http_with(
     runner: Runner,
-    addr: SocketAddr,
-    allow_remote: bool,
+    options: HttpOptions,
     session_config: SessionConfig,
-    ready: impl FnOnce(SocketAddr),
+    ready: impl FnOnce(SocketAddr, &Limits),
 ) -> Result<(), McpError> {
-    check_bind(addr, allow_remote)?;
+    let addr = options.addr;
+    check_bind(addr, options.allow_remote, options.token.is_some())?;
+    let limits = resolve_limits(&runner, &options.limits)?;
     let bind_err = |e: std::io::Error| McpError::Bind(addr, e);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(bind_err)?;
-    ready(listener.local_addr().map_err(bind_err)?);
+    ready(listener.local_addr().map_err(bind_err)?, &limits);
 
-    let mcp = http_service(SkillServer::new(runner), allow_remote, session_config);
+    let calls = Arc::new(CallGate::new(&limits));
+    let server = SkillServer::new(runner).with_call_gate(calls.clone());
+    let (mcp, sessions) = http_service(server, options.allow_remote, session_config);
+    let front = Arc::new(Front {
+        mcp,
+        sessions,
+        calls,
+        max_sessions: limits.sessions,
+        opening: tokio::sync::Mutex::new(()),
+        token: options.token,
+        max_body: rmcp::transport::StreamableHttpServerConfig::default().max_request_body_bytes,
+    });
     loop {
         let (stream, _peer) = match listener.accept().await {
             Ok(conn) => conn,
@@ -117,17 +210,9 @@ async fn serve_http_with(
         // without this, Nagle's algorithm meets the client's delayed ACK and
         // every call waits ~40 ms.
         let _ = stream.set_nodelay(true);
-        let mcp = mcp.clone();
+        let front = front.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let mut mcp = mcp.clone();
-                async move {
-                    if req.uri().path() != HTTP_PATH {
-                        return Ok(not_found());
-                    }
-                    tower_service::Service::call(&mut mcp, req).await
-                }
-            });
+            let service = hyper::service::service_fn(move |req| front.clone().handle(req));
             // A client that goes away mid-request is its own business.
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
@@ -139,13 +224,117 @@ async fn serve_http_with(
 type HttpService =
     rmcp::transport::StreamableHttpService<SkillServer, sessions::DirectCallSessions>;
 
+/// What every request meets before rmcp: the token, the path, and the
+/// limits on sessions and calls.
+struct Front {
+    mcp: HttpService,
+    sessions: Arc<sessions::DirectCallSessions>,
+    calls: Arc<CallGate>,
+    max_sessions: usize,
+    /// Held while a session is opened, so that two opened at once cannot
+    /// both take the last place.
+    opening: tokio::sync::Mutex<()>,
+    token: Option<BearerToken>,
+    max_body: usize,
+}
+
+/// What the front reads of a POSTed message.
+#[derive(serde::Deserialize)]
+struct Peek {
+    #[serde(default)]
+    id: serde_json::Value,
+    #[serde(default)]
+    method: String,
+    #[serde(default)]
+    params: PeekParams,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct PeekParams {
+    #[serde(default)]
+    name: String,
+}
+
+impl Front {
+    async fn handle(
+        self: Arc<Self>,
+        req: http::Request<hyper::body::Incoming>,
+    ) -> Result<HttpResponse, std::convert::Infallible> {
+        use http_body_util::BodyExt;
+        if let Some(token) = &self.token
+            && !token.admits(req.headers().get(http::header::AUTHORIZATION))
+        {
+            return Ok(unauthorized());
+        }
+        if req.uri().path() != HTTP_PATH {
+            return Ok(not_found());
+        }
+        let (parts, body) = req.into_parts();
+        let body = match http_body_util::Limited::new(body, self.max_body)
+            .collect()
+            .await
+        {
+            Ok(b) => b.to_bytes(),
+            Err(_) => {
+                return Ok(plain(
+                    http::StatusCode::PAYLOAD_TOO_LARGE,
+                    "request too large\n",
+                ));
+            }
+        };
+        if parts.method != http::Method::POST {
+            let req = http::Request::from_parts(parts, http_body_util::Full::new(body));
+            return self.forward(req).await;
+        }
+        // Unparsed (rmcp will say why): checked as if it were a new session
+        // or a call, so that no shape of body slips past the limits.
+        let peek = serde_json::from_slice::<Peek>(&body).ok();
+        let id = peek
+            .as_ref()
+            .map_or(serde_json::Value::Null, |p| p.id.clone());
+        let req = http::Request::from_parts(parts, http_body_util::Full::new(body));
+        if !req.headers().contains_key("mcp-session-id") {
+            // Opening a session: checked and opened one at a time.
+            let _opening = self.opening.lock().await;
+            let open = self.sessions.open();
+            if open >= self.max_sessions {
+                let message = format!(
+                    "Busy: {open} sessions are open, the most this server takes; retry after {RETRY_AFTER_SECS} s"
+                );
+                return Ok(busy(&id, message));
+            }
+            return self.forward(req).await;
+        }
+        let skill_call = peek.as_ref().is_none_or(|p| {
+            p.method == "tools/call" && p.params.name != LIST_SKILLS && p.params.name != READ_SKILL
+        });
+        if skill_call && self.calls.is_full() {
+            let message = Busy {
+                running: self.calls.running(),
+                queued: self.calls.queued(),
+            }
+            .to_string();
+            return Ok(busy(&id, message));
+        }
+        self.forward(req).await
+    }
+
+    async fn forward(
+        &self,
+        req: http::Request<http_body_util::Full<bytes::Bytes>>,
+    ) -> Result<HttpResponse, std::convert::Infallible> {
+        let mut mcp = self.mcp.clone();
+        tower_service::Service::call(&mut mcp, req).await
+    }
+}
+
 /// rmcp's streamable-HTTP service over `server`, with its Host and Origin
-/// checks, and sessions kept as `session_config` says.
+/// checks, and sessions kept as `session_config` says; and its sessions.
 fn http_service(
     server: SkillServer,
     allow_remote: bool,
     session_config: SessionConfig,
-) -> HttpService {
+) -> (HttpService, Arc<sessions::DirectCallSessions>) {
     use rmcp::transport::StreamableHttpServerConfig;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
@@ -157,32 +346,75 @@ fn http_service(
     }
     let mut sessions = LocalSessionManager::default();
     sessions.session_config = session_config;
-    let sessions = sessions::DirectCallSessions::new(sessions, server.clone());
-    rmcp::transport::StreamableHttpService::new(
+    let sessions = Arc::new(sessions::DirectCallSessions::new(sessions, server.clone()));
+    let service = rmcp::transport::StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(sessions),
+        sessions.clone(),
         config,
-    )
+    );
+    (service, sessions)
 }
 
 type HttpResponse =
     http::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>>;
 
-fn not_found() -> HttpResponse {
+fn plain(status: http::StatusCode, body: impl Into<String>) -> HttpResponse {
     use http_body_util::BodyExt;
-    let body = format!("skillhost serves MCP on {HTTP_PATH}\n");
-    let mut resp = http::Response::new(http_body_util::Full::new(bytes::Bytes::from(body)).boxed());
-    *resp.status_mut() = http::StatusCode::NOT_FOUND;
+    let body = bytes::Bytes::from(body.into());
+    let mut resp = http::Response::new(http_body_util::Full::new(body).boxed());
+    *resp.status_mut() = status;
+    resp
+}
+
+fn not_found() -> HttpResponse {
+    plain(
+        http::StatusCode::NOT_FOUND,
+        format!("skillhost serves MCP on {HTTP_PATH}\n"),
+    )
+}
+
+fn unauthorized() -> HttpResponse {
+    let mut resp = plain(
+        http::StatusCode::UNAUTHORIZED,
+        "this server needs `Authorization: Bearer <token>`\n",
+    );
+    resp.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static("Bearer"),
+    );
+    resp
+}
+
+/// 503 with `Retry-After`, and the JSON-RPC busy error for request `id` as
+/// the body, so that a client reading either learns the same.
+fn busy(id: &serde_json::Value, message: String) -> HttpResponse {
+    let error = busy_error(message);
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
+    let mut resp = plain(http::StatusCode::SERVICE_UNAVAILABLE, body.to_string());
+    let headers = resp.headers_mut();
+    headers.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from(RETRY_AFTER_SECS),
+    );
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
     resp
 }
 
 /// A network transport runs skills for whoever connects, so only loopback
-/// is served unless the operator explicitly allows remote clients.
-pub fn check_bind(addr: SocketAddr, allow_remote: bool) -> Result<(), McpError> {
-    if addr.ip().is_loopback() || allow_remote {
+/// is served unless the operator explicitly allows remote clients and
+/// gives the token they must present.
+pub fn check_bind(addr: SocketAddr, allow_remote: bool, has_token: bool) -> Result<(), McpError> {
+    if addr.ip().is_loopback() {
         Ok(())
-    } else {
+    } else if !allow_remote {
         Err(McpError::RemoteBind(addr))
+    } else if !has_token {
+        Err(McpError::RemoteWithoutToken(addr))
+    } else {
+        Ok(())
     }
 }
 

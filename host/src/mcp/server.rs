@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use rmcp::model::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
@@ -19,9 +20,24 @@ use serde_json::{Map, Value, json};
 
 use super::names::{self, ToolTable};
 use super::resources;
+use crate::admission::{CallGate, RETRY_AFTER_SECS};
 use crate::exec::{Progress, ProgressSink, RunOutcome, Runner, context, with_progress};
 use crate::skill::{Catalog, Skill, SkillFileError};
 use crate::types::{Chain, FailureClass};
+
+/// The JSON-RPC error code of a busy answer: every place to run a call and
+/// every place in the queue taken (implementation-defined server error).
+pub const BUSY_CODE: ErrorCode = ErrorCode(-32000);
+
+/// A call refused for want of a place: the JSON-RPC equivalent of HTTP 503
+/// with `Retry-After`, for a call already inside a stream.
+pub fn busy_error(message: String) -> ErrorData {
+    ErrorData::new(
+        BUSY_CODE,
+        message,
+        Some(json!({ "class": "Busy", "retryAfterSeconds": RETRY_AFTER_SECS })),
+    )
+}
 
 /// Name of the tool that lists every skill.
 pub const LIST_SKILLS: &str = "list_skills";
@@ -42,6 +58,8 @@ pub const PAGE_SIZE: usize = 500;
 #[derive(Clone)]
 pub struct SkillServer {
     runner: Runner,
+    /// Places to run skill calls and their queue (`--http`'s backpressure).
+    calls: Arc<CallGate>,
     /// The tool table and the catalog generation it was made from.
     tools: Arc<Mutex<(u64, Arc<ToolTable>)>>,
 }
@@ -52,8 +70,19 @@ impl SkillServer {
         let table = Arc::new(ToolTable::new(&runner.catalog()));
         SkillServer {
             runner,
+            calls: Arc::new(CallGate::unlimited()),
             tools: Arc::new(Mutex::new((generation, table))),
         }
+    }
+
+    /// This server with skill calls admitted through `calls`.
+    pub fn with_call_gate(mut self, calls: Arc<CallGate>) -> Self {
+        self.calls = calls;
+        self
+    }
+
+    pub fn call_gate(&self) -> &Arc<CallGate> {
+        &self.calls
     }
 
     /// The catalog and its tool table, the table made again after the
@@ -126,6 +155,12 @@ impl SkillServer {
                 let skill = table.skill(name).ok_or_else(|| {
                     ErrorData::invalid_params(format!("unknown tool `{name}`"), None)
                 })?;
+                // Held until the run ends, recording included.
+                let _place = self
+                    .calls
+                    .enter()
+                    .await
+                    .map_err(|b| busy_error(b.to_string()))?;
                 Ok(self.run_skill_tool(skill, args).await)
             }
         }

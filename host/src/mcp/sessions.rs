@@ -127,6 +127,11 @@ impl DirectCallSessions {
         }
     }
 
+    /// Sessions open now.
+    pub fn open(&self) -> usize {
+        self.lock().len()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, SessionUse>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }

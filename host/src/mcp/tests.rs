@@ -414,17 +414,85 @@ fn user_invocable_skills_are_prompts() {
 }
 
 #[test]
+fn a_skill_call_past_the_places_and_queue_is_a_busy_error_and_listing_is_not() {
+    let f = fixture();
+    let gate = std::sync::Arc::new(crate::admission::CallGate::new(&crate::admission::Limits {
+        calls: 1,
+        queued: 0,
+        sessions: 1,
+    }));
+    let server = f.server.clone().with_call_gate(gate.clone());
+    block_on(async {
+        let held = gate.enter().await.expect("the one place");
+        let e = server
+            .call("skill_manual-only", args(json!({ "task": "hi" })))
+            .await
+            .expect_err("busy");
+        assert_eq!(e.code, BUSY_CODE);
+        assert!(e.message.starts_with("Busy:"), "{}", e.message);
+        let data = e.data.expect("data");
+        assert_eq!(data["class"], "Busy");
+        assert_eq!(
+            data["retryAfterSeconds"],
+            crate::admission::RETRY_AFTER_SECS
+        );
+        // Listing and reading take no place.
+        assert!(server.call(LIST_SKILLS, Map::new()).await.is_ok());
+        drop(held);
+        let r = server
+            .call("skill_manual-only", args(json!({ "task": "hi" })))
+            .await
+            .expect("a place again");
+        assert_eq!(text(&r), "done: hi");
+    });
+}
+
+#[test]
+fn a_missing_or_empty_token_variable_is_named() {
+    let var = "SKILLHOST_TEST_TOKEN_THAT_IS_NEVER_SET";
+    let e = BearerToken::from_env(var).expect_err("unset");
+    assert!(e.to_string().contains(var), "{e}");
+}
+
+#[test]
+fn a_token_is_checked_whole_and_as_bearer() {
+    let token = BearerToken("s3cret".into());
+    let header = |v: &str| http::HeaderValue::from_str(v).expect("header");
+    assert!(token.admits(Some(&header("Bearer s3cret"))));
+    for wrong in [
+        "Bearer s3cre",
+        "Bearer s3cret2",
+        "Basic s3cret",
+        "s3cret",
+        "Bearer ",
+    ] {
+        assert!(!token.admits(Some(&header(wrong))), "{wrong}");
+    }
+    assert!(!token.admits(None));
+    assert_eq!(format!("{token:?}"), "BearerToken(..)", "never printed");
+}
+
+#[test]
 fn remote_binds_need_an_explicit_opt_in() {
     let local: std::net::SocketAddr = "127.0.0.1:8080".parse().expect("addr");
     let local6: std::net::SocketAddr = "[::1]:8080".parse().expect("addr");
     let any: std::net::SocketAddr = "0.0.0.0:8080".parse().expect("addr");
-    assert!(check_bind(local, false).is_ok());
-    assert!(check_bind(local6, false).is_ok());
+    assert!(check_bind(local, false, false).is_ok());
+    assert!(check_bind(local6, false, false).is_ok());
     assert!(matches!(
-        check_bind(any, false),
+        check_bind(any, false, false),
         Err(McpError::RemoteBind(_))
     ));
-    assert!(check_bind(any, true).is_ok());
+    // Opting in is not enough: remote clients must present a token.
+    assert!(matches!(
+        check_bind(any, true, false),
+        Err(McpError::RemoteWithoutToken(_))
+    ));
+    assert!(matches!(
+        check_bind(any, false, true),
+        Err(McpError::RemoteBind(_))
+    ));
+    assert!(check_bind(any, true, true).is_ok());
 }
 
 #[test]

@@ -16,7 +16,7 @@ const MEMORIES_PER_CALL: usize = 8;
 
 /// Calls the pooling allocator holds at once; a call beyond them waits for
 /// one to end, within its own time limit.
-pub(crate) const POOL_CALLS: u32 = 64;
+pub const POOL_CALLS: u32 = 64;
 
 /// Dirty bytes of one linear memory (or table) reset by copying when its
 /// slot is freed, rather than by `madvise`: `madvise` and the page faults
