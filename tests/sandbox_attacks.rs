@@ -593,3 +593,114 @@ fn a_full_instance_pool_makes_calls_wait_then_serves_them() {
     );
     assert_eq!(sandbox.free_pool_slots(), Some(slots));
 }
+
+/// Issue 15: a handler that traps, spins, hoards memory or floods output
+/// while fifty ordinary calls run. Every ordinary call finishes with its
+/// answer, and all of them before the spinner is stopped: the hostile
+/// calls hold only their own sandbox, never the host's workers.
+#[test]
+fn fifty_calls_finish_normally_while_hostile_handlers_trap_spin_hoard_and_flood() {
+    // The spinner's time limit is far longer than fifty trivial calls
+    // take, so "finished before it was stopped" shows nothing waited on it.
+    let (_ws, runner) = hostile(|c| {
+        c.limits.timeout_ms = 10_000;
+        c.limits.memory_mb = 512;
+    });
+    // Compile (and cache) the component first: the race is about running.
+    assert_eq!(
+        attack(&runner, "ok", "").output.map(|o| o.body).as_deref(),
+        Some("fine")
+    );
+    let hostile_calls: [(&str, serde_json::Value, &str, &str); 6] = [
+        ("spin", json!({}), "LimitExceeded", "time"),
+        ("memory", json!({}), "LimitExceeded", "memory"),
+        ("panic", json!({}), "Trap", "panicked on purpose"),
+        ("recurse", json!({}), "LimitExceeded", "stack"),
+        ("big-output", json!({}), "OutputTooLarge", "104857610 bytes"),
+        ("deny-flood", json!({ "n": 200_000 }), "", "denied 200000"),
+    ];
+    let ordinary_done = Arc::new(AtomicUsize::new(0));
+    let rt = harness::runtime();
+    let (hostile_outcomes, ordinary) = rt.block_on(async {
+        let call = |task: &str, context: serde_json::Value| {
+            let runner = runner.clone();
+            let req = skillhost::exec::RunRequest {
+                task: task.to_owned(),
+                skill: Some("hostile".to_owned()),
+                context: context.as_object().cloned().unwrap_or_default(),
+            };
+            async move { runner.run(&req).await.expect("run") }
+        };
+        let hostile: Vec<_> = hostile_calls
+            .iter()
+            .map(|(task, context, ..)| {
+                let run = call(task, context.clone());
+                let done = ordinary_done.clone();
+                tokio::spawn(async move {
+                    let outcome = run.await;
+                    (outcome, done.load(Ordering::SeqCst))
+                })
+            })
+            .collect();
+        let ordinary: Vec<_> = (0..50)
+            .map(|_| {
+                let run = call("ok", json!({}));
+                let done = ordinary_done.clone();
+                tokio::spawn(async move {
+                    let outcome = run.await;
+                    done.fetch_add(1, Ordering::SeqCst);
+                    outcome
+                })
+            })
+            .collect();
+        let mut hostile_outcomes = Vec::new();
+        for h in hostile {
+            hostile_outcomes.push(h.await.expect("hostile task"));
+        }
+        let mut outcomes = Vec::new();
+        for o in ordinary {
+            outcomes.push(o.await.expect("ordinary task"));
+        }
+        (hostile_outcomes, outcomes)
+    });
+    for (i, o) in ordinary.iter().enumerate() {
+        assert_eq!(
+            o.output.as_ref().map(|o| o.body.as_str()),
+            Some("fine"),
+            "ordinary call {i}: {:?}",
+            o.failure
+        );
+    }
+    for ((task, _, class, needle), (outcome, done_before)) in
+        hostile_calls.iter().zip(&hostile_outcomes)
+    {
+        if class.is_empty() {
+            let body = outcome.output.as_ref().map(|o| o.body.as_str());
+            assert_eq!(body, Some(*needle), "{task}: {:?}", outcome.failure);
+        } else {
+            let f = outcome.failure.as_ref().unwrap_or_else(|| {
+                panic!(
+                    "{task} succeeded: {:?}",
+                    outcome.output.as_ref().map(|o| o.body.len())
+                )
+            });
+            assert_eq!(f.class, *class, "{task}: {f:?}");
+            assert!(
+                f.message.to_lowercase().contains(&needle.to_lowercase()),
+                "{task}: {:?} should mention {needle:?}",
+                f.message
+            );
+        }
+        if *task == "spin" {
+            assert_eq!(
+                *done_before, 50,
+                "every ordinary call finished before the spinner was stopped"
+            );
+        }
+    }
+    // And the host serves on.
+    assert_eq!(
+        attack(&runner, "ok", "").output.map(|o| o.body).as_deref(),
+        Some("fine")
+    );
+}
