@@ -172,10 +172,28 @@ pub fn main() -> ExitCode {
         // tell, and nothing went wrong.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!("{e:#}");
+            tracing::error!("{}", error_chain(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes as one line, `outer: inner: ...`, leaving out
+/// a cause whose text the line already holds: many library errors quote
+/// their source in their own message (`cannot write PATH: {source}`), and
+/// the operating system's reason printed twice reads like two failures.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 /// Whether the error, or anything it wraps, is a write to a closed pipe.
@@ -189,4 +207,30 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
                 .and_then(serde_json::Error::io_error_kind)
                 == Some(std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot write /w/skillhost.toml: {source}")]
+    struct Quoting {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_the_message_already_quotes_is_printed_once() {
+        let denied = || std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = anyhow::Error::new(Quoting { source: denied() });
+        assert_eq!(error_chain(&e), "cannot write /w/skillhost.toml: denied");
+        // A cause the message does not quote is still printed.
+        let e = anyhow::Error::new(denied()).context("granting `x`");
+        assert_eq!(error_chain(&e), "granting `x`: denied");
+        let e = anyhow::Error::new(Quoting { source: denied() }).context("granting `x`");
+        assert_eq!(
+            error_chain(&e),
+            "granting `x`: cannot write /w/skillhost.toml: denied"
+        );
+    }
 }
