@@ -68,6 +68,8 @@ pub struct Config {
     pub defaults: serde_json::Map<String, serde_json::Value>,
     /// `skillhost mcp --http`: calls at once, queued calls, sessions.
     pub mcp: crate::admission::McpConfig,
+    /// Where runs and the rest are stored.
+    pub store: crate::store::StoreConfig,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

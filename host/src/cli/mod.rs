@@ -129,6 +129,13 @@ impl Ctx {
         Ok(app::config_with_model(&self.paths, &flags.overrides())?)
     }
 
+    /// The workspace store where `[store]` puts it, with the runs that
+    /// ended processes left in their journals stored.
+    pub fn store(&self) -> anyhow::Result<std::sync::Arc<dyn crate::store::RunStore>> {
+        let config = Config::load(&self.paths)?;
+        Ok(crate::exec::open_store(&self.paths, &config.store)?)
+    }
+
     /// Loads the catalog over every root; warnings go to stderr.
     pub fn catalog(&self) -> Catalog {
         app::catalog(&self.paths)
