@@ -316,6 +316,30 @@ mod tests {
     }
 
     #[test]
+    fn store_url_selects_postgres_and_a_bad_one_is_refused_naming_the_setting() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = Paths::under(d.path());
+        fs::create_dir_all(&p.workspace).expect("mkdir");
+        assert_eq!(
+            Config::load(&p).expect("no file").store,
+            crate::store::StoreConfig::default(),
+            "SQLite by default"
+        );
+        let url = "postgres://host@db.internal:5432/skillhost";
+        fs::write(workspace_file(&p), format!("[store]\nurl = \"{url}\"\n")).expect("write");
+        assert_eq!(
+            Config::load(&p).expect("a postgres url").store,
+            crate::store::StoreConfig::postgres(url)
+        );
+        for bad in ["mysql://db/skillhost", "postgres://db:port/x"] {
+            fs::write(workspace_file(&p), format!("[store]\nurl = \"{bad}\"\n")).expect("write");
+            let e = Config::load(&p).expect_err(bad).to_string();
+            assert!(e.contains("skillhost.toml"), "{e}");
+            assert!(e.contains("`url` in [store]"), "{e}");
+        }
+    }
+
+    #[test]
     fn malformed_file_names_the_file() {
         let d = tempfile::tempdir().expect("tempdir");
         let p = Paths::under(d.path());

@@ -9,19 +9,100 @@ use std::sync::Arc;
 
 use crate::skill::Usage;
 
+/// The records both stores read from rows, written once: `$row.$get(i)?`
+/// reads column `i` (`get` for rusqlite, `try_get` for tokio-postgres).
+/// Columns in the order of the stores' `RUN_COLUMNS`, `REPORT_COLUMNS`
+/// and their approval query.
+macro_rules! record_from_row {
+    (RunRecord, $row:ident . $get:ident) => {{
+        let context: String = $row.$get(9)?;
+        RunRecord {
+            id: $row.$get(0)?,
+            at: $row.$get(1)?,
+            skill: $row.$get(2)?,
+            skill_version: $row.$get(3)?,
+            task: $row.$get(4)?,
+            tier: $row.$get(5)?,
+            success: $row.$get(6)?,
+            failure_class: $row.$get(7)?,
+            failure_message: $row.$get(8)?,
+            context: serde_json::from_str(&context).unwrap_or(serde_json::Value::Null),
+            output: $row.$get(10)?,
+            duration_us: $row.$get(11)?,
+            model_calls: $row.$get(12)?,
+            origin: $row.$get(13)?,
+            steps: Vec::new(),
+            rules_applied: Vec::new(),
+        }
+    }};
+    (GateReportRow, $row:ident . $get:ident) => {
+        GateReportRow {
+            id: $row.$get(0)?,
+            skill: $row.$get(1)?,
+            artifact: $row.$get(2)?,
+            capabilities_pin: $row.$get(3)?,
+            at: $row.$get(4)?,
+            passed: $row.$get(5)?,
+            report_json: $row.$get(6)?,
+        }
+    };
+    (ApprovalRow, $row:ident . $get:ident) => {
+        ApprovalRow {
+            skill: $row.$get(0)?,
+            artifact: $row.$get(1)?,
+            capabilities_pin: $row.$get(2)?,
+            report_id: $row.$get(3)?,
+            at: $row.$get(4)?,
+            by: $row.$get(5)?,
+        }
+    };
+}
+
+#[cfg(test)]
+mod conformance;
 mod gate;
 pub mod journal;
+mod postgres;
 mod sqlite;
 
 pub use gate::{ApprovalRow, GateReportRow};
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// Where the store is: `[store]` in skillhost.toml.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct StoreConfig {}
+pub struct StoreConfig {
+    /// `postgres://user:password@host:port/database`: the PostgreSQL
+    /// database that several hosts share. Unset: the SQLite file in the
+    /// state folder.
+    #[serde(
+        deserialize_with = "postgres_url",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub url: Option<String>,
+}
+
+/// A `url` is checked when the file is read, so a typo is named with the
+/// file rather than at the first run.
+fn postgres_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let url = <String as serde::Deserialize>::deserialize(d)?;
+    postgres::parse_url(&url).map_err(|e| {
+        serde::de::Error::custom(format!(
+            "`url` in [store]: {e} (leave it out for the SQLite file)"
+        ))
+    })?;
+    Ok(Some(url))
+}
 
 impl StoreConfig {
+    /// The PostgreSQL store at `url`.
+    pub fn postgres(url: impl Into<String>) -> StoreConfig {
+        StoreConfig {
+            url: Some(url.into()),
+        }
+    }
+
     /// Opens the store (creating and migrating it as needed), enforcing
     /// `kv_quota` on handlers' key-value writes.
     pub fn open(
@@ -29,14 +110,16 @@ impl StoreConfig {
         state_dir: &Path,
         kv_quota: KvQuota,
     ) -> Result<Arc<dyn RunStore>, StoreError> {
-        Ok(Arc::new(
-            SqliteStore::open_in(state_dir)?.with_kv_quota(kv_quota),
-        ))
+        Ok(match &self.url {
+            Some(url) => Arc::new(PgStore::open(url)?.with_kv_quota(kv_quota)),
+            None => Arc::new(SqliteStore::open_in(state_dir)?.with_kv_quota(kv_quota)),
+        })
     }
 
     /// Whether there is a store to read: reading must not create a file.
+    /// A server's database is always there to ask.
     pub fn exists(&self, state_dir: &Path) -> bool {
-        state_dir.join(DB_FILE).exists()
+        self.url.is_some() || state_dir.join(DB_FILE).exists()
     }
 }
 
@@ -65,6 +148,26 @@ pub enum StoreError {
     },
     #[error("store query failed: {0}")]
     Query(#[from] rusqlite::Error),
+    /// `setting` says where the URL came from.
+    #[error("{setting}: {message}")]
+    BadUrl {
+        setting: &'static str,
+        message: String,
+    },
+    // tokio-postgres errors print their cause (the server's message, the
+    // I/O error) themselves.
+    #[error("cannot connect to the PostgreSQL store {location} ({setting}): {source}")]
+    Connect {
+        location: String,
+        setting: &'static str,
+        source: tokio_postgres::Error,
+    },
+    #[error("PostgreSQL store query failed: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("cannot start the PostgreSQL store's connection thread: {source}")]
+    Runtime { source: std::io::Error },
+    #[error("the PostgreSQL store is closing")]
+    Closed,
     /// A write that would take a skill's key-value store past its quota.
     #[error(
         "key-value quota of skill `{skill}` exceeded: this write would make {would} {unit}, the quota is {quota} (`{setting}` in [limits] of skillhost.toml); {now} {unit} stored now"

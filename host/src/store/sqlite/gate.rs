@@ -7,15 +7,7 @@ use crate::store::gate::REPORTS_KEPT;
 use crate::store::{ApprovalRow, GateReportRow, StoreError};
 
 fn report_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GateReportRow> {
-    Ok(GateReportRow {
-        id: r.get(0)?,
-        skill: r.get(1)?,
-        artifact: r.get(2)?,
-        capabilities_pin: r.get(3)?,
-        at: r.get(4)?,
-        passed: r.get(5)?,
-        report_json: r.get(6)?,
-    })
+    Ok(record_from_row!(GateReportRow, r.get))
 }
 
 const REPORT_COLUMNS: &str =
@@ -142,16 +134,7 @@ impl SqliteStore {
                 "SELECT skill, artifact, capabilities_pin, report_id, at, by
                  FROM gate_approvals WHERE skill = ?1",
                 params![skill],
-                |r| {
-                    Ok(ApprovalRow {
-                        skill: r.get(0)?,
-                        artifact: r.get(1)?,
-                        capabilities_pin: r.get(2)?,
-                        report_id: r.get(3)?,
-                        at: r.get(4)?,
-                        by: r.get(5)?,
-                    })
-                },
+                |r| Ok(record_from_row!(ApprovalRow, r.get)),
             )
             .optional()?)
     }
@@ -163,104 +146,5 @@ impl SqliteStore {
             params![skill],
         )?;
         Ok(n > 0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn report(skill: &str, artifact: &str, passed: bool) -> GateReportRow {
-        GateReportRow {
-            id: 0,
-            skill: skill.into(),
-            artifact: artifact.into(),
-            capabilities_pin: "caps".into(),
-            at: 1,
-            passed,
-            report_json: "{}".into(),
-        }
-    }
-
-    fn approval(skill: &str, artifact: &str, report_id: i64) -> ApprovalRow {
-        ApprovalRow {
-            skill: skill.into(),
-            artifact: artifact.into(),
-            capabilities_pin: "caps".into(),
-            report_id,
-            at: 2,
-            by: "operator".into(),
-        }
-    }
-
-    #[test]
-    fn an_approval_needs_a_passed_report_of_the_same_artifact() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
-        let rejected = s
-            .insert_gate_report(&report("a", "h1", false))
-            .expect("insert");
-        assert!(
-            !s.approve_handler(&approval("a", "h1", rejected))
-                .expect("tx")
-        );
-        let passed = s
-            .insert_gate_report(&report("a", "h1", true))
-            .expect("insert");
-        // Another artifact, another skill, other capabilities: refused.
-        assert!(!s.approve_handler(&approval("a", "h2", passed)).expect("tx"));
-        assert!(!s.approve_handler(&approval("b", "h1", passed)).expect("tx"));
-        let mut other_caps = approval("a", "h1", passed);
-        other_caps.capabilities_pin = "more".into();
-        assert!(!s.approve_handler(&other_caps).expect("tx"));
-        assert_eq!(s.handler_approval("a").expect("read"), None);
-        assert!(s.approve_handler(&approval("a", "h1", passed)).expect("tx"));
-        assert_eq!(
-            s.handler_approval("a").expect("read"),
-            Some(approval("a", "h1", passed))
-        );
-        assert_eq!(
-            s.latest_gate_report_for("a", "h1")
-                .expect("read")
-                .map(|r| r.id),
-            Some(passed)
-        );
-        assert!(s.revoke_handler_approval("a").expect("revoke"));
-        assert!(!s.revoke_handler_approval("a").expect("revoke"));
-    }
-
-    #[test]
-    fn old_reports_are_dropped_but_never_the_approved_one() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
-        let approved = s
-            .insert_gate_report(&report("a", "h0", true))
-            .expect("insert");
-        assert!(
-            s.approve_handler(&approval("a", "h0", approved))
-                .expect("tx")
-        );
-        let mut last = 0;
-        for _ in 0..REPORTS_KEPT + 5 {
-            last = s
-                .insert_gate_report(&report("a", "h1", false))
-                .expect("insert");
-        }
-        s.insert_gate_report(&report("b", "h1", false))
-            .expect("insert");
-        assert!(s.gate_report(approved).expect("read").is_some());
-        assert_eq!(
-            s.latest_gate_report("a").expect("read").map(|r| r.id),
-            Some(last)
-        );
-        let count: i64 = s
-            .conn()
-            .query_row(
-                "SELECT COUNT(*) FROM gate_reports WHERE skill = 'a'",
-                [],
-                |r| r.get(0),
-            )
-            .expect("count");
-        assert_eq!(count, REPORTS_KEPT + 1);
     }
 }
