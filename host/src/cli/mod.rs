@@ -22,6 +22,7 @@ mod mcp;
 mod progress;
 mod run;
 mod skills;
+mod store;
 mod toolchain;
 
 use std::path::PathBuf;
@@ -81,6 +82,8 @@ enum Command {
     Doctor(toolchain::DoctorArgs),
     /// Install a handler language's build tools.
     Toolchain(toolchain::ToolchainArgs),
+    /// The store: copy this workspace's SQLite store into PostgreSQL.
+    Store(store::StoreArgs),
     /// Print a shell completion script (bash, zsh or fish).
     Completions(completions::CompletionsArgs),
 }
@@ -170,6 +173,7 @@ pub fn main() -> ExitCode {
                 Command::Forge(args) => forge::run(args, &ctx),
                 Command::Doctor(args) => toolchain::doctor(args, &ctx),
                 Command::Toolchain(args) => toolchain::run(args, &ctx),
+                Command::Store(args) => store::run(args, &ctx),
                 Command::Completions(args) => completions::run(args),
             }
         });

@@ -6,6 +6,7 @@
 //! skipped and pass, except under CI (`CI` set), where they fail: CI must
 //! not pass by testing one implementation.
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use super::*;
@@ -39,7 +40,10 @@ pub(super) fn postgres_url(test: &str) -> Option<String> {
             panic!("{test}: SKILLHOST_TEST_POSTGRES_URL is not set, and CI must test PostgreSQL")
         }
         _ => {
-            eprintln!(
+            // Straight to stderr (not the std print macros, which the
+            // crate keeps to the CLI's printing, and the harness hides).
+            let _ = writeln!(
+                std::io::stderr(),
                 "{test}: skipped against PostgreSQL (set SKILLHOST_TEST_POSTGRES_URL=postgres://...)"
             );
             None
@@ -99,19 +103,7 @@ impl Backend for Postgres {
 
 /// Runs `sql` over a connection of its own.
 fn admin(url: &str, sql: &str) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect to SKILLHOST_TEST_POSTGRES_URL");
-        let driver = tokio::spawn(connection);
-        client.batch_execute(sql).await.expect("admin SQL");
-        drop(client);
-        let _ = driver.await;
-    });
+    PgStore::execute_on(url, sql).expect("SQL on SKILLHOST_TEST_POSTGRES_URL");
 }
 
 /// `#[test]`s for each implementation, calling `fn name(&dyn Backend)`.
@@ -147,6 +139,7 @@ suite!(
     run_ids_are_handed_out_once_across_stores_and_given_back_only_when_last,
     failure_groups_count_runs_and_tool_errors_in_the_window,
     a_run_with_nul_characters_is_stored,
+    a_copy_of_a_sqlite_store_is_whole_and_a_second_copy_adds_nothing,
     an_approval_needs_a_passed_report_of_the_same_artifact,
     old_reports_are_dropped_but_never_the_approved_one,
 );
@@ -715,4 +708,108 @@ fn old_reports_are_dropped_but_never_the_approved_one(b: &dyn Backend) {
         .collect();
     assert_eq!(present[..5], [false; 5], "the oldest are dropped");
     assert!(present[5..].iter().all(|p| *p), "the latest are kept");
+}
+
+/// `store migrate`: a SQLite store copied into this one.
+fn a_copy_of_a_sqlite_store_is_whole_and_a_second_copy_adds_nothing(b: &dyn Backend) {
+    let source = Sqlite::new();
+    let from = default_store(&source);
+    let mut runs: Vec<RunRecord> = (0..2_500)
+        .map(|i| {
+            let mut r = run(["mail", "notes", "B"][i % 3], i % 4 != 0, i as i64);
+            r.task = format!("task {i}");
+            if i % 7 == 0 {
+                r.steps = vec![
+                    step("tool", Some("read"), None),
+                    step("tool", Some("send"), Some("Denied")),
+                ];
+                r.rules_applied = vec![AppliedRecord {
+                    rule_id: format!("r{i}"),
+                    kind: "prevention".into(),
+                    effect: "set".into(),
+                }];
+            }
+            r
+        })
+        .collect();
+    let ids = from.record_runs(&runs).expect("record");
+    for (r, id) in runs.iter_mut().zip(&ids) {
+        r.id = *id;
+    }
+    let verdict = Verdict {
+        ok: false,
+        class: Some("ToneError".into()),
+        note: None,
+        at: 9,
+    };
+    assert!(from.mark_run(ids[5], &verdict).expect("mark"));
+    from.kv_set("mail", "greeting", b"hello\0bytes")
+        .expect("kv");
+    let passed = from
+        .insert_gate_report(&report("mail", "h1", true))
+        .expect("report");
+    from.insert_gate_report(&report("notes", "h2", false))
+        .expect("report");
+    assert!(
+        from.approve_handler(&approval("mail", "h1", passed))
+            .expect("approve")
+    );
+
+    let to = default_store(b);
+    let mut pages = Vec::new();
+    let copied = copy::copy(from.as_ref(), to.as_ref(), |n| pages.push(n)).expect("copy");
+    assert_eq!(
+        copied,
+        copy::Copied {
+            runs: 2_500,
+            runs_present: 0,
+            verdicts: 1,
+            kv_entries: 1,
+            gate_reports: 2,
+            approvals: 1,
+        }
+    );
+    assert_eq!(pages, [1_000, 2_000, 2_500]);
+    assert_eq!(to.run_count().expect("count"), 2_500);
+    for i in [0, 7, 1_234, 2_499] {
+        assert_eq!(to.get_run(ids[i]).expect("get"), Some(runs[i].clone()));
+    }
+    assert_eq!(
+        to.skill_usage().expect("usage"),
+        from.skill_usage().expect("usage")
+    );
+    assert_eq!(to.verdict(ids[5]).expect("verdict"), Some(verdict));
+    assert_eq!(
+        to.failure_groups(10_000).expect("groups"),
+        from.failure_groups(10_000).expect("groups")
+    );
+    assert_eq!(
+        to.kv_get("mail", "greeting").expect("kv"),
+        Some(b"hello\0bytes".to_vec())
+    );
+    assert_eq!(
+        to.all_gate_reports().expect("reports"),
+        from.all_gate_reports().expect("reports")
+    );
+    assert_eq!(
+        to.handler_approval("mail").expect("approval"),
+        Some(approval("mail", "h1", passed))
+    );
+    // New ids on the target come after the copied ones, for runs and reports.
+    let next = to.record_run(&run("mail", true, 1)).expect("record");
+    assert!(next > ids[2_499], "{next}");
+    let report_id = to
+        .insert_gate_report(&report("mail", "h3", true))
+        .expect("report");
+    assert!(report_id > passed, "{report_id}");
+
+    let again = copy::copy(from.as_ref(), to.as_ref(), |_| {}).expect("copy again");
+    assert_eq!(
+        again,
+        copy::Copied {
+            runs_present: 2_500,
+            ..copy::Copied::default()
+        }
+    );
+    assert_eq!(to.run_count().expect("count"), 2_501);
 }

@@ -60,6 +60,7 @@ macro_rules! record_from_row {
 
 #[cfg(test)]
 mod conformance;
+pub mod copy;
 mod gate;
 pub mod journal;
 mod postgres;
@@ -168,6 +169,9 @@ pub enum StoreError {
     Runtime { source: std::io::Error },
     #[error("the PostgreSQL store is closing")]
     Closed,
+    /// A copy between stores that cannot be finished as asked.
+    #[error("copying the store: {0}")]
+    Copy(String),
     /// A write that would take a skill's key-value store past its quota.
     #[error(
         "key-value quota of skill `{skill}` exceeded: this write would make {would} {unit}, the quota is {quota} (`{setting}` in [limits] of skillhost.toml); {now} {unit} stored now"
@@ -533,4 +537,31 @@ pub trait RunStore: Send + Sync {
 
     /// Removes the skill's approval; true if it had one.
     fn revoke_handler_approval(&self, skill: &str) -> Result<bool, StoreError>;
+
+    // What a copy to another store (`store migrate`) reads and writes.
+
+    /// Up to `limit` runs with ids above `after`, in id order, whole (steps
+    /// and applied rules; the machine's outcome): a copy reads the store a
+    /// page at a time.
+    fn runs_after(&self, after: i64, limit: usize) -> Result<Vec<RunRecord>, StoreError>;
+
+    /// No id up to `last` is reserved from now on: runs were copied in with
+    /// their ids.
+    fn reserve_past(&self, last: i64) -> Result<(), StoreError>;
+
+    /// Every verdict with its run's id, in id order.
+    fn all_verdicts(&self) -> Result<Vec<(i64, Verdict)>, StoreError>;
+
+    /// Every key-value entry, (skill, key, value), by skill and key.
+    fn kv_entries(&self) -> Result<Vec<(String, String, Vec<u8>)>, StoreError>;
+
+    /// Every gate report kept, in id order.
+    fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError>;
+
+    /// Stores copied reports with their ids; one whose id is taken is
+    /// skipped. Returns how many were new.
+    fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError>;
+
+    /// Every skill's approval, by skill.
+    fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError>;
 }

@@ -319,6 +319,19 @@ impl PgStore {
         Ok(store)
     }
 
+    /// Runs `sql` (statements separated by `;`) over a connection of its
+    /// own to the server `url` names: for making and dropping databases
+    /// and schemas (tests, benchmarks), outside any store.
+    pub fn execute_on(url: &str, sql: &str) -> Result<(), StoreError> {
+        let config = parse_url(url).map_err(|message| StoreError::BadUrl {
+            setting: "the URL given",
+            message,
+        })?;
+        let pool = Pool::new(config, "the URL given")?;
+        let conn = pool.get()?;
+        Ok(block_on(conn.batch_execute(sql))?)
+    }
+
     /// The same store, enforcing `quota` on every skill's key-value writes.
     pub fn with_kv_quota(mut self, quota: KvQuota) -> Self {
         self.kv_quota = quota;
@@ -417,67 +430,106 @@ fn opt_text(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
     s.as_deref().map(text)
 }
 
-/// Inserts `run` as `id` with its steps and rules; false when `id` is taken.
-async fn insert_run(tx: &Transaction<'_>, id: i64, run: &RunRecord) -> Result<bool, StoreError> {
-    let inserted = tx
-        .execute(
+/// One array parameter: `f` of each item.
+fn column<'a, T, U>(items: &'a [T], f: impl Fn(&'a T) -> U) -> Vec<U> {
+    items.iter().map(f).collect()
+}
+
+/// Inserts each run with its id, steps and rules, three statements for the
+/// whole batch (arrays unnested server-side); per run, whether it was new
+/// (false: its id was taken, or came earlier in the batch).
+async fn insert_runs_in(
+    tx: &Transaction<'_>,
+    runs: &[(i64, &RunRecord)],
+) -> Result<Vec<bool>, StoreError> {
+    if runs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = runs.iter().map(|(id, _)| *id).collect();
+    let inserted: std::collections::HashSet<i64> = tx
+        .query(
             "INSERT INTO runs (id, at, skill, skill_version, task, tier, success, failure_class,
                                failure_message, context_json, output, duration_us, model_calls, origin)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-             ON CONFLICT (id) DO NOTHING",
+             SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
+                                  $6::TEXT[], $7::BOOLEAN[], $8::TEXT[], $9::TEXT[], $10::TEXT[],
+                                  $11::TEXT[], $12::BIGINT[], $13::BIGINT[], $14::TEXT[])
+             ON CONFLICT (id) DO NOTHING RETURNING id",
             &[
-                &id,
-                &run.at,
-                &run.skill,
-                &run.skill_version,
-                &text(&run.task),
-                &run.tier,
-                &run.success,
-                &run.failure_class,
-                &opt_text(&run.failure_message),
-                &run.context.to_string(),
-                &opt_text(&run.output),
-                &run.duration_us,
-                &run.model_calls,
-                &run.origin,
+                &ids,
+                &column(runs, |(_, r)| r.at),
+                &column(runs, |(_, r)| r.skill.as_str()),
+                &column(runs, |(_, r)| r.skill_version.as_str()),
+                &column(runs, |(_, r)| text(&r.task)),
+                &column(runs, |(_, r)| r.tier.as_str()),
+                &column(runs, |(_, r)| r.success),
+                &column(runs, |(_, r)| r.failure_class.as_deref()),
+                &column(runs, |(_, r)| opt_text(&r.failure_message)),
+                &column(runs, |(_, r)| r.context.to_string()),
+                &column(runs, |(_, r)| opt_text(&r.output)),
+                &column(runs, |(_, r)| r.duration_us),
+                &column(runs, |(_, r)| r.model_calls),
+                &column(runs, |(_, r)| r.origin.as_str()),
+            ],
+        )
+        .await?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?;
+    // A run is new once: the first of a batch's runs with its id.
+    let mut first = std::collections::HashSet::new();
+    let new: Vec<bool> = ids
+        .iter()
+        .map(|id| inserted.contains(id) && first.insert(*id))
+        .collect();
+    let stored = || runs.iter().zip(&new).filter(|(_, n)| **n).map(|(r, _)| *r);
+    let steps: Vec<(i64, i64, &StepRecord)> = stored()
+        .flat_map(|(id, r)| (0..).zip(&r.steps).map(move |(i, s)| (id, i, s)))
+        .collect();
+    if !steps.is_empty() {
+        tx.execute(
+            "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
+             SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
+                                  $6::TEXT[], $7::TEXT[], $8::BIGINT[])",
+            &[
+                &column(&steps, |s| s.0),
+                &column(&steps, |s| s.1),
+                &column(&steps, |s| s.2.kind.as_str()),
+                &column(&steps, |s| s.2.tool.as_deref()),
+                &column(&steps, |s| s.2.detail.to_string()),
+                &column(&steps, |s| opt_text(&s.2.error)),
+                &column(&steps, |s| s.2.error_class.as_deref()),
+                &column(&steps, |s| s.2.duration_us),
             ],
         )
         .await?;
-    if inserted == 0 {
-        return Ok(false);
     }
-    if !run.steps.is_empty() {
-        let step = tx
-            .prepare(
-                "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .await?;
-        for (i, s) in run.steps.iter().enumerate() {
-            tx.execute(
-                &step,
-                &[
-                    &id,
-                    &(i as i64),
-                    &s.kind,
-                    &s.tool,
-                    &s.detail.to_string(),
-                    &opt_text(&s.error),
-                    &s.error_class,
-                    &s.duration_us,
-                ],
-            )
-            .await?;
-        }
-    }
-    for a in &run.rules_applied {
+    let rules: Vec<(i64, &AppliedRecord)> = stored()
+        .flat_map(|(id, r)| r.rules_applied.iter().map(move |a| (id, a)))
+        .collect();
+    if !rules.is_empty() {
+        // In the order given: `seq` keeps it for reading back.
         tx.execute(
-            "INSERT INTO rules_applied (run_id, rule_id, kind, effect) VALUES ($1, $2, $3, $4)",
-            &[&id, &a.rule_id, &a.kind, &a.effect],
+            "INSERT INTO rules_applied (run_id, rule_id, kind, effect)
+             SELECT run_id, rule_id, kind, effect
+               FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[])
+                    WITH ORDINALITY AS u (run_id, rule_id, kind, effect, n)
+              ORDER BY n",
+            &[
+                &rules.iter().map(|r| r.0).collect::<Vec<_>>(),
+                &rules
+                    .iter()
+                    .map(|r| r.1.rule_id.as_str())
+                    .collect::<Vec<_>>(),
+                &rules.iter().map(|r| r.1.kind.as_str()).collect::<Vec<_>>(),
+                &rules
+                    .iter()
+                    .map(|r| r.1.effect.as_str())
+                    .collect::<Vec<_>>(),
+            ],
         )
         .await?;
     }
-    Ok(true)
+    Ok(new)
 }
 
 /// Adds `runs` (in order) to their skills' usage statistics in the
@@ -580,6 +632,69 @@ async fn kv_usage_in(client: &impl GenericClient, skill: &str) -> Result<KvUsage
     })
 }
 
+impl PgStore {
+    /// The runs `condition` (on `id`, with `$1` for `param`) picks, in id order,
+    /// at most `limit`, with their steps and applied rules.
+    fn whole_runs(
+        &self,
+        condition: &str,
+        param: i64,
+        limit: i64,
+    ) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn()?;
+        block_on(async {
+            let mut runs = conn
+                .query(
+                    &format!(
+                        "SELECT {RUN_COLUMNS} FROM runs WHERE {condition} ORDER BY id LIMIT $2"
+                    ),
+                    &[&param, &limit],
+                )
+                .await?
+                .iter()
+                .map(run_from_row)
+                .collect::<Result<Vec<_>, _>>()?;
+            let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+            let at: HashMap<i64, usize> = (0..).zip(&ids).map(|(i, id)| (*id, i)).collect();
+            for r in conn
+                .query(
+                    "SELECT run_id, kind, tool, detail_json, error, error_class, duration_us
+                       FROM steps WHERE run_id = ANY($1) ORDER BY run_id, idx",
+                    &[&ids],
+                )
+                .await?
+            {
+                let detail: String = r.try_get(3)?;
+                runs[at[&r.try_get::<_, i64>(0)?]].steps.push(StepRecord {
+                    kind: r.try_get(1)?,
+                    tool: r.try_get(2)?,
+                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+                    error: r.try_get(4)?,
+                    error_class: r.try_get(5)?,
+                    duration_us: r.try_get(6)?,
+                });
+            }
+            for r in conn
+                .query(
+                    "SELECT run_id, rule_id, kind, effect FROM rules_applied
+                      WHERE run_id = ANY($1) ORDER BY seq",
+                    &[&ids],
+                )
+                .await?
+            {
+                runs[at[&r.try_get::<_, i64>(0)?]]
+                    .rules_applied
+                    .push(AppliedRecord {
+                        rule_id: r.try_get(1)?,
+                        kind: r.try_get(2)?,
+                        effect: r.try_get(3)?,
+                    });
+            }
+            Ok(runs)
+        })
+    }
+}
+
 impl RunStore for PgStore {
     fn location(&self) -> String {
         self.location.clone()
@@ -588,13 +703,10 @@ impl RunStore for PgStore {
     fn record_runs(&self, runs: &[RunRecord]) -> Result<Vec<i64>, StoreError> {
         in_transaction!(self, |tx| {
             let first = reserve_in(&tx, runs.len() as u64).await?.start;
-            let mut ids = Vec::with_capacity(runs.len());
-            for (id, run) in (first..).zip(runs) {
-                insert_run(&tx, id, run).await?;
-                ids.push(id);
-            }
+            let with_ids: Vec<(i64, &RunRecord)> = (first..).zip(runs).collect();
+            insert_runs_in(&tx, &with_ids).await?;
             count_usage(&tx, runs.iter()).await?;
-            Ok(ids)
+            Ok(with_ids.into_iter().map(|(id, _)| id).collect())
         })
     }
 
@@ -615,10 +727,8 @@ impl RunStore for PgStore {
 
     fn insert_runs(&self, runs: &[RunRecord]) -> Result<Vec<bool>, StoreError> {
         in_transaction!(self, |tx| {
-            let mut new = Vec::with_capacity(runs.len());
-            for run in runs {
-                new.push(insert_run(&tx, run.id, run).await?);
-            }
+            let with_ids: Vec<(i64, &RunRecord)> = runs.iter().map(|r| (r.id, r)).collect();
+            let new = insert_runs_in(&tx, &with_ids).await?;
             // Only the runs inserted now count (see the SQLite store).
             count_usage(
                 &tx,
@@ -761,55 +871,7 @@ impl RunStore for PgStore {
     }
 
     fn get_run(&self, id: i64) -> Result<Option<RunRecord>, StoreError> {
-        let conn = self.conn()?;
-        block_on(async {
-            let Some(row) = conn
-                .query_opt(
-                    &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"),
-                    &[&id],
-                )
-                .await?
-            else {
-                return Ok(None);
-            };
-            let mut run = run_from_row(&row)?;
-            run.steps = conn
-                .query(
-                    "SELECT kind, tool, detail_json, error, error_class, duration_us
-                       FROM steps WHERE run_id = $1 ORDER BY idx",
-                    &[&id],
-                )
-                .await?
-                .iter()
-                .map(|r| {
-                    let detail: String = r.try_get(2)?;
-                    Ok(StepRecord {
-                        kind: r.try_get(0)?,
-                        tool: r.try_get(1)?,
-                        detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-                        error: r.try_get(3)?,
-                        error_class: r.try_get(4)?,
-                        duration_us: r.try_get(5)?,
-                    })
-                })
-                .collect::<Result<_, StoreError>>()?;
-            run.rules_applied = conn
-                .query(
-                    "SELECT rule_id, kind, effect FROM rules_applied WHERE run_id = $1 ORDER BY seq",
-                    &[&id],
-                )
-                .await?
-                .iter()
-                .map(|r| {
-                    Ok(AppliedRecord {
-                        rule_id: r.try_get(0)?,
-                        kind: r.try_get(1)?,
-                        effect: r.try_get(2)?,
-                    })
-                })
-                .collect::<Result<_, StoreError>>()?;
-            Ok(Some(run))
-        })
+        Ok(self.whole_runs("id = $1", id, 1)?.pop())
     }
 
     fn failure_groups(&self, window: usize) -> Result<Vec<FailureGroup>, StoreError> {
@@ -1054,6 +1116,96 @@ impl RunStore for PgStore {
     fn revoke_handler_approval(&self, skill: &str) -> Result<bool, StoreError> {
         let n = self.execute("DELETE FROM gate_approvals WHERE skill = $1", &[&skill])?;
         Ok(n > 0)
+    }
+
+    fn runs_after(&self, after: i64, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        self.whole_runs("id > $1", after, limit as i64)
+    }
+
+    fn reserve_past(&self, last: i64) -> Result<(), StoreError> {
+        self.execute(
+            "UPDATE run_ids SET next = GREATEST(next, $1::BIGINT + 1)",
+            &[&last],
+        )?;
+        Ok(())
+    }
+
+    fn all_verdicts(&self) -> Result<Vec<(i64, Verdict)>, StoreError> {
+        self.query(
+            "SELECT run_id, ok, class, note, at FROM verdicts ORDER BY run_id",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                Verdict {
+                    ok: r.try_get(1)?,
+                    class: r.try_get(2)?,
+                    note: r.try_get(3)?,
+                    at: r.try_get(4)?,
+                },
+            ))
+        })
+        .collect()
+    }
+
+    fn kv_entries(&self) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
+        self.query(
+            "SELECT skill, key, value FROM kv ORDER BY skill COLLATE \"C\", key COLLATE \"C\"",
+            &[],
+        )?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .collect()
+    }
+
+    fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError> {
+        self.query(&format!("SELECT {REPORT_COLUMNS} ORDER BY id"), &[])?
+            .iter()
+            .map(report_from_row)
+            .collect()
+    }
+
+    fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError> {
+        in_transaction!(self, |tx| {
+            let new = tx
+                .execute(
+                    "INSERT INTO gate_reports (id, skill, artifact, capabilities_pin, at, passed, report_json)
+                     SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[],
+                                          $5::BIGINT[], $6::BOOLEAN[], $7::TEXT[])
+                     ON CONFLICT (id) DO NOTHING",
+                    &[
+                        &column(rows, |r| r.id),
+                        &column(rows, |r| r.skill.as_str()),
+                        &column(rows, |r| r.artifact.as_str()),
+                        &column(rows, |r| r.capabilities_pin.as_str()),
+                        &column(rows, |r| r.at),
+                        &column(rows, |r| r.passed),
+                        &column(rows, |r| r.report_json.as_str()),
+                    ],
+                )
+                .await?;
+            // New reports are numbered after the copied ones.
+            tx.execute(
+                "SELECT setval(pg_get_serial_sequence('gate_reports', 'id'),
+                               (SELECT COALESCE(MAX(id), 0) + 1 FROM gate_reports), false)",
+                &[],
+            )
+            .await?;
+            Ok(new)
+        })
+    }
+
+    fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
+        self.query(
+            "SELECT skill, artifact, capabilities_pin, report_id, at, \"by\"
+               FROM gate_approvals ORDER BY skill COLLATE \"C\"",
+            &[],
+        )?
+        .iter()
+        .map(|r| Ok(record_from_row!(ApprovalRow, r.try_get)))
+        .collect()
     }
 }
 

@@ -126,6 +126,47 @@ impl SqliteStore {
         Ok(true)
     }
 
+    pub(super) fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("SELECT {REPORT_COLUMNS} ORDER BY id"))?;
+        let rows = stmt.query_map([], report_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub(super) fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut new = 0;
+        for row in rows {
+            new += tx.execute(
+                "INSERT OR IGNORE INTO gate_reports
+                   (id, skill, artifact, capabilities_pin, at, passed, report_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    row.id,
+                    row.skill,
+                    row.artifact,
+                    row.capabilities_pin,
+                    row.at,
+                    row.passed,
+                    row.report_json
+                ],
+            )? as u64;
+        }
+        tx.commit()?;
+        Ok(new)
+    }
+
+    pub(super) fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT skill, artifact, capabilities_pin, report_id, at, by
+             FROM gate_approvals ORDER BY skill",
+        )?;
+        let rows = stmt.query_map([], |r| Ok(record_from_row!(ApprovalRow, r.get)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The skill's approval, if it has one.
     pub(super) fn handler_approval(&self, skill: &str) -> Result<Option<ApprovalRow>, StoreError> {
         Ok(self

@@ -333,6 +333,39 @@ impl SqliteStore {
         Ok(true)
     }
 
+    /// Reads `run`'s steps and applied rules into it.
+    fn fill_run(conn: &Connection, run: &mut RunRecord) -> Result<(), StoreError> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT kind, tool, detail_json, error, error_class, duration_us FROM steps WHERE run_id = ?1 ORDER BY idx",
+        )?;
+        run.steps = stmt
+            .query_map(params![run.id], |r| {
+                let detail: String = r.get(2)?;
+                Ok(StepRecord {
+                    kind: r.get(0)?,
+                    tool: r.get(1)?,
+                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+                    error: r.get(3)?,
+                    error_class: r.get(4)?,
+                    duration_us: r.get(5)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT rule_id, kind, effect FROM rules_applied WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        run.rules_applied = stmt
+            .query_map(params![run.id], |r| {
+                Ok(AppliedRecord {
+                    rule_id: r.get(0)?,
+                    kind: r.get(1)?,
+                    effect: r.get(2)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
+
     fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {
         Ok(record_from_row!(RunRecord, r.get))
     }
@@ -572,33 +605,7 @@ impl RunStore for SqliteStore {
             )
             .optional()?;
         let Some(mut run) = run else { return Ok(None) };
-        let mut stmt = conn.prepare(
-            "SELECT kind, tool, detail_json, error, error_class, duration_us FROM steps WHERE run_id = ?1 ORDER BY idx",
-        )?;
-        run.steps = stmt
-            .query_map(params![id], |r| {
-                let detail: String = r.get(2)?;
-                Ok(StepRecord {
-                    kind: r.get(0)?,
-                    tool: r.get(1)?,
-                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-                    error: r.get(3)?,
-                    error_class: r.get(4)?,
-                    duration_us: r.get(5)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        let mut stmt =
-            conn.prepare("SELECT rule_id, kind, effect FROM rules_applied WHERE run_id = ?1")?;
-        run.rules_applied = stmt
-            .query_map(params![id], |r| {
-                Ok(AppliedRecord {
-                    rule_id: r.get(0)?,
-                    kind: r.get(1)?,
-                    effect: r.get(2)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
+        Self::fill_run(&conn, &mut run)?;
         Ok(Some(run))
     }
 
@@ -753,6 +760,64 @@ impl RunStore for SqliteStore {
 
     fn revoke_handler_approval(&self, skill: &str) -> Result<bool, StoreError> {
         SqliteStore::revoke_handler_approval(self, skill)
+    }
+
+    fn runs_after(&self, after: i64, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs WHERE id > ?1 ORDER BY id LIMIT ?2",
+            Self::RUN_COLUMNS
+        ))?;
+        let mut runs: Vec<RunRecord> = stmt
+            .query_map(params![after, limit as i64], Self::run_from_row)?
+            .collect::<Result<_, _>>()?;
+        for run in &mut runs {
+            Self::fill_run(&conn, run)?;
+        }
+        Ok(runs)
+    }
+
+    fn reserve_past(&self, last: i64) -> Result<(), StoreError> {
+        self.conn()
+            .execute("UPDATE run_ids SET next = MAX(next, ?1 + 1)", params![last])?;
+        Ok(())
+    }
+
+    fn all_verdicts(&self) -> Result<Vec<(i64, Verdict)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT run_id, ok, class, note, at FROM verdicts ORDER BY run_id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                Verdict {
+                    ok: r.get(1)?,
+                    class: r.get(2)?,
+                    note: r.get(3)?,
+                    at: r.get(4)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn kv_entries(&self) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT skill, key, value FROM kv ORDER BY skill, key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError> {
+        SqliteStore::all_gate_reports(self)
+    }
+
+    fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError> {
+        SqliteStore::import_gate_reports(self, rows)
+    }
+
+    fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
+        SqliteStore::all_approvals(self)
     }
 }
 
