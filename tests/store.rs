@@ -173,3 +173,43 @@ fn a_bad_target_or_store_url_is_named() {
         r.stderr
     );
 }
+
+/// Three hosts (workspaces of their own) recording runs into one database
+/// at once: every run is stored once, under an id no other host used, and
+/// the usage statistics count them all.
+#[test]
+fn three_hosts_recording_at_once_lose_no_run() {
+    let Some(db) = TestDatabase::new("three_hosts") else {
+        return;
+    };
+    const PER_HOST: usize = 4;
+    let hosts: Vec<Workspace> = (0..3).map(|_| Workspace::new()).collect();
+    for ws in &hosts {
+        use_database(ws, &db.url);
+    }
+    std::thread::scope(|scope| {
+        for (h, ws) in hosts.iter().enumerate() {
+            scope.spawn(move || {
+                for i in 0..PER_HOST {
+                    let task = format!("write an email to Bob about lunch, host {h} run {i}");
+                    ok(ws, &["run", "--skill", "email-writer", &task]);
+                }
+            });
+        }
+    });
+    let store = skillhost::store::PgStore::open(&db.url).expect("open");
+    let runs = store.all_runs().expect("runs");
+    assert_eq!(runs.len(), 3 * PER_HOST);
+    let mut tasks: Vec<&str> = runs.iter().map(|r| r.task.as_str()).collect();
+    tasks.sort_unstable();
+    tasks.dedup();
+    assert_eq!(tasks.len(), 3 * PER_HOST, "each run once");
+    let usage = store.skill_usage().expect("usage");
+    assert_eq!(usage["email-writer"].uses, (3 * PER_HOST) as u64);
+    // Nothing waits in a journal.
+    for ws in &hosts {
+        let journal = ws.workspace.join(".skillhost/journal");
+        let left = std::fs::read_dir(&journal).map_or(0, |d| d.count());
+        assert_eq!(left, 0, "{}", journal.display());
+    }
+}
