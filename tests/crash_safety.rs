@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use skillhost::store::RunStore;
 
 use crate::harness::mcp_http::{McpHttpServer, McpSession};
 use crate::harness::{Workspace, guest};
@@ -78,7 +79,7 @@ fn hostile_workspace() -> Workspace {
 /// host does) and holds this many runs.
 fn stored_runs(ws: &Workspace) -> u64 {
     let state = ws.workspace.join(".skillhost");
-    let store = skillhost::store::Store::open_in(&state).expect("the store opens");
+    let store = skillhost::store::SqliteStore::open_in(&state).expect("the store opens");
     skillhost::store::journal::replay(&state.join("journal"), &store).expect("journals replay");
     store.run_count().expect("count")
 }

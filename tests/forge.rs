@@ -799,7 +799,7 @@ fn idle_run(runner: &skillhost::exec::Runner) {
 #[test]
 fn mining_runs_by_itself_every_n_runs_and_writes_a_recurring_sequence_once() {
     let ws = workspace();
-    let store = skillhost::exec::open_store(&ws.paths()).expect("store");
+    let store = skillhost::exec::open_store(&ws.paths(), &Default::default()).expect("store");
     let seq = ["read_file", "write_file", "read_file"];
     let planted: Vec<RunRecord> = (0..5).map(|_| run_of(0, "copy a note", &seq)).collect();
     let ids = store.record_runs(&planted).expect("record");

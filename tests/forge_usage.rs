@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use skillhost::store::{RunRecord, StepRecord, Store};
+use skillhost::store::{RunRecord, RunStore, SqliteStore, StepRecord};
 
 use crate::harness::Workspace;
 use crate::support::write;
@@ -42,7 +42,7 @@ fn record(at: i64, skill: &str, success: bool, steps: Vec<StepRecord>) -> RunRec
 
 /// Runs written straight into the workspace's store.
 fn store_runs(ws: &Workspace, runs: &[RunRecord]) {
-    let store = Store::open_in(&ws.workspace.join(".skillhost")).expect("open the store");
+    let store = SqliteStore::open_in(&ws.workspace.join(".skillhost")).expect("open the store");
     store.record_runs(runs).expect("record");
 }
 

@@ -44,5 +44,6 @@ mod quotas;
 mod recording;
 mod sandbox_attacks;
 mod security_leaks;
+mod store;
 mod tiered;
 mod toolchain;

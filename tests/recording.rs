@@ -4,6 +4,7 @@
 //! next command that reads runs.
 
 use serde_json::Value;
+use skillhost::store::RunStore;
 
 use crate::harness::mcp_http::{McpHttpServer, McpSession};
 use crate::harness::{Workspace, guest, runtime};
@@ -87,7 +88,8 @@ fn a_runner_dropped_normally_leaves_every_run_in_the_database_and_no_journal() {
     assert_eq!(unique.len(), 20, "every run has its own id: {ids:?}");
     drop(runner);
 
-    let store = skillhost::store::Store::open_in(&ws.workspace.join(".skillhost")).expect("store");
+    let store =
+        skillhost::store::SqliteStore::open_in(&ws.workspace.join(".skillhost")).expect("store");
     assert_eq!(store.run_count().expect("count"), 20);
     for id in ids {
         assert!(store.get_run(id).expect("query").is_some(), "run {id}");

@@ -21,7 +21,7 @@ use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use skillhost::eval::ablation::Rng;
 use skillhost::forge::mine::{self, MineConfig};
-use skillhost::store::{RunRecord, StepRecord, Store};
+use skillhost::store::{RunRecord, RunStore, SqliteStore, StepRecord};
 
 /// The tools of the mix, with how their arguments are written. A tool
 /// keeps its shape from call to call, as real ones do.
@@ -176,7 +176,7 @@ fn bench_mine(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(&dir.path().join("bench.db")).expect("store");
+    let store = SqliteStore::open(&dir.path().join("bench.db")).expect("store");
     let mut rng = Rng(0x5eed);
     let mut planted_runs = [0u64; PLANTED.len()];
     let mut steps = 0;
@@ -210,7 +210,9 @@ fn bench_mine(c: &mut Criterion) {
     let read_once = || {
         let mut bytes = 0usize;
         let n = store
-            .for_each_tool_step(0, |row| bytes += row.tool.len() + row.detail_json.len())
+            .for_each_tool_step(0, &mut |row| {
+                bytes += row.tool.len() + row.detail_json.len()
+            })
             .expect("read");
         black_box((n, bytes));
     };

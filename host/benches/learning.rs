@@ -12,7 +12,7 @@ use skillhost::learn::cycle::{self, Thresholds};
 use skillhost::learn::patterns::Library;
 use skillhost::learn::rules::{Action, Kind, Origin, Rule, RuleSet};
 use skillhost::learn::{Learning, RuleFilter};
-use skillhost::store::{RunRecord, Store};
+use skillhost::store::{RunRecord, RunStore, SqliteStore};
 
 const CLASSES: [&str; 5] = [
     "TimezoneError",
@@ -73,7 +73,7 @@ fn rule(i: usize) -> Rule {
 
 fn bench_cycle(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(&dir.path().join("bench.db")).expect("store");
+    let store = SqliteStore::open(&dir.path().join("bench.db")).expect("store");
     let runs: Vec<RunRecord> = (0..100_000).map(run).collect();
     store.record_runs(&runs).expect("insert");
     let lib = Library::shipped().expect("patterns");

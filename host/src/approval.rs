@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::skill::{Capabilities, Skill, Source};
-use crate::store::{ApprovalRow, GateReportRow, Store, StoreError};
+use crate::store::{ApprovalRow, GateReportRow, RunStore, StoreError};
 
 /// The `[gate]` section of `skillhost.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -419,7 +419,7 @@ pub enum ApprovalError {
 }
 
 /// Stores `report`; returns its id.
-pub fn store_report(store: &Store, report: &Report) -> Result<i64, StoreError> {
+pub fn store_report(store: &dyn RunStore, report: &Report) -> Result<i64, StoreError> {
     store.insert_gate_report(&GateReportRow {
         id: 0,
         skill: report.skill.clone(),
@@ -439,13 +439,16 @@ fn parse(row: GateReportRow) -> Result<StoredReport, ApprovalError> {
 }
 
 /// The latest report of `skill`, for any artifact.
-pub fn latest_report(store: &Store, skill: &str) -> Result<Option<StoredReport>, ApprovalError> {
+pub fn latest_report(
+    store: &dyn RunStore,
+    skill: &str,
+) -> Result<Option<StoredReport>, ApprovalError> {
     store.latest_gate_report(skill)?.map(parse).transpose()
 }
 
 /// The latest report of `skill` for `artifact`.
 pub fn latest_report_for(
-    store: &Store,
+    store: &dyn RunStore,
     skill: &str,
     artifact: &str,
 ) -> Result<Option<StoredReport>, ApprovalError> {
@@ -467,7 +470,7 @@ pub enum ApprovedBy {
 /// whose skill declares `declared`, on the latest report made for exactly
 /// these; it must have passed. Replaces any earlier approval of the skill.
 pub fn approve(
-    store: &Store,
+    store: &dyn RunStore,
     skill: &str,
     artifact: &str,
     declared: &Capabilities,
@@ -560,7 +563,7 @@ fn short(v: &str) -> &str {
 /// whose skill declares `declared`, may run. One indexed read when it may;
 /// a refusal reads the latest report too, to say why.
 pub fn admission(
-    store: &Store,
+    store: &dyn RunStore,
     skill: &str,
     artifact: &str,
     declared: &Capabilities,
@@ -617,7 +620,7 @@ pub enum HandlerState {
 
 /// The state of the handler of `skill` as it is now (see [`admission`]).
 pub fn state(
-    store: &Store,
+    store: &dyn RunStore,
     skill: &str,
     artifact: &str,
     declared: &Capabilities,
@@ -640,6 +643,7 @@ fn unix_now() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::SqliteStore;
 
     fn report(skill: &str, artifact: &str, declared: &Capabilities, passed: bool) -> Report {
         Report {
@@ -671,7 +675,7 @@ mod tests {
     #[test]
     fn a_handler_runs_only_as_approved_and_each_refusal_says_why() {
         let d = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&d.path().join("s.db")).expect("open");
+        let store = SqliteStore::open(&d.path().join("s.db")).expect("open");
         let none = Capabilities::default();
         let refusal = |artifact: &str, declared: &Capabilities| {
             admission(&store, "s", artifact, declared)

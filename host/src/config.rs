@@ -68,6 +68,8 @@ pub struct Config {
     pub defaults: serde_json::Map<String, serde_json::Value>,
     /// `skillhost mcp --http`: calls at once, queued calls, sessions.
     pub mcp: crate::admission::McpConfig,
+    /// Where runs and the rest are stored.
+    pub store: crate::store::StoreConfig,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -311,6 +313,30 @@ mod tests {
         assert!(e.contains("max_steps must be at least 1"), "{e}");
         fs::write(workspace_file(&p), "[agent]\nmax_steps = 3\n").expect("write");
         assert_eq!(Config::load(&p).expect("three steps").agent.max_steps, 3);
+    }
+
+    #[test]
+    fn store_url_selects_postgres_and_a_bad_one_is_refused_naming_the_setting() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = Paths::under(d.path());
+        fs::create_dir_all(&p.workspace).expect("mkdir");
+        assert_eq!(
+            Config::load(&p).expect("no file").store,
+            crate::store::StoreConfig::default(),
+            "SQLite by default"
+        );
+        let url = "postgres://host@db.internal:5432/skillhost";
+        fs::write(workspace_file(&p), format!("[store]\nurl = \"{url}\"\n")).expect("write");
+        assert_eq!(
+            Config::load(&p).expect("a postgres url").store,
+            crate::store::StoreConfig::postgres(url)
+        );
+        for bad in ["mysql://db/skillhost", "postgres://db:port/x"] {
+            fs::write(workspace_file(&p), format!("[store]\nurl = \"{bad}\"\n")).expect("write");
+            let e = Config::load(&p).expect_err(bad).to_string();
+            assert!(e.contains("skillhost.toml"), "{e}");
+            assert!(e.contains("`url` in [store]"), "{e}");
+        }
     }
 
     #[test]

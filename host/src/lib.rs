@@ -23,7 +23,8 @@
 //!   from a template.
 //! - layer 3: `sandbox`, `store`, `llm`, `tools`, `install`, `toolchain`: the wasmtime
 //!   sandbox (it defines the services it calls out to: `ToolHost`,
-//!   `ModelHost`, `KvHost`); the SQLite store; model providers; the tool
+//!   `ModelHost`, `KvHost`); the store behind the `RunStore` trait (an
+//!   SQLite file by default, PostgreSQL for many hosts); model providers; the tool
 //!   registry and its policy; installing skills from a folder, an archive
 //!   or a registry into the installed root, and uninstalling them; the
 //!   toolchains that build handlers (finding, checking, installing them,

@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use skillhost::store::RunStore;
 
 use super::mcp_http::{McpSession, hostile_server_with};
 
@@ -269,7 +270,7 @@ pub fn run_load(plan: &LoadPlan) -> LoadReport {
     drop(server);
 
     let state = ws.workspace.join(".skillhost");
-    let store = skillhost::store::Store::open_in(&state).expect("the store opens");
+    let store = skillhost::store::SqliteStore::open_in(&state).expect("the store opens");
     skillhost::store::journal::replay(&state.join("journal"), &store).expect("replay");
     report.runs_stored = store.run_count().expect("count");
     report.runs_expected = report.answered as u64 + 1;

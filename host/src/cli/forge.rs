@@ -90,15 +90,15 @@ pub fn run(args: ForgeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             config.min_success = min_success.unwrap_or(config.min_success);
             config.max_len = max_len.unwrap_or(config.max_len);
             config.max_candidates = limit.unwrap_or(config.max_candidates);
-            let store = crate::exec::open_store(&ctx.paths)?;
-            let report = mine::mine(&store, &config)?;
+            let store = ctx.store()?;
+            let report = mine::mine(store.as_ref(), &config)?;
             if json {
                 outln!("{}", serde_json::to_string_pretty(&report)?)?;
             } else {
                 print_report(&report)?;
             }
             if !dry_run && !report.candidates.is_empty() {
-                write_candidates(ctx, &store, &report, json)?;
+                write_candidates(ctx, store.as_ref(), &report, json)?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -108,7 +108,7 @@ pub fn run(args: ForgeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 /// Writes the candidates as forged skills and says what became of each.
 fn write_candidates(
     ctx: &Ctx,
-    store: &crate::store::Store,
+    store: &dyn crate::store::RunStore,
     report: &MineReport,
     json: bool,
 ) -> anyhow::Result<()> {
@@ -285,7 +285,7 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let Some(provider) = provider else {
         bail!("no model configured: set [model] in skillhost.toml or pass --model PROVIDER:MODEL");
     };
-    let store = crate::exec::open_store(&ctx.paths)?;
+    let store = ctx.store()?;
     let mut runs = Vec::new();
     for r in store.recent_runs_of(&skill.name, 20)? {
         if r.success

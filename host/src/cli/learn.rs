@@ -12,7 +12,6 @@ use super::Ctx;
 use crate::eval::ablation;
 use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule};
 use crate::learn::{self, RuleFilter, rules::RuleSet};
-use crate::store::Store;
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {
@@ -161,16 +160,12 @@ enum EvalCommand {
     },
 }
 
-fn open_store(ctx: &Ctx) -> anyhow::Result<Store> {
-    Ok(crate::exec::open_store(&ctx.paths)?)
-}
-
 fn rules_file(ctx: &Ctx) -> PathBuf {
     learn::rules_path(&ctx.paths.state_dir())
 }
 
 pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let store = open_store(ctx)?;
+    let store = ctx.store()?;
     match args.command {
         RunsCommand::List { limit, json } => {
             let runs = store.list_runs(limit)?;
@@ -339,7 +334,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 .get(&id)
                 .ok_or_else(|| RuleEditError::NoSuchRule(id.clone()))?;
             // Which of the runs it was learned from a person marked failed.
-            let marked: Vec<i64> = match open_store(ctx) {
+            let marked: Vec<i64> = match ctx.store() {
                 Ok(store) => {
                     let mut ids = Vec::new();
                     for id in &r.origin.failures {
@@ -379,7 +374,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             outln!("restored {id}")?;
         }
         RulesCommand::Explain { run_id } => {
-            let store = open_store(ctx)?;
+            let store = ctx.store()?;
             let run = store
                 .get_run(run_id)?
                 .with_context(|| format!("no run {run_id}; see `skillhost runs list`"))?;
@@ -395,12 +390,12 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 }
 
 pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let store = open_store(ctx)?;
+    let store = ctx.store()?;
     let (config, model) = ctx.config_with_model(&args.model)?;
     let model = model.filter(|_| !args.no_propose);
     let catalog = ctx.catalog();
     let report = super::runtime()?.block_on(learn::cycle::learn_from_store(
-        &store,
+        store.as_ref(),
         &ctx.paths,
         &catalog,
         &config.learning,

@@ -22,6 +22,7 @@ mod mcp;
 mod progress;
 mod run;
 mod skills;
+mod store;
 mod toolchain;
 
 use std::path::PathBuf;
@@ -81,6 +82,8 @@ enum Command {
     Doctor(toolchain::DoctorArgs),
     /// Install a handler language's build tools.
     Toolchain(toolchain::ToolchainArgs),
+    /// The store: copy this workspace's SQLite store into PostgreSQL.
+    Store(store::StoreArgs),
     /// Print a shell completion script (bash, zsh or fish).
     Completions(completions::CompletionsArgs),
 }
@@ -129,6 +132,13 @@ impl Ctx {
         Ok(app::config_with_model(&self.paths, &flags.overrides())?)
     }
 
+    /// The workspace store where `[store]` puts it, with the runs that
+    /// ended processes left in their journals stored.
+    pub fn store(&self) -> anyhow::Result<std::sync::Arc<dyn crate::store::RunStore>> {
+        let config = Config::load(&self.paths)?;
+        Ok(crate::exec::open_store(&self.paths, &config.store)?)
+    }
+
     /// Loads the catalog over every root; warnings go to stderr.
     pub fn catalog(&self) -> Catalog {
         app::catalog(&self.paths)
@@ -163,6 +173,7 @@ pub fn main() -> ExitCode {
                 Command::Forge(args) => forge::run(args, &ctx),
                 Command::Doctor(args) => toolchain::doctor(args, &ctx),
                 Command::Toolchain(args) => toolchain::run(args, &ctx),
+                Command::Store(args) => store::run(args, &ctx),
                 Command::Completions(args) => completions::run(args),
             }
         });

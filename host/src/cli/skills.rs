@@ -161,7 +161,9 @@ impl<'a> SkillView<'a> {
 /// The workspace's usage statistics; without them (an unreadable store)
 /// skills are listed as unused, with a warning.
 fn usage(ctx: &Ctx) -> HashMap<String, Usage> {
-    crate::exec::skill_usage(&ctx.paths).unwrap_or_else(|e| {
+    let config = Config::load(&ctx.paths).map_err(anyhow::Error::from);
+    let usage = config.and_then(|c| Ok(crate::exec::skill_usage(&ctx.paths, &c.store)?));
+    usage.unwrap_or_else(|e| {
         tracing::warn!("usage statistics unavailable: {e}");
         HashMap::new()
     })

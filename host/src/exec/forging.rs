@@ -9,7 +9,7 @@ use crate::grants::{Grants, TrustConfig};
 use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::skill::{Capabilities, Catalog, Skill, Source};
-use crate::store::{RunRecord, Store};
+use crate::store::{RunRecord, RunStore};
 
 /// What forging needs of the runner's settings.
 #[derive(Clone)]
@@ -68,7 +68,7 @@ pub(super) async fn after_runs(
     inputs: &Inputs,
     runs: &[RunRecord],
     catalog: &Catalog,
-    store: &Store,
+    store: &dyn RunStore,
     provider: Option<&dyn Provider>,
 ) -> bool {
     let mut changed = false;
@@ -102,7 +102,7 @@ async fn create(
     run: &RunRecord,
     skill: &Skill,
     catalog: &Catalog,
-    store: &Store,
+    store: &dyn RunStore,
     provider: Option<&dyn Provider>,
 ) -> bool {
     let Some(bound) = inputs.effective(skill) else {
@@ -177,7 +177,7 @@ pub fn write_mined(
     paths: &Paths,
     config: &Config,
     catalog: &Catalog,
-    store: &Store,
+    store: &dyn RunStore,
     candidates: &[forge::mine::Candidate],
 ) -> Vec<MinedOutcome> {
     write_candidates(&Inputs::new(paths, config), catalog, store, candidates)
@@ -187,7 +187,7 @@ pub fn write_mined(
 /// writes the candidates; true when a skill was written. What became of
 /// each candidate is logged (a near-duplicate of a skill forged earlier is
 /// the usual outcome once a sequence has its skill).
-pub(super) fn mine_latest(inputs: &Inputs, catalog: &Catalog, store: &Store) -> bool {
+pub(super) fn mine_latest(inputs: &Inputs, catalog: &Catalog, store: &dyn RunStore) -> bool {
     let config = &inputs.config.mine;
     let report = match forge::mine::mine_latest(store, config, config.auto_window) {
         Ok(r) => r,
@@ -225,7 +225,7 @@ pub(super) fn mine_latest(inputs: &Inputs, catalog: &Catalog, store: &Store) -> 
 fn write_candidates(
     inputs: &Inputs,
     catalog: &Catalog,
-    store: &Store,
+    store: &dyn RunStore,
     candidates: &[forge::mine::Candidate],
 ) -> Vec<MinedOutcome> {
     let last_used = last_used_in(store);
@@ -245,7 +245,7 @@ fn write_candidates(
 fn write_one(
     inputs: &Inputs,
     catalog: &Catalog,
-    store: &Store,
+    store: &dyn RunStore,
     around: &forge::create::Neighbours<'_>,
     candidate: &forge::mine::Candidate,
 ) -> Result<CreateOutcome, String> {
@@ -302,7 +302,7 @@ fn cut_to(run: &RunRecord, tools: &[String]) -> Option<RunRecord> {
 }
 
 /// When a skill was last used: its latest recorded run.
-fn last_used_in(store: &Store) -> impl Fn(&str) -> Option<i64> + '_ {
+fn last_used_in(store: &dyn RunStore) -> impl Fn(&str) -> Option<i64> + '_ {
     |name: &str| {
         store
             .recent_runs_of(name, 1)

@@ -37,7 +37,7 @@ use crate::sandbox::{
     self, CallOutcome, CallRequest, FileRoots, Handler, LogLine, Sandbox, SandboxOptions, Services,
 };
 use crate::skill::{Catalog, FileIdentity, LimitSpec, SearchOptions, Skill, SkillFileError};
-use crate::store::{KvQuota, Store, StoreError};
+use crate::store::{KvQuota, RunStore, StoreError};
 use crate::tools::{self, CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
@@ -278,6 +278,7 @@ impl Runner {
         let catalog = Arc::new(CatalogCell::new(catalog));
         let store = Arc::new(LazyStore::new(
             paths.state_dir(),
+            config.store.clone(),
             KvQuota {
                 max_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
                 max_keys: config.limits.kv_max_keys,
@@ -300,6 +301,7 @@ impl Runner {
                 paths: paths.clone(),
                 catalog: catalog.clone(),
                 config: config.learning.clone(),
+                store: config.store.clone(),
                 provider: extras.provider.clone(),
                 #[cfg(feature = "forge")]
                 forge: forging::Inputs::new(&paths, &config),
@@ -372,7 +374,7 @@ impl Runner {
 
     /// The workspace store (opened on first use), once every run this
     /// runner recorded so far is in it.
-    pub fn store(&self) -> Result<&Store, StoreError> {
+    pub fn store(&self) -> Result<&dyn RunStore, StoreError> {
         self.flush();
         self.shared.store.get_store()
     }

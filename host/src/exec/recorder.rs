@@ -22,7 +22,7 @@ use crate::learn::{self, Learning, LearningConfig, RuleOutcome};
 use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::store::journal::{self, JOURNAL_DIR, Journal};
-use crate::store::{RunRecord, Store, StoreError};
+use crate::store::{RunRecord, RunStore, StoreConfig, StoreError};
 
 /// Run ids taken at a time. Ids of concurrent processes interleave by
 /// block, so "the last N runs" may be off by up to this many for runs made
@@ -47,6 +47,8 @@ pub(super) struct CycleInputs {
     pub paths: Paths,
     pub catalog: Arc<CatalogCell>,
     pub config: LearningConfig,
+    /// Where runs are stored.
+    pub store: StoreConfig,
     pub provider: Option<Arc<dyn Provider>>,
     /// Forging after runs (see `forging`).
     #[cfg(feature = "forge")]
@@ -125,7 +127,7 @@ impl Recorder {
     /// queued; the second value then says so.
     pub fn record(
         &self,
-        store: &Store,
+        store: &dyn RunStore,
         mut run: RunRecord,
     ) -> Result<(i64, Option<String>), StoreError> {
         run.id = self.next_id(store)?;
@@ -169,7 +171,7 @@ impl Recorder {
         progress.done >= progress.sent
     }
 
-    fn next_id(&self, store: &Store) -> Result<i64, StoreError> {
+    fn next_id(&self, store: &dyn RunStore) -> Result<i64, StoreError> {
         let mut ids = lock(&self.shared.ids);
         if ids.current.is_empty() {
             ids.current = match ids.spare.take() {
@@ -250,7 +252,7 @@ struct Writer {
     cycle: CycleInputs,
     /// The writer's own connection: handlers' key-value calls never wait
     /// behind a batch.
-    store: Option<Store>,
+    store: Option<Arc<dyn RunStore>>,
     /// The store's run count for `auto_every`: counted once (a full scan
     /// in SQLite), then advanced by the runs this writer stores. Other
     /// processes' runs show up at the next count, in the next process.
@@ -333,19 +335,22 @@ impl Writer {
         }
     }
 
-    fn store(&mut self) -> Result<&Store, StoreError> {
+    fn store(&mut self) -> Result<&dyn RunStore, StoreError> {
         let store = match self.store.take() {
             Some(store) => store,
             None => self.open_store()?,
         };
-        Ok(self.store.insert(store))
+        Ok(&**self.store.insert(store))
     }
 
     /// The writer's own connection, after storing the runs that ended
     /// processes left in their journals.
-    fn open_store(&self) -> Result<Store, StoreError> {
-        let store = Store::open_in(&self.state_dir)?;
-        self.record_rules(&replay_journals(&self.state_dir, &store));
+    fn open_store(&self) -> Result<Arc<dyn RunStore>, StoreError> {
+        let store = self
+            .cycle
+            .store
+            .open(&self.state_dir, crate::store::KvQuota::default())?;
+        self.record_rules(&replay_journals(&self.state_dir, store.as_ref()));
         Ok(store)
     }
 
@@ -431,7 +436,7 @@ impl Writer {
         }
         let now = match self.counted {
             Some(n) => n + stored,
-            None => self.store().and_then(Store::run_count).ok()?,
+            None => self.store().and_then(|s| s.run_count()).ok()?,
         };
         let before = self
             .counted
@@ -454,7 +459,7 @@ impl Writer {
         };
         let c = &self.cycle;
         let report = rt.block_on(learn::cycle::learn_from_store(
-            store,
+            store.as_ref(),
             &c.paths,
             &c.catalog.get(),
             &c.config,
@@ -514,7 +519,7 @@ impl Writer {
                 &c.forge,
                 runs,
                 &catalog,
-                store,
+                store.as_ref(),
                 c.provider.as_deref(),
             ));
         if mine {
@@ -527,7 +532,7 @@ impl Writer {
             } else {
                 &*catalog
             };
-            changed |= super::forging::mine_latest(&c.forge, catalog, store);
+            changed |= super::forging::mine_latest(&c.forge, catalog, store.as_ref());
         }
         if changed {
             c.catalog.swap(reload(&c.paths));
@@ -548,10 +553,10 @@ fn reload(paths: &Paths) -> crate::skill::Catalog {
 
 /// Opens the workspace store after storing the runs that ended processes
 /// left in their journals, so commands that read runs see every one.
-pub fn open_store(paths: &Paths) -> Result<Store, StoreError> {
+pub fn open_store(paths: &Paths, config: &StoreConfig) -> Result<Arc<dyn RunStore>, StoreError> {
     let state = paths.state_dir();
-    let store = Store::open_in(&state)?;
-    let rules = replay_journals(&state, &store);
+    let store = config.open(&state, crate::store::KvQuota::default())?;
+    let rules = replay_journals(&state, store.as_ref());
     let path = learn::rules_path(&state);
     if rules.iter().any(|r| !r.rules.is_empty()) && path.exists() {
         let saved =
@@ -565,7 +570,7 @@ pub fn open_store(paths: &Paths) -> Result<Store, StoreError> {
 
 /// Stores the runs of journals that ended processes left under
 /// `state_dir`; answers their rule outcomes, for the statistics.
-fn replay_journals(state_dir: &std::path::Path, store: &Store) -> Vec<RuleOutcome> {
+fn replay_journals(state_dir: &std::path::Path, store: &dyn RunStore) -> Vec<RuleOutcome> {
     match journal::replay(&state_dir.join(JOURNAL_DIR), store) {
         Ok(r) => {
             if !r.new_runs.is_empty() || r.damaged_lines > 0 {

@@ -14,7 +14,7 @@ use super::Runner;
 use crate::grants::Effective;
 use crate::llm::{ChatRequest, Message, Provider};
 use crate::sandbox::{KvHost, ModelHost, ToolHost};
-use crate::store::{KvQuota, Store, StoreError};
+use crate::store::{KvQuota, RunStore, StoreConfig, StoreError};
 use crate::tools::{CallContext, Caller, ToolError};
 use crate::types::{BoxFuture, ServiceError};
 
@@ -104,44 +104,46 @@ impl ModelHost for ProviderModelHost {
 /// while after the cause is gone. Attempts are made one at a time.
 pub(super) struct LazyStore {
     dir: PathBuf,
+    config: StoreConfig,
     kv_quota: KvQuota,
-    store: OnceLock<Store>,
+    store: OnceLock<Arc<dyn RunStore>>,
     opening: std::sync::Mutex<()>,
 }
 
 impl LazyStore {
-    pub(super) fn new(dir: PathBuf, kv_quota: KvQuota) -> Self {
+    pub(super) fn new(dir: PathBuf, config: StoreConfig, kv_quota: KvQuota) -> Self {
         LazyStore {
             dir,
+            config,
             kv_quota,
             store: OnceLock::new(),
             opening: std::sync::Mutex::new(()),
         }
     }
 
-    pub(super) fn get_store(&self) -> Result<&Store, StoreError> {
+    pub(super) fn get_store(&self) -> Result<&dyn RunStore, StoreError> {
         if let Some(store) = self.store.get() {
-            return Ok(store);
+            return Ok(store.as_ref());
         }
         // Nothing is left half-done by a panic while opening.
         let _one_at_a_time = self.opening.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(store) = self.store.get() {
-            return Ok(store);
+            return Ok(store.as_ref());
         }
-        let store = Store::open_in(&self.dir)?.with_kv_quota(self.kv_quota);
-        Ok(self.store.get_or_init(|| store))
+        let store = self.config.open(&self.dir, self.kv_quota)?;
+        Ok(self.store.get_or_init(|| store).as_ref())
     }
 
     /// The store, unless there is none yet: reading must not create one.
-    pub(super) fn existing_store(&self) -> Option<Result<&Store, StoreError>> {
-        if self.store.get().is_none() && !self.dir.join(crate::store::DB_FILE).exists() {
+    pub(super) fn existing_store(&self) -> Option<Result<&dyn RunStore, StoreError>> {
+        if self.store.get().is_none() && !self.config.exists(&self.dir) {
             return None;
         }
         Some(self.get_store())
     }
 
     /// The store for a handler's key-value call.
-    fn kv_store(&self) -> Result<&Store, ServiceError> {
+    fn kv_store(&self) -> Result<&dyn RunStore, ServiceError> {
         self.get_store().map_err(|e| {
             ServiceError::Failed(format!("{e} (opening is tried again on the next use)"))
         })

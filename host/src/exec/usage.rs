@@ -8,16 +8,19 @@ use super::recorder::open_store;
 use super::services::LazyStore;
 use crate::paths::Paths;
 use crate::skill::{Usage, UsageSource};
-use crate::store::{DB_FILE, StoreError};
+use crate::store::{StoreConfig, StoreError};
 
 /// Every skill's usage statistics in the workspace store, once the runs
 /// that ended processes left in their journals are stored. A workspace
 /// with no store has none.
-pub fn skill_usage(paths: &Paths) -> Result<HashMap<String, Usage>, StoreError> {
-    if !paths.state_dir().join(DB_FILE).exists() {
+pub fn skill_usage(
+    paths: &Paths,
+    config: &StoreConfig,
+) -> Result<HashMap<String, Usage>, StoreError> {
+    if !config.exists(&paths.state_dir()) {
         return Ok(HashMap::new());
     }
-    open_store(paths)?.skill_usage()
+    open_store(paths, config)?.skill_usage()
 }
 
 /// A runner's store, read on the first question: a selection asks only

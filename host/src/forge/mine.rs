@@ -39,7 +39,7 @@ use rustc_hash::FxHashMap;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Store, StoreError, ToolStepRow};
+use crate::store::{RunStore, StoreError, ToolStepRow};
 
 /// Longest sequence `max_len` may ask for; it sizes the counting key.
 pub const MAX_LEN_CEILING: usize = 8;
@@ -205,22 +205,30 @@ pub struct MineReport {
 }
 
 /// Mines the runs recorded in `store`.
-pub fn mine(store: &Store, config: &MineConfig) -> Result<MineReport, MineError> {
+pub fn mine(store: &dyn RunStore, config: &MineConfig) -> Result<MineReport, MineError> {
     mine_from(store, config, 0)
 }
 
 /// Mines the latest `runs` runs recorded in `store`.
-pub fn mine_latest(store: &Store, config: &MineConfig, runs: u64) -> Result<MineReport, MineError> {
+pub fn mine_latest(
+    store: &dyn RunStore,
+    config: &MineConfig,
+    runs: u64,
+) -> Result<MineReport, MineError> {
     match store.nth_latest_run_id(runs.max(1))? {
         Some(from) => mine_from(store, config, from),
         None => mine_from(store, config, i64::MAX),
     }
 }
 
-fn mine_from(store: &Store, config: &MineConfig, from_run: i64) -> Result<MineReport, MineError> {
+fn mine_from(
+    store: &dyn RunStore,
+    config: &MineConfig,
+    from_run: i64,
+) -> Result<MineReport, MineError> {
     config.check()?;
     let mut miner = Miner::new(config);
-    let steps = store.for_each_tool_step(from_run, |row| miner.step(row))?;
+    let steps = store.for_each_tool_step(from_run, &mut |row| miner.step(row))?;
     Ok(miner.finish(steps))
 }
 
@@ -653,7 +661,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::store::{RunRecord, StepRecord};
+    use crate::store::{RunRecord, SqliteStore, StepRecord};
 
     /// A model tool call with these arguments.
     fn call(tool: &str, arguments: Value) -> StepRecord {
@@ -686,9 +694,9 @@ mod tests {
         ]
     }
 
-    fn store_with(runs: &[RunRecord]) -> (tempfile::TempDir, Store) {
+    fn store_with(runs: &[RunRecord]) -> (tempfile::TempDir, SqliteStore) {
         let d = tempfile::tempdir().expect("tempdir");
-        let s = Store::open(&d.path().join("s.db")).expect("open");
+        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
         s.record_runs(runs).expect("record");
         (d, s)
     }

@@ -473,7 +473,7 @@ pub enum LearnError {
 /// knows get a rule proposed by it (see [`super::propose`]); the lock is not
 /// held while the model thinks.
 pub async fn learn_from_store(
-    store: &crate::store::Store,
+    store: &dyn crate::store::RunStore,
     paths: &crate::paths::Paths,
     catalog: &crate::skill::Catalog,
     config: &super::LearningConfig,

@@ -16,7 +16,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{RunRecord, Store, StoreError};
+use super::{RunRecord, RunStore, StoreError};
 
 /// The folder under the state folder.
 pub const JOURNAL_DIR: &str = "journal";
@@ -176,7 +176,7 @@ pub struct Replayed {
 
 /// Writes the runs of every journal left by an ended process into `store`
 /// and removes those journals. Journals of live processes are left alone.
-pub fn replay(dir: &Path, store: &Store) -> Result<Replayed, JournalError> {
+pub fn replay(dir: &Path, store: &dyn RunStore) -> Result<Replayed, JournalError> {
     let mut replayed = Replayed::default();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(replayed);
@@ -225,6 +225,7 @@ pub fn replay(dir: &Path, store: &Store) -> Result<Replayed, JournalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::SqliteStore;
 
     fn run(id: i64, task: &str) -> RunRecord {
         RunRecord {
@@ -256,7 +257,7 @@ mod tests {
     #[test]
     fn runs_of_an_ended_process_are_replayed_once_and_a_cut_line_is_skipped() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(&tmp.path().join("db")).unwrap();
+        let store = SqliteStore::open(&tmp.path().join("db")).unwrap();
         let dir = tmp.path().join(JOURNAL_DIR);
         let ids = store.reserve_run_ids(3).unwrap();
         let mut journal = Journal::new(dir.clone());

@@ -1,21 +1,130 @@
-//! Persistence: an embedded SQLite file under `.skillhost/`, so the first
-//! run needs no server. WAL mode and a busy timeout let several `skillhost`
-//! processes use it at once; the schema is versioned and migrated forward.
+//! Persistence behind one trait, [`RunStore`]: runs with their steps and
+//! verdicts, usage statistics, handlers' key-value data and the gate's
+//! records. [`SqliteStore`], an embedded file under `.skillhost/`, is the
+//! default, so the first run needs no server.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::Duration;
-
-use rusqlite::{Connection, OptionalExtension, params};
+use std::sync::Arc;
 
 use crate::skill::Usage;
 
+/// The records both stores read from rows, written once: `$row.$get(i)?`
+/// reads column `i` (`get` for rusqlite, `try_get` for tokio-postgres).
+/// Columns in the order of the stores' `RUN_COLUMNS`, `REPORT_COLUMNS`
+/// and their approval query.
+macro_rules! record_from_row {
+    (RunRecord, $row:ident . $get:ident) => {{
+        let context: String = $row.$get(9)?;
+        RunRecord {
+            id: $row.$get(0)?,
+            at: $row.$get(1)?,
+            skill: $row.$get(2)?,
+            skill_version: $row.$get(3)?,
+            task: $row.$get(4)?,
+            tier: $row.$get(5)?,
+            success: $row.$get(6)?,
+            failure_class: $row.$get(7)?,
+            failure_message: $row.$get(8)?,
+            context: serde_json::from_str(&context).unwrap_or(serde_json::Value::Null),
+            output: $row.$get(10)?,
+            duration_us: $row.$get(11)?,
+            model_calls: $row.$get(12)?,
+            origin: $row.$get(13)?,
+            steps: Vec::new(),
+            rules_applied: Vec::new(),
+        }
+    }};
+    (GateReportRow, $row:ident . $get:ident) => {
+        GateReportRow {
+            id: $row.$get(0)?,
+            skill: $row.$get(1)?,
+            artifact: $row.$get(2)?,
+            capabilities_pin: $row.$get(3)?,
+            at: $row.$get(4)?,
+            passed: $row.$get(5)?,
+            report_json: $row.$get(6)?,
+        }
+    };
+    (ApprovalRow, $row:ident . $get:ident) => {
+        ApprovalRow {
+            skill: $row.$get(0)?,
+            artifact: $row.$get(1)?,
+            capabilities_pin: $row.$get(2)?,
+            report_id: $row.$get(3)?,
+            at: $row.$get(4)?,
+            by: $row.$get(5)?,
+        }
+    };
+}
+
+#[cfg(test)]
+mod conformance;
+pub mod copy;
 mod gate;
 pub mod journal;
+mod postgres;
+mod sqlite;
 
 pub use gate::{ApprovalRow, GateReportRow};
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
 
+/// Where the store is: `[store]` in skillhost.toml.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// `postgres://user:password@host:port/database`: the PostgreSQL
+    /// database that several hosts share. Unset: the SQLite file in the
+    /// state folder.
+    #[serde(
+        deserialize_with = "postgres_url",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub url: Option<String>,
+}
+
+/// A `url` is checked when the file is read, so a typo is named with the
+/// file rather than at the first run.
+fn postgres_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let url = <String as serde::Deserialize>::deserialize(d)?;
+    postgres::parse_url(&url).map_err(|e| {
+        serde::de::Error::custom(format!(
+            "`url` in [store]: {e} (leave it out for the SQLite file)"
+        ))
+    })?;
+    Ok(Some(url))
+}
+
+impl StoreConfig {
+    /// The PostgreSQL store at `url`.
+    pub fn postgres(url: impl Into<String>) -> StoreConfig {
+        StoreConfig {
+            url: Some(url.into()),
+        }
+    }
+
+    /// Opens the store (creating and migrating it as needed), enforcing
+    /// `kv_quota` on handlers' key-value writes.
+    pub fn open(
+        &self,
+        state_dir: &Path,
+        kv_quota: KvQuota,
+    ) -> Result<Arc<dyn RunStore>, StoreError> {
+        Ok(match &self.url {
+            Some(url) => Arc::new(PgStore::open(url)?.with_kv_quota(kv_quota)),
+            None => Arc::new(SqliteStore::open_in(state_dir)?.with_kv_quota(kv_quota)),
+        })
+    }
+
+    /// Whether there is a store to read: reading must not create a file.
+    /// A server's database is always there to ask.
+    pub fn exists(&self, state_dir: &Path) -> bool {
+        self.url.is_some() || state_dir.join(DB_FILE).exists()
+    }
+}
+
+/// The SQLite file in the state folder.
 pub const DB_FILE: &str = "skillhost.db";
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +149,29 @@ pub enum StoreError {
     },
     #[error("store query failed: {0}")]
     Query(#[from] rusqlite::Error),
+    /// `setting` says where the URL came from.
+    #[error("{setting}: {message}")]
+    BadUrl {
+        setting: &'static str,
+        message: String,
+    },
+    // tokio-postgres errors print their cause (the server's message, the
+    // I/O error) themselves.
+    #[error("cannot connect to the PostgreSQL store {location} ({setting}): {source}")]
+    Connect {
+        location: String,
+        setting: &'static str,
+        source: tokio_postgres::Error,
+    },
+    #[error("PostgreSQL store query failed: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("cannot start the PostgreSQL store's connection thread: {source}")]
+    Runtime { source: std::io::Error },
+    #[error("the PostgreSQL store is closing")]
+    Closed,
+    /// A copy between stores that cannot be finished as asked.
+    #[error("copying the store: {0}")]
+    Copy(String),
     /// A write that would take a skill's key-value store past its quota.
     #[error(
         "key-value quota of skill `{skill}` exceeded: this write would make {would} {unit}, the quota is {quota} (`{setting}` in [limits] of skillhost.toml); {now} {unit} stored now"
@@ -56,6 +188,46 @@ pub enum StoreError {
     /// A verdict on a run that cannot be stored as given.
     #[error("{0}")]
     BadVerdict(String),
+}
+
+/// Refuses a key-value write of `entry` bytes (key and value) that would
+/// take `skill` past `quota`, from `now` and the `replaced` entry's bytes
+/// (none: a new key). The replaced value is counted out before the new one
+/// is counted in. A write that does not grow the usage is always allowed,
+/// so a skill left over a lowered quota can still shrink its data.
+fn check_kv_quota(
+    skill: &str,
+    quota: KvQuota,
+    now: KvUsage,
+    replaced: Option<u64>,
+    entry: u64,
+) -> Result<(), StoreError> {
+    let would = KvUsage {
+        keys: now.keys + u64::from(replaced.is_none()),
+        bytes: now.bytes.saturating_sub(replaced.unwrap_or(0)) + entry,
+    };
+    for (setting, unit, quota, would, now) in [
+        ("kv_max_keys", "keys", quota.max_keys, would.keys, now.keys),
+        (
+            "kv_quota_kb",
+            "bytes",
+            quota.max_bytes,
+            would.bytes,
+            now.bytes,
+        ),
+    ] {
+        if would > quota && would > now {
+            return Err(StoreError::KvQuota {
+                skill: skill.to_owned(),
+                setting,
+                unit,
+                quota,
+                would,
+                now,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The failure class of a run a person marked failed without naming one.
@@ -139,138 +311,6 @@ pub struct KvUsage {
     pub bytes: u64,
 }
 
-/// Each entry moves the schema one version forward; never edit a shipped one.
-const MIGRATIONS: &[&str] = &[
-    // 1: per-skill key-value store for handlers.
-    "CREATE TABLE kv (
-        skill TEXT NOT NULL,
-        key   TEXT NOT NULL,
-        value BLOB NOT NULL,
-        updated_at INTEGER NOT NULL,
-        PRIMARY KEY (skill, key)
-    );",
-    // 2: every run, its tool steps and the rules applied to it.
-    "CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        at INTEGER NOT NULL,
-        skill TEXT NOT NULL,
-        skill_version TEXT NOT NULL,
-        task TEXT NOT NULL,
-        tier TEXT NOT NULL,
-        success INTEGER NOT NULL,
-        failure_class TEXT,
-        failure_message TEXT,
-        context_json TEXT NOT NULL,
-        output TEXT,
-        duration_us INTEGER NOT NULL,
-        model_calls INTEGER NOT NULL,
-        origin TEXT NOT NULL
-    );
-    CREATE INDEX runs_skill_class ON runs (skill, failure_class);
-    CREATE TABLE steps (
-        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        tool TEXT,
-        detail_json TEXT NOT NULL,
-        error TEXT,
-        error_class TEXT,
-        duration_us INTEGER NOT NULL,
-        PRIMARY KEY (run_id, idx)
-    );
-    CREATE TABLE rules_applied (
-        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        rule_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        effect TEXT NOT NULL
-    );
-    CREATE INDEX rules_applied_run ON rules_applied (run_id);",
-    // 3: run ids are handed out in blocks (see `reserve_run_ids`), so a
-    // run has its id before it is written.
-    "CREATE TABLE run_ids (next INTEGER NOT NULL);
-    INSERT INTO run_ids (next) SELECT COALESCE(MAX(id), 0) + 1 FROM runs;",
-    // 4: usage statistics per skill, kept with the runs they count (see
-    // `Usage`); filled from the runs already stored by `backfill_usage`.
-    "CREATE TABLE skill_usage (
-        skill TEXT PRIMARY KEY,
-        uses INTEGER NOT NULL,
-        successes INTEGER NOT NULL,
-        success_rate REAL NOT NULL,
-        last_used INTEGER NOT NULL
-    );",
-    // 5: the validation gate's reports and each skill's approval of one
-    // handler artifact (see `gate`).
-    "CREATE TABLE gate_reports (
-        id INTEGER PRIMARY KEY,
-        skill TEXT NOT NULL,
-        artifact TEXT NOT NULL,
-        capabilities_pin TEXT NOT NULL,
-        at INTEGER NOT NULL,
-        passed INTEGER NOT NULL,
-        report_json TEXT NOT NULL
-    );
-    CREATE INDEX gate_reports_skill ON gate_reports (skill, artifact);
-    CREATE TABLE gate_approvals (
-        skill TEXT PRIMARY KEY,
-        artifact TEXT NOT NULL,
-        capabilities_pin TEXT NOT NULL,
-        report_id INTEGER NOT NULL,
-        at INTEGER NOT NULL,
-        by TEXT NOT NULL
-    );",
-    // 6: a person's verdict on a run (see `Verdict`), beside its outcome.
-    "CREATE TABLE verdicts (
-        run_id INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
-        ok INTEGER NOT NULL,
-        class TEXT,
-        note TEXT,
-        at INTEGER NOT NULL
-    );",
-];
-
-/// Work a migration needs beyond its SQL, run in the same transaction
-/// right after it, by the schema version the migration makes.
-fn after_migration(version: i64, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
-    match version {
-        4 => backfill_usage(tx),
-        _ => Ok(()),
-    }
-}
-
-/// Usage statistics of the runs stored before there were any, counted in
-/// run order as the writer would have.
-fn backfill_usage(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
-    let mut usage: HashMap<String, Usage> = HashMap::new();
-    {
-        let mut stmt = tx.prepare("SELECT skill, success, at FROM runs ORDER BY id")?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let skill: String = r.get(0)?;
-            usage.entry(skill).or_default().record(r.get(1)?, r.get(2)?);
-        }
-    }
-    for (skill, u) in &usage {
-        save_usage(tx, skill, u)?;
-    }
-    Ok(())
-}
-
-/// Writes one skill's usage statistics, replacing what was there.
-fn save_usage(tx: &rusqlite::Transaction<'_>, skill: &str, u: &Usage) -> Result<(), StoreError> {
-    tx.prepare_cached(
-        "INSERT OR REPLACE INTO skill_usage (skill, uses, successes, success_rate, last_used)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        skill,
-        u.uses as i64,
-        u.successes as i64,
-        u.success_rate,
-        u.last_used.unwrap_or(0)
-    ])?;
-    Ok(())
-}
-
 /// One run as stored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunRecord {
@@ -348,15 +388,6 @@ pub struct ToolStepRow<'a> {
     pub step_succeeded: bool,
 }
 
-fn usage_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Usage> {
-    Ok(Usage {
-        uses: r.get::<_, i64>(0)? as u64,
-        successes: r.get::<_, i64>(1)? as u64,
-        success_rate: r.get(2)?,
-        last_used: Some(r.get(3)?),
-    })
-}
-
 /// Failures of one class for one skill (or one tool error class).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FailureGroup {
@@ -373,571 +404,95 @@ pub struct FailureGroup {
     pub sample_runs: Vec<i64>,
 }
 
-pub struct Store {
-    conn: Mutex<Connection>,
-    path: PathBuf,
-    kv_quota: KvQuota,
-}
-
-/// Runs per skill in the learning window. NOT INDEXED: otherwise SQLite
-/// counts through the whole (skill, failure_class) index, every run ever
-/// recorded, instead of the window's rowid range.
-const RUNS_PER_SKILL_SINCE: &str =
-    "SELECT skill, COUNT(*) FROM runs NOT INDEXED WHERE id >= ?1 GROUP BY skill";
-
-impl Store {
-    /// Opens (creating if needed) the store at `path` and migrates it.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        let open_err = |source| StoreError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        let conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(open_err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(open_err)?;
-        let store = Store {
-            conn: Mutex::new(conn),
-            path: path.to_path_buf(),
-            kv_quota: KvQuota::default(),
-        };
-        store.migrate()?;
-        Ok(store)
-    }
-
-    /// The default store of a workspace: `.skillhost/skillhost.db`.
-    pub fn open_in(state_dir: &Path) -> Result<Store, StoreError> {
-        Store::open(&state_dir.join(DB_FILE))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The same store, enforcing `quota` on every skill's key-value writes
-    /// (the default quota until set).
-    pub fn with_kv_quota(mut self, quota: KvQuota) -> Self {
-        self.kv_quota = quota;
-        self
-    }
-
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave SQLite inconsistent
-        // (statements are atomic), so a poisoned lock is safe to reuse.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn migrate(&self) -> Result<(), StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let supported = MIGRATIONS.len() as i64;
-        if version > supported {
-            return Err(StoreError::TooNew {
-                path: self.path.clone(),
-                found: version,
-                supported,
-            });
-        }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            tx.execute_batch(sql)?;
-            after_migration(i as i64 + 1, &tx)?;
-            tx.pragma_update(None, "user_version", i as i64 + 1)?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
+/// Where runs, steps, verdicts, usage statistics, key-value data and the
+/// gate's records are kept. Calls block (the SQLite file, a PostgreSQL
+/// server): async callers make them off their workers.
+pub trait RunStore: Send + Sync {
+    /// Where the store is, for messages: a file path or a server address.
+    fn location(&self) -> String;
 
     /// Stores a run with its steps and applied rules in one transaction;
     /// returns its id. `id` in `run` is ignored: a fresh one is taken.
-    pub fn record_run(&self, run: &RunRecord) -> Result<i64, StoreError> {
+    fn record_run(&self, run: &RunRecord) -> Result<i64, StoreError> {
         Ok(self.record_runs(std::slice::from_ref(run))?[0])
     }
 
     /// Stores many runs in one transaction (imports, benchmarks), each
     /// with a fresh id.
-    pub fn record_runs(&self, runs: &[RunRecord]) -> Result<Vec<i64>, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let first = Self::reserve_in(&tx, runs.len() as u64)?.start;
-        let mut ids = Vec::with_capacity(runs.len());
-        for (id, run) in (first..).zip(runs) {
-            Self::insert_run(&tx, id, run)?;
-            ids.push(id);
-        }
-        Self::count_usage(&tx, runs.iter())?;
-        tx.commit()?;
-        Ok(ids)
-    }
+    fn record_runs(&self, runs: &[RunRecord]) -> Result<Vec<i64>, StoreError>;
 
     /// Takes `n` run ids no other writer (in this or another process) will
     /// use. A host takes them a block at a time, ahead of need, so a run
     /// knows its id before it is written and the write can wait.
-    pub fn reserve_run_ids(&self, n: u64) -> Result<std::ops::Range<i64>, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let ids = Self::reserve_in(&tx, n)?;
-        tx.commit()?;
-        Ok(ids)
-    }
+    fn reserve_run_ids(&self, n: u64) -> Result<std::ops::Range<i64>, StoreError>;
 
     /// Gives back ids taken by [`reserve_run_ids`](Self::reserve_run_ids)
     /// and not used, if no one took ids after them (so a host that stops
     /// leaves no gap); true if they were taken back.
-    pub fn return_run_ids(&self, ids: std::ops::Range<i64>) -> Result<bool, StoreError> {
-        if ids.is_empty() {
-            return Ok(true);
-        }
-        let returned = self.conn().execute(
-            "UPDATE run_ids SET next = ?1 WHERE next = ?2",
-            params![ids.start, ids.end],
-        )?;
-        Ok(returned == 1)
-    }
-
-    fn reserve_in(
-        tx: &rusqlite::Transaction<'_>,
-        n: u64,
-    ) -> Result<std::ops::Range<i64>, StoreError> {
-        let n = i64::try_from(n).unwrap_or(i64::MAX);
-        let next: i64 = tx.query_row("SELECT next FROM run_ids", [], |r| r.get(0))?;
-        tx.execute(
-            "UPDATE run_ids SET next = ?1",
-            params![next.saturating_add(n)],
-        )?;
-        Ok(next..next.saturating_add(n))
-    }
+    fn return_run_ids(&self, ids: std::ops::Range<i64>) -> Result<bool, StoreError>;
 
     /// Stores runs whose ids were reserved, in one transaction. A run
     /// whose id is already stored is skipped (a journal replayed after a
     /// crash may hold runs that were written); the answer says, per run,
     /// whether it was new.
-    pub fn insert_runs(&self, runs: &[RunRecord]) -> Result<Vec<bool>, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let mut new = Vec::with_capacity(runs.len());
-        for run in runs {
-            new.push(Self::insert_run(&tx, run.id, run)?);
-        }
-        // Only the runs inserted now: a run replayed from a journal that
-        // was already stored is counted once, when it was.
-        Self::count_usage(
-            &tx,
-            runs.iter().zip(&new).filter(|(_, n)| **n).map(|(r, _)| r),
-        )?;
-        tx.commit()?;
-        Ok(new)
-    }
-
-    /// Adds `runs` (in order) to their skills' usage statistics, in the
-    /// transaction that stores them: the figures never disagree with the
-    /// runs, whatever crashes when. One read and one write per skill.
-    fn count_usage<'r>(
-        tx: &rusqlite::Transaction<'_>,
-        runs: impl Iterator<Item = &'r RunRecord>,
-    ) -> Result<(), StoreError> {
-        // Each skill's runs, in the order they came.
-        let mut batch: HashMap<&str, Vec<&RunRecord>> = HashMap::new();
-        for run in runs {
-            batch.entry(run.skill.as_str()).or_default().push(run);
-        }
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let mut read = tx.prepare_cached(
-            "SELECT uses, successes, success_rate, last_used FROM skill_usage WHERE skill = ?1",
-        )?;
-        for (skill, runs) in batch {
-            let mut u = read
-                .query_row(params![skill], usage_from_row)
-                .optional()?
-                .unwrap_or_default();
-            for r in runs {
-                u.record(r.success, r.at);
-            }
-            save_usage(tx, skill, &u)?;
-        }
-        Ok(())
-    }
+    fn insert_runs(&self, runs: &[RunRecord]) -> Result<Vec<bool>, StoreError>;
 
     /// The id of the `n`th latest run (1: the latest); the first run's when
     /// fewer are stored, none when there are none.
-    pub fn nth_latest_run_id(&self, n: u64) -> Result<Option<i64>, StoreError> {
-        let conn = self.conn();
-        let offset = i64::try_from(n.saturating_sub(1)).unwrap_or(i64::MAX);
-        let id = conn
-            .query_row(
-                "SELECT COALESCE(
-                    (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1),
-                    (SELECT MIN(id) FROM runs))",
-                [offset],
-                |r| r.get::<_, Option<i64>>(0),
-            )
-            .optional()?
-            .flatten();
-        Ok(id)
-    }
+    fn nth_latest_run_id(&self, n: u64) -> Result<Option<i64>, StoreError>;
 
     /// Every skill's usage statistics, by skill name. A skill never run
     /// has none.
-    pub fn skill_usage(&self) -> Result<HashMap<String, Usage>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare("SELECT uses, successes, success_rate, last_used, skill FROM skill_usage")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(4)?, usage_from_row(r)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
+    fn skill_usage(&self) -> Result<HashMap<String, Usage>, StoreError>;
 
     /// Streams the tool steps of every run from id `from_run` on, in run
     /// and step order, to `f` without collecting them: memory stays flat
     /// however many runs there are. Model turns are left out. Returns how
     /// many steps were read.
-    pub fn for_each_tool_step(
+    fn for_each_tool_step(
         &self,
         from_run: i64,
-        mut f: impl FnMut(ToolStepRow<'_>),
-    ) -> Result<u64, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT s.run_id, r.success, s.tool, s.detail_json, s.error IS NULL
-               FROM steps s JOIN runs r ON r.id = s.run_id
-              WHERE s.kind = 'tool' AND s.tool IS NOT NULL AND s.run_id >= ?1
-              ORDER BY s.run_id, s.idx",
-        )?;
-        let mut rows = stmt.query([from_run])?;
-        let mut n = 0;
-        while let Some(r) = rows.next()? {
-            let text = |i| {
-                r.get_ref(i)?.as_str().map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        i,
-                        rusqlite::types::Type::Text,
-                        Box::new(e),
-                    )
-                })
-            };
-            f(ToolStepRow {
-                run_id: r.get(0)?,
-                run_succeeded: r.get(1)?,
-                tool: text(2)?,
-                detail_json: text(3)?,
-                step_succeeded: r.get(4)?,
-            });
-            n += 1;
-        }
-        Ok(n)
-    }
-
-    /// Inserts `run` as `id` with its steps and rules; false when `id` is
-    /// taken.
-    fn insert_run(
-        tx: &rusqlite::Transaction<'_>,
-        id: i64,
-        run: &RunRecord,
-    ) -> Result<bool, StoreError> {
-        let inserted = tx.execute(
-            "INSERT OR IGNORE INTO runs (id, at, skill, skill_version, task, tier, success, failure_class,
-                               failure_message, context_json, output, duration_us, model_calls, origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![
-                id,
-                run.at,
-                run.skill,
-                run.skill_version,
-                run.task,
-                run.tier,
-                run.success,
-                run.failure_class,
-                run.failure_message,
-                run.context.to_string(),
-                run.output,
-                run.duration_us,
-                run.model_calls,
-                run.origin
-            ],
-        )?;
-        if inserted == 0 {
-            return Ok(false);
-        }
-        for (i, s) in run.steps.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![id, i as i64, s.kind, s.tool, s.detail.to_string(), s.error, s.error_class, s.duration_us],
-            )?;
-        }
-        for a in &run.rules_applied {
-            tx.execute(
-                "INSERT INTO rules_applied (run_id, rule_id, kind, effect) VALUES (?1, ?2, ?3, ?4)",
-                params![id, a.rule_id, a.kind, a.effect],
-            )?;
-        }
-        Ok(true)
-    }
-
-    fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {
-        let context: String = r.get(9)?;
-        Ok(RunRecord {
-            id: r.get(0)?,
-            at: r.get(1)?,
-            skill: r.get(2)?,
-            skill_version: r.get(3)?,
-            task: r.get(4)?,
-            tier: r.get(5)?,
-            success: r.get(6)?,
-            failure_class: r.get(7)?,
-            failure_message: r.get(8)?,
-            context: serde_json::from_str(&context).unwrap_or(serde_json::Value::Null),
-            output: r.get(10)?,
-            duration_us: r.get(11)?,
-            model_calls: r.get(12)?,
-            origin: r.get(13)?,
-            steps: Vec::new(),
-            rules_applied: Vec::new(),
-        })
-    }
-
-    const RUN_COLUMNS: &'static str =
-        "id, at, skill, skill_version, task, tier, success, failure_class, failure_message,
-         context_json, output, duration_us, model_calls, origin";
+        f: &mut dyn FnMut(ToolStepRow<'_>),
+    ) -> Result<u64, StoreError>;
 
     /// The newest runs first (without steps).
-    pub fn list_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {} FROM runs ORDER BY id DESC LIMIT ?1",
-            Self::RUN_COLUMNS
-        ))?;
-        let rows = stmt.query_map(params![limit as i64], Self::run_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
+    fn list_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError>;
 
     /// Every run in id order, for export (without steps).
-    pub fn all_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {} FROM runs ORDER BY id",
-            Self::RUN_COLUMNS
-        ))?;
-        let rows = stmt.query_map([], Self::run_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// [`RUN_COLUMNS`](Self::RUN_COLUMNS) of `runs r LEFT JOIN verdicts v`,
-    /// with the outcome as judged: a person's verdict over the machine's.
-    const JUDGED_COLUMNS: &'static str = "r.id, r.at, r.skill, r.skill_version, r.task, r.tier,
-         CASE WHEN v.run_id IS NULL THEN r.success ELSE v.ok END,
-         CASE WHEN v.run_id IS NULL THEN r.failure_class WHEN v.ok = 1 THEN NULL
-              ELSE COALESCE(v.class, r.failure_class, 'UserReported') END,
-         CASE WHEN v.run_id IS NULL THEN r.failure_message WHEN v.ok = 1 THEN NULL
-              ELSE COALESCE(v.note, r.failure_message) END,
-         r.context_json, r.output, r.duration_us, r.model_calls, r.origin";
+    fn all_runs(&self) -> Result<Vec<RunRecord>, StoreError>;
 
     /// A person's verdict on run `id`, replacing an earlier one; false when
     /// there is no such run.
-    pub fn mark_run(&self, id: i64, verdict: &Verdict) -> Result<bool, StoreError> {
-        verdict.check()?;
-        let conn = self.conn();
-        let n = conn.execute(
-            "INSERT OR REPLACE INTO verdicts (run_id, ok, class, note, at)
-             SELECT id, ?2, ?3, ?4, ?5 FROM runs WHERE id = ?1",
-            params![id, verdict.ok, verdict.class, verdict.note, verdict.at],
-        )?;
-        Ok(n > 0)
-    }
+    fn mark_run(&self, id: i64, verdict: &Verdict) -> Result<bool, StoreError>;
 
     /// The verdict a person gave on run `id`, if any.
-    pub fn verdict(&self, id: i64) -> Result<Option<Verdict>, StoreError> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT ok, class, note, at FROM verdicts WHERE run_id = ?1",
-                params![id],
-                |r| {
-                    Ok(Verdict {
-                        ok: r.get(0)?,
-                        class: r.get(1)?,
-                        note: r.get(2)?,
-                        at: r.get(3)?,
-                    })
-                },
-            )
-            .optional()?)
-    }
+    fn verdict(&self, id: i64) -> Result<Option<Verdict>, StoreError>;
 
     /// The newest `limit` runs of `skill`, newest first (without steps),
     /// with their outcome as judged (a person's verdict over the
     /// machine's): what a proposed rule is replayed over.
-    pub fn recent_runs_of(&self, skill: &str, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {} FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
-             WHERE r.skill = ?1 ORDER BY r.id DESC LIMIT ?2",
-            Self::JUDGED_COLUMNS
-        ))?;
-        let rows = stmt.query_map(params![skill, limit as i64], Self::run_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
+    fn recent_runs_of(&self, skill: &str, limit: usize) -> Result<Vec<RunRecord>, StoreError>;
 
     /// Tool errors of `class` in the newest `limit` runs of `skill`:
     /// (run id, error message), oldest first.
-    pub fn tool_errors_of(
+    fn tool_errors_of(
         &self,
         skill: &str,
         class: &str,
         limit: usize,
-    ) -> Result<Vec<(i64, String)>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT s.run_id, COALESCE(s.error, '') FROM steps s
-               JOIN (SELECT id FROM runs WHERE skill = ?1 ORDER BY id DESC LIMIT ?3) r ON r.id = s.run_id
-             WHERE s.error_class = ?2 ORDER BY s.run_id, s.idx",
-        )?;
-        let rows = stmt.query_map(params![skill, class, limit as i64], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
+    ) -> Result<Vec<(i64, String)>, StoreError>;
 
     /// One run with its steps and applied rules.
-    pub fn get_run(&self, id: i64) -> Result<Option<RunRecord>, StoreError> {
-        let conn = self.conn();
-        let run = conn
-            .query_row(
-                &format!("SELECT {} FROM runs WHERE id = ?1", Self::RUN_COLUMNS),
-                params![id],
-                Self::run_from_row,
-            )
-            .optional()?;
-        let Some(mut run) = run else { return Ok(None) };
-        let mut stmt = conn.prepare(
-            "SELECT kind, tool, detail_json, error, error_class, duration_us FROM steps WHERE run_id = ?1 ORDER BY idx",
-        )?;
-        run.steps = stmt
-            .query_map(params![id], |r| {
-                let detail: String = r.get(2)?;
-                Ok(StepRecord {
-                    kind: r.get(0)?,
-                    tool: r.get(1)?,
-                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-                    error: r.get(3)?,
-                    error_class: r.get(4)?,
-                    duration_us: r.get(5)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        let mut stmt =
-            conn.prepare("SELECT rule_id, kind, effect FROM rules_applied WHERE run_id = ?1")?;
-        run.rules_applied = stmt
-            .query_map(params![id], |r| {
-                Ok(AppliedRecord {
-                    rule_id: r.get(0)?,
-                    kind: r.get(1)?,
-                    effect: r.get(2)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        Ok(Some(run))
-    }
+    fn get_run(&self, id: i64) -> Result<Option<RunRecord>, StoreError>;
 
     /// Failures by (skill, class) over the last `window` runs, with the
     /// skill's run count, plus tool errors inside those runs. A person's
     /// verdict (see [`Verdict`]) overrides the run's own outcome.
-    pub fn failure_groups(&self, window: usize) -> Result<Vec<FailureGroup>, StoreError> {
-        let conn = self.conn();
-        let since: i64 = conn.query_row(
-            "SELECT COALESCE(MIN(id), 0) FROM (SELECT id FROM runs ORDER BY id DESC LIMIT ?1)",
-            params![window as i64],
-            |r| r.get(0),
-        )?;
-        let mut runs_per_skill = std::collections::HashMap::new();
-        {
-            let mut stmt = conn.prepare(RUNS_PER_SKILL_SINCE)?;
-            for row in stmt.query_map(params![since], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })? {
-                let (skill, n) = row?;
-                runs_per_skill.insert(skill, n as u64);
-            }
-        }
-        let mut groups = Vec::new();
-        let queries = [
-            (
-                false,
-                "SELECT skill, class, COUNT(*), COUNT(*), GROUP_CONCAT(id) FROM
-                   (SELECT r.skill, r.id,
-                           CASE WHEN v.run_id IS NULL THEN (CASE WHEN r.success = 0 THEN r.failure_class END)
-                                WHEN v.ok = 1 THEN NULL
-                                ELSE COALESCE(v.class, r.failure_class, 'UserReported') END AS class
-                    FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
-                    WHERE r.id >= ?1 ORDER BY r.id)
-                 WHERE class IS NOT NULL
-                 GROUP BY skill, class ORDER BY skill, class",
-            ),
-            (
-                true,
-                "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id), GROUP_CONCAT(r.id) FROM steps s JOIN runs r ON r.id = s.run_id
-                 WHERE r.id >= ?1 AND s.error_class IS NOT NULL GROUP BY r.skill, s.error_class ORDER BY r.skill, s.error_class",
-            ),
-        ];
-        for (tool_error, sql) in queries {
-            let mut stmt = conn.prepare(sql)?;
-            let rows = stmt.query_map(params![since], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                ))
-            })?;
-            for row in rows {
-                let (skill, class, count, runs_affected, ids) = row?;
-                let sample_runs = ids
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter_map(|x| x.parse().ok())
-                    .take(10)
-                    .collect();
-                groups.push(FailureGroup {
-                    runs: runs_per_skill.get(&skill).copied().unwrap_or(0),
-                    skill,
-                    class,
-                    tool_error,
-                    count: count as u64,
-                    runs_affected: runs_affected as u64,
-                    sample_runs,
-                });
-            }
-        }
-        Ok(groups)
-    }
+    fn failure_groups(&self, window: usize) -> Result<Vec<FailureGroup>, StoreError>;
 
-    pub fn run_count(&self) -> Result<u64, StoreError> {
-        Ok(self
-            .conn()
-            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64)
-    }
+    fn run_count(&self) -> Result<u64, StoreError>;
 
-    pub fn kv_get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT value FROM kv WHERE skill = ?1 AND key = ?2",
-                params![skill, key],
-                |r| r.get(0),
-            )
-            .optional()?)
-    }
+    fn kv_get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
 
     /// Stores `value` under `key` for `skill`, within the skill's quota.
     ///
@@ -947,426 +502,66 @@ impl Store {
     /// out before the new one is counted in. A write that does not grow the
     /// usage is always allowed, so a skill left over a lowered quota can
     /// still shrink its data.
-    pub fn kv_set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let now = Self::kv_usage_in(&tx, skill)?;
-        let replaced: Option<u64> = tx
-            .query_row(
-                "SELECT length(CAST(key AS BLOB)) + length(value) FROM kv WHERE skill = ?1 AND key = ?2",
-                params![skill, key],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()?
-            .map(|n| n as u64);
-        let entry = (key.len() + value.len()) as u64;
-        let would = KvUsage {
-            keys: now.keys + u64::from(replaced.is_none()),
-            bytes: now.bytes.saturating_sub(replaced.unwrap_or(0)) + entry,
-        };
-        let q = self.kv_quota;
-        for (setting, unit, quota, would, now) in [
-            ("kv_max_keys", "keys", q.max_keys, would.keys, now.keys),
-            ("kv_quota_kb", "bytes", q.max_bytes, would.bytes, now.bytes),
-        ] {
-            if would > quota && would > now {
-                return Err(StoreError::KvQuota {
-                    skill: skill.to_owned(),
-                    setting,
-                    unit,
-                    quota,
-                    would,
-                    now,
-                });
-            }
-        }
-        tx.execute(
-            "INSERT INTO kv (skill, key, value, updated_at) VALUES (?1, ?2, ?3, unixepoch())
-             ON CONFLICT (skill, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            params![skill, key, value],
-        )?;
-        tx.commit()?;
-        Ok(())
-    }
+    fn kv_set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), StoreError>;
 
     /// What `skill` keeps in the key-value store now.
-    pub fn kv_usage(&self, skill: &str) -> Result<KvUsage, StoreError> {
-        Self::kv_usage_in(&self.conn(), skill)
-    }
+    fn kv_usage(&self, skill: &str) -> Result<KvUsage, StoreError>;
 
-    fn kv_usage_in(conn: &Connection, skill: &str) -> Result<KvUsage, StoreError> {
-        // `length` of a BLOB is its size in bytes, read from the record
-        // header without loading the value; a TEXT key is cast to count its
-        // UTF-8 bytes rather than its characters.
-        Ok(conn.query_row(
-            "SELECT COUNT(*), COALESCE(SUM(length(CAST(key AS BLOB)) + length(value)), 0)
-               FROM kv WHERE skill = ?1",
-            params![skill],
-            |r| {
-                Ok(KvUsage {
-                    keys: r.get::<_, i64>(0)? as u64,
-                    bytes: r.get::<_, i64>(1)? as u64,
-                })
-            },
-        )?)
-    }
+    fn kv_delete(&self, skill: &str, key: &str) -> Result<(), StoreError>;
 
-    pub fn kv_delete(&self, skill: &str, key: &str) -> Result<(), StoreError> {
-        self.conn().execute(
-            "DELETE FROM kv WHERE skill = ?1 AND key = ?2",
-            params![skill, key],
-        )?;
-        Ok(())
-    }
-}
+    /// Stores a gate report (`id` in `row` is ignored) and returns its id.
+    /// Older reports of the skill beyond the latest few are dropped, except
+    /// the one its approval rests on.
+    fn insert_gate_report(&self, row: &GateReportRow) -> Result<i64, StoreError>;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    /// The latest gate report of `skill`, whatever artifact it was made for.
+    fn latest_gate_report(&self, skill: &str) -> Result<Option<GateReportRow>, StoreError>;
 
-    #[test]
-    fn kv_is_per_skill_and_survives_reopen() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let p = d.path().join("s.db");
-        {
-            let s = Store::open(&p).expect("open");
-            s.kv_set("a", "k", b"1").expect("set");
-            s.kv_set("a", "k", b"2").expect("overwrite");
-            s.kv_set("b", "k", b"other").expect("set");
-        }
-        let s = Store::open(&p).expect("reopen");
-        assert_eq!(s.kv_get("a", "k").expect("get"), Some(b"2".to_vec()));
-        assert_eq!(s.kv_get("b", "k").expect("get"), Some(b"other".to_vec()));
-        s.kv_delete("a", "k").expect("delete");
-        assert_eq!(s.kv_get("a", "k").expect("get"), None);
-        s.kv_delete("a", "missing")
-            .expect("deleting a missing key is fine");
-    }
+    /// The latest gate report of `skill` made for `artifact`.
+    fn latest_gate_report_for(
+        &self,
+        skill: &str,
+        artifact: &str,
+    ) -> Result<Option<GateReportRow>, StoreError>;
 
-    fn quota_error(e: StoreError) -> (&'static str, u64, u64, u64) {
-        let text = e.to_string();
-        match e {
-            StoreError::KvQuota {
-                setting,
-                quota,
-                would,
-                now,
-                ..
-            } => {
-                assert!(text.contains(setting), "{text}");
-                (setting, quota, would, now)
-            }
-            other => panic!("not a quota error: {other}"),
-        }
-    }
+    fn gate_report(&self, id: i64) -> Result<Option<GateReportRow>, StoreError>;
 
-    #[test]
-    fn kv_bytes_quota_counts_keys_values_and_replacements() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = Store::open(&d.path().join("s.db"))
-            .expect("open")
-            .with_kv_quota(KvQuota {
-                max_bytes: 100,
-                max_keys: 1_000,
-            });
-        // Keys are 2 bytes, values 18: five entries fill the 100 bytes.
-        for i in 0..5 {
-            s.kv_set("a", &format!("k{i}"), &[b'x'; 18]).expect("fits");
-        }
-        assert_eq!(
-            s.kv_usage("a").expect("usage"),
-            KvUsage {
-                keys: 5,
-                bytes: 100
-            }
-        );
-        let e = s
-            .kv_set("a", "k5", b"")
-            .expect_err("refused past the quota");
-        assert_eq!(quota_error(e), ("kv_quota_kb", 100, 102, 100));
-        // Replacing counts the old value out: the same size fits, one more
-        // byte does not, and a smaller value frees room for a new key.
-        s.kv_set("a", "k0", &[b'y'; 18])
-            .expect("same size replaces");
-        let e = s.kv_set("a", "k0", &[b'y'; 19]).expect_err("one byte over");
-        assert_eq!(quota_error(e), ("kv_quota_kb", 100, 101, 100));
-        s.kv_set("a", "k0", &[b'y'; 8]).expect("shrinks");
-        s.kv_set("a", "k5", &[b'z'; 8])
-            .expect("fits in the freed room");
-        assert_eq!(
-            s.kv_usage("a").expect("usage"),
-            KvUsage {
-                keys: 6,
-                bytes: 100
-            }
-        );
-        assert_eq!(s.kv_get("a", "k0").expect("get"), Some(vec![b'y'; 8]));
-        assert_eq!(
-            s.kv_get("a", "k6").expect("get"),
-            None,
-            "refused writes leave nothing"
-        );
-        // Keys count in bytes, not characters; the quota is per skill.
-        let e = s.kv_set("a", "é", b"").expect_err("two bytes over");
-        assert_eq!(quota_error(e), ("kv_quota_kb", 100, 102, 100));
-        s.kv_set("b", "k0", &[b'x'; 98])
-            .expect("another skill has its own quota");
-        s.kv_delete("a", "k5").expect("delete frees room");
-        s.kv_set("a", "k6", &[b'x'; 8])
-            .expect("fits after the delete");
-    }
+    /// Records `approval`, replacing the skill's previous one, only if its
+    /// report exists, passed, and was made for the same skill, artifact and
+    /// capabilities (checked in the same transaction as the write). False
+    /// when it was not recorded for that reason.
+    fn approve_handler(&self, approval: &ApprovalRow) -> Result<bool, StoreError>;
 
-    #[test]
-    fn kv_key_count_quota_and_a_lowered_quota() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let p = d.path().join("s.db");
-        let s = Store::open(&p).expect("open").with_kv_quota(KvQuota {
-            max_bytes: 1 << 20,
-            max_keys: 3,
-        });
-        for k in ["a", "b", "c"] {
-            s.kv_set("skill", k, b"1").expect("fits");
-        }
-        let e = s.kv_set("skill", "d", b"1").expect_err("a fourth key");
-        assert_eq!(quota_error(e), ("kv_max_keys", 3, 4, 3));
-        s.kv_set("skill", "c", b"replaced")
-            .expect("replacing adds no key");
-        drop(s);
-        // The operator lowers the quota below what is stored: nothing may
-        // grow, but the skill can still shrink its data.
-        let s = Store::open(&p).expect("reopen").with_kv_quota(KvQuota {
-            max_bytes: 4,
-            max_keys: 1,
-        });
-        let e = s.kv_set("skill", "a", b"11").expect_err("growing");
-        assert_eq!(quota_error(e).0, "kv_quota_kb");
-        s.kv_set("skill", "c", b"").expect("shrinking is allowed");
-        assert!(s.kv_set("skill", "e", b"").is_err(), "a new key is refused");
-    }
+    /// The skill's approval, if it has one.
+    fn handler_approval(&self, skill: &str) -> Result<Option<ApprovalRow>, StoreError>;
 
-    fn run(skill: &str, success: bool, at: i64) -> RunRecord {
-        RunRecord::new(skill, success, at)
-    }
+    /// Removes the skill's approval; true if it had one.
+    fn revoke_handler_approval(&self, skill: &str) -> Result<bool, StoreError>;
 
-    #[test]
-    fn a_verdict_overrides_the_outcome_for_learning_and_keeps_the_record() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = Store::open(&d.path().join("s.db")).expect("open");
-        let mut failed = run("mail", false, 1);
-        failed.failure_class = Some("TimezoneError".into());
-        let ids = s
-            .record_runs(&[run("mail", true, 1), run("mail", true, 2), failed])
-            .expect("record");
-        let verdict = |ok, class: Option<&str>| Verdict {
-            ok,
-            class: class.map(str::to_owned),
-            note: Some("checked by hand".into()),
-            at: 3,
-        };
-        let classes = |s: &Store| -> Vec<(String, u64)> {
-            s.failure_groups(100)
-                .expect("groups")
-                .into_iter()
-                .map(|g| (g.class, g.count))
-                .collect()
-        };
-        assert_eq!(classes(&s), [("TimezoneError".to_owned(), 1)]);
-        // A success a person marks failed, with and without a class.
-        assert!(
-            s.mark_run(ids[0], &verdict(false, Some("ToneError")))
-                .expect("mark")
-        );
-        assert!(s.mark_run(ids[1], &verdict(false, None)).expect("mark"));
-        // A failure a person accepts is no failure for learning.
-        assert!(s.mark_run(ids[2], &verdict(true, None)).expect("mark"));
-        assert_eq!(
-            classes(&s),
-            [("ToneError".to_owned(), 1), (USER_REPORTED.to_owned(), 1)]
-        );
-        // The replay sees the judged outcome; the run itself is unchanged.
-        let judged = s.recent_runs_of("mail", 10).expect("runs");
-        assert!(
-            judged
-                .iter()
-                .find(|r| r.id == ids[2])
-                .is_some_and(|r| r.success)
-        );
-        let kept = s.get_run(ids[2]).expect("get").expect("run");
-        assert_eq!(kept.failure_class.as_deref(), Some("TimezoneError"));
-        assert_eq!(
-            s.verdict(ids[2]).expect("verdict"),
-            Some(verdict(true, None))
-        );
-        // No such run; bad input named.
-        assert!(!s.mark_run(999, &verdict(false, None)).expect("no run"));
-        for bad in [
-            verdict(false, Some("no spaces")),
-            verdict(false, Some("")),
-            verdict(true, Some("ToneError")),
-        ] {
-            let e = s.mark_run(ids[0], &bad).expect_err("refused");
-            assert!(matches!(e, StoreError::BadVerdict(_)), "{e}");
-        }
-    }
+    // What a copy to another store (`store migrate`) reads and writes.
 
-    #[test]
-    fn usage_counts_runs_and_keeps_an_ema_of_their_outcomes() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = Store::open(&d.path().join("s.db")).expect("open");
-        assert!(s.skill_usage().expect("usage").is_empty());
-        // Two batches: the rate carries over from one to the next.
-        s.record_runs(&[
-            run("a", false, 100),
-            run("b", true, 50),
-            run("a", true, 300),
-        ])
-        .expect("record");
-        s.record_run(&run("a", true, 200)).expect("record");
-        let u = s.skill_usage().expect("usage");
-        let a = u["a"];
-        assert_eq!((a.uses, a.successes, a.last_used), (3, 2, Some(300)));
-        // First use 0, then 0.3·1 + 0.7·0 = 0.3, then 0.3 + 0.7·0.3 = 0.51.
-        assert!((a.success_rate - 0.51).abs() < 1e-12, "{}", a.success_rate);
-        let b = u["b"];
-        assert_eq!((b.uses, b.successes, b.success_rate), (1, 1, 1.0));
-    }
+    /// Up to `limit` runs with ids above `after`, in id order, whole (steps
+    /// and applied rules; the machine's outcome): a copy reads the store a
+    /// page at a time.
+    fn runs_after(&self, after: i64, limit: usize) -> Result<Vec<RunRecord>, StoreError>;
 
-    #[test]
-    fn a_replayed_run_that_was_stored_is_not_counted_again() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = Store::open(&d.path().join("s.db")).expect("open");
-        let ids = s.reserve_run_ids(3).expect("ids");
-        let mut runs: Vec<RunRecord> = [true, false, true]
-            .into_iter()
-            .map(|ok| run("a", ok, 1))
-            .collect();
-        for (r, id) in runs.iter_mut().zip(ids) {
-            r.id = id;
-        }
-        // The writer stored the first two, then the process died; the
-        // journal still holds all three and is replayed, twice.
-        assert_eq!(s.insert_runs(&runs[..2]).expect("insert"), [true, true]);
-        assert_eq!(s.insert_runs(&runs).expect("replay"), [false, false, true]);
-        assert_eq!(s.insert_runs(&runs).expect("again"), [false; 3]);
-        let a = s.skill_usage().expect("usage")["a"];
-        assert_eq!((a.uses, a.successes), (3, 2));
-        assert_eq!(a.uses, s.run_count().expect("count"));
-        let mut expected = Usage::default();
-        for r in &runs {
-            expected.record(r.success, r.at);
-        }
-        assert_eq!(a, expected);
-        // 1, then 0.7·1 = 0.7, then 0.3 + 0.7·0.7 = 0.79.
-        assert!((a.success_rate - 0.79).abs() < 1e-12, "{}", a.success_rate);
-    }
+    /// No id up to `last` is reserved from now on: runs were copied in with
+    /// their ids.
+    fn reserve_past(&self, last: i64) -> Result<(), StoreError>;
 
-    #[test]
-    fn a_store_from_before_usage_statistics_is_filled_from_its_runs() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let p = d.path().join("s.db");
-        let runs = [run("a", true, 1), run("a", false, 2), run("b", false, 3)];
-        let before = {
-            let s = Store::open(&p).expect("open");
-            s.record_runs(&runs).expect("record");
-            s.skill_usage().expect("usage")
-        };
-        {
-            // What a store of schema version 3 looks like.
-            let c = Connection::open(&p).expect("open");
-            c.execute_batch(
-                "DROP TABLE skill_usage; DROP TABLE gate_reports; DROP TABLE gate_approvals;
-                 DROP TABLE verdicts;
-                 PRAGMA user_version = 3;",
-            )
-            .expect("downgrade");
-        }
-        let s = Store::open(&p).expect("migrate");
-        assert_eq!(s.skill_usage().expect("usage"), before);
-        assert_eq!(before["a"].uses, 2);
-    }
+    /// Every verdict with its run's id, in id order.
+    fn all_verdicts(&self) -> Result<Vec<(i64, Verdict)>, StoreError>;
 
-    #[test]
-    fn tool_steps_stream_in_run_and_step_order() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = Store::open(&d.path().join("s.db")).expect("open");
-        let step = |kind: &str, tool: Option<&str>, error: bool| StepRecord {
-            kind: kind.into(),
-            tool: tool.map(Into::into),
-            detail: serde_json::json!({"arguments": {"x": 1}}),
-            error: error.then(|| "boom".into()),
-            error_class: None,
-            duration_us: 1,
-        };
-        let mut r1 = run("a", true, 1);
-        r1.steps = vec![
-            step("tool", Some("t1"), false),
-            step("model", None, false),
-            step("tool", Some("t2"), true),
-        ];
-        let mut r2 = run("a", false, 2);
-        r2.steps = vec![step("tool", Some("t3"), false)];
-        let ids = s.record_runs(&[r1, r2]).expect("record");
-        let mut seen = Vec::new();
-        let n = s
-            .for_each_tool_step(0, |r| {
-                seen.push((
-                    r.run_id,
-                    r.run_succeeded,
-                    r.tool.to_owned(),
-                    r.step_succeeded,
-                ));
-                assert!(r.detail_json.contains("arguments"));
-            })
-            .expect("scan");
-        assert_eq!(n, 3);
-        assert_eq!(
-            seen,
-            [
-                (ids[0], true, "t1".to_owned(), true),
-                (ids[0], true, "t2".to_owned(), false),
-                (ids[1], false, "t3".to_owned(), true),
-            ]
-        );
-    }
+    /// Every key-value entry, (skill, key, value), by skill and key.
+    fn kv_entries(&self) -> Result<Vec<(String, String, Vec<u8>)>, StoreError>;
 
-    #[test]
-    fn refuses_a_newer_schema() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let p = d.path().join("s.db");
-        {
-            let c = Connection::open(&p).expect("open");
-            c.pragma_update(None, "user_version", 999)
-                .expect("set version");
-        }
-        let e = Store::open(&p).err().expect("too new");
-        assert!(e.to_string().contains("upgrade skillhost"), "{e}");
-    }
-}
+    /// Every gate report kept, in id order.
+    fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError>;
 
-#[cfg(test)]
-mod plan_tests {
-    use super::*;
+    /// Stores copied reports with their ids; one whose id is taken is
+    /// skipped. Returns how many were new.
+    fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError>;
 
-    /// The learning window is read by id range, whatever the store holds
-    /// before it: a plan that scans the whole table or index grows with
-    /// every run ever recorded and slows each background cycle.
-    #[test]
-    fn the_window_query_reads_the_rowid_range_not_every_run() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = Store::open(&d.path().join("s.db")).expect("open");
-        let conn = s.conn();
-        let mut stmt = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {RUNS_PER_SKILL_SINCE}"))
-            .expect("plan");
-        let plan: Vec<String> = stmt
-            .query_map(params![0], |r| r.get::<_, String>(3))
-            .expect("query")
-            .collect::<Result<_, _>>()
-            .expect("rows");
-        assert!(
-            plan.iter().any(|l| l.contains("INTEGER PRIMARY KEY")),
-            "{plan:?}"
-        );
-        assert!(!plan.iter().any(|l| l.starts_with("SCAN runs")), "{plan:?}");
-    }
+    /// Every skill's approval, by skill.
+    fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError>;
 }

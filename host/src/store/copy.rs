@@ -1,0 +1,82 @@
+//! Copying one store into another (`skillhost store migrate`): runs with
+//! their ids, steps and applied rules, verdicts, key-value data and the
+//! gate's reports and approvals. Idempotent: what the target already holds
+//! (by run id, report id, key, skill) is left as it is, so a copy that was
+//! interrupted is finished by running it again.
+//!
+//! The target counts usage statistics as the runs arrive, in id order, as
+//! the SQLite store filled them in for runs stored before it kept them.
+
+use super::{RunStore, StoreError};
+
+/// Runs read and written per transaction.
+pub const PAGE: usize = 1_000;
+
+/// What a copy did: how much was new to the target.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Copied {
+    /// Runs copied now.
+    pub runs: u64,
+    /// Runs the target held already.
+    pub runs_present: u64,
+    pub verdicts: u64,
+    pub kv_entries: u64,
+    pub gate_reports: u64,
+    pub approvals: u64,
+}
+
+/// Copies everything `from` holds into `to`; `progress` hears the number
+/// of runs read so far after each page. `to`'s key-value quota applies to
+/// the entries it receives: open it with the quota the data needs.
+pub fn copy(
+    from: &dyn RunStore,
+    to: &dyn RunStore,
+    mut progress: impl FnMut(u64),
+) -> Result<Copied, StoreError> {
+    let mut copied = Copied::default();
+    let mut after = 0;
+    let mut read = 0;
+    loop {
+        let page = from.runs_after(after, PAGE)?;
+        let Some(last) = page.last() else { break };
+        after = last.id;
+        for new in to.insert_runs(&page)? {
+            if new {
+                copied.runs += 1;
+            } else {
+                copied.runs_present += 1;
+            }
+        }
+        read += page.len() as u64;
+        progress(read);
+    }
+    if after > 0 {
+        to.reserve_past(after)?;
+    }
+    for (id, verdict) in from.all_verdicts()? {
+        if to.verdict(id)?.as_ref() != Some(&verdict) && to.mark_run(id, &verdict)? {
+            copied.verdicts += 1;
+        }
+    }
+    for (skill, key, value) in from.kv_entries()? {
+        if to.kv_get(&skill, &key)?.as_deref() != Some(&value[..]) {
+            to.kv_set(&skill, &key, &value)?;
+            copied.kv_entries += 1;
+        }
+    }
+    copied.gate_reports = to.import_gate_reports(&from.all_gate_reports()?)?;
+    for approval in from.all_approvals()? {
+        if to.handler_approval(&approval.skill)?.as_ref() == Some(&approval) {
+            continue;
+        }
+        // An approved report is never dropped, so it was copied above.
+        if !to.approve_handler(&approval)? {
+            return Err(StoreError::Copy(format!(
+                "the approval of `{}` rests on gate report {}, which the target does not hold as passed for the same artifact",
+                approval.skill, approval.report_id
+            )));
+        }
+        copied.approvals += 1;
+    }
+    Ok(copied)
+}

@@ -1,0 +1,899 @@
+//! The SQLite store: an embedded file under `.skillhost/`, so the first
+//! run needs no server. WAL mode and a busy timeout let several `skillhost`
+//! processes use it at once; the schema is versioned and migrated forward.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{
+    AppliedRecord, ApprovalRow, DB_FILE, FailureGroup, GateReportRow, KvQuota, KvUsage, RunRecord,
+    RunStore, StepRecord, StoreError, ToolStepRow, Verdict,
+};
+use crate::skill::Usage;
+
+mod gate;
+
+/// Each entry moves the schema one version forward; never edit a shipped one.
+const MIGRATIONS: &[&str] = &[
+    // 1: per-skill key-value store for handlers.
+    "CREATE TABLE kv (
+        skill TEXT NOT NULL,
+        key   TEXT NOT NULL,
+        value BLOB NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (skill, key)
+    );",
+    // 2: every run, its tool steps and the rules applied to it.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        skill TEXT NOT NULL,
+        skill_version TEXT NOT NULL,
+        task TEXT NOT NULL,
+        tier TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        failure_class TEXT,
+        failure_message TEXT,
+        context_json TEXT NOT NULL,
+        output TEXT,
+        duration_us INTEGER NOT NULL,
+        model_calls INTEGER NOT NULL,
+        origin TEXT NOT NULL
+    );
+    CREATE INDEX runs_skill_class ON runs (skill, failure_class);
+    CREATE TABLE steps (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        tool TEXT,
+        detail_json TEXT NOT NULL,
+        error TEXT,
+        error_class TEXT,
+        duration_us INTEGER NOT NULL,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE TABLE rules_applied (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        rule_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        effect TEXT NOT NULL
+    );
+    CREATE INDEX rules_applied_run ON rules_applied (run_id);",
+    // 3: run ids are handed out in blocks (see `reserve_run_ids`), so a
+    // run has its id before it is written.
+    "CREATE TABLE run_ids (next INTEGER NOT NULL);
+    INSERT INTO run_ids (next) SELECT COALESCE(MAX(id), 0) + 1 FROM runs;",
+    // 4: usage statistics per skill, kept with the runs they count (see
+    // `Usage`); filled from the runs already stored by `backfill_usage`.
+    "CREATE TABLE skill_usage (
+        skill TEXT PRIMARY KEY,
+        uses INTEGER NOT NULL,
+        successes INTEGER NOT NULL,
+        success_rate REAL NOT NULL,
+        last_used INTEGER NOT NULL
+    );",
+    // 5: the validation gate's reports and each skill's approval of one
+    // handler artifact (see `gate`).
+    "CREATE TABLE gate_reports (
+        id INTEGER PRIMARY KEY,
+        skill TEXT NOT NULL,
+        artifact TEXT NOT NULL,
+        capabilities_pin TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        report_json TEXT NOT NULL
+    );
+    CREATE INDEX gate_reports_skill ON gate_reports (skill, artifact);
+    CREATE TABLE gate_approvals (
+        skill TEXT PRIMARY KEY,
+        artifact TEXT NOT NULL,
+        capabilities_pin TEXT NOT NULL,
+        report_id INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        by TEXT NOT NULL
+    );",
+    // 6: a person's verdict on a run (see `Verdict`), beside its outcome.
+    "CREATE TABLE verdicts (
+        run_id INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+        ok INTEGER NOT NULL,
+        class TEXT,
+        note TEXT,
+        at INTEGER NOT NULL
+    );",
+];
+
+/// Work a migration needs beyond its SQL, run in the same transaction
+/// right after it, by the schema version the migration makes.
+fn after_migration(version: i64, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    match version {
+        4 => backfill_usage(tx),
+        _ => Ok(()),
+    }
+}
+
+/// Usage statistics of the runs stored before there were any, counted in
+/// run order as the writer would have.
+fn backfill_usage(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let mut usage: HashMap<String, Usage> = HashMap::new();
+    {
+        let mut stmt = tx.prepare("SELECT skill, success, at FROM runs ORDER BY id")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let skill: String = r.get(0)?;
+            usage.entry(skill).or_default().record(r.get(1)?, r.get(2)?);
+        }
+    }
+    for (skill, u) in &usage {
+        save_usage(tx, skill, u)?;
+    }
+    Ok(())
+}
+
+/// Writes one skill's usage statistics, replacing what was there.
+fn save_usage(tx: &rusqlite::Transaction<'_>, skill: &str, u: &Usage) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO skill_usage (skill, uses, successes, success_rate, last_used)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        skill,
+        u.uses as i64,
+        u.successes as i64,
+        u.success_rate,
+        u.last_used.unwrap_or(0)
+    ])?;
+    Ok(())
+}
+
+fn usage_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Usage> {
+    Ok(Usage {
+        uses: r.get::<_, i64>(0)? as u64,
+        successes: r.get::<_, i64>(1)? as u64,
+        success_rate: r.get(2)?,
+        last_used: Some(r.get(3)?),
+    })
+}
+
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    kv_quota: KvQuota,
+}
+
+/// Runs per skill in the learning window. NOT INDEXED: otherwise SQLite
+/// counts through the whole (skill, failure_class) index, every run ever
+/// recorded, instead of the window's rowid range.
+const RUNS_PER_SKILL_SINCE: &str =
+    "SELECT skill, COUNT(*) FROM runs NOT INDEXED WHERE id >= ?1 GROUP BY skill";
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path` and migrates it.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(open_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+        let store = SqliteStore {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+            kv_quota: KvQuota::default(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The default store of a workspace: `.skillhost/skillhost.db`.
+    pub fn open_in(state_dir: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open(&state_dir.join(DB_FILE))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The same store, enforcing `quota` on every skill's key-value writes
+    /// (the default quota until set).
+    pub fn with_kv_quota(mut self, quota: KvQuota) -> Self {
+        self.kv_quota = quota;
+        self
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent
+        // (statements are atomic), so a poisoned lock is safe to reuse.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn migrate(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let supported = MIGRATIONS.len() as i64;
+        if version > supported {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found: version,
+                supported,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(sql)?;
+            after_migration(i as i64 + 1, &tx)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn reserve_in(
+        tx: &rusqlite::Transaction<'_>,
+        n: u64,
+    ) -> Result<std::ops::Range<i64>, StoreError> {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        let next: i64 = tx.query_row("SELECT next FROM run_ids", [], |r| r.get(0))?;
+        tx.execute(
+            "UPDATE run_ids SET next = ?1",
+            params![next.saturating_add(n)],
+        )?;
+        Ok(next..next.saturating_add(n))
+    }
+
+    /// Adds `runs` (in order) to their skills' usage statistics, in the
+    /// transaction that stores them: the figures never disagree with the
+    /// runs, whatever crashes when. One read and one write per skill.
+    fn count_usage<'r>(
+        tx: &rusqlite::Transaction<'_>,
+        runs: impl Iterator<Item = &'r RunRecord>,
+    ) -> Result<(), StoreError> {
+        // Each skill's runs, in the order they came.
+        let mut batch: HashMap<&str, Vec<&RunRecord>> = HashMap::new();
+        for run in runs {
+            batch.entry(run.skill.as_str()).or_default().push(run);
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut read = tx.prepare_cached(
+            "SELECT uses, successes, success_rate, last_used FROM skill_usage WHERE skill = ?1",
+        )?;
+        for (skill, runs) in batch {
+            let mut u = read
+                .query_row(params![skill], usage_from_row)
+                .optional()?
+                .unwrap_or_default();
+            for r in runs {
+                u.record(r.success, r.at);
+            }
+            save_usage(tx, skill, &u)?;
+        }
+        Ok(())
+    }
+
+    /// Inserts `run` as `id` with its steps and rules; false when `id` is
+    /// taken.
+    fn insert_run(
+        tx: &rusqlite::Transaction<'_>,
+        id: i64,
+        run: &RunRecord,
+    ) -> Result<bool, StoreError> {
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO runs (id, at, skill, skill_version, task, tier, success, failure_class,
+                               failure_message, context_json, output, duration_us, model_calls, origin)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            params![
+                id,
+                run.at,
+                run.skill,
+                run.skill_version,
+                run.task,
+                run.tier,
+                run.success,
+                run.failure_class,
+                run.failure_message,
+                run.context.to_string(),
+                run.output,
+                run.duration_us,
+                run.model_calls,
+                run.origin
+            ],
+        )?;
+        if inserted == 0 {
+            return Ok(false);
+        }
+        for (i, s) in run.steps.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![id, i as i64, s.kind, s.tool, s.detail.to_string(), s.error, s.error_class, s.duration_us],
+            )?;
+        }
+        for a in &run.rules_applied {
+            tx.execute(
+                "INSERT INTO rules_applied (run_id, rule_id, kind, effect) VALUES (?1, ?2, ?3, ?4)",
+                params![id, a.rule_id, a.kind, a.effect],
+            )?;
+        }
+        Ok(true)
+    }
+
+    /// Reads `run`'s steps and applied rules into it.
+    fn fill_run(conn: &Connection, run: &mut RunRecord) -> Result<(), StoreError> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT kind, tool, detail_json, error, error_class, duration_us FROM steps WHERE run_id = ?1 ORDER BY idx",
+        )?;
+        run.steps = stmt
+            .query_map(params![run.id], |r| {
+                let detail: String = r.get(2)?;
+                Ok(StepRecord {
+                    kind: r.get(0)?,
+                    tool: r.get(1)?,
+                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+                    error: r.get(3)?,
+                    error_class: r.get(4)?,
+                    duration_us: r.get(5)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT rule_id, kind, effect FROM rules_applied WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        run.rules_applied = stmt
+            .query_map(params![run.id], |r| {
+                Ok(AppliedRecord {
+                    rule_id: r.get(0)?,
+                    kind: r.get(1)?,
+                    effect: r.get(2)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
+
+    fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {
+        Ok(record_from_row!(RunRecord, r.get))
+    }
+
+    const RUN_COLUMNS: &'static str =
+        "id, at, skill, skill_version, task, tier, success, failure_class, failure_message,
+         context_json, output, duration_us, model_calls, origin";
+
+    /// [`RUN_COLUMNS`](Self::RUN_COLUMNS) of `runs r LEFT JOIN verdicts v`,
+    /// with the outcome as judged: a person's verdict over the machine's.
+    const JUDGED_COLUMNS: &'static str = "r.id, r.at, r.skill, r.skill_version, r.task, r.tier,
+         CASE WHEN v.run_id IS NULL THEN r.success ELSE v.ok END,
+         CASE WHEN v.run_id IS NULL THEN r.failure_class WHEN v.ok = 1 THEN NULL
+              ELSE COALESCE(v.class, r.failure_class, 'UserReported') END,
+         CASE WHEN v.run_id IS NULL THEN r.failure_message WHEN v.ok = 1 THEN NULL
+              ELSE COALESCE(v.note, r.failure_message) END,
+         r.context_json, r.output, r.duration_us, r.model_calls, r.origin";
+
+    fn kv_usage_in(conn: &Connection, skill: &str) -> Result<KvUsage, StoreError> {
+        // `length` of a BLOB is its size in bytes, read from the record
+        // header without loading the value; a TEXT key is cast to count its
+        // UTF-8 bytes rather than its characters.
+        Ok(conn.query_row(
+            "SELECT COUNT(*), COALESCE(SUM(length(CAST(key AS BLOB)) + length(value)), 0)
+               FROM kv WHERE skill = ?1",
+            params![skill],
+            |r| {
+                Ok(KvUsage {
+                    keys: r.get::<_, i64>(0)? as u64,
+                    bytes: r.get::<_, i64>(1)? as u64,
+                })
+            },
+        )?)
+    }
+}
+
+impl RunStore for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn record_runs(&self, runs: &[RunRecord]) -> Result<Vec<i64>, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let first = Self::reserve_in(&tx, runs.len() as u64)?.start;
+        let mut ids = Vec::with_capacity(runs.len());
+        for (id, run) in (first..).zip(runs) {
+            Self::insert_run(&tx, id, run)?;
+            ids.push(id);
+        }
+        Self::count_usage(&tx, runs.iter())?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    fn reserve_run_ids(&self, n: u64) -> Result<std::ops::Range<i64>, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let ids = Self::reserve_in(&tx, n)?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    fn return_run_ids(&self, ids: std::ops::Range<i64>) -> Result<bool, StoreError> {
+        if ids.is_empty() {
+            return Ok(true);
+        }
+        let returned = self.conn().execute(
+            "UPDATE run_ids SET next = ?1 WHERE next = ?2",
+            params![ids.start, ids.end],
+        )?;
+        Ok(returned == 1)
+    }
+
+    fn insert_runs(&self, runs: &[RunRecord]) -> Result<Vec<bool>, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut new = Vec::with_capacity(runs.len());
+        for run in runs {
+            new.push(Self::insert_run(&tx, run.id, run)?);
+        }
+        // Only the runs inserted now: a run replayed from a journal that
+        // was already stored is counted once, when it was.
+        Self::count_usage(
+            &tx,
+            runs.iter().zip(&new).filter(|(_, n)| **n).map(|(r, _)| r),
+        )?;
+        tx.commit()?;
+        Ok(new)
+    }
+
+    fn nth_latest_run_id(&self, n: u64) -> Result<Option<i64>, StoreError> {
+        let conn = self.conn();
+        let offset = i64::try_from(n.saturating_sub(1)).unwrap_or(i64::MAX);
+        let id = conn
+            .query_row(
+                "SELECT COALESCE(
+                    (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1),
+                    (SELECT MIN(id) FROM runs))",
+                [offset],
+                |r| r.get::<_, Option<i64>>(0),
+            )
+            .optional()?
+            .flatten();
+        Ok(id)
+    }
+
+    fn skill_usage(&self) -> Result<HashMap<String, Usage>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT uses, successes, success_rate, last_used, skill FROM skill_usage")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(4)?, usage_from_row(r)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn for_each_tool_step(
+        &self,
+        from_run: i64,
+        f: &mut dyn FnMut(ToolStepRow<'_>),
+    ) -> Result<u64, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT s.run_id, r.success, s.tool, s.detail_json, s.error IS NULL
+               FROM steps s JOIN runs r ON r.id = s.run_id
+              WHERE s.kind = 'tool' AND s.tool IS NOT NULL AND s.run_id >= ?1
+              ORDER BY s.run_id, s.idx",
+        )?;
+        let mut rows = stmt.query([from_run])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            let text = |i| {
+                r.get_ref(i)?.as_str().map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        i,
+                        rusqlite::types::Type::Text,
+                        Box::new(e),
+                    )
+                })
+            };
+            f(ToolStepRow {
+                run_id: r.get(0)?,
+                run_succeeded: r.get(1)?,
+                tool: text(2)?,
+                detail_json: text(3)?,
+                step_succeeded: r.get(4)?,
+            });
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn list_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs ORDER BY id DESC LIMIT ?1",
+            Self::RUN_COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![limit as i64], Self::run_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn all_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs ORDER BY id",
+            Self::RUN_COLUMNS
+        ))?;
+        let rows = stmt.query_map([], Self::run_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn mark_run(&self, id: i64, verdict: &Verdict) -> Result<bool, StoreError> {
+        verdict.check()?;
+        let conn = self.conn();
+        let n = conn.execute(
+            "INSERT OR REPLACE INTO verdicts (run_id, ok, class, note, at)
+             SELECT id, ?2, ?3, ?4, ?5 FROM runs WHERE id = ?1",
+            params![id, verdict.ok, verdict.class, verdict.note, verdict.at],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn verdict(&self, id: i64) -> Result<Option<Verdict>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT ok, class, note, at FROM verdicts WHERE run_id = ?1",
+                params![id],
+                |r| {
+                    Ok(Verdict {
+                        ok: r.get(0)?,
+                        class: r.get(1)?,
+                        note: r.get(2)?,
+                        at: r.get(3)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    fn recent_runs_of(&self, skill: &str, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
+             WHERE r.skill = ?1 ORDER BY r.id DESC LIMIT ?2",
+            Self::JUDGED_COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![skill, limit as i64], Self::run_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn tool_errors_of(
+        &self,
+        skill: &str,
+        class: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT s.run_id, COALESCE(s.error, '') FROM steps s
+               JOIN (SELECT id FROM runs WHERE skill = ?1 ORDER BY id DESC LIMIT ?3) r ON r.id = s.run_id
+             WHERE s.error_class = ?2 ORDER BY s.run_id, s.idx",
+        )?;
+        let rows = stmt.query_map(params![skill, class, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn get_run(&self, id: i64) -> Result<Option<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let run = conn
+            .query_row(
+                &format!("SELECT {} FROM runs WHERE id = ?1", Self::RUN_COLUMNS),
+                params![id],
+                Self::run_from_row,
+            )
+            .optional()?;
+        let Some(mut run) = run else { return Ok(None) };
+        Self::fill_run(&conn, &mut run)?;
+        Ok(Some(run))
+    }
+
+    fn failure_groups(&self, window: usize) -> Result<Vec<FailureGroup>, StoreError> {
+        let conn = self.conn();
+        let since: i64 = conn.query_row(
+            "SELECT COALESCE(MIN(id), 0) FROM (SELECT id FROM runs ORDER BY id DESC LIMIT ?1)",
+            params![window as i64],
+            |r| r.get(0),
+        )?;
+        let mut runs_per_skill = std::collections::HashMap::new();
+        {
+            let mut stmt = conn.prepare(RUNS_PER_SKILL_SINCE)?;
+            for row in stmt.query_map(params![since], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })? {
+                let (skill, n) = row?;
+                runs_per_skill.insert(skill, n as u64);
+            }
+        }
+        let mut groups = Vec::new();
+        let queries = [
+            (
+                false,
+                "SELECT skill, class, COUNT(*), COUNT(*), GROUP_CONCAT(id) FROM
+                   (SELECT r.skill, r.id,
+                           CASE WHEN v.run_id IS NULL THEN (CASE WHEN r.success = 0 THEN r.failure_class END)
+                                WHEN v.ok = 1 THEN NULL
+                                ELSE COALESCE(v.class, r.failure_class, 'UserReported') END AS class
+                    FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
+                    WHERE r.id >= ?1 ORDER BY r.id)
+                 WHERE class IS NOT NULL
+                 GROUP BY skill, class ORDER BY skill, class",
+            ),
+            (
+                true,
+                "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id), GROUP_CONCAT(r.id) FROM steps s JOIN runs r ON r.id = s.run_id
+                 WHERE r.id >= ?1 AND s.error_class IS NOT NULL GROUP BY r.skill, s.error_class ORDER BY r.skill, s.error_class",
+            ),
+        ];
+        for (tool_error, sql) in queries {
+            let mut stmt = conn.prepare(sql)?;
+            let rows = stmt.query_map(params![since], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
+            })?;
+            for row in rows {
+                let (skill, class, count, runs_affected, ids) = row?;
+                let sample_runs = ids
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|x| x.parse().ok())
+                    .take(10)
+                    .collect();
+                groups.push(FailureGroup {
+                    runs: runs_per_skill.get(&skill).copied().unwrap_or(0),
+                    skill,
+                    class,
+                    tool_error,
+                    count: count as u64,
+                    runs_affected: runs_affected as u64,
+                    sample_runs,
+                });
+            }
+        }
+        Ok(groups)
+    }
+
+    fn run_count(&self) -> Result<u64, StoreError> {
+        Ok(self
+            .conn()
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64)
+    }
+
+    fn kv_get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT value FROM kv WHERE skill = ?1 AND key = ?2",
+                params![skill, key],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    fn kv_set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now = Self::kv_usage_in(&tx, skill)?;
+        let replaced: Option<u64> = tx
+            .query_row(
+                "SELECT length(CAST(key AS BLOB)) + length(value) FROM kv WHERE skill = ?1 AND key = ?2",
+                params![skill, key],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .map(|n| n as u64);
+        let entry = (key.len() + value.len()) as u64;
+        super::check_kv_quota(skill, self.kv_quota, now, replaced, entry)?;
+        tx.execute(
+            "INSERT INTO kv (skill, key, value, updated_at) VALUES (?1, ?2, ?3, unixepoch())
+             ON CONFLICT (skill, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            params![skill, key, value],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn kv_usage(&self, skill: &str) -> Result<KvUsage, StoreError> {
+        Self::kv_usage_in(&self.conn(), skill)
+    }
+
+    fn kv_delete(&self, skill: &str, key: &str) -> Result<(), StoreError> {
+        self.conn().execute(
+            "DELETE FROM kv WHERE skill = ?1 AND key = ?2",
+            params![skill, key],
+        )?;
+        Ok(())
+    }
+    fn insert_gate_report(&self, row: &GateReportRow) -> Result<i64, StoreError> {
+        SqliteStore::insert_gate_report(self, row)
+    }
+
+    fn latest_gate_report(&self, skill: &str) -> Result<Option<GateReportRow>, StoreError> {
+        SqliteStore::latest_gate_report(self, skill)
+    }
+
+    fn latest_gate_report_for(
+        &self,
+        skill: &str,
+        artifact: &str,
+    ) -> Result<Option<GateReportRow>, StoreError> {
+        SqliteStore::latest_gate_report_for(self, skill, artifact)
+    }
+
+    fn gate_report(&self, id: i64) -> Result<Option<GateReportRow>, StoreError> {
+        SqliteStore::gate_report(self, id)
+    }
+
+    fn approve_handler(&self, approval: &ApprovalRow) -> Result<bool, StoreError> {
+        SqliteStore::approve_handler(self, approval)
+    }
+
+    fn handler_approval(&self, skill: &str) -> Result<Option<ApprovalRow>, StoreError> {
+        SqliteStore::handler_approval(self, skill)
+    }
+
+    fn revoke_handler_approval(&self, skill: &str) -> Result<bool, StoreError> {
+        SqliteStore::revoke_handler_approval(self, skill)
+    }
+
+    fn runs_after(&self, after: i64, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM runs WHERE id > ?1 ORDER BY id LIMIT ?2",
+            Self::RUN_COLUMNS
+        ))?;
+        let mut runs: Vec<RunRecord> = stmt
+            .query_map(params![after, limit as i64], Self::run_from_row)?
+            .collect::<Result<_, _>>()?;
+        for run in &mut runs {
+            Self::fill_run(&conn, run)?;
+        }
+        Ok(runs)
+    }
+
+    fn reserve_past(&self, last: i64) -> Result<(), StoreError> {
+        self.conn()
+            .execute("UPDATE run_ids SET next = MAX(next, ?1 + 1)", params![last])?;
+        Ok(())
+    }
+
+    fn all_verdicts(&self) -> Result<Vec<(i64, Verdict)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT run_id, ok, class, note, at FROM verdicts ORDER BY run_id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                Verdict {
+                    ok: r.get(1)?,
+                    class: r.get(2)?,
+                    note: r.get(3)?,
+                    at: r.get(4)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn kv_entries(&self) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT skill, key, value FROM kv ORDER BY skill, key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError> {
+        SqliteStore::all_gate_reports(self)
+    }
+
+    fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError> {
+        SqliteStore::import_gate_reports(self, rows)
+    }
+
+    fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
+        SqliteStore::all_approvals(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! What only the SQLite file does; the behaviour every store shares is
+    //! tested in `store::conformance`.
+    use super::*;
+
+    fn run(skill: &str, success: bool, at: i64) -> RunRecord {
+        RunRecord::new(skill, success, at)
+    }
+
+    #[test]
+    fn a_store_from_before_usage_statistics_is_filled_from_its_runs() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("s.db");
+        let runs = [run("a", true, 1), run("a", false, 2), run("b", false, 3)];
+        let before = {
+            let s = SqliteStore::open(&p).expect("open");
+            s.record_runs(&runs).expect("record");
+            s.skill_usage().expect("usage")
+        };
+        {
+            // What a store of schema version 3 looks like.
+            let c = Connection::open(&p).expect("open");
+            c.execute_batch(
+                "DROP TABLE skill_usage; DROP TABLE gate_reports; DROP TABLE gate_approvals;
+                 DROP TABLE verdicts;
+                 PRAGMA user_version = 3;",
+            )
+            .expect("downgrade");
+        }
+        let s = SqliteStore::open(&p).expect("migrate");
+        assert_eq!(s.skill_usage().expect("usage"), before);
+        assert_eq!(before["a"].uses, 2);
+    }
+
+    #[test]
+    fn refuses_a_newer_schema() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("s.db");
+        {
+            let c = Connection::open(&p).expect("open");
+            c.pragma_update(None, "user_version", 999)
+                .expect("set version");
+        }
+        let e = SqliteStore::open(&p).err().expect("too new");
+        assert!(e.to_string().contains("upgrade skillhost"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    /// The learning window is read by id range, whatever the store holds
+    /// before it: a plan that scans the whole table or index grows with
+    /// every run ever recorded and slows each background cycle.
+    #[test]
+    fn the_window_query_reads_the_rowid_range_not_every_run() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
+        let conn = s.conn();
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {RUNS_PER_SKILL_SINCE}"))
+            .expect("plan");
+        let plan: Vec<String> = stmt
+            .query_map(params![0], |r| r.get::<_, String>(3))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert!(
+            plan.iter().any(|l| l.contains("INTEGER PRIMARY KEY")),
+            "{plan:?}"
+        );
+        assert!(!plan.iter().any(|l| l.starts_with("SCAN runs")), "{plan:?}");
+    }
+}
