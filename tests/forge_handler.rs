@@ -10,7 +10,7 @@ use crate::harness;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use harness::{Workspace, repo_root};
+use harness::Workspace;
 use serde_json::json;
 use skillhost::approval::{self, Check, FindingClass, HandlerState, Status};
 use skillhost::config::Config;
@@ -400,10 +400,12 @@ fn a_build_past_its_time_limit_is_killed_with_its_process_group() {
 
 #[test]
 fn a_scripted_js_handler_passes_the_gate() {
-    let tool = repo_root().join("examples/js/node_modules/.bin/componentize-js");
+    // Where .ci/install-example-toolchains.sh puts it (as the examples' tests
+    // expect), not examples/js/: a clean checkout has nothing there.
+    let tool = harness::target_dir().join("example-tools/node_modules/.bin/componentize-js");
     assert!(
         tool.is_file(),
-        "the JavaScript toolchain is missing: node + @bytecodealliance/componentize-js 0.23 in examples/js/node_modules (npm ci there, or .ci/install-example-toolchains.sh); looked for {}",
+        "the JavaScript toolchain is missing: node + @bytecodealliance/componentize-js 0.23 in target/example-tools/node_modules (.ci/install-example-toolchains.sh); looked for {}",
         tool.display()
     );
     let (ws, dir) = workspace();
