@@ -3,58 +3,14 @@
 //! by another workspace (another host) that names the database.
 //!
 //! The PostgreSQL tests use the server SKILLHOST_TEST_POSTGRES_URL names
-//! (each in a database of its own) and say they were skipped without it,
-//! except under CI, where that is a failure.
+//! (each in a database of its own, `harness::postgres`) and say they were
+//! skipped without it, except under CI, where that is a failure.
 
 use serde_json::Value;
 use skillhost::store::{RunRecord, RunStore, SqliteStore};
 
 use crate::harness::Workspace;
-
-/// A database of its own on the test server, dropped afterwards.
-struct TestDatabase {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl TestDatabase {
-    fn new(test: &str) -> Option<TestDatabase> {
-        let admin = match std::env::var("SKILLHOST_TEST_POSTGRES_URL") {
-            Ok(url) if !url.is_empty() => url,
-            _ if std::env::var_os("CI").is_some() => {
-                panic!(
-                    "{test}: SKILLHOST_TEST_POSTGRES_URL is not set, and CI must test PostgreSQL"
-                )
-            }
-            _ => {
-                eprintln!("{test}: skipped (set SKILLHOST_TEST_POSTGRES_URL=postgres://...)");
-                return None;
-            }
-        };
-        let name = format!("skillhost_it_{}_{test}", std::process::id());
-        sql(&admin, &format!("DROP DATABASE IF EXISTS {name}"));
-        sql(&admin, &format!("CREATE DATABASE {name}"));
-        // The admin URL with this database in place of its own.
-        let base = admin.split('?').next().unwrap_or(&admin);
-        let server = base.rsplit_once('/').map_or(base, |(s, _)| s);
-        let url = format!("{server}/{name}");
-        Some(TestDatabase { admin, name, url })
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        sql(
-            &self.admin,
-            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-        );
-    }
-}
-
-fn sql(url: &str, statement: &str) {
-    skillhost::store::PgStore::execute_on(url, statement).expect(statement);
-}
+use crate::harness::postgres::{TestDatabase, use_database};
 
 fn ok(ws: &Workspace, args: &[&str]) -> String {
     let r = ws.run_cli(args);
@@ -64,14 +20,6 @@ fn ok(ws: &Workspace, args: &[&str]) -> String {
 
 fn json(ws: &Workspace, args: &[&str]) -> Value {
     serde_json::from_str(&ok(ws, args)).expect("JSON")
-}
-
-fn use_database(ws: &Workspace, url: &str) {
-    std::fs::write(
-        ws.workspace.join("skillhost.toml"),
-        format!("[store]\nurl = \"{url}\"\n"),
-    )
-    .expect("write skillhost.toml");
 }
 
 const RUNS: usize = 300;

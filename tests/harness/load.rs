@@ -1,15 +1,37 @@
 //! A load run against `skillhost mcp --http` on loopback: many sessions
 //! at once, each making its share of calls one after another, mixing the
 //! hostile guest's trivial call, a spin to its time limit and a memory
-//! hoard past its memory limit. Shared by `benches/load.rs` (figures) and
-//! `tests/mcp_load.rs` (outcomes only).
+//! hoard past its memory limit. One server on its workspace's SQLite file,
+//! or several (hosts, each a workspace of its own) on one PostgreSQL
+//! database, the sessions spread over them in turn. Shared by
+//! `benches/load.rs` (figures) and `tests/mcp_load.rs` (outcomes only).
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use skillhost::store::RunStore;
 
-use super::mcp_http::{McpSession, hostile_server_with};
+use super::Workspace;
+use super::mcp_http::{McpHttpServer, McpSession, hostile_workspace, start_hostile};
+use super::postgres::use_database;
+
+/// Where the servers store their runs.
+#[derive(Debug, Clone)]
+pub enum LoadStore {
+    /// One server, on its workspace's SQLite file.
+    Sqlite,
+    /// `hosts` servers, each a workspace whose `[store] url` is `url`.
+    Postgres { url: String, hosts: usize },
+}
+
+impl LoadStore {
+    fn hosts(&self) -> usize {
+        match self {
+            LoadStore::Sqlite => 1,
+            LoadStore::Postgres { hosts, .. } => *hosts,
+        }
+    }
+}
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -26,12 +48,15 @@ pub struct LoadPlan {
     pub mcp_args: Vec<String>,
     /// The whole run must end within this, or it is a hang.
     pub guard: Duration,
+    pub store: LoadStore,
 }
 
 /// What happened.
 #[derive(Debug, Default)]
 pub struct LoadReport {
     pub sessions: usize,
+    /// Servers the sessions were spread over.
+    pub hosts: usize,
     /// `initialize` answered 503 (each retried after `Retry-After`).
     pub sessions_busy: usize,
     /// Calls answered with a result (a spin's or a hoard's limit failure
@@ -44,11 +69,12 @@ pub struct LoadReport {
     pub elapsed: Duration,
     /// Latencies of the answered calls, sorted.
     pub latencies: Vec<Duration>,
-    /// The server's peak resident memory (VmHWM), in KiB.
+    /// The largest of the servers' peak resident memory (VmHWM), in KiB.
     pub peak_rss_kb: u64,
-    /// Runs in the store once the server is gone (journals replayed).
+    /// Runs in the store once the servers are gone (journals replayed).
     pub runs_stored: u64,
-    /// Runs there should be: the answered calls and the warm-up call.
+    /// Runs there should be: the answered calls and a warm-up call per
+    /// server.
     pub runs_expected: u64,
 }
 
@@ -68,7 +94,8 @@ impl LoadReport {
 
     pub fn summary(&self) -> String {
         format!(
-            "{} sessions ({} busy at open), {} calls answered + {} busy in {:.2?}: {:.0} answered/s, p50 {:.2?}, p99 {:.2?}, peak RSS {} MiB, runs stored {}/{}, {} failures",
+            "{} host(s), {} sessions ({} busy at open), {} calls answered + {} busy in {:.2?}: {:.0} answered/s, p50 {:.2?}, p99 {:.2?}, peak RSS {} MiB per host, runs stored {}/{}, {} failures",
+            self.hosts,
             self.sessions,
             self.sessions_busy,
             self.answered,
@@ -196,11 +223,24 @@ fn peak_rss_kb(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Starts a server, runs `plan` against it, stops it (SIGKILL: the runs
-/// must survive in its journal) and counts the runs in its store.
+/// Starts the servers, runs `plan` against them, stops them (SIGKILL: the
+/// runs must survive in their journals) and counts the runs in the store.
 pub fn run_load(plan: &LoadPlan) -> LoadReport {
     let mcp_args: Vec<&str> = plan.mcp_args.iter().map(String::as_str).collect();
-    let (ws, server) = hostile_server_with(plan.limit_ms, &mcp_args, &[]);
+    let hosts: Vec<Workspace> = (0..plan.store.hosts())
+        .map(|_| {
+            let ws = hostile_workspace(plan.limit_ms);
+            if let LoadStore::Postgres { url, .. } = &plan.store {
+                use_database(&ws, url);
+            }
+            ws
+        })
+        .collect();
+    let servers: Vec<McpHttpServer> = hosts
+        .iter()
+        .map(|ws| start_hostile(ws, &mcp_args, &[]))
+        .collect();
+    let urls: Vec<String> = servers.iter().map(|s| s.url.clone()).collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -208,17 +248,21 @@ pub fn run_load(plan: &LoadPlan) -> LoadReport {
         .expect("runtime");
     let mut report = LoadReport {
         sessions: plan.sessions,
+        hosts: hosts.len(),
         ..LoadReport::default()
     };
     let load = async {
-        let warm = McpSession::open(&server.url).await;
-        let r = warm.call_skill(1, "hostile", "ok").await;
-        assert_eq!(r["isError"], false, "warm-up: {r}");
+        for url in &urls {
+            let warm = McpSession::open(url).await;
+            let r = warm.call_skill(1, "hostile", "ok").await;
+            assert_eq!(r["isError"], false, "warm-up of {url}: {r}");
+        }
 
         let started = Instant::now();
         let mut tasks = Vec::new();
         for s in 0..plan.sessions {
-            let (url, plan) = (server.url.clone(), plan.clone());
+            // Round robin over the servers.
+            let (url, plan) = (urls[s % urls.len()].clone(), plan.clone());
             tasks.push(tokio::spawn(async move {
                 let mut out = (0usize, 0usize, 0usize, Vec::new(), Vec::new());
                 let (session, busy) = match open(&url).await {
@@ -266,13 +310,27 @@ pub fn run_load(plan: &LoadPlan) -> LoadReport {
         plan.guard
     );
     report.latencies.sort();
-    report.peak_rss_kb = peak_rss_kb(server.pid());
-    drop(server);
+    report.peak_rss_kb = servers
+        .iter()
+        .map(|s| peak_rss_kb(s.pid()))
+        .max()
+        .unwrap_or(0);
+    drop(servers);
 
-    let state = ws.workspace.join(".skillhost");
-    let store = skillhost::store::SqliteStore::open_in(&state).expect("the store opens");
-    skillhost::store::journal::replay(&state.join("journal"), &store).expect("replay");
+    let store: Box<dyn RunStore> = match &plan.store {
+        LoadStore::Sqlite => Box::new(
+            skillhost::store::SqliteStore::open_in(&hosts[0].workspace.join(".skillhost"))
+                .expect("the store opens"),
+        ),
+        LoadStore::Postgres { url, .. } => {
+            Box::new(skillhost::store::PgStore::open(url).expect("the store opens"))
+        }
+    };
+    for ws in &hosts {
+        let journal = ws.workspace.join(".skillhost").join("journal");
+        skillhost::store::journal::replay(&journal, store.as_ref()).expect("replay");
+    }
     report.runs_stored = store.run_count().expect("count");
-    report.runs_expected = report.answered as u64 + 1;
+    report.runs_expected = (report.answered + hosts.len()) as u64;
     report
 }

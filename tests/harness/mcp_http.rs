@@ -89,6 +89,14 @@ pub fn hostile_server_with(
     mcp_args: &[&str],
     env: &[(&str, &str)],
 ) -> (Workspace, McpHttpServer) {
+    let ws = hostile_workspace(limit_ms);
+    let server = start_hostile(&ws, mcp_args, env);
+    (ws, server)
+}
+
+/// A workspace with the `hostile` skill of [`hostile_server`], to be
+/// configured before [`start_hostile`] serves it.
+pub fn hostile_workspace(limit_ms: u64) -> Workspace {
     let ws = Workspace::new();
     ws.add_skill(
         "hostile",
@@ -97,9 +105,13 @@ pub fn hostile_server_with(
         ),
         Some(&guest("hostile-guest")),
     );
+    ws
+}
+
+/// Serves a [`hostile_workspace`] as [`hostile_server_with`] does.
+pub fn start_hostile(ws: &Workspace, mcp_args: &[&str], env: &[(&str, &str)]) -> McpHttpServer {
     let skills = ws.skills.display().to_string();
-    let server = McpHttpServer::start_with(&ws, &["--skills", &skills], mcp_args, env);
-    (ws, server)
+    McpHttpServer::start_with(ws, &["--skills", &skills], mcp_args, env)
 }
 
 /// One initialised MCP session; requests may run concurrently.

@@ -6,6 +6,7 @@
 
 pub mod load;
 pub mod mcp_http;
+pub mod postgres;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
