@@ -37,6 +37,11 @@ fn hostile_with(front: &str, configure: impl FnOnce(&mut Config)) -> (Workspace,
     std::fs::write(dir.join("data/ok.txt"), "inside").expect("write");
     let mut config = Config::default();
     ws.grant_declared(&mut config, "hostile");
+    // Each attack must be stopped by the budget it attacks, however slowly
+    // a loaded machine runs it: with the default 5 s, a debug build of a
+    // header flood under a full CI load hit the time limit first. A test
+    // about the time limit sets its own.
+    config.limits.timeout_ms = 120_000;
     configure(&mut config);
     let runner = ws.runner(config);
     (ws, runner)
