@@ -39,6 +39,24 @@ fn every_fuzz_target_is_replayed() {
     );
 }
 
+/// A folder named after no target would never be replayed: a crash input
+/// saved under a misspelt name would look covered and not be.
+#[test]
+fn every_input_folder_belongs_to_a_target() {
+    for kind in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(fuzz_dir().join(kind)) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            assert!(
+                TARGETS.iter().any(|(t, _)| *t == name),
+                "fuzz/{kind}/{name} is not a fuzz target's folder"
+            );
+        }
+    }
+}
+
 #[test]
 fn corpora_and_regressions_replay_without_a_finding() {
     let mut failed = Vec::new();
@@ -57,5 +75,54 @@ fn corpora_and_regressions_replay_without_a_finding() {
         failed.is_empty(),
         "inputs with a finding:\n{}",
         failed.join("\n")
+    );
+}
+
+fn seeds(target: &str) -> Vec<Vec<u8>> {
+    inputs(&fuzz_dir().join("corpus").join(target))
+        .iter()
+        .map(|p| std::fs::read(p).expect("a readable seed"))
+        .collect()
+}
+
+/// The seeds get past each target's first parse, so replay and fuzzing
+/// start from inputs that reach the checks behind it.
+#[test]
+fn seeds_reach_past_the_first_parse() {
+    use skillhost::approval::{GateConfig, Status};
+    use skillhost::learn::rules::RuleSet;
+
+    let rules = seeds("rule_condition");
+    assert!(rules.iter().any(|s| {
+        let first = s.split(|&b| b == 0).next().unwrap_or_default();
+        serde_json::from_slice::<RuleSet>(first).is_ok_and(|r| r.active().0.len() == 2)
+    }));
+    let configs = seeds("config_toml");
+    assert!(configs.iter().any(|s| {
+        let layers: Vec<String> = s
+            .split(|&b| b == 0)
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        let refs: Vec<&str> = layers.iter().map(String::as_str).collect();
+        skillhost::config::from_layers(&refs).is_ok_and(|c| !c.grants.is_empty())
+    }));
+    let components = seeds("gate_statics");
+    assert!(components.iter().any(|s| {
+        let (checks, _) = skillhost::gate::static_checks(
+            s,
+            &Default::default(),
+            &GateConfig::default(),
+            1 << 20,
+            1 << 20,
+        );
+        checks.len() == 4 && checks.iter().all(|v| v.status == Status::Pass)
+    }));
+    let messages = seeds("mcp_message");
+    assert!(
+        messages
+            .iter()
+            .filter(|s| serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(s).is_ok())
+            .count()
+            >= messages.len() - 1
     );
 }

@@ -614,3 +614,30 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("mcp_message", mcp_message),
     ("config_toml", config_toml),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The MCP target's secret check is not vacuous: the fixture serves
+    /// its skills' files, the secret lies right beside them, and the
+    /// check fails on a reply that shows it.
+    #[test]
+    fn the_mcp_fixture_serves_files_and_the_secret_check_bites() {
+        let fixture = mcp_fixture().expect("the fixture");
+        let server = &fixture.server;
+        assert_eq!(server.runner().catalog().len(), 3);
+        let tone = server
+            .read("skill://greeter/references%2Ftone.md")
+            .expect("a skill's own file");
+        assert!(serde_json::to_string(&tone).is_ok_and(|t| t.contains("Be kind.")));
+        assert!(server.read("skill://greeter/..%2Fsecret.txt").is_err());
+        assert!(std::panic::catch_unwind(|| assert_no_secret(&SECRET)).is_err());
+    }
+
+    #[test]
+    fn parts_split_at_nul_and_keep_the_rest_whole() {
+        assert_eq!(parts(b"a\0b\0c", 2), [&b"a"[..], &b"b\0c"[..]]);
+        assert_eq!(parts(b"", 3), [&b""[..]]);
+    }
+}
