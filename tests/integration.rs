@@ -27,6 +27,7 @@ mod forge_eval;
 #[cfg(feature = "forge")]
 mod forge_handler;
 mod forge_usage;
+mod fuzz_replay;
 mod gate;
 mod honest_eval;
 mod honest_rules;

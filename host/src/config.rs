@@ -121,6 +121,28 @@ impl Config {
     }
 }
 
+/// `layers` (the user file's text, then the workspace file's) merged and
+/// read as [`Config::load`] reads the two files, without touching the
+/// disk; errors name the layer by its index.
+#[doc(hidden)]
+pub fn from_layers(layers: &[&str]) -> Result<Config, ConfigError> {
+    let name = |i: usize| PathBuf::from(format!("<layer {i}>"));
+    let mut merged = toml::Table::new();
+    for (i, text) in layers.iter().enumerate() {
+        let table = text
+            .parse::<toml::Table>()
+            .map_err(|e| ConfigError::Parse {
+                path: name(i),
+                message: e.to_string(),
+            })?;
+        merge(&mut merged, table);
+    }
+    Config::deserialize(toml::Value::Table(merged)).map_err(|e| ConfigError::Invalid {
+        path: name(layers.len().saturating_sub(1)),
+        message: e.to_string(),
+    })
+}
+
 /// Which of the two files an edit goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigFile {
@@ -209,6 +231,28 @@ pub fn write_grant(path: &Path, skill: &str, grant: Option<&Grant>) -> Result<()
             });
         }
     };
+    let edited = with_grant(&text, path, skill, grant)?;
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|source| ConfigError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    crate::fsutil::write_atomic(path, edited.as_bytes()).map_err(|source| ConfigError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// `text` (the config file at `path`) with `skill`'s grant set or removed,
+/// the rest kept as it was: what [`write_grant`] writes.
+#[doc(hidden)]
+pub fn with_grant(
+    text: &str,
+    path: &Path,
+    skill: &str,
+    grant: Option<&Grant>,
+) -> Result<String, ConfigError> {
     let mut doc: toml_edit::DocumentMut =
         text.parse()
             .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
@@ -246,18 +290,7 @@ pub fn write_grant(path: &Path, skill: &str, grant: Option<&Grant>) -> Result<()
             grants.remove(skill);
         }
     }
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|source| ConfigError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    }
-    crate::fsutil::write_atomic(path, doc.to_string().as_bytes()).map_err(|source| {
-        ConfigError::Write {
-            path: path.to_path_buf(),
-            source,
-        }
-    })
+    Ok(doc.to_string())
 }
 
 #[cfg(test)]

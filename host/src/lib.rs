@@ -52,8 +52,9 @@
 //!   handler, builds and gates it, feeds failures back and admits it
 //!   (`gate::author`).
 //! - layer 8: `mcp`: the MCP server over `exec`.
-//! - layer 9: `cli`: argument parsing and the commands' printing; each
-//!   command calls the library.
+//! - layer 9: `cli`, `fuzzing`: argument parsing and the commands' printing; each
+//!   command calls the library. The bodies of the fuzz targets (`fuzz/`)
+//!   and of the test that replays their inputs on stable; not an API.
 
 pub mod admission;
 pub mod app;
@@ -66,6 +67,8 @@ pub mod exec;
 #[cfg(feature = "forge")]
 pub mod forge;
 pub mod fsutil;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub mod grants;
 pub mod install;

@@ -363,8 +363,9 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// The name a draft gets without a model: the task's first content words,
-/// else its tools.
-fn default_name(task: &str, uses: &[String]) -> String {
+/// else its tools. Public for the fuzz targets (`crate::fuzzing`).
+#[doc(hidden)]
+pub fn default_name(task: &str, uses: &[String]) -> String {
     let mut parts: Vec<String> = words(task).into_iter().take(4).collect();
     if parts.is_empty() {
         parts = uses

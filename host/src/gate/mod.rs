@@ -224,6 +224,41 @@ fn load_folder(dir: &Path) -> Result<Skill, GateError> {
     }
 }
 
+/// The static checks (artifact, world, imports, capabilities) of `bytes`
+/// as the handler of a skill declaring `declared`, in the order the gate
+/// reports them, and the inspection they read: the gate's view of
+/// arbitrary bytes, for the fuzz targets (`crate::fuzzing`).
+#[doc(hidden)]
+pub fn static_checks(
+    bytes: &[u8],
+    declared: &Capabilities,
+    config: &approval::GateConfig,
+    max_bytes: usize,
+    max_function_bytes: usize,
+) -> (Vec<Verdict>, Option<sandbox::inspect::Inspection>) {
+    let input = statics::Input {
+        skill: "fuzzed",
+        declared,
+        parent: None,
+        provenance: Provenance::Installed,
+        config,
+        max_bytes,
+        max_function_bytes,
+    };
+    let (artifact, inspection) = statics::artifact(bytes, &input);
+    let mut checks = vec![artifact];
+    if let Some(i) = &inspection {
+        checks.push(
+            statics::world(i)
+                .err()
+                .unwrap_or_else(|| pass(Check::World, "exports `handle`")),
+        );
+        checks.push(statics::imports(i, &input));
+        checks.push(statics::capabilities(&input));
+    }
+    (checks, inspection)
+}
+
 /// Where a handler for `skill` whose bytes hash to `artifact` waits for
 /// the gate: `.skillhost/quarantine/SKILL/HASH/` (HASH: hex digits).
 pub fn quarantine_slot(paths: &Paths, skill: &str, artifact: &str) -> Result<PathBuf, GateError> {
