@@ -363,7 +363,7 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// The name a draft gets without a model: the task's first content words,
-/// else its tools. Public for the fuzz targets (`crate::fuzzing`).
+/// else its tools. Public for the fuzz targets (the `fuzzing` module).
 #[doc(hidden)]
 pub fn default_name(task: &str, uses: &[String]) -> String {
     let mut parts: Vec<String> = words(task).into_iter().take(4).collect();

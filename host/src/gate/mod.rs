@@ -227,7 +227,7 @@ fn load_folder(dir: &Path) -> Result<Skill, GateError> {
 /// The static checks (artifact, world, imports, capabilities) of `bytes`
 /// as the handler of a skill declaring `declared`, in the order the gate
 /// reports them, and the inspection they read: the gate's view of
-/// arbitrary bytes, for the fuzz targets (`crate::fuzzing`).
+/// arbitrary bytes, for the fuzz targets (the `fuzzing` module).
 #[doc(hidden)]
 pub fn static_checks(
     bytes: &[u8],
