@@ -175,22 +175,6 @@ fn kill_9_while_an_mcp_server_records_runs_loses_no_answered_run() {
     every_file_parses(&ws);
 }
 
-fn write_rule(ws: &Workspace) {
-    let rules = json!({"rules": [{
-        "id": "prevent-bad-text-summarizer",
-        "kind": "prevention",
-        "class": "Made-up",
-        "scope": "text-summarizer",
-        "conditions": [],
-        "actions": [{"action": "set_field", "field": "sentences", "value": 0, "force": true}],
-        "origin": {"pattern": "test", "failures": [], "failure_count": 0},
-        "confidence": 0.5, "applied": 0, "succeeded": 0, "enabled": true
-    }]});
-    let dir = ws.workspace.join(".skillhost/learning");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(dir.join("rules.json"), rules.to_string()).expect("write");
-}
-
 /// The rule's `enabled`, read through the CLI (which must work).
 fn rule_enabled(ws: &Workspace) -> bool {
     let r = ws.run_cli(&["rules", "list", "--json"]);
@@ -204,7 +188,7 @@ fn rule_enabled(ws: &Workspace) -> bool {
 #[test]
 fn kill_9_in_a_rules_json_update_leaves_the_old_or_the_new_rules() {
     let ws = Workspace::new();
-    write_rule(&ws);
+    ws.write_harmful_summarizer_rule();
     let id = "prevent-bad-text-summarizer";
     let life = lifetime(&ws, &["rules", "disable", id]);
     lifetime(&ws, &["rules", "enable", id]);
@@ -390,7 +374,7 @@ fn a_full_disk_fails_each_write_naming_the_path_and_corrupts_nothing() {
         return;
     };
     let skills = ws.skills.display().to_string();
-    write_rule(&ws);
+    ws.write_harmful_summarizer_rule();
     // Some state to keep: three recorded runs.
     for _ in 0..3 {
         let r = ws.run_cli(&["--skills", &skills, "run", "ok", "--skill", "hostile"]);
@@ -419,7 +403,7 @@ fn a_read_only_workspace_fails_each_write_naming_the_path() {
         return;
     };
     let skills = ws.skills.display().to_string();
-    write_rule(&ws);
+    ws.write_harmful_summarizer_rule();
     let r = ws.run_cli(&["--skills", &skills, "run", "ok", "--skill", "hostile"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let remount = Command::new("mount")

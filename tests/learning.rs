@@ -307,19 +307,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
 #[test]
 fn a_harmful_rule_is_disabled_with_its_reason() {
     let ws = Workspace::new();
-    let rules = json!({"rules": [{
-        "id": "prevent-bad-text-summarizer",
-        "kind": "prevention",
-        "class": "Made-up",
-        "scope": "text-summarizer",
-        "conditions": [],
-        "actions": [{"action": "set_field", "field": "sentences", "value": 0, "force": true}],
-        "origin": {"pattern": "test", "failures": [], "failure_count": 0},
-        "confidence": 0.5, "applied": 0, "succeeded": 0, "enabled": true
-    }]});
-    let dir = ws.workspace.join(".skillhost/learning");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(dir.join("rules.json"), rules.to_string()).expect("write");
+    ws.write_harmful_summarizer_rule();
     let args = [
         "run",
         "summarize",

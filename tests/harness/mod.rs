@@ -92,6 +92,25 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// A rules.json with one enabled prevention rule that harms the
+    /// text-summarizer (it forces `sentences` to 0): learning must find it
+    /// harmful, and the operator can disable it.
+    pub fn write_harmful_summarizer_rule(&self) {
+        let rules = serde_json::json!({"rules": [{
+            "id": "prevent-bad-text-summarizer",
+            "kind": "prevention",
+            "class": "Made-up",
+            "scope": "text-summarizer",
+            "conditions": [],
+            "actions": [{"action": "set_field", "field": "sentences", "value": 0, "force": true}],
+            "origin": {"pattern": "test", "failures": [], "failure_count": 0},
+            "confidence": 0.5, "applied": 0, "succeeded": 0, "enabled": true
+        }]});
+        let dir = self.workspace.join(".skillhost/learning");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("rules.json"), rules.to_string()).expect("write");
+    }
+
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = dir.path().join("home");

@@ -357,15 +357,7 @@ impl SimulatedEmailModel {
 
     /// A uniform draw in [0, 1) fixed by (seed, task, attempt, what).
     fn draw(&self, task: &str, attempt: u64, what: &str) -> f64 {
-        let mut h = self.seed ^ 0x9e37_79b9_7f4a_7c15;
-        for b in task
-            .bytes()
-            .chain(what.bytes())
-            .chain(attempt.to_le_bytes())
-        {
-            h = splitmix(h ^ u64::from(b));
-        }
-        (splitmix(h) >> 11) as f64 / (1u64 << 53) as f64
+        uniform_draw(self.seed ^ 0x9e37_79b9_7f4a_7c15, task, attempt, what)
     }
 
     /// Index in 0..n fixed by (seed, task, attempt, what).
@@ -375,22 +367,12 @@ impl SimulatedEmailModel {
 
     /// Whether the model makes the mistake `what` this time.
     fn mistake(&self, task: &str, attempt: u64, what: &str, rate: f64, covered: bool) -> bool {
-        let p = if covered {
-            rate * (1.0 - COMPLIANCE)
-        } else {
-            rate
-        };
-        self.draw(task, attempt, what) < p
+        self.draw(task, attempt, what) < mistake_rate(rate, covered)
     }
 
     /// The email for a task and context; the truth goes to the log.
     pub fn compose(&self, task: &str, context: &Map<String, Value>, learned: &str) -> String {
-        let attempt = {
-            let mut a = self.attempts.lock().unwrap_or_else(|p| p.into_inner());
-            let n = a.entry(task.to_owned()).or_insert(0);
-            *n += 1;
-            *n - 1
-        };
+        let attempt = next_attempt(&self.attempts, task);
         let text_of = |k: &str| {
             context
                 .get(k)
@@ -530,17 +512,63 @@ impl SimulatedEmailModel {
     }
 
     fn write(&self, req: &ChatRequest) -> Result<String, LlmError> {
-        let user = req
-            .messages
-            .iter()
-            .find_map(|m| match m {
-                Message::User(t) => Some(t.as_str()),
-                _ => None,
-            })
+        let user = first_user_message(req)
             .ok_or_else(|| LlmError::Scripted("the simulated model got no user message".into()))?;
         let (task, context) = parse_user(user);
         let learned = learned_rules(req.system.as_deref().unwrap_or(""));
         Ok(self.compose(&task, &context, &learned))
+    }
+}
+
+/// A uniform draw in [0, 1) fixed by (seed, task, attempt, what): the
+/// same question gets the same answer in every arm of an ablation.
+pub(super) fn uniform_draw(seed: u64, task: &str, attempt: u64, what: &str) -> f64 {
+    let mut h = seed;
+    for b in task
+        .bytes()
+        .chain(what.bytes())
+        .chain(attempt.to_le_bytes())
+    {
+        h = splitmix(h ^ u64::from(b));
+    }
+    (splitmix(h) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// How often a simulated model makes a mistake at `rate`, when a learned
+/// rule in its prompt covers it (it complies most of the time) or not.
+pub(super) fn mistake_rate(rate: f64, covered: bool) -> f64 {
+    if covered {
+        rate * (1.0 - COMPLIANCE)
+    } else {
+        rate
+    }
+}
+
+/// This task's attempt number (0 for its first answer) in `attempts`.
+pub(super) fn next_attempt(attempts: &Mutex<HashMap<String, u64>>, task: &str) -> u64 {
+    let mut a = attempts.lock().unwrap_or_else(|p| p.into_inner());
+    let n = a.entry(task.to_owned()).or_insert(0);
+    *n += 1;
+    *n - 1
+}
+
+/// The first user message of a request.
+pub(super) fn first_user_message(req: &ChatRequest) -> Option<&str> {
+    req.messages.iter().find_map(|m| match m {
+        Message::User(t) => Some(t.as_str()),
+        _ => None,
+    })
+}
+
+/// A simulated model's answer: text only, no tool call, nothing counted.
+pub(super) fn text_answer(text: String) -> ChatResponse {
+    ChatResponse {
+        response_bytes: text.len(),
+        text: Some(text),
+        tool_calls: Vec::new(),
+        usage: Usage::default(),
+        request_bytes: 0,
+        retries: 0,
     }
 }
 
@@ -604,17 +632,7 @@ impl Provider for SimulatedEmailModel {
     }
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move {
-            let text = self.write(req)?;
-            Ok(ChatResponse {
-                response_bytes: text.len(),
-                text: Some(text),
-                tool_calls: Vec::new(),
-                usage: Usage::default(),
-                request_bytes: 0,
-                retries: 0,
-            })
-        })
+        Box::pin(async move { Ok(text_answer(self.write(req)?)) })
     }
 }
 

@@ -28,8 +28,11 @@ use regex::Regex;
 use serde_json::json;
 
 use super::ablation::Rng;
-use super::simulated::{Truth, TruthLog, learned_rules, parse_user, splitmix};
-use crate::llm::{ChatRequest, ChatResponse, LlmError, Message, Provider, Usage};
+use super::simulated::{
+    Truth, TruthLog, first_user_message, learned_rules, mistake_rate, next_attempt, parse_user,
+    text_answer, uniform_draw,
+};
+use crate::llm::{ChatRequest, ChatResponse, LlmError, Provider};
 use crate::types::BoxFuture;
 
 pub const SKILL: &str = "support-reply";
@@ -39,7 +42,8 @@ pub const SKILL_MD: &str = include_str!("ablation_scenario/support-reply.md");
 pub const ESCALATION_RATE: f64 = 0.45;
 pub const TONE_RATE: f64 = 0.5;
 pub const FORMAT_RATE: f64 = 0.03;
-pub const COMPLIANCE: f64 = 0.9;
+/// The same compliance as the email model's: both share `mistake_rate`.
+pub use super::simulated::COMPLIANCE;
 
 pub const ESCALATION: &str = "EscalationError";
 pub const TONE: &str = "ToneError";
@@ -77,33 +81,15 @@ impl SimulatedSupportModel {
     }
 
     fn draw(&self, task: &str, attempt: u64, what: &str) -> f64 {
-        let mut h = self.seed ^ 0x51_77_0e;
-        for b in task
-            .bytes()
-            .chain(what.bytes())
-            .chain(attempt.to_le_bytes())
-        {
-            h = splitmix(h ^ u64::from(b));
-        }
-        (splitmix(h) >> 11) as f64 / (1u64 << 53) as f64
+        uniform_draw(self.seed ^ 0x51_77_0e, task, attempt, what)
     }
 
     fn mistake(&self, task: &str, attempt: u64, what: &str, rate: f64, covered: bool) -> bool {
-        let p = if covered {
-            rate * (1.0 - COMPLIANCE)
-        } else {
-            rate
-        };
-        self.draw(task, attempt, what) < p
+        self.draw(task, attempt, what) < mistake_rate(rate, covered)
     }
 
     pub fn compose(&self, task: &str, learned: &str) -> String {
-        let attempt = {
-            let mut a = self.attempts.lock().unwrap_or_else(|p| p.into_inner());
-            let n = a.entry(task.to_owned()).or_insert(0);
-            *n += 1;
-            *n - 1
-        };
+        let attempt = next_attempt(&self.attempts, task);
         let mut truth = Truth {
             task: task.to_owned(),
             attempt,
@@ -154,24 +140,11 @@ impl Provider for SimulatedSupportModel {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let user = req
-                .messages
-                .iter()
-                .find_map(|m| match m {
-                    Message::User(t) => Some(t.as_str()),
-                    _ => None,
-                })
+            let user = first_user_message(req)
                 .ok_or_else(|| LlmError::Scripted("no user message".into()))?;
             let (task, _) = parse_user(user);
             let text = self.compose(&task, &learned_rules(req.system.as_deref().unwrap_or("")));
-            Ok(ChatResponse {
-                response_bytes: text.len(),
-                text: Some(text),
-                tool_calls: Vec::new(),
-                usage: Usage::default(),
-                request_bytes: 0,
-                retries: 0,
-            })
+            Ok(text_answer(text))
         })
     }
 }
@@ -264,23 +237,9 @@ impl Provider for SimulatedProposer {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let prompt = req
-                .messages
-                .iter()
-                .find_map(|m| match m {
-                    Message::User(t) => Some(t.as_str()),
-                    _ => None,
-                })
-                .unwrap_or_default();
+            let prompt = first_user_message(req).unwrap_or_default();
             let text = Self::answer(prompt);
-            Ok(ChatResponse {
-                response_bytes: text.len(),
-                text: Some(text),
-                tool_calls: Vec::new(),
-                usage: Usage::default(),
-                request_bytes: 0,
-                retries: 0,
-            })
+            Ok(text_answer(text))
         })
     }
 }
