@@ -60,25 +60,27 @@ fn spins_past_the_places_and_the_queue_are_refused_and_calls_run_again_after() {
                 .into_iter()
                 .find(|m| m["id"] == json!(id))
                 .unwrap_or_else(|| panic!("call {id} got no answer: {status} {body}"));
-            match status {
-                200 => {
-                    let text = answer["result"]["content"][0]["text"]
-                        .as_str()
-                        .unwrap_or_default();
-                    assert!(
-                        text.contains("LimitExceeded") && text.contains("time"),
-                        "call {id} should have spun to its limit: {answer}"
-                    );
-                    ran += 1;
-                }
-                503 => {
+            // A refusal is a Busy answer: HTTP 503 with Retry-After from the
+            // front, or the same JSON-RPC error in a 200 when the call was
+            // refused past the front (both are what the issue asks for).
+            if answer["error"]["data"]["class"] == "Busy" {
+                assert!(status == 503 || status == 200, "call {id}: HTTP {status}");
+                if status == 503 {
                     assert_eq!(retry_after.as_deref(), Some("1"), "call {id}");
-                    assert_eq!(answer["error"]["data"]["class"], "Busy", "{answer}");
-                    let message = answer["error"]["message"].as_str().unwrap_or_default();
-                    assert!(message.starts_with("Busy:"), "{message}");
-                    refused += 1;
                 }
-                other => panic!("call {id}: unexpected HTTP {other}: {body}"),
+                let message = answer["error"]["message"].as_str().unwrap_or_default();
+                assert!(message.starts_with("Busy:"), "{message}");
+                refused += 1;
+            } else {
+                assert_eq!(status, 200, "call {id}: {body}");
+                let text = answer["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default();
+                assert!(
+                    text.contains("LimitExceeded") && text.contains("time"),
+                    "call {id} should have spun to its limit: {answer}"
+                );
+                ran += 1;
             }
         }
         assert_eq!((ran, refused), (3, 3));
