@@ -3,6 +3,9 @@
 # found, starts a server on 127.0.0.1 (as a non-root user: PostgreSQL
 # refuses to run as root) with its data under /tmp, and exports
 # SKILLHOST_TEST_POSTGRES_URL; `stop_postgres` stops it and removes the data.
+# The server also takes TLS, with a certificate for 127.0.0.1 from a CA made
+# for the run (SKILLHOST_TEST_POSTGRES_CA, the CA's certificate), so the
+# store's `sslmode=require` is tested against a real handshake.
 
 pg_port="${SKILLHOST_CI_PG_PORT:-5433}"
 pg_user=skillhost-pg
@@ -18,6 +21,20 @@ find_pg_bin() {
         fi
     done
     return 1
+}
+
+# A CA and a server certificate for 127.0.0.1 it signed, in $1.
+make_certificates() {
+    local d=$1
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=skillhost test CA" \
+        -keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
+        -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$d/server.ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+        -days 2 -extfile "$d/server.ext" -out "$d/server.crt" 2>/dev/null
+    chown "$pg_user" "$d/server.key" "$d/server.crt"
+    chmod 600 "$d/server.key"
 }
 
 start_postgres() {
@@ -36,10 +53,13 @@ start_postgres() {
     chown "$pg_user" "$pg_dir"
     local as_pg=(su -s /bin/sh "$pg_user" -c)
     "${as_pg[@]}" "'$bin/initdb' -D '$pg_dir/data' -A trust -U postgres --no-sync -E UTF8 >'$pg_dir/initdb.log'"
+    make_certificates "$pg_dir"
     # fsync off: the data is thrown away afterwards.
     "${as_pg[@]}" "'$bin/pg_ctl' -D '$pg_dir/data' -l '$pg_dir/server.log' -w \
-        -o \"-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off\" start"
+        -o \"-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off \
+              -c ssl=on -c ssl_cert_file=$pg_dir/server.crt -c ssl_key_file=$pg_dir/server.key\" start"
     export SKILLHOST_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
+    export SKILLHOST_TEST_POSTGRES_CA="$pg_dir/ca.crt"
     echo "== PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port"
 }
 

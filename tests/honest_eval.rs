@@ -106,6 +106,7 @@ fn retry_only_asks_again_with_the_same_prompt_and_no_rule() {
                 provider: Some(model.clone()),
                 learning: Some(Arc::new(learning)),
                 prefer_model: true,
+                store: None,
             },
         );
         let skill = catalog.get("email-writer").expect("skill");
@@ -325,6 +326,7 @@ fn a_learned_validation_rule_catches_what_no_validator_knows_and_rechecks_the_re
                 provider: Some(model.clone()),
                 learning: Some(Arc::new(learning)),
                 prefer_model: true,
+                store: None,
             },
         );
         let skill = catalog.get("replier").expect("skill");

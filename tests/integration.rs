@@ -45,6 +45,7 @@ mod quotas;
 mod recording;
 mod sandbox_attacks;
 mod security_leaks;
+mod shared_state;
 mod store;
 mod tiered;
 mod toolchain;

@@ -48,9 +48,11 @@ fn migrate_copies_a_workspace_store_once_and_another_host_reads_it() {
         &a,
         &["runs", "mark", &marked, "--failed", "--class", "ToneError"],
     );
+    a.write_harmful_summarizer_rule();
 
     let copied = json(&a, &["store", "migrate", "--to", &db.url, "--json"]);
     assert_eq!(copied["runs"], RUNS);
+    assert_eq!(copied["shared"]["rules"], 1, "{copied}");
     assert_eq!(copied["runs_present"], 0);
     assert_eq!(copied["verdicts"], 1);
     assert_eq!(copied["kv_entries"], 1);
@@ -59,6 +61,7 @@ fn migrate_copies_a_workspace_store_once_and_another_host_reads_it() {
     assert_eq!(again["runs"], 0);
     assert_eq!(again["runs_present"], RUNS);
     assert_eq!(again["verdicts"], 0);
+    assert_eq!(again["shared"]["rules"], 0, "{again}");
 
     // Another host names the database: it sees every run, the verdict, the
     // usage statistics, and records after the copied ids.
@@ -68,6 +71,9 @@ fn migrate_copies_a_workspace_store_once_and_another_host_reads_it() {
     assert_eq!(listed.as_array().map(Vec::len), Some(RUNS));
     let shown = ok(&b, &["runs", "show", &marked]);
     assert!(shown.contains("ToneError"), "{shown}");
+    // The rules A had learned are the ones every host on the store reads.
+    let rules = ok(&b, &["rules", "list"]);
+    assert!(rules.contains("prevent-bad-text-summarizer"), "{rules}");
     let skills = json(&b, &["skills", "list", "--json"]);
     assert!(skills.is_array(), "{skills}");
     let store = skillhost::store::PgStore::open(&db.url).expect("open");
@@ -80,6 +86,22 @@ fn migrate_copies_a_workspace_store_once_and_another_host_reads_it() {
         store.kv_get("mail", "greeting").expect("kv"),
         Some(b"hello".to_vec())
     );
+
+    // Another workspace's store into the same database: its runs would
+    // mix with A's under the same ids. Refused, naming why; nothing copied.
+    let c = Workspace::new();
+    SqliteStore::open_in(&c.workspace.join(".skillhost"))
+        .expect("store")
+        .record_runs(&[RunRecord::new("other", true, 7)])
+        .expect("record");
+    let r = c.run_cli(&["store", "migrate", "--to", &db.url]);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("not a copy of this store"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(store.run_count().expect("count"), RUNS as u64 + 1);
 }
 
 #[test]

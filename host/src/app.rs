@@ -20,6 +20,8 @@ pub enum AppError {
     Model(#[from] LlmError),
     #[error(transparent)]
     Rules(#[from] RulesError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 /// Model settings given for one command, over `[model]` and `[agent]` in
@@ -88,9 +90,19 @@ pub fn runner(paths: &Paths, overrides: &ModelOverrides, role: Role) -> Result<R
     if role == Role::Server {
         config.sandbox.dedicated_threads = true;
     }
+    // A store the hosts share holds the rules too, so it is opened now
+    // (a server's is always there); SQLite's file waits for the first run.
+    let store = match &config.store.url {
+        Some(_) => Some(
+            config
+                .store
+                .open(&paths.state_dir(), crate::exec::kv_quota(&config))?,
+        ),
+        None => None,
+    };
     let learning = if config.learning.apply {
-        let path = crate::learn::rules_path(&paths.state_dir());
-        let (l, warnings) = Learning::open(&path, RuleFilter::All)?;
+        let book = crate::learn::RuleBook::of(&paths.state_dir(), store.clone());
+        let (l, warnings) = Learning::open_book(book, RuleFilter::All)?;
         for w in warnings {
             tracing::warn!("{w}");
         }
@@ -98,16 +110,19 @@ pub fn runner(paths: &Paths, overrides: &ModelOverrides, role: Role) -> Result<R
     } else {
         None
     };
-    Ok(Runner::with_catalog(
+    let runner = Runner::with_catalog(
         paths.clone(),
         config,
         Arc::new(catalog(paths)),
         Extras {
             provider,
             learning,
+            store,
             ..Extras::default()
         },
-    ))
+    );
+    runner.catch_up();
+    Ok(runner)
 }
 
 #[cfg(test)]

@@ -6,10 +6,12 @@
 use std::path::PathBuf;
 
 use crate::config::{self, ConfigError, ConfigFile};
+use crate::exec::shared::{SharedError, write_shared_grant};
 use crate::exec::skill_fingerprint;
 use crate::grants::{Grant, GrantRequest, grant_for};
 use crate::paths::Paths;
 use crate::skill::{Capabilities, Catalog, SkillFileError};
+use crate::store::RunStore;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GrantError {
@@ -34,6 +36,25 @@ pub enum GrantError {
     },
     #[error(transparent)]
     Config(#[from] ConfigError),
+    #[error(transparent)]
+    Shared(#[from] SharedError),
+}
+
+/// Where a grant was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantedIn {
+    File(PathBuf),
+    /// The store the hosts share (its location, for messages).
+    Shared(String),
+}
+
+impl std::fmt::Display for GrantedIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GrantedIn::File(path) => write!(f, "{}", path.display()),
+            GrantedIn::Shared(location) => write!(f, "the store shared by the hosts ({location})"),
+        }
+    }
 }
 
 /// A grant as written.
@@ -41,20 +62,23 @@ pub enum GrantError {
 pub struct Granted {
     pub skill: String,
     pub grant: Grant,
-    /// The file it was written to.
-    pub file: PathBuf,
+    /// Where it was written.
+    pub written_to: GrantedIn,
     /// What a run will get, when that is less than what was granted.
     pub narrowed: Option<Capabilities>,
 }
 
 /// Grants the skill `name` what `request` asks (see [`grant_for`]), pinned
 /// to its current fingerprint, in `file`; the file keeps everything else.
+/// A workspace grant goes to the store instead when the hosts share one
+/// (`shared`), so that every host applies it.
 pub fn grant(
     paths: &Paths,
     catalog: &Catalog,
     name: &str,
     request: &GrantRequest,
     file: ConfigFile,
+    shared: Option<&dyn RunStore>,
 ) -> Result<Granted, GrantError> {
     let skill = catalog
         .get(name)
@@ -65,20 +89,53 @@ pub fn grant(
     })?;
     let declared = &skill.meta.skillhost;
     let (grant, narrowed) = grant_for(&declared.capabilities, &declared.limits, request, pin);
-    let path = file.path(paths);
-    config::write_grant(&path, &skill.name, Some(&grant))?;
+    let written_to = match shared_for(file, shared) {
+        Some((state, location)) => {
+            write_shared_grant(state, &skill.name, Some(&grant))?;
+            GrantedIn::Shared(location)
+        }
+        None => {
+            let path = file.path(paths);
+            config::write_grant(&path, &skill.name, Some(&grant))?;
+            GrantedIn::File(path)
+        }
+    };
     Ok(Granted {
         skill: skill.name.clone(),
         grant,
-        file: path,
+        written_to,
         narrowed,
     })
 }
 
-/// Removes the grant of `name` from `file`; returns the file. Refused when
+/// The shared state a grant in `file` goes to, if the hosts share a store:
+/// only the workspace's grants are shared; a user's stay in their file.
+fn shared_for(
+    file: ConfigFile,
+    store: Option<&dyn RunStore>,
+) -> Option<(&dyn crate::store::SharedState, String)> {
+    let store = store?;
+    match (file, store.shared()) {
+        (ConfigFile::Workspace, Some(state)) => Some((state, store.location())),
+        _ => None,
+    }
+}
+
+/// Removes the grant of `name` from `file` (or from the store the hosts
+/// share, where a workspace grant is); returns where. Refused when
 /// `file` does not grant it, naming the other file when that one does: a
 /// "revoked" while the grant still holds would mislead the operator.
-pub fn revoke(paths: &Paths, name: &str, file: ConfigFile) -> Result<PathBuf, GrantError> {
+pub fn revoke(
+    paths: &Paths,
+    name: &str,
+    file: ConfigFile,
+    shared: Option<&dyn RunStore>,
+) -> Result<GrantedIn, GrantError> {
+    if let Some((state, location)) = shared_for(file, shared)
+        && write_shared_grant(state, name, None)?
+    {
+        return Ok(GrantedIn::Shared(location));
+    }
     let path = file.path(paths);
     if !config::file_grants(&path, name)? {
         let (other, hint) = match file {
@@ -97,7 +154,7 @@ pub fn revoke(paths: &Paths, name: &str, file: ConfigFile) -> Result<PathBuf, Gr
         return Err(GrantError::NoGrant(name.to_owned()));
     }
     config::write_grant(&path, name, None)?;
-    Ok(path)
+    Ok(GrantedIn::File(path))
 }
 
 #[cfg(test)]
@@ -125,7 +182,7 @@ mod tests {
 
     fn grant_everything(p: &Paths, catalog: &Catalog, name: &str) -> Result<Granted, GrantError> {
         let request = GrantRequest::default();
-        grant(p, catalog, name, &request, ConfigFile::Workspace)
+        grant(p, catalog, name, &request, ConfigFile::Workspace, None)
     }
 
     #[test]
@@ -133,18 +190,18 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let (p, catalog) = workspace(d.path());
         let g = grant_everything(&p, &catalog, "mailer").expect("grant");
-        assert_eq!(g.file, config::workspace_file(&p));
+        assert_eq!(g.written_to, GrantedIn::File(config::workspace_file(&p)));
         assert!(g.grant.capabilities.llm, "{g:?}");
         assert_eq!(g.grant.limits.memory_mb, Some(256));
         assert!(g.grant.pin.starts_with("sha256:"), "{}", g.grant.pin);
         assert_eq!(Config::load(&p).expect("load").grants["mailer"], g.grant);
 
         assert_eq!(
-            revoke(&p, "mailer", ConfigFile::Workspace).expect("revoke"),
-            config::workspace_file(&p)
+            revoke(&p, "mailer", ConfigFile::Workspace, None).expect("revoke"),
+            GrantedIn::File(config::workspace_file(&p))
         );
         assert!(Config::load(&p).expect("load").grants.is_empty());
-        let e = revoke(&p, "mailer", ConfigFile::Workspace).expect_err("nothing left");
+        let e = revoke(&p, "mailer", ConfigFile::Workspace, None).expect_err("nothing left");
         assert_eq!(e.to_string(), "skill `mailer` has no grant to revoke");
     }
 
@@ -153,8 +210,8 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let (p, catalog) = workspace(d.path());
         let request = GrantRequest::default();
-        grant(&p, &catalog, "mailer", &request, ConfigFile::User).expect("grant");
-        let e = revoke(&p, "mailer", ConfigFile::Workspace).expect_err("not in this file");
+        grant(&p, &catalog, "mailer", &request, ConfigFile::User, None).expect("grant");
+        let e = revoke(&p, "mailer", ConfigFile::Workspace, None).expect_err("not in this file");
         assert!(matches!(e, GrantError::GrantedElsewhere { .. }), "{e}");
         assert!(e.to_string().contains("with --user"), "{e}");
         // Nothing was removed: the grant still holds.
@@ -164,7 +221,7 @@ mod tests {
                 .grants
                 .contains_key("mailer")
         );
-        revoke(&p, "mailer", ConfigFile::User).expect("revoke where it is");
+        revoke(&p, "mailer", ConfigFile::User, None).expect("revoke where it is");
         assert!(Config::load(&p).expect("load").grants.is_empty());
     }
 
@@ -180,8 +237,8 @@ mod tests {
             },
             limits: false,
         };
-        let g = grant(&p, &catalog, "mailer", &request, ConfigFile::User).expect("grant");
-        assert_eq!(g.file, config::user_file(&p));
+        let g = grant(&p, &catalog, "mailer", &request, ConfigFile::User, None).expect("grant");
+        assert_eq!(g.written_to, GrantedIn::File(config::user_file(&p)));
         assert!(g.grant.capabilities.kv, "written as asked");
         let gets = g.narrowed.expect("kv is not declared");
         assert!(gets.llm && !gets.kv, "{gets:?}");

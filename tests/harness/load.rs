@@ -62,7 +62,7 @@ pub struct LoadReport {
     /// Calls answered with a result (a spin's or a hoard's limit failure
     /// included): each is a run.
     pub answered: usize,
-    /// Calls answered busy (HTTP 503 or the JSON-RPC busy error).
+    /// Calls answered busy (HTTP 503, the JSON-RPC busy error its body).
     pub busy: usize,
     /// Anything else: no answer, another status, an unexpected error.
     pub failures: Vec<String>,
@@ -179,6 +179,10 @@ async fn call(session: &McpSession, id: u64, task: &str) -> Answer {
         return Answer::Failure(format!("{task} {id}: HTTP {status}, no answer: {body}"));
     };
     if answer["error"]["data"]["class"] == "Busy" {
+        // Calls are admitted at the HTTP front: busy is always a 503.
+        if status != 503 {
+            return Answer::Failure(format!("{task} {id}: Busy in HTTP {status}, not 503"));
+        }
         return Answer::Busy;
     }
     if status != 200 || answer.get("result").is_none() {

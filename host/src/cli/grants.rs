@@ -50,12 +50,14 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         capabilities: args.capabilities.0,
         limits: args.limits,
     };
+    let shared = ctx.shared_store()?;
     let g = ops::grant(
         &ctx.paths,
         &ctx.catalog(),
         &args.name,
         &request,
         config_file(args.user),
+        shared.as_deref(),
     )?;
     if let Some(gets) = &g.narrowed {
         tracing::info!(
@@ -76,9 +78,14 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         g.skill,
         describe(&g.grant.capabilities),
         g.grant.pin,
-        g.file.display()
+        g.written_to
     )?;
-    outln!("{}", readers(&ctx.paths, args.user))?;
+    match g.written_to {
+        ops::GrantedIn::File(_) => outln!("{}", readers(&ctx.paths, args.user))?,
+        ops::GrantedIn::Shared(_) => outln!(
+            "read by every host on that store at its next run, this one's workspace file notwithstanding"
+        )?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -99,8 +106,14 @@ fn readers(paths: &crate::paths::Paths, user: bool) -> String {
 }
 
 pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let path = ops::revoke(&ctx.paths, &args.name, config_file(args.user))?;
-    outln!("revoked the grant of `{}` in {}", args.name, path.display())?;
+    let shared = ctx.shared_store()?;
+    let from = ops::revoke(
+        &ctx.paths,
+        &args.name,
+        config_file(args.user),
+        shared.as_deref(),
+    )?;
+    outln!("revoked the grant of `{}` in {from}", args.name)?;
     Ok(ExitCode::SUCCESS)
 }
 

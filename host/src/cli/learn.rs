@@ -10,8 +10,9 @@ use clap::{Args, Subcommand};
 
 use super::Ctx;
 use crate::eval::ablation;
-use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule};
-use crate::learn::{self, RuleFilter, rules::RuleSet};
+use crate::learn::book::RulesAt;
+use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule_at};
+use crate::learn::{self, RuleFilter};
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {
@@ -296,9 +297,15 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let path = rules_file(ctx);
+    // Where hosts share a store, the rules are in it.
+    let shared = ctx.shared_store()?;
+    let at = match &shared {
+        Some(store) => RulesAt::of_store(store.as_ref(), &path),
+        None => RulesAt::File(&path),
+    };
     match args.command {
         RulesCommand::List { json } => {
-            let set = RuleSet::load(&path)?;
+            let set = at.load()?;
             if json {
                 outln!("{}", serde_json::to_string_pretty(&set)?)?;
             } else if set.rules.is_empty() {
@@ -329,7 +336,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             }
         }
         RulesCommand::Show { id } => {
-            let set = RuleSet::load(&path)?;
+            let set = at.load()?;
             let r = set
                 .get(&id)
                 .ok_or_else(|| RuleEditError::NoSuchRule(id.clone()))?;
@@ -356,21 +363,21 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             outln!("{}", serde_json::to_string_pretty(&shown)?)?;
         }
         RulesCommand::Disable { id } => {
-            edit_rule(&path, &id, RuleEdit::Disable)?;
+            edit_rule_at(at, &id, RuleEdit::Disable)?;
             outln!("disabled {id}")?;
         }
         RulesCommand::Enable { id } => {
-            edit_rule(&path, &id, RuleEdit::Enable)?;
+            edit_rule_at(at, &id, RuleEdit::Enable)?;
             outln!("enabled {id}")?;
         }
         RulesCommand::Remove { id } => {
-            edit_rule(&path, &id, RuleEdit::Remove)?;
+            edit_rule_at(at, &id, RuleEdit::Remove)?;
             outln!(
                 "removed {id} (learning will not add it again; `skillhost rules restore {id}` undoes this)"
             )?;
         }
         RulesCommand::Restore { id } => {
-            edit_rule(&path, &id, RuleEdit::Restore)?;
+            edit_rule_at(at, &id, RuleEdit::Restore)?;
             outln!("restored {id}")?;
         }
         RulesCommand::Explain { run_id } => {

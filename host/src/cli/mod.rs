@@ -139,6 +139,32 @@ impl Ctx {
         Ok(crate::exec::open_store(&self.paths, &config.store)?)
     }
 
+    /// The store, when the hosts share one (`[store] url`); None for the
+    /// workspace's own SQLite file, which this does not create.
+    pub fn shared_store(
+        &self,
+    ) -> anyhow::Result<Option<std::sync::Arc<dyn crate::store::RunStore>>> {
+        let config = Config::load(&self.paths)?;
+        if config.store.url.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(crate::exec::open_store(&self.paths, &config.store)?))
+    }
+
+    /// Sends the skills this command forged, improved, installed or
+    /// removed to the store the hosts share, if they share one.
+    fn share_skills(&self) -> anyhow::Result<()> {
+        if let Some(store) = self.shared_store()?
+            && let Some(shared) = store.shared()
+        {
+            let sent = crate::exec::shared_skills::publish(&self.paths, shared)?;
+            if sent > 0 {
+                tracing::info!("shared {sent} changed skill folder(s) with the other hosts");
+            }
+        }
+        Ok(())
+    }
+
     /// Loads the catalog over every root; warnings go to stderr.
     pub fn catalog(&self) -> Catalog {
         app::catalog(&self.paths)
@@ -160,7 +186,10 @@ pub fn main() -> ExitCode {
                 ),
             }
             let ctx = Ctx { paths };
-            match cli.command {
+            let writes_skills = matches!(cli.command, Command::Skills(_) | Command::Handler(_));
+            #[cfg(feature = "forge")]
+            let writes_skills = writes_skills || matches!(cli.command, Command::Forge(_));
+            let result = match cli.command {
                 Command::Run(args) => run::run(args, &ctx),
                 Command::Skills(args) => skills::run(args, &ctx),
                 Command::Handler(args) => handler::run(args, &ctx),
@@ -175,7 +204,14 @@ pub fn main() -> ExitCode {
                 Command::Toolchain(args) => toolchain::run(args, &ctx),
                 Command::Store(args) => store::run(args, &ctx),
                 Command::Completions(args) => completions::run(args),
+            };
+            if writes_skills
+                && result.is_ok()
+                && let Err(e) = ctx.share_skills()
+            {
+                tracing::warn!("{}", error_chain(&e));
             }
+            result
         });
     match result {
         Ok(code) => code,

@@ -62,8 +62,11 @@ fn migrate(ctx: &Ctx, url: &str, json: bool) -> anyhow::Result<ExitCode> {
     let bar = progress::bar(progress::shown(json), from.run_count()?, "runs");
     let copied = copy::copy(from.as_ref(), &to, |n| bar.set_position(n))?;
     bar.finish_and_clear();
+    let shared = share_workspace_state(ctx, &to)?;
     if json {
-        outln!("{}", serde_json::to_string_pretty(&copied)?)?;
+        let mut out = serde_json::to_value(&copied)?;
+        out["shared"] = serde_json::to_value(&shared)?;
+        outln!("{}", serde_json::to_string_pretty(&out)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
@@ -76,6 +79,58 @@ fn migrate(ctx: &Ctx, url: &str, json: bool) -> anyhow::Result<ExitCode> {
         copied.approvals,
         to.location()
     )?;
+    outln!(
+        "shared {} rules, {} grants and {} skill folders of this workspace through it",
+        shared.rules,
+        shared.grants,
+        shared.skills
+    )?;
     outln!("to use it, set in skillhost.toml:\n  [store]\n  url = \"...\"  (the URL you gave)")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a migration put in the state the hosts share.
+#[derive(Debug, Default, serde::Serialize)]
+struct SharedCopied {
+    /// Rules new to the store (one it holds already is left as it is).
+    rules: usize,
+    /// Workspace grants new to the store.
+    grants: usize,
+    /// Forged and installed skill folders sent.
+    skills: usize,
+}
+
+/// The workspace's rules, grants and forged and installed skills, into the
+/// store the hosts will share; what the store holds already wins, so a
+/// second host migrating adds only what is new.
+fn share_workspace_state(ctx: &Ctx, to: &PgStore) -> anyhow::Result<SharedCopied> {
+    use crate::learn::book::RulesAt;
+    use crate::learn::rules::{RuleSet, RulesError};
+    let Some(shared) = to.shared() else {
+        return Ok(SharedCopied::default());
+    };
+    let mut out = SharedCopied::default();
+    let path = crate::learn::rules_path(&ctx.paths.state_dir());
+    let local = RuleSet::load(&path)?;
+    if !local.rules.is_empty() {
+        let (added, _) = RulesAt::of_store(to, &path).update(|set| {
+            let added = local
+                .rules
+                .iter()
+                .filter(|r| set.insert((*r).clone()))
+                .count();
+            Ok::<_, RulesError>((added, added > 0))
+        })?;
+        out.rules = added;
+    }
+    let file = crate::config::workspace_file(&ctx.paths);
+    let there = crate::exec::shared::shared_grants(shared)?;
+    for (skill, grant) in crate::config::Config::load(&ctx.paths)?.grants {
+        if crate::config::file_grants(&file, &skill)? && !there.contains_key(&skill) {
+            crate::exec::shared::write_shared_grant(shared, &skill, Some(&grant))?;
+            out.grants += 1;
+        }
+    }
+    out.skills = crate::exec::shared_skills::publish(&ctx.paths, shared)?;
+    Ok(out)
 }

@@ -570,6 +570,7 @@ pub async fn run(
                     provider: Some(recording.clone()),
                     prefer_model: true,
                     learning: Some(Arc::new(learning)),
+                    store: None,
                 },
             );
             let mut failures = BTreeMap::new();

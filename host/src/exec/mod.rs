@@ -15,12 +15,14 @@ pub mod grant_command;
 mod model_loop;
 mod recorder;
 mod services;
+pub mod shared;
+pub mod shared_skills;
 pub mod template;
 mod usage;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -248,7 +250,20 @@ struct Shared {
     /// Each skill's compiled validators, by SKILL.md path (the catalog
     /// does not change under a runner).
     validators: Mutex<HashMap<PathBuf, Arc<ValidatorSet>>>,
+    /// The operator grants in force: the config's, with those of a store
+    /// the hosts share over them (see [`Runner::catch_up`]).
+    grants: RwLock<Arc<crate::grants::Grants>>,
+    /// The shared store's generation this runner last caught up with.
+    shared_seen: Mutex<Option<i64>>,
     me: Weak<Shared>,
+}
+
+/// The key-value quota `[limits]` sets for every skill.
+pub fn kv_quota(config: &Config) -> KvQuota {
+    KvQuota {
+        max_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
+        max_keys: config.limits.kv_max_keys,
+    }
 }
 
 /// Optional parts of a runner.
@@ -257,6 +272,8 @@ pub struct Extras {
     pub provider: Option<Arc<dyn Provider>>,
     pub learning: Option<Arc<Learning>>,
     pub prefer_model: bool,
+    /// The store, already open (else it is opened on first use).
+    pub store: Option<Arc<dyn RunStore>>,
 }
 
 impl Runner {
@@ -279,10 +296,8 @@ impl Runner {
         let store = Arc::new(LazyStore::new(
             paths.state_dir(),
             config.store.clone(),
-            KvQuota {
-                max_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
-                max_keys: config.limits.kv_max_keys,
-            },
+            kv_quota(&config),
+            extras.store.clone(),
         ));
         Self::assemble(paths, config, catalog, extras, store)
     }
@@ -294,8 +309,8 @@ impl Runner {
         extras: Extras,
         store: Arc<LazyStore>,
     ) -> Self {
-        // Only a rules.json takes batching; in-memory rules count at once.
-        let file_learning = extras.learning.clone().filter(|l| l.is_file_backed());
+        // Only kept rules take batching; in-memory rules count at once.
+        let kept_learning = extras.learning.clone().filter(|l| l.is_kept());
         let recorder = Recorder::new(
             CycleInputs {
                 paths: paths.clone(),
@@ -306,13 +321,15 @@ impl Runner {
                 #[cfg(feature = "forge")]
                 forge: forging::Inputs::new(&paths, &config),
             },
-            file_learning,
+            kept_learning,
         );
         Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 recorder,
                 known: Mutex::new(HashMap::new()),
                 validators: Mutex::new(HashMap::new()),
+                grants: RwLock::new(Arc::new(config.grants.clone())),
+                shared_seen: Mutex::new(None),
                 paths,
                 config,
                 catalog,
@@ -334,6 +351,7 @@ impl Runner {
             provider: s.provider.clone(),
             learning: s.learning.clone(),
             prefer_model: s.prefer_model,
+            store: None,
         }
     }
 
@@ -521,6 +539,7 @@ impl Runner {
     /// Selects the skill for `req` and runs it.
     pub async fn run(&self, req: &RunRequest) -> Result<RunOutcome, RunError> {
         let started = Instant::now();
+        self.catch_up();
         let catalog = self.catalog();
         let (skill, selected_by) = self.select(&catalog, req)?;
         self.run_skill(skill, selected_by, &req.task, &req.context, started)
@@ -707,7 +726,7 @@ impl Runner {
             self.record(task, &mut outcome);
         }
         if let Some(l) = &learning {
-            if !l.is_file_backed() {
+            if !l.is_kept() {
                 if let Err(e) = l.record(&outcome.rules_applied, outcome.failure.is_none()) {
                     outcome
                         .notices
@@ -983,7 +1002,7 @@ impl Runner {
             &skill.meta.skillhost.limits,
             fingerprint,
             &self.config().trust,
-            &self.config().grants,
+            &self.grants(),
         )
     }
 

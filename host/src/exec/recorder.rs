@@ -536,6 +536,11 @@ impl Writer {
         }
         if changed {
             c.catalog.swap(reload(&c.paths));
+            if let Some(shared) = store.shared()
+                && let Err(e) = super::shared_skills::publish(&c.paths, shared)
+            {
+                tracing::warn!("forged skills not shared with the other hosts: {e}");
+            }
         }
     }
 }
@@ -557,10 +562,10 @@ pub fn open_store(paths: &Paths, config: &StoreConfig) -> Result<Arc<dyn RunStor
     let state = paths.state_dir();
     let store = config.open(&state, crate::store::KvQuota::default())?;
     let rules = replay_journals(&state, store.as_ref());
-    let path = learn::rules_path(&state);
-    if rules.iter().any(|r| !r.rules.is_empty()) && path.exists() {
-        let saved =
-            Learning::open(&path, learn::RuleFilter::All).and_then(|(l, _)| l.record_batch(&rules));
+    let book = learn::RuleBook::of(&state, Some(store.clone()));
+    if rules.iter().any(|r| !r.rules.is_empty()) && book.at().exists().unwrap_or(true) {
+        let saved = Learning::open_book(book, learn::RuleFilter::All)
+            .and_then(|(l, _)| l.record_batch(&rules));
         if let Err(e) = saved {
             tracing::warn!("rule statistics of replayed runs not saved: {e}");
         }

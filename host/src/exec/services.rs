@@ -111,12 +111,22 @@ pub(super) struct LazyStore {
 }
 
 impl LazyStore {
-    pub(super) fn new(dir: PathBuf, config: StoreConfig, kv_quota: KvQuota) -> Self {
+    /// `opened`: the store, when the caller opened it already.
+    pub(super) fn new(
+        dir: PathBuf,
+        config: StoreConfig,
+        kv_quota: KvQuota,
+        opened: Option<Arc<dyn RunStore>>,
+    ) -> Self {
+        let store = OnceLock::new();
+        if let Some(opened) = opened {
+            let _ = store.set(opened);
+        }
         LazyStore {
             dir,
             config,
             kv_quota,
-            store: OnceLock::new(),
+            store,
             opening: std::sync::Mutex::new(()),
         }
     }

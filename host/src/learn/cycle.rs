@@ -467,8 +467,10 @@ pub enum LearnError {
     Rules(#[from] super::rules::RulesError),
 }
 
-/// A cycle over the workspace store, writing `.skillhost/learning/rules.json`
-/// under its lock. Patterns: shipped, then `$SKILLHOST_HOME/patterns/`,
+/// A cycle over the workspace store, writing the workspace's rules under
+/// their lock (`.skillhost/learning/rules.json`, or the store's when hosts
+/// share it: see [`super::book`]; two hosts' cycles at once add each rule
+/// once). Patterns: shipped, then `$SKILLHOST_HOME/patterns/`,
 /// then the skill's own `patterns.yaml`. With a `model`, classes no pattern
 /// knows get a rule proposed by it (see [`super::propose`]); the lock is not
 /// held while the model thinks.
@@ -482,7 +484,8 @@ pub async fn learn_from_store(
     let t = &config.thresholds;
     let groups = store.failure_groups(t.window)?;
     let path = super::rules_path(&paths.state_dir());
-    if groups.is_empty() && !path.exists() {
+    let at = super::book::RulesAt::of_store(store, &path);
+    if groups.is_empty() && !at.exists()? {
         // Nothing failed and nothing learned: no pattern to load, no rule
         // to touch. (With rules, they may still need refreshing.)
         return Ok(CycleReport::default());
@@ -498,23 +501,19 @@ pub async fn learn_from_store(
         }
         lib
     };
-    let (mut report, candidates) = {
-        let _lock = super::lock(&path);
-        let mut rules = RuleSet::load(&path)?;
-        let rules_updated = refresh_from_patterns(&library_for, &mut rules);
-        let mut report = run(&groups, &library_for, &mut rules, t);
+    let ((mut report, candidates), _) = at.update(|rules| {
+        let rules_updated = refresh_from_patterns(&library_for, rules);
+        let mut report = run(&groups, &library_for, rules, t);
         report.rules_updated = rules_updated;
-        if report.changed_rules() {
-            rules.save(&path)?;
-        }
         let candidates = match model {
             Some(_) if config.proposals.enabled => {
-                proposal_candidates(&groups, &mut report, &rules, &config.proposals)
+                proposal_candidates(&groups, &mut report, rules, &config.proposals)
             }
             _ => Vec::new(),
         };
-        (report, candidates)
-    };
+        let changed = report.changed_rules();
+        Ok::<_, LearnError>(((report, candidates), changed))
+    })?;
     let Some(model) = model else {
         return Ok(report);
     };
@@ -551,7 +550,7 @@ pub async fn learn_from_store(
             rule.kind,
             verdict.unwrap_or_default()
         );
-        if !store_proposal(&path, rule)? {
+        if !store_proposal(at, rule)? {
             gr.add_outcome("a rule was proposed meanwhile");
             continue;
         }
@@ -598,14 +597,14 @@ fn proposal_candidates(
 
 /// Writes a proposal under the rules lock, replacing a rejected one in its
 /// slot. False when another process stored a live rule there meanwhile.
-fn store_proposal(path: &std::path::Path, rule: Rule) -> Result<bool, LearnError> {
-    let _lock = super::lock(path);
-    let mut rules = RuleSet::load(path)?;
-    if rules.get(&rule.id).is_some_and(|r| !r.rejected) {
-        return Ok(false);
-    }
-    rules.rules.retain(|r| r.id != rule.id);
-    rules.insert(rule);
-    rules.save(path)?;
-    Ok(true)
+fn store_proposal(at: super::book::RulesAt<'_>, rule: Rule) -> Result<bool, LearnError> {
+    let (stored, _) = at.update(|rules| {
+        if rules.get(&rule.id).is_some_and(|r| !r.rejected) {
+            return Ok::<_, LearnError>((false, false));
+        }
+        rules.rules.retain(|r| r.id != rule.id);
+        rules.insert(rule);
+        Ok((true, true))
+    })?;
+    Ok(stored)
 }

@@ -1,10 +1,10 @@
-//! The operator's edits of `rules.json` (`skillhost rules enable|disable|
-//! remove|restore`): read, edit and write under the file's lock, as a run's
+//! The operator's edits of the rules (`skillhost rules enable|disable|
+//! remove|restore`): read, edit and write under the rules' lock, as a run's
 //! statistics are, so neither loses the other's change.
 
 use std::path::Path;
 
-use super::lock;
+use super::book::RulesAt;
 use super::rules::{RuleSet, RulesError};
 
 /// What the operator does to one rule.
@@ -76,10 +76,12 @@ impl RuleSet {
 
 /// Applies `edit` to the rule `id` of the rules file at `path`.
 pub fn edit_rule(path: &Path, id: &str, edit: RuleEdit) -> Result<(), RuleEditError> {
-    let _lock = lock(path);
-    let mut set = RuleSet::load(path)?;
-    set.edit(id, edit)?;
-    set.save(path)?;
+    edit_rule_at(RulesAt::File(path), id, edit)
+}
+
+/// Applies `edit` to the rule `id` of the rules `at`.
+pub fn edit_rule_at(at: RulesAt<'_>, id: &str, edit: RuleEdit) -> Result<(), RuleEditError> {
+    at.update(|set| set.edit(id, edit).map(|()| ((), true)))?;
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! rules at the three points of a run and keeps their statistics. The
 //! operator's edits of the rules are in [`edit`].
 
+pub mod book;
 pub mod condition;
 pub mod cycle;
 pub mod edit;
@@ -20,6 +21,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use book::RuleBook;
 use condition::{Compiled, Condition, Facts};
 use rules::{Active, Kind, RuleSet, RulesError};
 
@@ -83,9 +85,10 @@ pub struct Prevented {
 }
 
 /// The rules in force, with their compiled conditions; statistics are
-/// written back to `rules.json` (when there is one) after each run.
+/// written back to where the rules are kept (when they are kept: see
+/// [`book`]) after each run.
 pub struct Learning {
-    path: Option<PathBuf>,
+    book: Option<RuleBook>,
     filter: RuleFilter,
     state: Mutex<State>,
 }
@@ -96,13 +99,21 @@ struct State {
 }
 
 impl Learning {
-    /// Rules from `path` (missing file: none yet).
+    /// Rules from the rules file at `path` (missing file: none yet).
     pub fn open(path: &Path, filter: RuleFilter) -> Result<(Learning, Vec<String>), RulesError> {
-        let set = RuleSet::load(path)?;
+        Learning::open_book(RuleBook::file(path.to_path_buf()), filter)
+    }
+
+    /// Rules from `book` (none written yet: none).
+    pub fn open_book(
+        book: RuleBook,
+        filter: RuleFilter,
+    ) -> Result<(Learning, Vec<String>), RulesError> {
+        let set = book.at().load()?;
         let (learning, warnings) = Learning::from_set(set, filter);
         Ok((
             Learning {
-                path: Some(path.to_path_buf()),
+                book: Some(book),
                 ..learning
             },
             warnings,
@@ -114,7 +125,7 @@ impl Learning {
         let (active, warnings) = set.active();
         (
             Learning {
-                path: None,
+                book: None,
                 filter,
                 state: Mutex::new(State { set, active }),
             },
@@ -281,10 +292,11 @@ impl Learning {
         })
     }
 
-    /// Whether statistics go to a `rules.json` (a file write each time
-    /// they are recorded, so a host batches them) or stay in memory.
-    pub fn is_file_backed(&self) -> bool {
-        self.path.is_some()
+    /// Whether statistics are written where the rules are kept (a write
+    /// each time they are recorded, so a host batches them) or stay in
+    /// memory.
+    pub fn is_kept(&self) -> bool {
+        self.book.is_some()
     }
 
     /// Updates the statistics of the rules that fired on a run, disables
@@ -297,7 +309,7 @@ impl Learning {
     }
 
     /// [`record`](Self::record) for many runs at once: one read and one
-    /// write of `rules.json`, under its lock.
+    /// write of the rules, under their lock.
     pub fn record_batch(&self, runs: &[RuleOutcome]) -> Result<(), RulesError> {
         if runs.iter().all(|r| r.rules.is_empty()) {
             return Ok(());
@@ -312,12 +324,13 @@ impl Learning {
             }
         };
         let mut state = self.state();
-        // Another process may have changed the file: merge into its rules.
-        if let Some(path) = &self.path {
-            let _lock = lock(path);
-            let mut fresh = RuleSet::load(path)?;
-            tally(&mut fresh);
-            fresh.save(path)?;
+        // Another process or host may have changed the rules: merge into
+        // theirs.
+        if let Some(book) = &self.book {
+            let ((), fresh) = book.at().update(|set| {
+                tally(set);
+                Ok::<_, RulesError>(((), true))
+            })?;
             state.active = fresh.active().0;
             state.set = fresh;
         } else {
@@ -328,12 +341,13 @@ impl Learning {
         Ok(())
     }
 
-    /// Reads `rules.json` again (after a learning cycle wrote it).
+    /// Reads the rules again (after a learning cycle, or another host,
+    /// changed them).
     pub fn reload(&self) -> Result<(), RulesError> {
-        let Some(path) = &self.path else {
+        let Some(book) = &self.book else {
             return Ok(());
         };
-        let fresh = RuleSet::load(path)?;
+        let fresh = book.at().load()?;
         let mut state = self.state();
         state.active = fresh.active().0;
         state.set = fresh;

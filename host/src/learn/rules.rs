@@ -449,6 +449,13 @@ pub enum RulesError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot read or write {location}: {source}")]
+    Shared {
+        location: String,
+        source: crate::store::StoreError,
+    },
+    #[error("{location} are not a valid rule set: {message}")]
+    SharedParse { location: String, message: String },
 }
 
 /// All rules, in a stable order (kind, scope, class, id).
@@ -492,10 +499,18 @@ impl RuleSet {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(write_err)?;
         }
-        let mut text =
-            serde_json::to_string_pretty(self).map_err(|e| write_err(std::io::Error::other(e)))?;
-        text.push('\n');
+        let text = self
+            .to_json()
+            .map_err(|e| write_err(std::io::Error::other(e)))?;
         crate::fsutil::write_atomic(path, text.as_bytes()).map_err(write_err)
+    }
+
+    /// Pretty, sorted JSON, as `rules.json` holds it.
+    pub fn to_json(&mut self) -> Result<String, serde_json::Error> {
+        self.sort();
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        Ok(text)
     }
 
     pub fn get(&self, id: &str) -> Option<&Rule> {

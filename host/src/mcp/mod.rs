@@ -30,7 +30,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 
-use crate::admission::{Busy, CallGate, HostCapacity, Limits, McpConfig, RETRY_AFTER_SECS};
+use crate::admission::{CallGate, HostCapacity, Limits, McpConfig, RETRY_AFTER_SECS};
 use crate::exec::Runner;
 
 pub use server::{
@@ -63,6 +63,7 @@ pub enum McpError {
 /// Serves `runner`'s catalog on stdin/stdout until the client closes the
 /// stream. Must run inside a tokio runtime with IO enabled.
 pub async fn serve_stdio(runner: Runner) -> Result<(), McpError> {
+    follow_other_hosts(&runner);
     let server = SkillServer::new(runner);
     // Non-blocking pipes when the client launched us with pipes (the usual
     // case); plain blocking stdio otherwise.
@@ -72,6 +73,23 @@ pub async fn serve_stdio(runner: Runner) -> Result<(), McpError> {
         .map_err(|e| McpError::Start(e.into()))?;
     running.waiting().await.map_err(McpError::Stopped)?;
     Ok(())
+}
+
+/// On a store other hosts share, takes in their changes as they are
+/// announced, not only at the next call: a skill forged elsewhere swaps the
+/// catalog, and the clients hear `tools/list_changed`.
+fn follow_other_hosts(runner: &Runner) {
+    let Some(mut changes) = runner.shared_changes() else {
+        return;
+    };
+    let runner = runner.clone();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let runner = runner.clone();
+            // Reads the store and writes skill folders: off the workers.
+            let _ = tokio::task::spawn_blocking(move || runner.catch_up()).await;
+        }
+    });
 }
 
 /// The path the streamable-HTTP transport serves MCP on.
@@ -144,8 +162,8 @@ impl BearerToken {
 /// request carrying an `Origin` header is refused (a web page cannot drive
 /// the server from the user's browser). MCP clients send neither. With a
 /// token, a request without it is refused (401). Past the limits, a new
-/// session or a skill call is refused at once: HTTP 503 with `Retry-After`,
-/// or [`busy_error`] for a call already inside a stream.
+/// session or a skill call is refused at once: HTTP 503 with `Retry-After`
+/// and [`busy_error`] as the body.
 pub async fn serve_http(
     runner: Runner,
     options: HttpOptions,
@@ -182,9 +200,12 @@ async fn serve_http_with(
         .await
         .map_err(bind_err)?;
     ready(listener.local_addr().map_err(bind_err)?, &limits);
+    follow_other_hosts(&runner);
 
+    // The front admits skill calls (see `Front::handle`); the server
+    // behind it takes every call the front let through.
     let calls = Arc::new(CallGate::new(&limits));
-    let server = SkillServer::new(runner).with_call_gate(calls.clone());
+    let server = SkillServer::new(runner);
     let (mcp, sessions) = http_service(server, options.allow_remote, session_config);
     let front = Arc::new(Front {
         mcp,
@@ -308,15 +329,25 @@ impl Front {
         let skill_call = peek.as_ref().is_none_or(|p| {
             p.method == "tools/call" && p.params.name != LIST_SKILLS && p.params.name != READ_SKILL
         });
-        if skill_call && self.calls.is_full() {
-            let message = Busy {
-                running: self.calls.running(),
-                queued: self.calls.queued(),
-            }
-            .to_string();
-            return Ok(busy(&id, message));
+        if !skill_call {
+            return self.forward(req).await;
         }
-        self.forward(req).await
+        // Admitted here, not behind rmcp: a call past the places and the
+        // queue is always refused the same way, 503 with Retry-After. Its
+        // place is held until its answer has been sent.
+        let place = match self.calls.enter().await {
+            Ok(place) => place,
+            Err(b) => return Ok(busy(&id, b.to_string())),
+        };
+        let resp = self.forward(req).await?;
+        Ok(resp.map(|body| {
+            use http_body_util::BodyExt;
+            body.map_frame(move |frame| {
+                let _held = &place;
+                frame
+            })
+            .boxed()
+        }))
     }
 
     async fn forward(

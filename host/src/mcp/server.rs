@@ -151,7 +151,12 @@ impl SkillServer {
             LIST_SKILLS => Ok(self.list_skills()),
             READ_SKILL => Ok(self.read_skill(&args)),
             _ => {
-                let (_, table) = self.snapshot();
+                let mut table = self.snapshot().1;
+                if table.skill(name).is_none() {
+                    // Perhaps a skill another host just shared.
+                    self.runner.catch_up();
+                    table = self.snapshot().1;
+                }
                 let skill = table.skill(name).ok_or_else(|| {
                     ErrorData::invalid_params(format!("unknown tool `{name}`"), None)
                 })?;
@@ -180,6 +185,9 @@ impl SkillServer {
         mut args: Map<String, Value>,
     ) -> CallToolResult {
         let started = Instant::now();
+        // What other hosts on a shared store changed (rules, grants,
+        // skills) holds from this call on.
+        self.runner.catch_up();
         let catalog = self.runner.catalog();
         let Some(skill) = catalog.get(skill_name) else {
             return failure_result(
@@ -468,6 +476,8 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // A skill another host forged is listed as soon as it is shared.
+        self.runner.catch_up();
         let (tools, next) = page(self.tools(), request)?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;

@@ -25,6 +25,27 @@ pub struct Copied {
     pub approvals: u64,
 }
 
+/// A run the target holds already under the id of `run` must be that run
+/// (copied by an earlier pass): one that is not means the target is
+/// another workspace's store, and merging the two would mix their runs.
+fn same_run_present(run: &super::RunRecord, to: &dyn RunStore) -> Result<(), StoreError> {
+    let there = to.get_run(run.id)?;
+    let same = there
+        .as_ref()
+        .is_some_and(|t| t.skill == run.skill && t.at == run.at && t.task == run.task);
+    if same {
+        return Ok(());
+    }
+    Err(StoreError::Copy(format!(
+        "the target holds a different run under id {} ({}): it is not a copy of this store; migrate into an empty database",
+        run.id,
+        there.map_or_else(
+            || "unreadable".to_owned(),
+            |t| format!("skill `{}`", t.skill)
+        )
+    )))
+}
+
 /// Copies everything `from` holds into `to`; `progress` hears the number
 /// of runs read so far after each page. `to`'s key-value quota applies to
 /// the entries it receives: open it with the quota the data needs.
@@ -40,11 +61,17 @@ pub fn copy(
         let page = from.runs_after(after, PAGE)?;
         let Some(last) = page.last() else { break };
         after = last.id;
-        for new in to.insert_runs(&page)? {
+        let mut checked = false;
+        for (run, new) in page.iter().zip(to.insert_runs(&page)?) {
             if new {
                 copied.runs += 1;
             } else {
                 copied.runs_present += 1;
+                // One per page: another store's runs collide page-wide.
+                if !checked {
+                    same_run_present(run, to)?;
+                    checked = true;
+                }
             }
         }
         read += page.len() as u64;

@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use futures::executor::block_on;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, GenericClient, NoTls, Row, Transaction};
+use tokio_postgres::{Client, GenericClient, Row, Transaction};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
     AppliedRecord, ApprovalRow, FailureGroup, GateReportRow, KvQuota, KvUsage, RunRecord, RunStore,
@@ -34,13 +35,20 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Advisory lock keys (first half of the two-key form).
 const LOCK_MIGRATE: i32 = 0x5348_0001;
 const LOCK_KV: i32 = 0x5348_0002;
+const LOCK_SHARED: i32 = 0x5348_0003;
+
+/// The channel a write of shared state is announced on (its payload: the
+/// document's name), for hosts that want to hear of it before their next
+/// run (a server telling its clients that the skills changed).
+pub const SHARED_CHANNEL: &str = "skillhost_shared";
 
 /// Tool steps fetched per round trip by [`RunStore::for_each_tool_step`].
 const STEP_BATCH: i32 = 1_000;
 
 /// Each entry moves the schema one version forward; never edit a shipped
 /// one. Version 1 holds everything the SQLite store's six versions do.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE kv (
         skill TEXT NOT NULL,
         key   TEXT NOT NULL,
@@ -117,7 +125,17 @@ const MIGRATIONS: &[&str] = &["
         class TEXT,
         note TEXT,
         at BIGINT NOT NULL
-    );"];
+    );",
+    "
+    CREATE SEQUENCE shared_version;
+    CREATE TABLE shared_docs (
+        name TEXT PRIMARY KEY,
+        version BIGINT NOT NULL,
+        body BYTEA NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX shared_docs_version ON shared_docs (version);",
+];
 
 /// The store in a PostgreSQL database.
 pub struct PgStore {
@@ -125,11 +143,17 @@ pub struct PgStore {
     /// The server and database, without the password.
     location: String,
     kv_quota: KvQuota,
+    /// Counts what was heard on [`SHARED_CHANNEL`]; started on first
+    /// [`SharedState::changes`](super::SharedState::changes).
+    listener: std::sync::OnceLock<tokio::sync::watch::Sender<u64>>,
 }
 
 /// A few connections, each opened on first need and again after it broke.
 struct Pool {
     config: tokio_postgres::Config,
+    /// Used when the URL asks for TLS (`sslmode=require`); otherwise the
+    /// connection is plain TCP and this is never called.
+    tls: MakeRustlsConnect,
     location: String,
     /// Where the URL came from, for errors.
     setting: &'static str,
@@ -175,19 +199,89 @@ pub(super) fn describe(config: &tokio_postgres::Config) -> String {
         .get_dbname()
         .or(config.get_user())
         .unwrap_or_default();
-    format!("postgres://{host}:{port}/{db}")
+    let tls = match config.get_ssl_mode() {
+        tokio_postgres::config::SslMode::Require => " (TLS)",
+        _ => "",
+    };
+    format!("postgres://{host}:{port}/{db}{tls}")
 }
 
 /// Where [`PgStore::open`]'s URL comes from, for its errors.
 pub const URL_SETTING: &str = "`url` in [store] of skillhost.toml";
 
+/// A parsed store URL: where to connect, and the TLS it asks for.
+pub(super) struct Target {
+    config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+}
+
 /// Parses a `postgres://` URL; the error says what is wrong with it
 /// (without repeating it: it may hold a password).
-pub(super) fn parse_url(url: &str) -> Result<tokio_postgres::Config, String> {
+///
+/// `sslmode=require` asks for TLS, and the server's certificate is then
+/// verified, name included (what libpq calls `verify-full`): against the
+/// Web PKI roots, or only against the CA certificates of
+/// `sslrootcert=FILE` (PEM). Without it the connection is plain TCP:
+/// `prefer` would encrypt without verifying, which stops no one who can
+/// stand in for the server, so it is taken as `disable`.
+pub(super) fn parse_url(url: &str) -> Result<Target, String> {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return Err("a PostgreSQL URL starts with postgres:// or postgresql://".into());
     }
-    tokio_postgres::Config::from_str(url).map_err(|e| format!("not a valid PostgreSQL URL: {e}"))
+    // `sslrootcert` is libpq's, not tokio-postgres's: taken out here.
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut root_cert = None;
+    let mut kept = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("sslrootcert", file)) => root_cert = Some(file),
+            _ => kept.push(pair),
+        }
+    }
+    let url = match kept.is_empty() {
+        true => base.to_owned(),
+        false => format!("{base}?{}", kept.join("&")),
+    };
+    let mut config = tokio_postgres::Config::from_str(&url)
+        .map_err(|e| format!("not a valid PostgreSQL URL: {e}"))?;
+    if config.get_ssl_mode() != tokio_postgres::config::SslMode::Require {
+        if root_cert.is_some() {
+            return Err("`sslrootcert` is used only with `sslmode=require`".into());
+        }
+        config.ssl_mode(tokio_postgres::config::SslMode::Disable);
+    }
+    let tls = tls_connector(root_cert)?;
+    Ok(Target { config, tls })
+}
+
+/// Verifies servers against `root_cert`'s certificates, or the Web PKI
+/// roots without one; the ring provider, no client certificate.
+fn tls_connector(root_cert: Option<&str>) -> Result<MakeRustlsConnect, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    match root_cert {
+        Some(file) => {
+            let pem = std::fs::read(file).map_err(|e| format!("`sslrootcert` {file}: {e}"))?;
+            for cert in CertificateDer::pem_slice_iter(&pem) {
+                let cert = cert.map_err(|e| format!("`sslrootcert` {file}: {e}"))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("`sslrootcert` {file}: {e}"))?;
+            }
+            if roots.is_empty() {
+                return Err(format!("`sslrootcert` {file} holds no PEM certificate"));
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -197,7 +291,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Pool {
-    fn new(mut config: tokio_postgres::Config, setting: &'static str) -> Result<Pool, StoreError> {
+    fn new(target: Target, setting: &'static str) -> Result<Pool, StoreError> {
+        let Target { mut config, tls } = target;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -210,6 +305,7 @@ impl Pool {
             .map_err(|source| StoreError::Runtime { source })?;
         Ok(Pool {
             config,
+            tls,
             location,
             setting,
             runtime: Some(runtime),
@@ -225,9 +321,9 @@ impl Pool {
             source,
         };
         let runtime = self.runtime.as_ref().ok_or(StoreError::Closed)?;
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         let connecting = runtime.spawn(async move {
-            let (client, connection) = config.connect(NoTls).await?;
+            let (client, connection) = config.connect(tls).await?;
             tokio::spawn(async move {
                 if let Err(e) = connection.await {
                     tracing::warn!("PostgreSQL connection closed: {e}");
@@ -314,6 +410,7 @@ impl PgStore {
             location: pool.location.clone(),
             pool,
             kv_quota: KvQuota::default(),
+            listener: std::sync::OnceLock::new(),
         };
         store.migrate()?;
         Ok(store)
@@ -384,6 +481,15 @@ impl PgStore {
             tx.commit().await?;
             Ok(())
         })
+    }
+
+    #[cfg(test)]
+    fn query_one_value<T: for<'a> tokio_postgres::types::FromSql<'a>>(
+        &self,
+        sql: &str,
+    ) -> Result<T, StoreError> {
+        let conn = self.conn()?;
+        Ok(block_on(conn.query_one(sql, &[]))?.try_get(0)?)
     }
 
     fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>, StoreError> {
@@ -1197,6 +1303,10 @@ impl RunStore for PgStore {
         })
     }
 
+    fn shared(&self) -> Option<&dyn super::SharedState> {
+        Some(self)
+    }
+
     fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
         self.query(
             "SELECT skill, artifact, capabilities_pin, report_id, at, \"by\"
@@ -1206,6 +1316,148 @@ impl RunStore for PgStore {
         .iter()
         .map(|r| Ok(record_from_row!(ApprovalRow, r.try_get)))
         .collect()
+    }
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Listens on [`SHARED_CHANNEL`] over a connection of its own, counting
+/// each announcement in `heard`, and once more after every (re)connection,
+/// as announcements made while it was not listening are lost. Runs until
+/// the store's runtime stops (the store is dropped).
+async fn listen(
+    config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+    heard: tokio::sync::watch::Sender<u64>,
+) {
+    use futures::StreamExt;
+    use tokio_postgres::AsyncMessage;
+    let bump = |heard: &tokio::sync::watch::Sender<u64>| heard.send_modify(|n| *n += 1);
+    loop {
+        match config.connect(tls.clone()).await {
+            Ok((client, mut connection)) => {
+                let (note, mut notes) = tokio::sync::mpsc::unbounded_channel();
+                let driver = tokio::spawn(async move {
+                    let mut messages =
+                        futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+                    while let Some(message) = messages.next().await {
+                        match message {
+                            Ok(AsyncMessage::Notification(_)) => {
+                                if note.send(()).is_err() {
+                                    break;
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                tracing::warn!("PostgreSQL listener connection: {e}");
+                                break;
+                            }
+                        }
+                    }
+                });
+                match client
+                    .batch_execute(&format!("LISTEN {SHARED_CHANNEL}"))
+                    .await
+                {
+                    Ok(()) => {
+                        bump(&heard);
+                        while notes.recv().await.is_some() {
+                            bump(&heard);
+                        }
+                    }
+                    Err(e) => tracing::warn!("cannot listen for other hosts' changes: {e}"),
+                }
+                driver.abort();
+            }
+            Err(e) => tracing::warn!("cannot listen for other hosts' changes: {e}"),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+impl super::SharedState for PgStore {
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        let runtime = self.pool.runtime.as_ref()?;
+        let heard = self.listener.get_or_init(|| {
+            let (heard, _) = tokio::sync::watch::channel(0);
+            let (config, tls) = (self.pool.config.clone(), self.pool.tls.clone());
+            runtime.spawn(listen(config, tls, heard.clone()));
+            heard
+        });
+        Some(heard.subscribe())
+    }
+
+    fn generation(&self) -> Result<i64, StoreError> {
+        let row = self.query_opt("SELECT max(version) FROM shared_docs", &[])?;
+        Ok(match row {
+            Some(r) => r.try_get::<_, Option<i64>>(0)?.unwrap_or(0),
+            None => 0,
+        })
+    }
+
+    fn read(&self, name: &str) -> Result<Option<super::SharedDoc>, StoreError> {
+        self.query_opt(
+            "SELECT version, body FROM shared_docs WHERE name = $1",
+            &[&name],
+        )?
+        .map(|r| {
+            Ok(super::SharedDoc {
+                version: r.try_get(0)?,
+                body: r.try_get(1)?,
+            })
+        })
+        .transpose()
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        // `starts_with` rather than LIKE: a name may hold `%` or `_`.
+        self.query(
+            "SELECT name, version FROM shared_docs WHERE starts_with(name, $1) ORDER BY name",
+            &[&prefix],
+        )?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
+    }
+
+    fn update(&self, name: &str, edit: &mut super::DocEdit<'_>) -> Result<Option<i64>, StoreError> {
+        in_transaction!(self, |tx| {
+            // Held to the commit: a second host's edit waits here and then
+            // reads this one's result. One lock for every document, so
+            // versions commit in the order they are taken and a reader that
+            // saw the generation can miss no earlier write. (A row lock
+            // could not cover a document that does not exist yet.)
+            tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&LOCK_SHARED])
+                .await?;
+            let current: Option<Vec<u8>> = tx
+                .query_opt("SELECT body FROM shared_docs WHERE name = $1", &[&name])
+                .await?
+                .map(|r| r.try_get(0))
+                .transpose()?;
+            let Some(body) = edit(current.as_deref()) else {
+                return Ok(None);
+            };
+            let version: i64 = tx
+                .query_one(
+                    "INSERT INTO shared_docs (name, version, body, updated_at)
+                     VALUES ($1, nextval('shared_version'), $2, $3)
+                     ON CONFLICT (name) DO UPDATE SET
+                         version = EXCLUDED.version, body = EXCLUDED.body,
+                         updated_at = EXCLUDED.updated_at
+                     RETURNING version",
+                    &[&name, &body, &now_secs()],
+                )
+                .await?
+                .try_get(0)?;
+            // Delivered at the commit, to every host listening.
+            tx.execute("SELECT pg_notify($1, $2)", &[&SHARED_CHANNEL, &name])
+                .await?;
+            Ok(Some(version))
+        })
     }
 }
 
@@ -1248,6 +1500,126 @@ mod tests {
         pg.execute("UPDATE skillhost_schema SET version = 999");
         let e = PgStore::open(&pg.url()).err().expect("too new");
         assert!(e.to_string().contains("upgrade skillhost"), "{e}");
+    }
+
+    /// Shared documents: each edit sees every earlier one, from any host
+    /// (four stores here, as four hosts would have); the generation is the
+    /// latest version; an edit that answers nothing writes nothing.
+    #[test]
+    fn shared_documents_take_turns_and_name_their_generation() {
+        let Some(pg) = Postgres::new("shared_documents") else {
+            return;
+        };
+        let first = PgStore::open(&pg.url()).expect("open");
+        let shared = first.shared().expect("a PostgreSQL store is shared");
+        assert_eq!(shared.generation().expect("generation"), 0);
+        assert_eq!(shared.read("counter").expect("read"), None);
+        let hosts: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn({
+                    let url = pg.url();
+                    move || {
+                        let store = PgStore::open(&url).expect("open");
+                        let shared = store.shared().expect("shared");
+                        for _ in 0..25 {
+                            shared
+                                .update("counter", &mut |now| {
+                                    let n: u64 = now
+                                        .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok())
+                                        .unwrap_or(0);
+                                    Some((n + 1).to_string().into_bytes())
+                                })
+                                .expect("update");
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hosts {
+            h.join().expect("host");
+        }
+        let counter = shared.read("counter").expect("read").expect("written");
+        assert_eq!(counter.body, b"100", "no edit lost");
+        assert_eq!(shared.generation().expect("generation"), counter.version);
+
+        let unchanged = shared.update("counter", &mut |_| None).expect("update");
+        assert_eq!(unchanged, None);
+        assert_eq!(shared.generation().expect("generation"), counter.version);
+
+        let v = shared
+            .update("skill/forged/a%b", &mut |_| Some(b"x".to_vec()))
+            .expect("update")
+            .expect("written");
+        assert!(v > counter.version, "{v} after {}", counter.version);
+        assert_eq!(shared.generation().expect("generation"), v);
+        // A prefix is a prefix, `%` and `_` included.
+        assert_eq!(
+            shared.list("skill/forged/a%").expect("list"),
+            vec![("skill/forged/a%b".to_owned(), v)]
+        );
+        assert!(shared.list("skill/forged/_").expect("list").is_empty());
+    }
+
+    /// `sslmode=require`: TLS, with the server's certificate verified
+    /// against `sslrootcert`'s CA; a server whose CA is not trusted is
+    /// refused, and no URL takes `sslrootcert` without asking for TLS.
+    #[test]
+    fn tls_is_verified_against_the_given_ca_or_refused() {
+        let Some(pg) = Postgres::new("tls") else {
+            return;
+        };
+        let ca = match std::env::var("SKILLHOST_TEST_POSTGRES_CA") {
+            Ok(ca) if !ca.is_empty() => ca,
+            _ if std::env::var_os("CI").is_some() => {
+                panic!("SKILLHOST_TEST_POSTGRES_CA is not set, and CI must test TLS")
+            }
+            _ => {
+                eprintln!("tls: skipped (set SKILLHOST_TEST_POSTGRES_CA, as .ci/postgres.sh does)");
+                return;
+            }
+        };
+        // The test's URL has a query already (its schema).
+        let url = pg.url();
+        let tls = format!("{url}&sslmode=require&sslrootcert={ca}");
+        let store = PgStore::open(&tls).expect("a TLS connection");
+        assert!(store.location().ends_with("(TLS)"), "{}", store.location());
+        let encrypted: bool = store
+            .query_one_value("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .expect("pg_stat_ssl");
+        assert!(encrypted, "the connection is encrypted");
+        store
+            .record_run(&RunRecord::new("a", true, 1))
+            .expect("record over TLS");
+        let plain = PgStore::open(&url).expect("plain");
+        let encrypted: bool = plain
+            .query_one_value("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .expect("pg_stat_ssl");
+        assert!(
+            !encrypted,
+            "without sslmode=require the connection is plain"
+        );
+
+        // The server's CA is no Web PKI root: refused, saying why.
+        let e = PgStore::open(&format!("{url}&sslmode=require"))
+            .err()
+            .expect("an unknown CA is refused");
+        assert!(matches!(e, StoreError::Connect { .. }), "{e}");
+        let text = format!("{e}: {:?}", std::error::Error::source(&e));
+        assert!(
+            text.contains("certificate") || text.contains("Certificate"),
+            "{text}"
+        );
+
+        let e = PgStore::open(&format!("{url}&sslrootcert={ca}"))
+            .err()
+            .expect("sslrootcert alone");
+        assert!(e.to_string().contains("sslmode=require"), "{e}");
+        let e = PgStore::open(&format!(
+            "{url}&sslmode=require&sslrootcert=/nonexistent/ca.pem"
+        ))
+        .err()
+        .expect("a missing CA file");
+        assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
     }
 
     /// A store used, and dropped, on an async worker: no nested runtime

@@ -1,0 +1,168 @@
+//! State that hosts on one shared store hold in common (see
+//! [`SharedState`]): the learned rules ([`crate::learn::book`]), the
+//! workspace's grants ([`GRANTS_DOC`]) and the forged and installed skills
+//! ([`super::shared_skills`]). A runner catches up with it before each run,
+//! so what one host changes is what every other host's next run uses.
+
+use std::sync::Arc;
+
+use super::{Runner, lock};
+use crate::grants::Grants;
+use crate::store::{SharedState, StoreError};
+
+/// The shared document holding the workspace grants (JSON, skill name to
+/// grant), written by `skillhost skills grant` on any host. A skill's
+/// grant here replaces one in a host's own skillhost.toml.
+pub const GRANTS_DOC: &str = "grants";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SharedError {
+    #[error("the store shared by the hosts: {0}")]
+    Store(#[from] StoreError),
+    #[error("`{doc}` in the store shared by the hosts is not valid: {message}")]
+    Invalid { doc: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The grants in the shared store (none written yet: none).
+pub fn shared_grants(shared: &dyn SharedState) -> Result<Grants, SharedError> {
+    match shared.read(GRANTS_DOC)? {
+        Some(doc) => serde_json::from_slice(&doc.body).map_err(|e| SharedError::Invalid {
+            doc: GRANTS_DOC.into(),
+            message: e.to_string(),
+        }),
+        None => Ok(Grants::new()),
+    }
+}
+
+/// Sets (`Some`) or removes (`None`) the shared grant of `skill`; answers
+/// whether there was one before.
+pub fn write_shared_grant(
+    shared: &dyn SharedState,
+    skill: &str,
+    grant: Option<&crate::grants::Grant>,
+) -> Result<bool, SharedError> {
+    let mut outcome: Result<bool, SharedError> = Ok(false);
+    shared.update(GRANTS_DOC, &mut |current| {
+        let mut grants: Grants = match current.map(serde_json::from_slice).transpose() {
+            Ok(g) => g.unwrap_or_default(),
+            Err(e) => {
+                outcome = Err(SharedError::Invalid {
+                    doc: GRANTS_DOC.into(),
+                    message: e.to_string(),
+                });
+                return None;
+            }
+        };
+        let had = match grant {
+            Some(g) => grants.insert(skill.to_owned(), g.clone()).is_some(),
+            None => grants.remove(skill).is_some(),
+        };
+        outcome = Ok(had);
+        if grant.is_none() && !had {
+            return None;
+        }
+        match serde_json::to_vec_pretty(&grants) {
+            Ok(body) => Some(body),
+            Err(e) => {
+                outcome = Err(SharedError::Invalid {
+                    doc: GRANTS_DOC.into(),
+                    message: e.to_string(),
+                });
+                None
+            }
+        }
+    })?;
+    outcome
+}
+
+/// The grants of a host's own files with the shared ones over them.
+fn merged(files: &Grants, shared: Grants) -> Grants {
+    let mut all = files.clone();
+    all.extend(shared);
+    all
+}
+
+impl Runner {
+    /// Takes in what other hosts on a shared store changed since this
+    /// runner last looked: rules, grants, skills. One query when nothing
+    /// changed; nothing at all on a store of one host's own. When the
+    /// store cannot be asked, runs go on with what was last seen.
+    pub fn catch_up(&self) {
+        let s = &self.shared;
+        let Some(Ok(store)) = s.store.existing_store() else {
+            return;
+        };
+        let Some(shared) = store.shared() else {
+            return;
+        };
+        // Held while catching up: a run that starts meanwhile waits for
+        // the new state rather than running on the old.
+        let mut seen = lock(&s.shared_seen);
+        let generation = match shared.generation() {
+            Ok(g) => g,
+            Err(e) => {
+                tracing::warn!("cannot ask the shared store for changes: {e}");
+                return;
+            }
+        };
+        if *seen == Some(generation) {
+            return;
+        }
+        let mut complete = true;
+        if let Some(l) = &s.learning
+            && let Err(e) = l.reload()
+        {
+            tracing::warn!("cannot read the shared rules: {e}");
+            complete = false;
+        }
+        match shared_grants(shared) {
+            Ok(g) => {
+                *s.grants.write().unwrap_or_else(|p| p.into_inner()) =
+                    Arc::new(merged(&s.config.grants, g));
+            }
+            Err(e) => {
+                tracing::warn!("cannot read the shared grants: {e}");
+                complete = false;
+            }
+        }
+        match super::shared_skills::materialize(&s.paths, shared) {
+            Ok(true) => {
+                self.reload_catalog();
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!("cannot take in the shared skills: {e}");
+                complete = false;
+            }
+        }
+        // What failed is read again on the next run.
+        if complete {
+            *seen = Some(generation);
+        }
+    }
+
+    /// A receiver that hears when another host on a shared store may have
+    /// changed something (see [`SharedState::changes`]); None on a store
+    /// of this host's own.
+    pub fn shared_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        let Some(Ok(store)) = self.shared.store.existing_store() else {
+            return None;
+        };
+        store.shared()?.changes()
+    }
+
+    /// The operator grants in force: the host's files', with the shared
+    /// ones over them (see [`Runner::catch_up`]).
+    pub fn grants(&self) -> Arc<Grants> {
+        self.shared
+            .grants
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}

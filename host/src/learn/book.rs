@@ -1,0 +1,177 @@
+//! Where the learned rules are kept. A host on its own keeps them in
+//! `.skillhost/learning/rules.json`, a file a person can read, diff and
+//! edit, changed under `rules.json.lock`. Hosts that share a PostgreSQL
+//! store keep them in it, as its shared document [`RULES_DOC`], changed
+//! under the store's lock: a rule learned, edited or disabled on one host
+//! is the rule every other host applies on its next run.
+//!
+//! Every read-modify-write of the rules (a run's statistics, a learning
+//! cycle, a proposal, an operator's edit) goes through [`RulesAt::update`],
+//! so none loses another's change, on one machine or many.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::rules::{RuleSet, RulesError};
+use crate::store::{RunStore, SharedState};
+
+/// The shared document holding the rules (JSON, as `rules.json`).
+pub const RULES_DOC: &str = "rules";
+
+/// Where the rules are, owned (a [`Learning`](super::Learning) keeps one).
+#[derive(Clone)]
+pub struct RuleBook {
+    /// `rules.json`, used unless the store is shared.
+    path: PathBuf,
+    store: Option<Arc<dyn RunStore>>,
+}
+
+impl RuleBook {
+    /// The rules file at `path`.
+    pub fn file(path: PathBuf) -> RuleBook {
+        RuleBook { path, store: None }
+    }
+
+    /// The workspace's rules: in `store` when hosts share it, else in
+    /// `rules.json` under `state_dir`.
+    pub fn of(state_dir: &Path, store: Option<Arc<dyn RunStore>>) -> RuleBook {
+        RuleBook {
+            path: super::rules_path(state_dir),
+            store: store.filter(|s| s.shared().is_some()),
+        }
+    }
+
+    pub fn at(&self) -> RulesAt<'_> {
+        match &self.store {
+            Some(store) => RulesAt::of_store(store.as_ref(), &self.path),
+            None => RulesAt::File(&self.path),
+        }
+    }
+}
+
+/// Where the rules are, borrowed: a file, or a shared store's document.
+#[derive(Clone, Copy)]
+pub enum RulesAt<'a> {
+    File(&'a Path),
+    Shared(&'a dyn SharedState, &'a dyn RunStore),
+}
+
+impl<'a> RulesAt<'a> {
+    /// The rules of a workspace whose store is `store`: the store's when
+    /// it is shared, else the file at `path`.
+    pub fn of_store(store: &'a dyn RunStore, path: &'a Path) -> RulesAt<'a> {
+        match store.shared() {
+            Some(shared) => RulesAt::Shared(shared, store),
+            None => RulesAt::File(path),
+        }
+    }
+
+    /// For messages: the file, or the store.
+    pub fn describe(&self) -> String {
+        match self {
+            RulesAt::File(path) => path.display().to_string(),
+            RulesAt::Shared(_, store) => format!("the rules shared in {}", store.location()),
+        }
+    }
+
+    fn shared_error(&self, source: crate::store::StoreError) -> RulesError {
+        RulesError::Shared {
+            location: self.describe(),
+            source,
+        }
+    }
+
+    /// Whether any rule was ever written.
+    pub fn exists(&self) -> Result<bool, RulesError> {
+        match self {
+            RulesAt::File(path) => Ok(path.exists()),
+            RulesAt::Shared(shared, _) => shared
+                .read(RULES_DOC)
+                .map(|d| d.is_some())
+                .map_err(|e| self.shared_error(e)),
+        }
+    }
+
+    /// The rules (none written yet: an empty set).
+    pub fn load(&self) -> Result<RuleSet, RulesError> {
+        match self {
+            RulesAt::File(path) => RuleSet::load(path),
+            RulesAt::Shared(shared, _) => match shared.read(RULES_DOC) {
+                Ok(Some(doc)) => self.parse(&doc.body),
+                Ok(None) => Ok(RuleSet::default()),
+                Err(e) => Err(self.shared_error(e)),
+            },
+        }
+    }
+
+    fn parse(&self, body: &[u8]) -> Result<RuleSet, RulesError> {
+        serde_json::from_slice(body).map_err(|e| RulesError::SharedParse {
+            location: self.describe(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Read-modify-write, with every other writer (process or host) held
+    /// off: `edit` changes the rules and answers whether to save them,
+    /// with a value. Answers that value and the rules as they now are.
+    pub fn update<T, E: From<RulesError>>(
+        &self,
+        edit: impl FnOnce(&mut RuleSet) -> Result<(T, bool), E>,
+    ) -> Result<(T, RuleSet), E> {
+        match self {
+            RulesAt::File(path) => {
+                let _lock = super::lock(path);
+                let mut set = RuleSet::load(path)?;
+                let (value, save) = edit(&mut set)?;
+                if save {
+                    set.save(path)?;
+                }
+                Ok((value, set))
+            }
+            RulesAt::Shared(shared, _) => {
+                let mut edit = Some(edit);
+                let mut result: Option<Result<(T, RuleSet), E>> = None;
+                let written = shared.update(RULES_DOC, &mut |current| {
+                    let edit = edit.take()?;
+                    let mut set = match current.map(|body| self.parse(body)).transpose() {
+                        Ok(set) => set.unwrap_or_default(),
+                        Err(e) => {
+                            result = Some(Err(e.into()));
+                            return None;
+                        }
+                    };
+                    let (value, save) = match edit(&mut set) {
+                        Ok(edited) => edited,
+                        Err(e) => {
+                            result = Some(Err(e));
+                            return None;
+                        }
+                    };
+                    let body = if save {
+                        match set.to_json() {
+                            Ok(text) => Some(text.into_bytes()),
+                            Err(e) => {
+                                let message = e.to_string();
+                                let location = self.describe();
+                                result =
+                                    Some(Err(RulesError::SharedParse { location, message }.into()));
+                                return None;
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    result = Some(Ok((value, set)));
+                    body
+                });
+                if let Err(e) = written {
+                    return Err(self.shared_error(e).into());
+                }
+                // `edit` ran: the store called it once before writing.
+                result.unwrap_or_else(|| {
+                    Err(self.shared_error(crate::store::StoreError::Closed).into())
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Hosts on one PostgreSQL store share their learned rules, grants and
+//! forged skills: what one host changes holds on another's next call,
+//! while that other host keeps running (an `mcp --http` server, never
+//! restarted). Two hosts' learning cycles at once add each rule once.
+//!
+//! The tests use the server SKILLHOST_TEST_POSTGRES_URL names and say they
+//! were skipped without it, except under CI, where that is a failure.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use skillhost::store::{PgStore, RunRecord, RunStore};
+
+use crate::harness::mcp_http::{McpHttpServer, McpSession};
+use crate::harness::postgres::{TestDatabase, use_database};
+use crate::harness::{Workspace, guest, runtime};
+
+const TASK: &str = "Email Dana about the review at 3pm";
+
+fn ok(ws: &Workspace, args: &[&str]) -> String {
+    let r = ws.run_cli(args);
+    assert_eq!(r.code, 0, "skillhost {args:?}:\n{}\n{}", r.stdout, r.stderr);
+    r.stdout
+}
+
+/// The failure class of a skill call's result (None: it succeeded).
+fn failure_class(result: &Value) -> Option<String> {
+    if result["isError"] != true {
+        return None;
+    }
+    Some(
+        result["structuredContent"]["class"]
+            .as_str()
+            .unwrap_or("?")
+            .to_owned(),
+    )
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn a_rule_learned_on_one_host_fires_on_anothers_next_call() {
+    let Some(db) = TestDatabase::new("shared_rule") else {
+        return;
+    };
+    let (a, b) = (Workspace::new(), Workspace::new());
+    use_database(&a, &db.url);
+    use_database(&b, &db.url);
+    let server = McpHttpServer::start(&b, &[]);
+    let rt = runtime();
+    let session = rt.block_on(McpSession::open(&server.url));
+
+    // No rule yet: B's handler fails on the missing timezone.
+    let before = rt.block_on(session.call_skill(1, "email-writer", TASK));
+    assert_eq!(
+        failure_class(&before).as_deref(),
+        Some("TimezoneError"),
+        "{before}"
+    );
+
+    // A records the same failure and learns from every host's runs.
+    for _ in 0..2 {
+        let r = a.run_cli(&["run", TASK, "--json"]);
+        assert_eq!(
+            r.json()["failure"]["class"],
+            "TimezoneError",
+            "{}",
+            r.stdout
+        );
+    }
+    let learned = ok(&a, &["learn"]);
+    assert!(
+        learned.contains("+ prevent-timezoneerror-email-writer"),
+        "{learned}"
+    );
+    for ws in [&a, &b] {
+        assert!(
+            !ws.workspace.join(".skillhost/learning/rules.json").exists(),
+            "the rules are in the shared store, not a host's file"
+        );
+    }
+
+    // B's very next call applies it: refused with the fix, not guessed.
+    let after = rt.block_on(session.call_skill(2, "email-writer", TASK));
+    assert_eq!(
+        failure_class(&after).as_deref(),
+        Some("RequiredField"),
+        "{after}"
+    );
+    assert!(text(&after).contains("timezone"), "{after}");
+
+    // B sees the rule by its CLI as well, and disabling it there holds on
+    // B's server at once.
+    let listed = ok(&b, &["rules", "list"]);
+    assert!(
+        listed.contains("prevent-timezoneerror-email-writer"),
+        "{listed}"
+    );
+    ok(
+        &b,
+        &["rules", "disable", "prevent-timezoneerror-email-writer"],
+    );
+    let disabled = rt.block_on(session.call_skill(3, "email-writer", TASK));
+    assert_eq!(
+        failure_class(&disabled).as_deref(),
+        Some("TimezoneError"),
+        "{disabled}"
+    );
+}
+
+#[test]
+fn a_skill_and_its_grant_shared_by_one_host_hold_on_another_without_a_restart() {
+    let Some(db) = TestDatabase::new("shared_grant") else {
+        return;
+    };
+    let (a, b) = (Workspace::new(), Workspace::new());
+    for ws in [&a, &b] {
+        // Forged skills are trusted by default; here they need a grant.
+        // Their handlers need the gate's approval too, which has tests of
+        // its own: not here.
+        std::fs::write(
+            ws.workspace.join("skillhost.toml"),
+            format!(
+                "[store]\nurl = \"{}\"\n\n[trust]\nforged = false\n\n[gate]\nsources = []\n",
+                db.url
+            ),
+        )
+        .expect("write skillhost.toml");
+    }
+    let server = McpHttpServer::start(&b, &[]);
+    let rt = runtime();
+    let session = rt.block_on(McpSession::open(&server.url));
+    let tools = |id| {
+        let listed = rt.block_on(session.request(id, "tools/list", serde_json::json!({})));
+        listed["result"]["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter_map(|t| t["name"].as_str())
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert!(!tools(1).contains(&"skill_counter".to_owned()));
+
+    // A skill in A's forged root, as the forge writes one, shared by A's
+    // next skills command.
+    let dir = a.workspace.join(".skillhost/skills/forged/counter");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: counter\ndescription: Counts in its key-value store.\nmetadata:\n  skillhost:\n    handler: handler.wasm\n    capabilities: { kv: true }\n---\nCount.\n",
+    )
+    .expect("write SKILL.md");
+    std::fs::copy(guest("hostile-guest"), dir.join("handler.wasm")).expect("copy handler");
+    ok(&a, &["skills", "list"]);
+
+    // Announced (LISTEN/NOTIFY): B takes the skill in before any of its
+    // clients asks. (The wait is a guard, not a measure.)
+    let arrived = b
+        .workspace
+        .join(".skillhost/skills/forged/counter/SKILL.md");
+    let guard = std::time::Instant::now();
+    while !arrived.exists() {
+        assert!(
+            guard.elapsed() < std::time::Duration::from_secs(120),
+            "B never took in the skill A shared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        tools(2).contains(&"skill_counter".to_owned()),
+        "B lists the skill A forged"
+    );
+    let denied = rt.block_on(session.call_skill(3, "counter", "kv"));
+    assert!(
+        text(&denied).contains("not granted"),
+        "not granted yet: {denied}"
+    );
+
+    let granted = ok(&a, &["skills", "grant", "counter"]);
+    assert!(granted.contains("shared by the hosts"), "{granted}");
+    let counted = rt.block_on(session.call_skill(4, "counter", "kv"));
+    assert_eq!(failure_class(&counted), None, "{counted}");
+    assert_eq!(text(&counted).trim(), "42", "{counted}");
+
+    let revoked = ok(&a, &["skills", "revoke", "counter"]);
+    assert!(revoked.contains("shared by the hosts"), "{revoked}");
+    let denied = rt.block_on(session.call_skill(5, "counter", "kv"));
+    assert!(text(&denied).contains("not granted"), "revoked: {denied}");
+
+    // A removes the skill: B's next listing no longer has it.
+    std::fs::remove_dir_all(&dir).expect("remove");
+    ok(&a, &["skills", "list"]);
+    assert!(!tools(6).contains(&"skill_counter".to_owned()));
+}
+
+/// Two hosts run a learning cycle over the same failures at the same
+/// moment: the rule is added once, by one of them, and the other reports
+/// it as known.
+#[test]
+fn two_hosts_learning_at_once_add_each_rule_once() {
+    let Some(db) = TestDatabase::new("shared_learning") else {
+        return;
+    };
+    {
+        let store = PgStore::open(&db.url).expect("open");
+        let runs: Vec<RunRecord> = (0..6)
+            .map(|i| {
+                let mut r = RunRecord::new("email-writer", false, i);
+                r.task = TASK.into();
+                r.failure_class = Some("TimezoneError".into());
+                r.failure_message = Some("no timezone".into());
+                r
+            })
+            .collect();
+        store.record_runs(&runs).expect("record");
+    }
+    let hosts: Vec<Workspace> = (0..2).map(|_| Workspace::new()).collect();
+    let barrier = Arc::new(std::sync::Barrier::new(hosts.len()));
+    let added: Vec<usize> = std::thread::scope(|scope| {
+        let cycles: Vec<_> = hosts
+            .iter()
+            .map(|ws| {
+                let (barrier, url) = (barrier.clone(), db.url.clone());
+                scope.spawn(move || {
+                    let store = PgStore::open(&url).expect("open");
+                    let paths = ws.paths();
+                    let catalog = skillhost::app::catalog(&paths);
+                    barrier.wait();
+                    let report = runtime()
+                        .block_on(skillhost::learn::cycle::learn_from_store(
+                            &store,
+                            &paths,
+                            &catalog,
+                            &Default::default(),
+                            None,
+                        ))
+                        .expect("cycle");
+                    report.rules_added
+                })
+            })
+            .collect();
+        cycles
+            .into_iter()
+            .map(|c| c.join().expect("cycle"))
+            .collect()
+    });
+    // One cycle added the rules, the other found them there.
+    assert_eq!(
+        added.iter().filter(|n| **n > 0).count(),
+        1,
+        "one host added: {added:?}"
+    );
+    let store = PgStore::open(&db.url).expect("open");
+    let rules = skillhost::learn::book::RulesAt::of_store(&store, std::path::Path::new("unused"))
+        .load()
+        .expect("rules");
+    let mut ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_str()).collect();
+    assert!(
+        ids.contains(&"prevent-timezoneerror-email-writer"),
+        "{ids:?}"
+    );
+    assert_eq!(ids.len(), added.iter().sum::<usize>(), "{ids:?}");
+    ids.dedup();
+    assert_eq!(ids.len(), rules.rules.len(), "no rule twice: {ids:?}");
+}
