@@ -171,3 +171,81 @@ fn with_a_token_requests_without_it_get_401_and_with_it_are_served() {
         assert_eq!(r["isError"], false, "{r}");
     });
 }
+
+/// A call keeps its place until its run ends, even after its client
+/// stopped waiting (`notifications/cancelled`; the run goes on to be
+/// recorded): otherwise clients that cancel could make the server run more
+/// than `--max-calls` at once.
+#[test]
+fn a_cancelled_call_keeps_its_place_until_its_run_ends() {
+    let (_ws, server) = hostile_server_with(4000, &["--max-calls", "1", "--max-queued", "0"], &[]);
+    let rt = crate::harness::runtime();
+    rt.block_on(async {
+        let session = McpSession::open(&server.url).await;
+        let warm = session.call_skill(1, "hostile", "ok").await;
+        assert_eq!(warm["isError"], false, "{warm}");
+        let start_spin = || {
+            let s = session.clone();
+            tokio::spawn(async move {
+                let resp = s.post_raw(&call(100, "spin")).await;
+                (
+                    resp.status().as_u16(),
+                    resp.text().await.unwrap_or_default(),
+                )
+            })
+        };
+        // Until a probe is refused, the spin does not hold the place yet
+        // (or a probe took it first and the spin was refused: sent again).
+        // The waits are guards, not measures; the spin lasts 4 s.
+        let guard = std::time::Instant::now();
+        let mut spin = start_spin();
+        let mut id = 200;
+        loop {
+            id += 1;
+            let resp = session.post_raw(&call(id, "ok")).await;
+            if resp.status() == 503 {
+                break;
+            }
+            if spin.is_finished() {
+                let (status, body) = spin.await.expect("spin task");
+                assert_eq!(status, 503, "the spin ended early: {body}");
+                spin = start_spin();
+            }
+            assert!(
+                guard.elapsed().as_secs() < 60,
+                "the spin never held the place"
+            );
+        }
+        let cancel = json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": { "requestId": 100, "reason": "test" }
+        });
+        assert!(session.send(&cancel).await.is_empty());
+        let (status, body) = spin.await.expect("spin task");
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            messages(&body).iter().all(|m| m["id"] != json!(100)),
+            "cancelled, so unanswered: {body}"
+        );
+        // The spin still runs: its place is still taken.
+        let resp = session.post_raw(&call(300, "ok")).await;
+        assert_eq!(
+            resp.status(),
+            503,
+            "{}",
+            resp.text().await.unwrap_or_default()
+        );
+        // Once the spin's time limit ends it, calls run again.
+        loop {
+            id += 1;
+            let resp = session.post_raw(&call(id, "ok")).await;
+            if resp.status() == 200 {
+                let body = resp.text().await.unwrap_or_default();
+                assert!(body.contains("fine"), "{body}");
+                break;
+            }
+            assert!(guard.elapsed().as_secs() < 120, "the place never came free");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    });
+}

@@ -136,6 +136,24 @@ pub struct CallPermit {
     _running: OwnedSemaphorePermit,
 }
 
+/// A place the HTTP front took for a call, handed on with the request to
+/// whoever runs it, who holds it until the run ends and is recorded (a
+/// client that goes away does not end the run, so must not free its
+/// place). Until taken, the front's response holds it.
+#[derive(Clone)]
+pub struct HeldPlace(Arc<std::sync::Mutex<Option<CallPermit>>>);
+
+impl HeldPlace {
+    pub fn new(place: CallPermit) -> Self {
+        HeldPlace(Arc::new(std::sync::Mutex::new(Some(place))))
+    }
+
+    /// The place, to whoever runs the call (None once taken).
+    pub fn take(&self) -> Option<CallPermit> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
 /// Counts a call in the queue while it waits, including when its waiting
 /// is abandoned (the client went away).
 struct Waiting<'a>(&'a AtomicUsize);

@@ -30,7 +30,9 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 
-use crate::admission::{CallGate, HostCapacity, Limits, McpConfig, RETRY_AFTER_SECS};
+use crate::admission::{
+    CallGate, CallPermit, HeldPlace, HostCapacity, Limits, McpConfig, RETRY_AFTER_SECS,
+};
 use crate::exec::Runner;
 
 pub use server::{
@@ -73,6 +75,17 @@ pub async fn serve_stdio(runner: Runner) -> Result<(), McpError> {
         .map_err(|e| McpError::Start(e.into()))?;
     running.waiting().await.map_err(McpError::Stopped)?;
     Ok(())
+}
+
+/// The place the HTTP front took for a request (see `Front::handle`),
+/// from the request parts rmcp hands on in its extensions; None over
+/// stdio, or once taken.
+fn held_place(extensions: &rmcp::model::Extensions) -> Option<CallPermit> {
+    extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<HeldPlace>()?
+        .take()
 }
 
 /// On a store other hosts share, takes in their changes as they are
@@ -333,12 +346,16 @@ impl Front {
             return self.forward(req).await;
         }
         // Admitted here, not behind rmcp: a call past the places and the
-        // queue is always refused the same way, 503 with Retry-After. Its
-        // place is held until its answer has been sent.
+        // queue is always refused the same way, 503 with Retry-After. The
+        // place goes with the request to whoever runs the call, who holds
+        // it until the run ends (see `held_place`); until then, and if no
+        // one takes it, the response holds it until it has been sent.
         let place = match self.calls.enter().await {
-            Ok(place) => place,
+            Ok(place) => HeldPlace::new(place),
             Err(b) => return Ok(busy(&id, b.to_string())),
         };
+        let mut req = req;
+        req.extensions_mut().insert(place.clone());
         let resp = self.forward(req).await?;
         Ok(resp.map(|body| {
             use http_body_util::BodyExt;

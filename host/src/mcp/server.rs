@@ -489,6 +489,8 @@ impl ServerHandler for SkillServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Held until the run ends (see `held_place`).
+        let _place = super::held_place(&context.extensions);
         let args = request.arguments.unwrap_or_default();
         let call = self.call(&request.name, args);
         // A client that sent a progress token hears when a first call

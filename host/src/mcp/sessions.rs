@@ -90,7 +90,9 @@ fn worker_saw_recently(seen: Instant, now: Instant, keep_alive: Option<Duration>
 /// The request ID and parameters of a `tools/call` that needs nothing from
 /// its session: no `_meta` at all (no progress token, no per-request
 /// protocol version for rmcp to check).
-fn plain_tool_call(message: &ClientJsonRpcMessage) -> Option<(&RequestId, &CallToolRequestParams)> {
+fn plain_tool_call(
+    message: &ClientJsonRpcMessage,
+) -> Option<(&RequestId, &CallToolRequestParams, &rmcp::model::Extensions)> {
     let ClientJsonRpcMessage::Request(request) = message else {
         return None;
     };
@@ -98,12 +100,12 @@ fn plain_tool_call(message: &ClientJsonRpcMessage) -> Option<(&RequestId, &CallT
         return None;
     };
     // rmcp keeps a request's `_meta` beside its parameters.
-    use rmcp::model::GetMeta;
-    request
-        .request
-        .get_meta()
-        .is_empty()
-        .then_some((&request.id, &call.params))
+    use rmcp::model::{GetExtensions, GetMeta};
+    request.request.get_meta().is_empty().then_some((
+        &request.id,
+        &call.params,
+        request.request.extensions(),
+    ))
 }
 
 /// The request a `notifications/cancelled` names.
@@ -150,6 +152,7 @@ impl DirectCallSessions {
         id: &SessionId,
         request: &RequestId,
         params: &CallToolRequestParams,
+        extensions: &rmcp::model::Extensions,
     ) -> Option<oneshot::Receiver<ServerSseMessage>> {
         let (tx, rx) = oneshot::channel();
         let call = self.next_call.fetch_add(1, Ordering::Relaxed);
@@ -169,7 +172,9 @@ impl DirectCallSessions {
         let (id, request) = (id.clone(), request.clone());
         let (name, args) = (params.name.clone(), params.arguments.clone());
         // Spawned, so that the run finishes (and is recorded) even if the
-        // client goes away, as a call through the worker does.
+        // client goes away, as a call through the worker does; its place
+        // is held as long.
+        let place = super::held_place(extensions);
         tokio::spawn(async move {
             let response = match server.call(&name, args.unwrap_or_default()).await {
                 Ok(result) => ServerJsonRpcMessage::response(
@@ -178,6 +183,9 @@ impl DirectCallSessions {
                 ),
                 Err(error) => ServerJsonRpcMessage::error(error, Some(request.clone())),
             };
+            // The run is over: free its place before the client hears so,
+            // so that its next call finds the place free.
+            drop(place);
             let tx = {
                 let mut sessions = sessions.lock().unwrap_or_else(|p| p.into_inner());
                 sessions.get_mut(&id).and_then(|s| {
@@ -230,8 +238,8 @@ impl SessionManager for DirectCallSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        if let Some((request, params)) = plain_tool_call(&message)
-            && let Some(mut answer) = self.start_direct(id, request, params)
+        if let Some((request, params, extensions)) = plain_tool_call(&message)
+            && let Some(mut answer) = self.start_direct(id, request, params, extensions)
         {
             // A quick run's answer goes out with the response headers, in
             // one write; a slow one's headers go first, so that clients
@@ -341,7 +349,7 @@ mod tests {
             "jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": { "name": "skill_x", "arguments": { "task": "t" } }
         }));
-        let (id, params) = plain_tool_call(&plain).expect("plain");
+        let (id, params, _) = plain_tool_call(&plain).expect("plain");
         assert_eq!(id, &RequestId::Number(7));
         assert_eq!(params.name, "skill_x");
         let empty_meta = message(serde_json::json!({

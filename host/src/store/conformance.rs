@@ -32,6 +32,24 @@ impl Backend for Sqlite {
     }
 }
 
+/// The CA certificate of the test server's TLS (SKILLHOST_TEST_POSTGRES_CA,
+/// as `.ci/postgres.sh` makes it), if any; required under CI.
+pub(super) fn postgres_ca(test: &str) -> Option<String> {
+    match std::env::var("SKILLHOST_TEST_POSTGRES_CA") {
+        Ok(ca) if !ca.is_empty() => Some(ca),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{test}: SKILLHOST_TEST_POSTGRES_CA is not set, and CI must test TLS")
+        }
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: skipped (set SKILLHOST_TEST_POSTGRES_CA, as .ci/postgres.sh does)"
+            );
+            None
+        }
+    }
+}
+
 /// The server to test against, if any.
 pub(super) fn postgres_url(test: &str) -> Option<String> {
     match std::env::var("SKILLHOST_TEST_POSTGRES_URL") {

@@ -1568,15 +1568,8 @@ mod tests {
         let Some(pg) = Postgres::new("tls") else {
             return;
         };
-        let ca = match std::env::var("SKILLHOST_TEST_POSTGRES_CA") {
-            Ok(ca) if !ca.is_empty() => ca,
-            _ if std::env::var_os("CI").is_some() => {
-                panic!("SKILLHOST_TEST_POSTGRES_CA is not set, and CI must test TLS")
-            }
-            _ => {
-                eprintln!("tls: skipped (set SKILLHOST_TEST_POSTGRES_CA, as .ci/postgres.sh does)");
-                return;
-            }
+        let Some(ca) = crate::store::conformance::postgres_ca("tls") else {
+            return;
         };
         // The test's URL has a query already (its schema).
         let url = pg.url();
