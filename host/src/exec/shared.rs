@@ -100,9 +100,6 @@ impl Runner {
         let Some(shared) = store.shared() else {
             return;
         };
-        // Held while catching up: a run that starts meanwhile waits for
-        // the new state rather than running on the old.
-        let mut seen = lock(&s.shared_seen);
         let generation = match shared.generation() {
             Ok(g) => g,
             Err(e) => {
@@ -110,7 +107,14 @@ impl Runner {
                 return;
             }
         };
-        if *seen == Some(generation) {
+        let caught_up = |seen: &Option<i64>| seen.is_some_and(|s| s >= generation);
+        if caught_up(&lock(&s.shared_seen)) {
+            return;
+        }
+        // Held while catching up: a run that starts meanwhile waits for
+        // the new state rather than running on the old.
+        let mut seen = lock(&s.shared_seen);
+        if caught_up(&seen) {
             return;
         }
         let mut complete = true;
