@@ -255,6 +255,9 @@ struct Shared {
     grants: RwLock<Arc<crate::grants::Grants>>,
     /// The shared store's generation this runner last caught up with.
     shared_seen: Mutex<Option<i64>>,
+    /// Hears the shared store's announcements of changes (made on first
+    /// use; None before, or where the store makes none).
+    shared_heard: Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
     me: Weak<Shared>,
 }
 
@@ -330,6 +333,7 @@ impl Runner {
                 validators: Mutex::new(HashMap::new()),
                 grants: RwLock::new(Arc::new(config.grants.clone())),
                 shared_seen: Mutex::new(None),
+                shared_heard: Mutex::new(None),
                 paths,
                 config,
                 catalog,

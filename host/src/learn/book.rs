@@ -3,7 +3,7 @@
 //! edit, changed under `rules.json.lock`. Hosts that share a PostgreSQL
 //! store keep them in it, as its shared document [`RULES_DOC`], changed
 //! under the store's lock: a rule learned, edited or disabled on one host
-//! is the rule every other host applies on its next run.
+//! is the rule every other host applies once it hears of the change.
 //!
 //! Every read-modify-write of the rules (a run's statistics, a learning
 //! cycle, a proposal, an operator's edit) goes through [`RulesAt::update`],

@@ -590,8 +590,9 @@ pub struct SharedDoc {
 /// A host on its own keeps these as files a person can read and edit
 /// (`rules.json`, `skillhost.toml`, skill folders); where many hosts share
 /// one database, the database holds them, so that a change on one host
-/// takes effect on the next run of every other (each run compares
-/// [`generation`](Self::generation) with what it last saw).
+/// takes effect on every other: each hears of it ([`changes`](Self::changes))
+/// and reads again what is newer than the [`generation`](Self::generation)
+/// it last saw.
 pub trait SharedState: Send + Sync {
     /// The latest version of any document (0: none yet). A host that finds
     /// it unchanged has nothing to read again.
