@@ -290,7 +290,37 @@ pub fn with_grant(
             grants.remove(skill);
         }
     }
-    Ok(doc.to_string())
+    let edited = doc.to_string();
+    reads_back(&edited, path, skill, grant)?;
+    Ok(edited)
+}
+
+/// Whether `text` reads back with exactly `grant` for `skill` (or none):
+/// a name the TOML library gives a meaning of its own (`$__toml_private_
+/// datetime`, found by fuzzing) would otherwise be written into a file
+/// that no later command could read.
+fn reads_back(
+    text: &str,
+    path: &Path,
+    skill: &str,
+    grant: Option<&Grant>,
+) -> Result<(), ConfigError> {
+    let refused = |why: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message: format!("the grant of `{skill}` cannot be written there: {why}"),
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| refused(format!("the file would not read back ({e})")))?;
+    let written = table.get("grants").and_then(|g| g.get(skill)).cloned();
+    let read = written
+        .map(|v| v.try_into::<Grant>())
+        .transpose()
+        .map_err(|e| refused(format!("it would not read back ({e})")))?;
+    if read.as_ref() != grant {
+        return Err(refused("it would read back as another grant".into()));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -422,6 +452,24 @@ mod tests {
             .expect_err("no winch-only setting")
             .to_string();
         assert!(e.contains("tiered"), "{e}");
+    }
+
+    /// Found by fuzzing (`config_toml`): a skill named as the TOML
+    /// library's own datetime key would have made skillhost.toml unreadable
+    /// for every later command. The grant is refused, the file untouched.
+    #[test]
+    fn a_grant_the_file_could_not_read_back_is_refused_and_nothing_written() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let path = d.path().join("skillhost.toml");
+        std::fs::write(&path, "[limits]\nmemory_mb = 10\n").expect("write");
+        let e = write_grant(&path, "$__toml_private_datetime", Some(&Grant::default()))
+            .expect_err("refused");
+        assert!(e.to_string().contains("cannot be written"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "[limits]\nmemory_mb = 10\n"
+        );
+        write_grant(&path, "mailer", Some(&Grant::default())).expect("an ordinary name");
     }
 
     #[test]
