@@ -63,6 +63,19 @@ fn call_until(
     }
 }
 
+/// Waits until `holds`, as B takes in another host's change; the guard is
+/// a bound on a hang, not a measure.
+fn wait_until(never: &str, holds: impl Fn() -> bool) {
+    let guard = std::time::Instant::now();
+    while !holds() {
+        assert!(
+            guard.elapsed() < std::time::Duration::from_secs(120),
+            "{never}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn text(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()
@@ -198,14 +211,7 @@ fn a_skill_and_its_grant_shared_by_one_host_hold_on_another_without_a_restart() 
     let arrived = b
         .workspace
         .join(".skillhost/skills/forged/counter/SKILL.md");
-    let guard = std::time::Instant::now();
-    while !arrived.exists() {
-        assert!(
-            guard.elapsed() < std::time::Duration::from_secs(120),
-            "B never took in the skill A shared"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("B never took in the skill A shared", || arrived.exists());
     assert!(
         tools(2).contains(&"skill_counter".to_owned()),
         "B lists the skill A forged"
@@ -235,14 +241,7 @@ fn a_skill_and_its_grant_shared_by_one_host_hold_on_another_without_a_restart() 
     // A removes the skill: B removes it too.
     std::fs::remove_dir_all(&dir).expect("remove");
     ok(&a, &["skills", "list"]);
-    let guard = std::time::Instant::now();
-    while arrived.exists() {
-        assert!(
-            guard.elapsed() < std::time::Duration::from_secs(120),
-            "B kept the skill A removed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("B kept the skill A removed", || !arrived.exists());
     assert!(!tools(6).contains(&"skill_counter".to_owned()));
 }
 

@@ -32,41 +32,41 @@ impl Backend for Sqlite {
     }
 }
 
-/// The CA certificate of the test server's TLS (SKILLHOST_TEST_POSTGRES_CA,
-/// as `.ci/postgres.sh` makes it), if any; required under CI.
-pub(super) fn postgres_ca(test: &str) -> Option<String> {
-    match std::env::var("SKILLHOST_TEST_POSTGRES_CA") {
-        Ok(ca) if !ca.is_empty() => Some(ca),
+/// The value of the environment variable `var` for `test`: None (said on
+/// stderr, naming `set_it`) without one, a panic under CI, which must test
+/// what it names.
+fn required_env(test: &str, var: &str, set_it: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => Some(v),
         _ if std::env::var_os("CI").is_some() => {
-            panic!("{test}: SKILLHOST_TEST_POSTGRES_CA is not set, and CI must test TLS")
+            panic!("{test}: {var} is not set, and CI must test it")
         }
         _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "{test}: skipped (set SKILLHOST_TEST_POSTGRES_CA, as .ci/postgres.sh does)"
-            );
+            // Straight to stderr (not the std print macros, which the
+            // crate keeps to the CLI's printing, and the harness hides).
+            let _ = writeln!(std::io::stderr(), "{test}: skipped ({set_it})");
             None
         }
     }
 }
 
+/// The CA certificate of the test server's TLS (SKILLHOST_TEST_POSTGRES_CA,
+/// as `.ci/postgres.sh` makes it), if any; required under CI.
+pub(super) fn postgres_ca(test: &str) -> Option<String> {
+    required_env(
+        test,
+        "SKILLHOST_TEST_POSTGRES_CA",
+        "set SKILLHOST_TEST_POSTGRES_CA, as .ci/postgres.sh does",
+    )
+}
+
 /// The server to test against, if any.
 pub(super) fn postgres_url(test: &str) -> Option<String> {
-    match std::env::var("SKILLHOST_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("{test}: SKILLHOST_TEST_POSTGRES_URL is not set, and CI must test PostgreSQL")
-        }
-        _ => {
-            // Straight to stderr (not the std print macros, which the
-            // crate keeps to the CLI's printing, and the harness hides).
-            let _ = writeln!(
-                std::io::stderr(),
-                "{test}: skipped against PostgreSQL (set SKILLHOST_TEST_POSTGRES_URL=postgres://...)"
-            );
-            None
-        }
-    }
+    required_env(
+        test,
+        "SKILLHOST_TEST_POSTGRES_URL",
+        "against PostgreSQL: set SKILLHOST_TEST_POSTGRES_URL=postgres://...",
+    )
 }
 
 /// A fresh schema on the test server, dropped afterwards.
