@@ -238,6 +238,42 @@ fn spinning_forever_hits_the_time_limit() {
     assert_stopped(&runner, &o, "LimitExceeded", "time");
 }
 
+/// CPU time the calling thread has used.
+fn thread_cpu() -> std::time::Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill in.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime");
+    std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// With a server's setting (`[sandbox] dedicated_threads`), a call starts
+/// on the caller's thread and a handler still running at its first tick
+/// moves to the guest threads: of a spin to its 300 ms limit, the caller's
+/// thread (which serves the protocol) runs about a tick, not the spin.
+/// Without the move, it would run all 300 ms.
+#[test]
+fn a_spin_leaves_the_callers_thread_after_its_first_tick() {
+    let (_ws, runner) = hostile(|c| {
+        c.limits.timeout_ms = 300;
+        c.sandbox.dedicated_threads = true;
+    });
+    // Compiled and the guest threads started before anything is counted.
+    let warm = run(&runner, "hostile", "ok", json!({}));
+    assert!(warm.failure.is_none(), "{:?}", warm.failure);
+    let before = thread_cpu();
+    let o = attack(&runner, "spin", "");
+    let spent = thread_cpu() - before;
+    assert_stopped(&runner, &o, "LimitExceeded", "time");
+    assert!(
+        spent < std::time::Duration::from_millis(150),
+        "the caller's thread ran {spent:?} of a 300 ms spin"
+    );
+}
+
 #[test]
 fn growing_memory_to_4_gib_hits_the_memory_limit() {
     let (_ws, runner) = hostile(|_| {});

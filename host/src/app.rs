@@ -40,8 +40,9 @@ pub struct ModelOverrides {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     Command,
-    /// Handlers run on threads of their own, so that none holds up the
-    /// protocol (`[sandbox] dedicated_threads`).
+    /// A handler still running at its first tick moves to threads of its
+    /// own, so that none holds up the protocol (`[sandbox]
+    /// dedicated_threads`).
     Server,
 }
 

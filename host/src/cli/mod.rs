@@ -106,9 +106,9 @@ impl Ctx {
         self.runner_with_model(&run::ModelArgs::default())
     }
 
-    /// A runner for a server: handlers run on threads of their own, so
-    /// that no handler holds up the protocol (see `[sandbox]
-    /// dedicated_threads`).
+    /// A runner for a server: a handler still running at its first tick
+    /// moves to threads of its own, so that none holds up the protocol
+    /// (see `[sandbox] dedicated_threads`).
     pub fn server_runner(&self) -> anyhow::Result<Runner> {
         let overrides = app::ModelOverrides::default();
         Ok(app::runner(&self.paths, &overrides, app::Role::Server)?)

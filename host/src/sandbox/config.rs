@@ -102,10 +102,11 @@ pub struct SandboxConfig {
     pub max_function_kb: u64,
     /// How long a call waits for its handler to compile.
     pub compile_timeout_ms: u64,
-    /// Run handlers on threads of their own, apart from the threads that
-    /// serve requests: a handler spinning to its deadline then never
-    /// delays another client's answer. Costs two thread hand-offs per
-    /// call; `skillhost mcp` always turns it on.
+    /// Move a handler still running at its first epoch tick to threads of
+    /// its own, apart from the threads that serve requests: a handler
+    /// spinning to its deadline then delays another client's answer by
+    /// one tick at most. Costs two thread hand-offs for a call that runs
+    /// that long; `skillhost mcp` always turns it on.
     pub dedicated_threads: bool,
     /// Which compilers make a handler's code (see [`Compiler`]).
     pub compiler: Compiler,

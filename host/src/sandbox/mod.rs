@@ -306,11 +306,11 @@ impl CallOutcome {
 /// code runs.
 pub struct Sandbox {
     inner: Arc<Inner>,
-    /// With `dedicated_threads`, guest execution gets threads of its own,
-    /// so a guest that spins until its deadline never occupies the threads
-    /// that serve a protocol (MCP). Otherwise it runs on the caller's
-    /// runtime, which saves two thread hand-offs per call; a running guest
-    /// still yields every tick.
+    /// With `dedicated_threads`, a guest still running at its first tick
+    /// moves to threads of its own, so a guest that spins until its
+    /// deadline occupies the threads that serve a protocol (MCP) for one
+    /// tick at most. Otherwise it runs on the caller's runtime throughout;
+    /// a running guest still yields every tick.
     guest: Option<GuestRuntime>,
 }
 
@@ -327,7 +327,8 @@ struct Inner {
     /// call past them waits rather than failing for want of a slot.
     pool_slots: Option<tokio::sync::Semaphore>,
     options: SandboxOptions,
-    _ticker: EpochTicker,
+    /// Ticks the epoch of both engines (this one and the fast tier's).
+    ticker: EpochTicker,
     /// Winch, with `compiler = "tiered"`.
     fast: Option<FastTier>,
     /// Cranelift compiles of components that run on Winch code, one at a
@@ -346,7 +347,6 @@ struct FastTier {
     /// All cores but one: a first call's compile leaves a core to the
     /// calls already running.
     pool: rayon::ThreadPool,
-    _ticker: EpochTicker,
 }
 
 /// Components waiting for (or in) their background Cranelift compile.
@@ -371,7 +371,6 @@ impl Sandbox {
             .cache_dir
             .as_ref()
             .map(|d| cache::DiskCache::new(d.clone(), &engine));
-        let ticker = EpochTicker::start(&engine);
         let (fast, optimiser) = match options.compiler {
             Compiler::Cranelift => (None, None),
             Compiler::Tiered => {
@@ -387,7 +386,6 @@ impl Sandbox {
                         .as_ref()
                         .map(|d| cache::DiskCache::new(d.clone(), &engine)),
                     pool: compile_pool("skillhost-winch", cores.saturating_sub(1).max(1), false)?,
-                    _ticker: EpochTicker::start(&engine),
                     engine,
                 };
                 (
@@ -395,6 +393,10 @@ impl Sandbox {
                     Some(compile_pool("skillhost-optimise", 1, true)?),
                 )
             }
+        };
+        let ticker = match &fast {
+            Some(f) => EpochTicker::start(&[&engine, &f.engine], TICKER_LINGER),
+            None => EpochTicker::start(&[&engine], TICKER_LINGER),
         };
         let guest = match options.dedicated_threads {
             true => Some(GuestRuntime::start().map_err(SandboxError::engine)?),
@@ -411,7 +413,7 @@ impl Sandbox {
                     .pooling
                     .then(|| tokio::sync::Semaphore::new(limits::POOL_CALLS as usize)),
                 options: options.clone(),
-                _ticker: ticker,
+                ticker,
                 fast,
                 optimiser: Optimiser {
                     pool: optimiser,
@@ -535,8 +537,19 @@ impl Sandbox {
         let Some(guest) = &self.guest else {
             return self.inner.call(job).await;
         };
+        // Started here: most calls end before their first tick, and moving
+        // one costs two thread hand-offs (release, `benches/mcp.rs`: about
+        // 4x the run of the echo handler). A call still running at its
+        // first tick yields there, and so does one waiting on a host call;
+        // it moves to the guest threads for the rest. So a guest holds
+        // the caller's thread for at most one tick.
         let inner = self.inner.clone();
-        let task = AbortOnDrop(guest.handle.spawn(async move { inner.call(job).await }));
+        let mut call: std::pin::Pin<Box<dyn Future<Output = CallOutcome> + Send>> =
+            Box::pin(async move { inner.call(job).await });
+        if let std::task::Poll::Ready(outcome) = futures::poll!(call.as_mut()) {
+            return outcome;
+        }
+        let task = AbortOnDrop(guest.handle.spawn(call));
         match task.await {
             Ok(outcome) => outcome,
             Err(e) => CallOutcome::failed(Failure::new(
@@ -800,6 +813,8 @@ impl Inner {
 
     async fn call(&self, job: CallJob) -> CallOutcome {
         let started = Instant::now();
+        // The epoch ticks (deadlines, yields, budget checks) while it runs.
+        let _ticking = self.ticker.call_started();
         // Declared before the store so that it is released after the
         // store's slots are back in the pool.
         let _slot = match &self.pool_slots {
@@ -1183,35 +1198,115 @@ fn compile_pool(
         .map_err(SandboxError::engine)
 }
 
-/// Increments the engine's epoch on a background thread; stops when the
-/// engine is dropped.
+/// Increments the engines' epochs on one background thread while calls
+/// run, and for [`TICKER_LINGER`] after the last one ended; then it sleeps
+/// until the next call, so that an idle host (a desktop client's MCP server
+/// between requests) does not wake a thousand times a second. Stops when
+/// the sandbox is dropped or its engines are gone.
 struct EpochTicker {
-    stop: Arc<std::sync::atomic::AtomicBool>,
+    shared: Arc<TickerShared>,
+}
+
+/// How long the ticker keeps ticking after the last call ended: calls that
+/// follow each other closer than this never wait for it to wake.
+const TICKER_LINGER: Duration = Duration::from_secs(1);
+
+struct TickerShared {
+    state: Mutex<TickerState>,
+    wake: Condvar,
+}
+
+#[derive(Debug)]
+struct TickerState {
+    /// Calls running now.
+    calls: usize,
+    /// When the last call ended (None: no call yet).
+    last_ended: Option<Instant>,
+    /// The ticker waits on `wake` for a call.
+    asleep: bool,
+    stop: bool,
+    /// Ticks so far (for tests).
+    ticks: u64,
+}
+
+/// A running call: the ticker ticks until it is dropped.
+struct Ticking(Arc<TickerShared>);
+
+impl Drop for Ticking {
+    fn drop(&mut self) {
+        let mut s = self.0.lock();
+        s.calls -= 1;
+        s.last_ended = Some(Instant::now());
+    }
+}
+
+impl TickerShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TickerState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl EpochTicker {
-    fn start(engine: &Engine) -> Self {
-        let weak = engine.weak();
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
+    fn start(engines: &[&Engine], linger: Duration) -> Self {
+        let engines: Vec<_> = engines.iter().map(|e| e.weak()).collect();
+        let shared = Arc::new(TickerShared {
+            state: Mutex::new(TickerState {
+                calls: 0,
+                last_ended: None,
+                asleep: false,
+                stop: false,
+                ticks: 0,
+            }),
+            wake: Condvar::new(),
+        });
+        let ticker = shared.clone();
         let _ = std::thread::Builder::new()
             .name("skillhost-epoch".into())
             .spawn(move || {
-                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                loop {
+                    {
+                        let mut s = ticker.lock();
+                        while !s.stop
+                            && s.calls == 0
+                            && s.last_ended.is_none_or(|t| t.elapsed() >= linger)
+                        {
+                            s.asleep = true;
+                            s = ticker.wake.wait(s).unwrap_or_else(|p| p.into_inner());
+                            s.asleep = false;
+                        }
+                        if s.stop {
+                            return;
+                        }
+                        s.ticks += 1;
+                    }
                     std::thread::sleep(EPOCH_TICK);
-                    match weak.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => break,
+                    for weak in &engines {
+                        match weak.upgrade() {
+                            Some(engine) => engine.increment_epoch(),
+                            None => return,
+                        }
                     }
                 }
             });
-        EpochTicker { stop }
+        EpochTicker { shared }
+    }
+
+    /// Marks a call as running until the returned guard is dropped; wakes
+    /// the ticker if it sleeps.
+    fn call_started(&self) -> Ticking {
+        let mut s = self.shared.lock();
+        s.calls += 1;
+        if s.asleep {
+            self.shared.wake.notify_one();
+        }
+        Ticking(self.shared.clone())
     }
 }
 
 impl Drop for EpochTicker {
     fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.shared.lock().stop = true;
+        self.shared.wake.notify_one();
     }
 }
 
@@ -1429,5 +1524,46 @@ mod tests {
             .expect_err("over 100 bytes in all");
         assert_eq!(e.class, "OutputTooLarge");
         assert!(check_output("b".into(), "text/plain".into(), vec![], l).is_ok());
+    }
+
+    /// Waits (bounded by a guard, not a time threshold) until `done` holds
+    /// of the ticker's state.
+    fn ticker_reaches(ticker: &EpochTicker, what: &str, done: impl Fn(&TickerState) -> bool) {
+        for _ in 0..10_000 {
+            if done(&ticker.shared.lock()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("the ticker never {what}: {:?}", ticker.shared.lock());
+    }
+
+    #[test]
+    fn the_ticker_sleeps_without_calls_and_ticks_while_one_runs() {
+        let engine = new_engine(Strategy::Cranelift, false).expect("engine");
+        let ticker = EpochTicker::start(&[&engine], Duration::ZERO);
+        ticker_reaches(&ticker, "went to sleep", |s| s.asleep);
+        let ticks = ticker.shared.lock().ticks;
+        let call = ticker.call_started();
+        ticker_reaches(&ticker, "ticked for a call", |s| s.ticks >= ticks + 3);
+        assert!(!ticker.shared.lock().asleep);
+        drop(call);
+        ticker_reaches(&ticker, "slept again", |s| s.asleep);
+        let ticks = ticker.shared.lock().ticks;
+        let again = ticker.call_started();
+        ticker_reaches(&ticker, "woke for the next call", |s| s.ticks > ticks);
+        drop(again);
+    }
+
+    #[test]
+    fn the_ticker_lingers_after_a_call() {
+        let engine = new_engine(Strategy::Cranelift, false).expect("engine");
+        let ticker = EpochTicker::start(&[&engine], Duration::from_secs(3600));
+        // No call yet: nothing to linger for.
+        ticker_reaches(&ticker, "went to sleep", |s| s.asleep);
+        drop(ticker.call_started());
+        let ticks = ticker.shared.lock().ticks;
+        ticker_reaches(&ticker, "went on ticking", |s| s.ticks >= ticks + 3);
+        assert!(!ticker.shared.lock().asleep);
     }
 }
