@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientNotification,
     ClientRequest, RequestId, ServerJsonRpcMessage, ServerResult,
@@ -171,11 +171,14 @@ impl DirectCallSessions {
         let sessions = self.sessions.clone();
         let (id, request) = (id.clone(), request.clone());
         let (name, args) = (params.name.clone(), params.arguments.clone());
-        // Spawned, so that the run finishes (and is recorded) even if the
-        // client goes away, as a call through the worker does; its place
-        // is held as long.
+        // Started here, and the rest (if any) spawned, so that the run
+        // finishes (and is recorded) even if the client goes away, as a
+        // call through the worker does; its place is held as long. Most
+        // calls end in this first poll (a handler runs here until its
+        // first tick, see `Sandbox::call`), which spares them a task and
+        // the wake-up of an idle worker that spawning one costs.
         let place = super::held_place(extensions);
-        tokio::spawn(async move {
+        let mut call = Box::pin(async move {
             let response = match server.call(&name, args.unwrap_or_default()).await {
                 Ok(result) => ServerJsonRpcMessage::response(
                     ServerResult::from(CallToolResponse::from(result)),
@@ -199,6 +202,11 @@ impl DirectCallSessions {
                 let _ = tx.send(ServerSseMessage::from_message(response));
             }
         });
+        // Polled with a waker that does nothing: a call not done yet is
+        // spawned, and a spawned task is polled again whoever woke it.
+        if (&mut call).now_or_never().is_none() {
+            tokio::spawn(call);
+        }
         Some(rx)
     }
 }
