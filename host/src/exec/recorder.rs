@@ -277,12 +277,14 @@ impl Writer {
             let mut stop = false;
             let mut last_seq = None;
             // Group commit: what arrives within GATHER of the first message
-            // goes into the same transaction.
-            let until = std::time::Instant::now() + GATHER;
-            let more = std::iter::from_fn(|| {
-                let left = until.saturating_duration_since(std::time::Instant::now());
-                rx.recv_timeout(left).ok()
-            });
+            // goes into the same transaction. The writer sleeps through
+            // GATHER rather than waiting on the queue, so that the runs
+            // sent meanwhile do not each wake it: a wake-up costs the
+            // request's thread a futex call and this one a context switch.
+            if !matches!(first, Message::Stop) {
+                std::thread::sleep(GATHER);
+            }
+            let more = std::iter::from_fn(|| rx.try_recv().ok());
             for message in std::iter::once(first).chain(more) {
                 match message {
                     Message::Run { seq, run } => {
