@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::{FutureExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientNotification,
     ClientRequest, RequestId, ServerJsonRpcMessage, ServerResult,
@@ -178,7 +178,7 @@ impl DirectCallSessions {
         // first tick, see `Sandbox::call`), which spares them a task and
         // the wake-up of an idle worker that spawning one costs.
         let place = super::held_place(extensions);
-        let mut call = Box::pin(async move {
+        let call = async move {
             let response = match server.call(&name, args.unwrap_or_default()).await {
                 Ok(result) => ServerJsonRpcMessage::response(
                     ServerResult::from(CallToolResponse::from(result)),
@@ -201,11 +201,9 @@ impl DirectCallSessions {
             if let Some((_, tx)) = tx {
                 let _ = tx.send(ServerSseMessage::from_message(response));
             }
-        });
-        // Polled with a waker that does nothing: a call not done yet is
-        // spawned, and a spawned task is polled again whoever woke it.
-        if (&mut call).now_or_never().is_none() {
-            tokio::spawn(call);
+        };
+        if let Err(rest) = crate::types::poll_here_first(call) {
+            tokio::spawn(rest);
         }
         Some(rx)
     }

@@ -544,12 +544,11 @@ impl Sandbox {
         // it moves to the guest threads for the rest. So a guest holds
         // the caller's thread for at most one tick.
         let inner = self.inner.clone();
-        let mut call: std::pin::Pin<Box<dyn Future<Output = CallOutcome> + Send>> =
-            Box::pin(async move { inner.call(job).await });
-        if let std::task::Poll::Ready(outcome) = futures::poll!(call.as_mut()) {
-            return outcome;
-        }
-        let task = AbortOnDrop(guest.handle.spawn(call));
+        let rest = match crate::types::poll_here_first(async move { inner.call(job).await }) {
+            Ok(outcome) => return outcome,
+            Err(rest) => rest,
+        };
+        let task = AbortOnDrop(guest.handle.spawn(rest));
         match task.await {
             Ok(outcome) => outcome,
             Err(e) => CallOutcome::failed(Failure::new(
