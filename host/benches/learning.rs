@@ -1,5 +1,7 @@
 //! Learning benchmarks, each with a baseline from the same run:
 //! - a learning cycle over 100,000 recorded runs vs reading those runs;
+//! - what the writer reads for an automatic cycle (every `auto_every`
+//!   runs, over the default window) vs storing the runs between two;
 //! - prevention with 1,000 rules per task vs with 1 rule.
 
 use std::hint::black_box;
@@ -109,6 +111,47 @@ fn bench_cycle(c: &mut Criterion) {
     );
 }
 
+/// The automatic cycle's read of the store (`failure_groups` over the
+/// default window, in a store four windows deep) against storing the
+/// `auto_every` runs it follows in one transaction, as the writer does:
+/// with every run a success, and with one in three failed.
+fn bench_auto_cycle(_c: &mut Criterion) {
+    let t = Thresholds::default();
+    let every = skillhost::learn::LearningConfig::default().auto_every as usize;
+    for (name, failing) in [("no failures", false), ("1 in 3 failed", true)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&dir.path().join("bench.db")).expect("store");
+        let make = |i: usize| {
+            let mut r = run(i);
+            if !failing {
+                r.success = true;
+                r.failure_class = None;
+            }
+            r
+        };
+        let runs: Vec<RunRecord> = (0..4 * t.window).map(make).collect();
+        store.record_runs(&runs).expect("insert");
+        let batch: Vec<RunRecord> = (0..every).map(make).collect();
+        let (mut read, mut write) = (Vec::new(), Vec::new());
+        for _ in 0..200 {
+            let s = Instant::now();
+            black_box(store.failure_groups(t.window).expect("groups"));
+            read.push(s.elapsed());
+            let s = Instant::now();
+            store.record_runs(&batch).expect("store");
+            write.push(s.elapsed());
+        }
+        read.sort();
+        write.sort();
+        let (r, w) = (read[read.len() / 2], write[write.len() / 2]);
+        println!(
+            "RATIO auto-cycle ({name}): reading a {}-run window {r:?} / storing the {every} runs between cycles {w:?} = {:.2}x",
+            t.window,
+            r.as_secs_f64() / w.as_secs_f64()
+        );
+    }
+}
+
 fn bench_rules(c: &mut Criterion) {
     let make = |n: usize| {
         let set = RuleSet {
@@ -150,7 +193,7 @@ fn bench_rules(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench_cycle, bench_rules);
+criterion_group!(benches, bench_cycle, bench_auto_cycle, bench_rules);
 
 fn main() {
     benches();

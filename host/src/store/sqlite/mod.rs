@@ -104,6 +104,9 @@ const MIGRATIONS: &[&str] = &[
         note TEXT,
         at INTEGER NOT NULL
     );",
+    // 7: the failed runs alone, so that a learning cycle (every
+    // `auto_every` runs) reads the window's failures, not all its runs.
+    "CREATE INDEX runs_failed ON runs (id) WHERE success = 0;",
 ];
 
 /// Work a migration needs beyond its SQL, run in the same transaction
@@ -164,11 +167,47 @@ pub struct SqliteStore {
     kv_quota: KvQuota,
 }
 
-/// Runs per skill in the learning window. NOT INDEXED: otherwise SQLite
-/// counts through the whole (skill, failure_class) index, every run ever
-/// recorded, instead of the window's rowid range.
-const RUNS_PER_SKILL_SINCE: &str =
-    "SELECT skill, COUNT(*) FROM runs NOT INDEXED WHERE id >= ?1 GROUP BY skill";
+/// The skill of each run in the learning window. NOT INDEXED: otherwise
+/// SQLite reads through the whole (skill, failure_class) index, every run
+/// ever recorded, instead of the window's rowid range.
+const SKILLS_SINCE: &str = "SELECT skill FROM runs NOT INDEXED WHERE id >= ?1";
+
+/// Failures by (skill, class) from run `?1` on: a failed run without a
+/// verdict, or any run a verdict calls failed (the verdict's class first).
+/// Both halves read only failing rows (`runs_failed`, `verdicts`).
+const FAILURES_SINCE: &str = "SELECT skill, class, COUNT(*), COUNT(*), GROUP_CONCAT(id) FROM
+       (SELECT r.skill, r.id, r.failure_class AS class
+          FROM runs r INDEXED BY runs_failed
+         WHERE r.success = 0 AND r.id >= ?1
+           AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = r.id)
+        UNION ALL
+        SELECT r.skill, r.id, COALESCE(v.class, r.failure_class, 'UserReported')
+          FROM verdicts v CROSS JOIN runs r ON r.id = v.run_id
+         WHERE v.run_id >= ?1 AND v.ok = 0
+        ORDER BY 2)
+     WHERE class IS NOT NULL
+     GROUP BY skill, class ORDER BY skill, class";
+
+/// The first run id of the last `window` runs (0 for a window of 0, which
+/// covers every run, as it always has).
+fn window_start(conn: &Connection, window: usize) -> Result<i64, StoreError> {
+    let Some(offset) = window.checked_sub(1) else {
+        return Ok(0);
+    };
+    // Stepping back through the rowids: MIN over a LIMIT subquery
+    // materialised the whole window first.
+    let nth: Option<i64> = conn
+        .prepare_cached("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1")?
+        .query_row(params![offset as i64], |r| r.get(0))
+        .optional()?;
+    match nth {
+        Some(id) => Ok(id),
+        // Fewer runs than the window: all of them.
+        None => Ok(conn
+            .prepare_cached("SELECT COALESCE(MIN(id), 0) FROM runs")?
+            .query_row([], |r| r.get(0))?),
+    }
+}
 
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path` and migrates it.
@@ -611,35 +650,15 @@ impl RunStore for SqliteStore {
 
     fn failure_groups(&self, window: usize) -> Result<Vec<FailureGroup>, StoreError> {
         let conn = self.conn();
-        let since: i64 = conn.query_row(
-            "SELECT COALESCE(MIN(id), 0) FROM (SELECT id FROM runs ORDER BY id DESC LIMIT ?1)",
-            params![window as i64],
-            |r| r.get(0),
-        )?;
-        let mut runs_per_skill = std::collections::HashMap::new();
-        {
-            let mut stmt = conn.prepare(RUNS_PER_SKILL_SINCE)?;
-            for row in stmt.query_map(params![since], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })? {
-                let (skill, n) = row?;
-                runs_per_skill.insert(skill, n as u64);
-            }
-        }
+        // The window is read through what failed in it (the `runs_failed`
+        // index, verdicts, steps with an error class); the runs per skill
+        // only for a skill that has a group. A cycle runs every
+        // `auto_every` runs: reading every run of the window each time cost
+        // the writer more than storing them.
+        let since = window_start(&conn, window)?;
         let mut groups = Vec::new();
         let queries = [
-            (
-                false,
-                "SELECT skill, class, COUNT(*), COUNT(*), GROUP_CONCAT(id) FROM
-                   (SELECT r.skill, r.id,
-                           CASE WHEN v.run_id IS NULL THEN (CASE WHEN r.success = 0 THEN r.failure_class END)
-                                WHEN v.ok = 1 THEN NULL
-                                ELSE COALESCE(v.class, r.failure_class, 'UserReported') END AS class
-                    FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
-                    WHERE r.id >= ?1 ORDER BY r.id)
-                 WHERE class IS NOT NULL
-                 GROUP BY skill, class ORDER BY skill, class",
-            ),
+            (false, FAILURES_SINCE),
             (
                 true,
                 "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id), GROUP_CONCAT(r.id) FROM steps s JOIN runs r ON r.id = s.run_id
@@ -647,7 +666,7 @@ impl RunStore for SqliteStore {
             ),
         ];
         for (tool_error, sql) in queries {
-            let mut stmt = conn.prepare(sql)?;
+            let mut stmt = conn.prepare_cached(sql)?;
             let rows = stmt.query_map(params![since], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
@@ -666,7 +685,7 @@ impl RunStore for SqliteStore {
                     .take(10)
                     .collect();
                 groups.push(FailureGroup {
-                    runs: runs_per_skill.get(&skill).copied().unwrap_or(0),
+                    runs: 0,
                     skill,
                     class,
                     tool_error,
@@ -674,6 +693,29 @@ impl RunStore for SqliteStore {
                     runs_affected: runs_affected as u64,
                     sample_runs,
                 });
+            }
+        }
+        if !groups.is_empty() {
+            // Counted here, not by GROUP BY: sorting every run's skill name
+            // cost more than reading them.
+            let mut runs_per_skill: HashMap<String, u64> =
+                groups.iter().map(|g| (g.skill.clone(), 0)).collect();
+            let mut stmt = conn.prepare_cached(SKILLS_SINCE)?;
+            let mut rows = stmt.query(params![since])?;
+            while let Some(r) = rows.next()? {
+                let skill = r.get_ref(0)?.as_str().map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        Box::new(e),
+                    )
+                })?;
+                if let Some(n) = runs_per_skill.get_mut(skill) {
+                    *n += 1;
+                }
+            }
+            for g in &mut groups {
+                g.runs = runs_per_skill.get(&g.skill).copied().unwrap_or(0);
             }
         }
         Ok(groups)
@@ -846,7 +888,7 @@ mod tests {
             let c = Connection::open(&p).expect("open");
             c.execute_batch(
                 "DROP TABLE skill_usage; DROP TABLE gate_reports; DROP TABLE gate_approvals;
-                 DROP TABLE verdicts;
+                 DROP TABLE verdicts; DROP INDEX runs_failed;
                  PRAGMA user_version = 3;",
             )
             .expect("downgrade");
@@ -874,26 +916,77 @@ mod tests {
 mod plan_tests {
     use super::*;
 
+    /// SQLite's query plan for `sql` (one parameter) in a fresh store.
+    fn plan_of(sql: &str) -> Vec<String> {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
+        let conn = s.conn();
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .expect("plan");
+        stmt.query_map(params![0], |r| r.get::<_, String>(3))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    }
+
     /// The learning window is read by id range, whatever the store holds
     /// before it: a plan that scans the whole table or index grows with
     /// every run ever recorded and slows each background cycle.
     #[test]
     fn the_window_query_reads_the_rowid_range_not_every_run() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
-        let conn = s.conn();
-        let mut stmt = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {RUNS_PER_SKILL_SINCE}"))
-            .expect("plan");
-        let plan: Vec<String> = stmt
-            .query_map(params![0], |r| r.get::<_, String>(3))
-            .expect("query")
-            .collect::<Result<_, _>>()
-            .expect("rows");
+        let plan = plan_of(SKILLS_SINCE);
         assert!(
             plan.iter().any(|l| l.contains("INTEGER PRIMARY KEY")),
             "{plan:?}"
         );
         assert!(!plan.iter().any(|l| l.starts_with("SCAN runs")), "{plan:?}");
+    }
+
+    /// A learning cycle reads the window's failures through indexes that
+    /// hold only failing rows: its cost follows what failed, not how many
+    /// runs the window holds.
+    #[test]
+    fn the_failure_query_reads_failing_rows_only() {
+        let plan = plan_of(FAILURES_SINCE);
+        assert!(
+            plan.iter().any(|l| l.contains("USING INDEX runs_failed")),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .any(|l| l == "SEARCH v USING INTEGER PRIMARY KEY (rowid>?)"),
+            "{plan:?}"
+        );
+        // Only the failing rows gathered above are scanned, never a table.
+        assert!(
+            plan.iter()
+                .filter(|l| l.starts_with("SCAN"))
+                .all(|l| l.contains("subquery")),
+            "{plan:?}"
+        );
+    }
+
+    /// The window's first run is found by stepping back from the newest,
+    /// whatever came before; a short store is read whole.
+    #[test]
+    fn the_window_starts_at_the_nth_newest_run() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
+        let conn = s.conn();
+        assert_eq!(window_start(&conn, 5).expect("empty"), 0);
+        for id in [3, 7, 8, 20] {
+            conn.execute(
+                "INSERT INTO runs (id, at, skill, skill_version, task, tier, success,
+                                   context_json, duration_us, model_calls, origin)
+                 VALUES (?1, 0, 's', 'v', 't', 'handler', 1, '{}', 0, 0, 'cli')",
+                params![id],
+            )
+            .expect("insert");
+        }
+        assert_eq!(window_start(&conn, 2).expect("two"), 8);
+        assert_eq!(window_start(&conn, 4).expect("all"), 3);
+        assert_eq!(window_start(&conn, 100).expect("more than held"), 3);
+        assert_eq!(window_start(&conn, 0).expect("none"), 0);
     }
 }
