@@ -899,7 +899,7 @@ impl Runner {
     /// [`FileIdentity`](crate::skill::FileIdentity)): a run of an unchanged
     /// skill neither reads its handler nor hashes it.
     fn skill_files(&self, skill: &Skill) -> Result<SkillFiles, SkillFileError> {
-        if let Some(files) = self.unchanged_files(skill)? {
+        if let Some(files) = self.unchanged_files(skill) {
             return Ok(files);
         }
         // The fingerprint covers both files, so both are read.
@@ -933,21 +933,20 @@ impl Runner {
     }
 
     /// What [`Runner::skill_files`] would answer, when no file changed:
-    /// two opens and two `fstat`s, no reading, so it may run on an async
-    /// worker. `None` when something must be read.
-    fn unchanged_files(&self, skill: &Skill) -> Result<Option<SkillFiles>, SkillFileError> {
-        let Some(known) = self.trusted_known(skill) else {
-            return Ok(None);
-        };
-        if skill.file_identity(&skill.file_name(), MAX_SKILL_MD_BYTES)? != known.md {
-            return Ok(None);
+    /// two `stat`s, no reading, so it may run on an async worker. `None`
+    /// when something must be read, which is also where whatever is wrong
+    /// with a file (missing, too large, outside the folder) is reported.
+    fn unchanged_files(&self, skill: &Skill) -> Option<SkillFiles> {
+        let known = self.trusted_known(skill)?;
+        if skill.current_identity(&skill.file_name())? != known.md {
+            return None;
         }
         let wasm = match skill.meta.skillhost.handler.as_deref() {
-            Some(rel) => Some(skill.file_identity(rel, MAX_HANDLER_BYTES)?),
+            Some(rel) => Some(skill.current_identity(rel)?),
             None => None,
         };
         if wasm != known.wasm {
-            return Ok(None);
+            return None;
         }
         let handler = match (wasm, known.handler) {
             (None, _) => None,
@@ -955,13 +954,13 @@ impl Runner {
             // Read by a call that is still compiling it (concurrent first
             // calls): this call reads too, then finds the compile's result
             // in the sandbox's cache or waits for it.
-            (Some(_), None) => return Ok(None),
+            (Some(_), None) => return None,
         };
-        Ok(Some(SkillFiles {
+        Some(SkillFiles {
             fingerprint: known.fingerprint,
             artifact: known.artifact,
             handler,
-        }))
+        })
     }
 
     /// The skill's validators, compiled once per runner (their regular
@@ -1156,8 +1155,8 @@ impl Runner {
         // Reading and hashing a changed handler (up to 128 MiB) is blocking
         // work: off the async workers.
         let files = match self.unchanged_files(skill) {
-            Ok(Some(files)) => Ok(files),
-            Ok(None) => {
+            Some(files) => Ok(files),
+            None => {
                 let (runner, owned) = (self.clone(), skill.clone());
                 tokio::task::spawn_blocking(move || runner.skill_files(&owned))
                     .await
@@ -1168,7 +1167,6 @@ impl Runner {
                         })
                     })
             }
-            Err(e) => Err(e),
         };
         let files = match files {
             Ok(f) => f,

@@ -181,14 +181,17 @@ impl Skill {
         read_opened(relative, file, identity, max_bytes)
     }
 
-    /// Which version of `relative` is there now, without reading it (the
-    /// checks of [`Skill::read_file`] apply).
-    pub fn file_identity(
-        &self,
-        relative: &str,
-        max_bytes: u64,
-    ) -> Result<FileIdentity, SkillFileError> {
-        Ok(self.open_file(relative, max_bytes)?.1)
+    /// Which version of `relative` is there now: one `stat` of its path,
+    /// symlinks followed, `None` if it cannot be looked at. None of the
+    /// checks of [`Skill::read_file`] apply, so this may only confirm a
+    /// version read through them: the same identity (device, inode,
+    /// change time) is that file, unchanged, wherever the path now leads.
+    /// A run of an unchanged skill makes two of these, not the 14 system
+    /// calls of opening both files beneath the skill's folder.
+    pub fn current_identity(&self, relative: &str) -> Option<FileIdentity> {
+        std::fs::metadata(self.dir.join(relative))
+            .ok()
+            .map(|m| FileIdentity::of(&m))
     }
 
     /// [`Skill::read_file`], with the identity of the version read.
@@ -371,11 +374,47 @@ mod tests {
         assert!(!id.trusted_if_read_at(std::time::SystemTime::now() - TIME_TICK));
         let later = std::time::SystemTime::now() + TIME_TICK * 2;
         assert!(id.trusted_if_read_at(later));
-        assert_eq!(s.file_identity("h.wasm", 100).expect("identity"), id);
+        assert_eq!(s.current_identity("h.wasm"), Some(id));
         // A rewrite is a different version, whatever the clock says.
         std::fs::write(tmp.path().join("h.wasm"), "two!").expect("write");
         let (_, rewritten) = s.read_file_identified("h.wasm", 100).expect("read");
         assert_ne!(rewritten, id);
+    }
+
+    /// The cheap look at a path confirms only the file that was read:
+    /// replacing it by another file, or by a symlink to one outside the
+    /// folder, is a different version, and reading that is refused.
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_or_redirected_file_is_a_new_version() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("s");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let s = skill_in(&dir);
+        std::fs::write(dir.join("h.wasm"), "one").expect("write");
+        let (_, id) = s.read_file_identified("h.wasm", 100).expect("read");
+        // Same length, renamed over it: a new inode.
+        std::fs::write(dir.join("next"), "two").expect("write");
+        std::fs::rename(dir.join("next"), dir.join("h.wasm")).expect("rename");
+        let (_, renamed) = s.read_file_identified("h.wasm", 100).expect("read");
+        assert_ne!(renamed, id);
+        assert_eq!(s.current_identity("h.wasm"), Some(renamed));
+        // A symlink out of the folder: another version, and not readable.
+        std::fs::write(tmp.path().join("outside"), "two").expect("write");
+        std::fs::remove_file(dir.join("h.wasm")).expect("rm");
+        std::os::unix::fs::symlink(tmp.path().join("outside"), dir.join("h.wasm"))
+            .expect("symlink");
+        assert!(
+            s.current_identity("h.wasm")
+                .is_some_and(|now| now != renamed)
+        );
+        assert!(matches!(
+            s.read_file_identified("h.wasm", 100),
+            Err(SkillFileError::Escape { .. })
+        ));
+        // Gone: nothing to confirm.
+        std::fs::remove_file(dir.join("h.wasm")).expect("rm");
+        assert_eq!(s.current_identity("h.wasm"), None);
     }
 
     #[test]
