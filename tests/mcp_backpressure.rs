@@ -216,22 +216,9 @@ fn a_cancelled_call_keeps_its_place_until_its_run_ends() {
                 "the spin never held the place"
             );
         }
-        let cancel = json!({
-            "jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": { "requestId": 100, "reason": "test" }
-        });
         // The probe's 503 says the spin took the place at the HTTP front,
-        // not that the server has registered the call yet; a cancel that
-        // arrives first names an unknown request and is ignored, as MCP
-        // allows. So it is sent again until the spin's stream ends.
-        while !spin.is_finished() {
-            assert!(session.send(&cancel).await.is_empty());
-            assert!(
-                guard.elapsed().as_secs() < 60,
-                "the cancelled call's stream never ended"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        // not that the server has registered the call yet.
+        session.cancel_until_ended(&[(100, &spin)]).await;
         let (status, body) = spin.await.expect("spin task");
         assert_eq!(status, 200, "{body}");
         assert!(

@@ -75,27 +75,8 @@ fn a_cancelled_call_gets_no_answer_and_the_session_serves_on() {
         }
         // Let the calls reach the server first (ordering of the sends only).
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        // A cancel that arrives before the server has registered its call
-        // names an unknown request, which MCP lets a server ignore: each
-        // is sent again until its call's stream ends.
-        loop {
-            let running: Vec<u64> = spins
-                .iter()
-                .filter(|(_, spin)| !spin.is_finished())
-                .map(|(id, _)| *id)
-                .collect();
-            if running.is_empty() {
-                break;
-            }
-            for id in running {
-                let cancel = serde_json::json!({
-                    "jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": { "requestId": id, "reason": "test" }
-                });
-                assert!(session.send(&cancel).await.is_empty());
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        let calls: Vec<_> = spins.iter().map(|(id, spin)| (*id, spin)).collect();
+        session.cancel_until_ended(&calls).await;
         for (id, spin) in spins {
             let answer = spin.await.expect("call task");
             assert!(

@@ -241,6 +241,37 @@ impl McpSession {
         self.post(msg).await.1
     }
 
+    /// Cancels each of `calls` (request ID, the task awaiting its
+    /// answer), again and again until every task has ended: a cancel that
+    /// arrives before the server has registered its call names an unknown
+    /// request, which MCP lets a server ignore. Panics if a call still runs
+    /// after a minute.
+    pub async fn cancel_until_ended<T>(&self, calls: &[(u64, &tokio::task::JoinHandle<T>)]) {
+        let guard = std::time::Instant::now();
+        loop {
+            let running: Vec<u64> = calls
+                .iter()
+                .filter(|(_, task)| !task.is_finished())
+                .map(|(id, _)| *id)
+                .collect();
+            if running.is_empty() {
+                return;
+            }
+            for id in running {
+                let cancel = json!({
+                    "jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": { "requestId": id, "reason": "test" }
+                });
+                assert!(self.send(&cancel).await.is_empty());
+            }
+            assert!(
+                guard.elapsed().as_secs() < 60,
+                "a cancelled call's stream never ended"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// Sends a request and returns the response with its id.
     pub async fn request(&self, id: u64, method: &str, params: Value) -> Value {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))

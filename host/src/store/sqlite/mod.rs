@@ -188,25 +188,27 @@ const FAILURES_SINCE: &str = "SELECT skill, class, COUNT(*), COUNT(*), GROUP_CON
      WHERE class IS NOT NULL
      GROUP BY skill, class ORDER BY skill, class";
 
-/// The first run id of the last `window` runs (0 for a window of 0, which
-/// covers every run, as it always has).
-fn window_start(conn: &Connection, window: usize) -> Result<i64, StoreError> {
-    let Some(offset) = window.checked_sub(1) else {
-        return Ok(0);
-    };
-    // Stepping back through the rowids: MIN over a LIMIT subquery
-    // materialised the whole window first.
-    let nth: Option<i64> = conn
-        .prepare_cached("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1")?
-        .query_row(params![offset as i64], |r| r.get(0))
-        .optional()?;
-    match nth {
-        Some(id) => Ok(id),
-        // Fewer runs than the window: all of them.
-        None => Ok(conn
-            .prepare_cached("SELECT COALESCE(MIN(id), 0) FROM runs")?
-            .query_row([], |r| r.get(0))?),
-    }
+/// The id of the `n`th newest run (1 is the newest), or the oldest when
+/// there are fewer; `None` for an empty store. Stepped back through the
+/// rowids: MIN over a LIMIT subquery materialised all `n` first.
+fn nth_latest_id(conn: &Connection, n: u64) -> Result<Option<i64>, StoreError> {
+    let offset = i64::try_from(n.saturating_sub(1)).unwrap_or(i64::MAX);
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(
+                (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1),
+                (SELECT MIN(id) FROM runs))",
+        )?
+        .query_row([offset], |r| r.get::<_, Option<i64>>(0))
+        .optional()?
+        .flatten())
+}
+
+/// Column `i` of `r` as text, without copying it.
+fn text<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    r.get_ref(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
 }
 
 impl SqliteStore {
@@ -497,19 +499,7 @@ impl RunStore for SqliteStore {
     }
 
     fn nth_latest_run_id(&self, n: u64) -> Result<Option<i64>, StoreError> {
-        let conn = self.conn();
-        let offset = i64::try_from(n.saturating_sub(1)).unwrap_or(i64::MAX);
-        let id = conn
-            .query_row(
-                "SELECT COALESCE(
-                    (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1),
-                    (SELECT MIN(id) FROM runs))",
-                [offset],
-                |r| r.get::<_, Option<i64>>(0),
-            )
-            .optional()?
-            .flatten();
-        Ok(id)
+        nth_latest_id(&self.conn(), n)
     }
 
     fn skill_usage(&self) -> Result<HashMap<String, Usage>, StoreError> {
@@ -535,20 +525,11 @@ impl RunStore for SqliteStore {
         let mut rows = stmt.query([from_run])?;
         let mut n = 0;
         while let Some(r) = rows.next()? {
-            let text = |i| {
-                r.get_ref(i)?.as_str().map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        i,
-                        rusqlite::types::Type::Text,
-                        Box::new(e),
-                    )
-                })
-            };
             f(ToolStepRow {
                 run_id: r.get(0)?,
                 run_succeeded: r.get(1)?,
-                tool: text(2)?,
-                detail_json: text(3)?,
+                tool: text(r, 2)?,
+                detail_json: text(r, 3)?,
                 step_succeeded: r.get(4)?,
             });
             n += 1;
@@ -655,7 +636,11 @@ impl RunStore for SqliteStore {
         // only for a skill that has a group. A cycle runs every
         // `auto_every` runs: reading every run of the window each time cost
         // the writer more than storing them.
-        let since = window_start(&conn, window)?;
+        // A window of 0 covers every run, as it always has.
+        let since = match window {
+            0 => 0,
+            n => nth_latest_id(&conn, n as u64)?.unwrap_or(0),
+        };
         let mut groups = Vec::new();
         let queries = [
             (false, FAILURES_SINCE),
@@ -703,14 +688,7 @@ impl RunStore for SqliteStore {
             let mut stmt = conn.prepare_cached(SKILLS_SINCE)?;
             let mut rows = stmt.query(params![since])?;
             while let Some(r) = rows.next()? {
-                let skill = r.get_ref(0)?.as_str().map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        0,
-                        rusqlite::types::Type::Text,
-                        Box::new(e),
-                    )
-                })?;
-                if let Some(n) = runs_per_skill.get_mut(skill) {
+                if let Some(n) = runs_per_skill.get_mut(text(r, 0)?) {
                     *n += 1;
                 }
             }
@@ -965,28 +943,5 @@ mod plan_tests {
                 .all(|l| l.contains("subquery")),
             "{plan:?}"
         );
-    }
-
-    /// The window's first run is found by stepping back from the newest,
-    /// whatever came before; a short store is read whole.
-    #[test]
-    fn the_window_starts_at_the_nth_newest_run() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let s = SqliteStore::open(&d.path().join("s.db")).expect("open");
-        let conn = s.conn();
-        assert_eq!(window_start(&conn, 5).expect("empty"), 0);
-        for id in [3, 7, 8, 20] {
-            conn.execute(
-                "INSERT INTO runs (id, at, skill, skill_version, task, tier, success,
-                                   context_json, duration_us, model_calls, origin)
-                 VALUES (?1, 0, 's', 'v', 't', 'handler', 1, '{}', 0, 0, 'cli')",
-                params![id],
-            )
-            .expect("insert");
-        }
-        assert_eq!(window_start(&conn, 2).expect("two"), 8);
-        assert_eq!(window_start(&conn, 4).expect("all"), 3);
-        assert_eq!(window_start(&conn, 100).expect("more than held"), 3);
-        assert_eq!(window_start(&conn, 0).expect("none"), 0);
     }
 }
