@@ -21,7 +21,7 @@ use super::CatalogCell;
 use crate::learn::{self, Learning, LearningConfig, RuleOutcome};
 use crate::llm::Provider;
 use crate::paths::Paths;
-use crate::store::journal::{self, JOURNAL_DIR, Journal};
+use crate::store::journal::{self, JOURNAL_DIR, Journal, Line};
 use crate::store::{RunRecord, RunStore, StoreConfig, StoreError};
 
 /// Run ids taken at a time. Ids of concurrent processes interleave by
@@ -74,19 +74,20 @@ struct Ids {
     asked: bool,
 }
 
-#[derive(Default)]
-struct Progress {
-    /// Highest sequence number handed to the writer.
-    sent: u64,
-    /// Highest sequence number the writer finished with (stored, or given
-    /// up on and left to the journal).
-    done: u64,
-}
-
+/// What requests and the writer share. The writer runs at the lowest
+/// priority, so whatever it locks that a request also needs, it holds
+/// without I/O: the scheduler may not run it again for a while.
 struct Shared {
     ids: Mutex<Ids>,
+    /// Also orders runs: numbered, journaled and queued under it.
     journal: Mutex<Journal>,
-    progress: Mutex<Progress>,
+    /// Highest sequence number handed to the writer.
+    sent: AtomicU64,
+    /// Highest sequence number the writer finished with (stored, or given
+    /// up on and left to the journal).
+    done: AtomicU64,
+    /// For `flush` to wait on `done`; requests never take it.
+    waiting: Mutex<()>,
     changed: Condvar,
     seq: AtomicU64,
 }
@@ -108,7 +109,9 @@ impl Recorder {
             shared: Arc::new(Shared {
                 ids: Mutex::new(Ids::default()),
                 journal: Mutex::new(Journal::new(state_dir.join(JOURNAL_DIR))),
-                progress: Mutex::new(Progress::default()),
+                sent: AtomicU64::new(0),
+                done: AtomicU64::new(0),
+                waiting: Mutex::new(()),
                 changed: Condvar::new(),
                 seq: AtomicU64::new(0),
             }),
@@ -132,13 +135,14 @@ impl Recorder {
     ) -> Result<(i64, Option<String>), StoreError> {
         run.id = self.next_id(store)?;
         let id = run.id;
+        let line = Line::encode(&run);
         // Numbered, journaled and queued under one lock, so the writer sees
         // runs in journal order and may release the journal up to the last
         // run it stored.
         let mut journal = lock(&self.shared.journal);
         let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        let journaled = journal.append(seq, &run);
-        lock(&self.shared.progress).sent = seq;
+        let journaled = line.and_then(|line| journal.append(seq, &line));
+        self.shared.sent.fetch_max(seq, Ordering::SeqCst);
         self.send(Message::Run {
             seq,
             run: Box::new(run),
@@ -162,13 +166,15 @@ impl Recorder {
     /// given up on and left in the journal) and the learning cycle it
     /// triggered has run, at most `timeout`; true if so.
     pub fn flush(&self, timeout: Duration) -> bool {
-        let progress = lock(&self.shared.progress);
-        let (progress, _) = self
-            .shared
+        let shared = &self.shared;
+        let sent = shared.sent.load(Ordering::SeqCst);
+        let stored = || shared.done.load(Ordering::SeqCst) >= sent;
+        let waiting = lock(&shared.waiting);
+        let _ = shared
             .changed
-            .wait_timeout_while(progress, timeout, |p| p.done < p.sent)
+            .wait_timeout_while(waiting, timeout, |_| !stored())
             .unwrap_or_else(|p| p.into_inner());
-        progress.done >= progress.sent
+        stored()
     }
 
     fn next_id(&self, store: &dyn RunStore) -> Result<i64, StoreError> {
@@ -319,9 +325,10 @@ impl Writer {
             // Done once stored and once the cycle they triggered has run,
             // so `flush` sees the rules a cycle wrote.
             if let Some(seq) = last_seq {
-                let mut progress = lock(&self.shared.progress);
-                progress.done = progress.done.max(seq);
-                drop(progress);
+                self.shared.done.fetch_max(seq, Ordering::SeqCst);
+                // Taken between `flush`'s check and its wait, never during
+                // either: the wake-up cannot be missed.
+                drop(lock(&self.shared.waiting));
                 self.shared.changed.notify_all();
             }
             for ids in give_back {
@@ -391,10 +398,7 @@ impl Writer {
                     );
                     let stored = (rules.len() - before) as u64;
                     if !self.kept_failed {
-                        let released = lock(&self.shared.journal).release(last_seq);
-                        if let Err(e) = released {
-                            tracing::warn!("{e}");
-                        }
+                        self.release_journal(last_seq);
                     }
                     return stored;
                 }
@@ -414,6 +418,22 @@ impl Writer {
             }
         }
         0
+    }
+
+    /// Removes the journal's segments that hold only stored runs, and
+    /// makes the segment it moves on to, both with the journal unlocked.
+    fn release_journal(&self, stored: u64) {
+        let (released, wants_spare) = {
+            let mut journal = lock(&self.shared.journal);
+            (journal.release(stored), journal.wants_spare())
+        };
+        released.remove();
+        if wants_spare {
+            match journal::new_segment(&self.state_dir.join(JOURNAL_DIR)) {
+                Ok(spare) => lock(&self.shared.journal).add_spare(spare),
+                Err(e) => tracing::warn!("{e}"),
+            }
+        }
     }
 
     fn record_rules(&self, rules: &[RuleOutcome]) {

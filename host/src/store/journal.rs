@@ -9,12 +9,18 @@
 //! already stored is skipped by id) and removes it.
 //!
 //! A file is a segment of at most [`SEGMENT_BYTES`]; once every run of a
-//! segment is in the database the segment is emptied (the current one) or
-//! removed (an older one), so the journal stays small under any load.
+//! segment is in the database the segment is removed, so the journal stays
+//! small under any load. A request appends while holding the lock that
+//! orders runs, and the writer that stores them runs at the lowest
+//! priority: so the writer takes segments out under that lock and removes
+//! them after it (see [`Journal::release`]), and prepares the segment the
+//! journal moves on to (see [`Journal::wants_spare`]). Under the lock
+//! there is no I/O but the append itself.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{RunRecord, RunStore, StoreError};
 
@@ -24,10 +30,10 @@ pub const JOURNAL_DIR: &str = "journal";
 /// Past this size the journal starts a new segment.
 pub const SEGMENT_BYTES: u64 = 4 << 20;
 
-/// The current segment is emptied once released and at least this large,
-/// so a host that stores every few runs does not truncate a file each time
-/// (a replay skips the stored runs it still holds, by id).
-pub const TRUNCATE_BYTES: u64 = 256 << 10;
+/// The current segment is replaced once released and at least this large,
+/// so a host that stores every few runs does not make a file each time (a
+/// replay skips the stored runs it still holds, by id).
+pub const ROTATE_BYTES: u64 = 256 << 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -42,7 +48,8 @@ pub enum JournalError {
     Store { path: PathBuf, source: StoreError },
 }
 
-struct Segment {
+/// One journal file, locked by this process while it is open.
+pub struct Segment {
     file: File,
     path: PathBuf,
     bytes: u64,
@@ -56,8 +63,35 @@ pub struct Journal {
     /// Every run up to this one is in the database.
     released: u64,
     current: Option<Segment>,
+    /// An empty segment made ahead, for when `current` is replaced.
+    spare: Option<Segment>,
     sealed: Vec<Segment>,
-    segments_made: u64,
+}
+
+/// A run as its journal line, encoded before the journal is locked.
+pub struct Line(Vec<u8>);
+
+impl Line {
+    pub fn encode(run: &RunRecord) -> Result<Line, JournalError> {
+        let mut line = serde_json::to_vec(run)?;
+        line.push(b'\n');
+        Ok(Line(line))
+    }
+}
+
+/// Segments that hold only stored runs, taken out of the journal; see
+/// [`Journal::release`].
+#[must_use = "the segments' files stay on disk until removed"]
+pub struct Released(Vec<Segment>);
+
+impl Released {
+    /// Removes the files (each while still locked, so that no replay takes
+    /// one up meanwhile).
+    pub fn remove(self) {
+        for segment in self.0 {
+            let _ = std::fs::remove_file(&segment.path);
+        }
+    }
 }
 
 impl Journal {
@@ -67,15 +101,19 @@ impl Journal {
             dir,
             released: 0,
             current: None,
+            spare: None,
             sealed: Vec::new(),
-            segments_made: 0,
         }
     }
 
-    /// Appends `run`, numbered `seq` by the caller (increasing).
-    pub fn append(&mut self, seq: u64, run: &RunRecord) -> Result<(), JournalError> {
-        let mut line = serde_json::to_vec(run)?;
-        line.push(b'\n');
+    /// The folder the journal writes into.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends `line`, the run numbered `seq` by the caller (increasing).
+    pub fn append(&mut self, seq: u64, line: &Line) -> Result<(), JournalError> {
+        let line = &line.0;
         if self
             .current
             .as_ref()
@@ -85,13 +123,17 @@ impl Journal {
         }
         let segment = match &mut self.current {
             Some(s) => s,
-            None => self
-                .current
-                .insert(new_segment(&self.dir, &mut self.segments_made)?),
+            None => {
+                let next = match self.spare.take() {
+                    Some(spare) => spare,
+                    None => new_segment(&self.dir)?,
+                };
+                self.current.insert(next)
+            }
         };
         segment
             .file
-            .write_all(&line)
+            .write_all(line)
             .map_err(|source| JournalError::Io {
                 path: segment.path.clone(),
                 source,
@@ -101,33 +143,51 @@ impl Journal {
         Ok(())
     }
 
-    /// Every run up to `seq` is in the database: drop what holds only those.
-    pub fn release(&mut self, seq: u64) -> Result<(), JournalError> {
+    /// Every run up to `seq` is in the database: takes out the segments
+    /// that hold only those, older ones and the current one once it is
+    /// [`ROTATE_BYTES`] long (the spare, if any, takes its place). No I/O:
+    /// the caller removes them, after unlocking the journal.
+    pub fn release(&mut self, seq: u64) -> Released {
         self.released = self.released.max(seq);
-        self.sealed.retain(|s| {
-            if s.last > seq {
-                return true;
-            }
-            let _ = std::fs::remove_file(&s.path);
-            false
-        });
-        if let Some(s) = &mut self.current
-            && s.bytes >= TRUNCATE_BYTES
-            && s.last <= seq
+        let mut done: Vec<Segment> = self.sealed.extract_if(.., |s| s.last <= seq).collect();
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|s| s.bytes >= ROTATE_BYTES && s.last <= seq)
         {
-            // Appends are O_APPEND: the next one starts at the new end, 0.
-            s.file.set_len(0).map_err(|source| JournalError::Io {
-                path: s.path.clone(),
-                source,
-            })?;
-            s.bytes = 0;
+            done.extend(self.current.take());
+            self.current = self.spare.take();
         }
-        Ok(())
+        Released(done)
+    }
+
+    /// Whether the journal would like a spare segment: none is ready and
+    /// the current one is halfway to being replaced. Without one, the
+    /// append after a replacement makes its own.
+    pub fn wants_spare(&self) -> bool {
+        self.spare.is_none()
+            && self
+                .current
+                .as_ref()
+                .is_some_and(|s| s.bytes >= ROTATE_BYTES / 2)
+    }
+
+    /// Keeps `segment` (from [`new_segment`], empty) for the next time the
+    /// current segment is replaced.
+    pub fn add_spare(&mut self, segment: Segment) {
+        if self.spare.is_none() && segment.bytes == 0 {
+            self.spare = Some(segment);
+        } else {
+            Released(vec![segment]).remove();
+        }
     }
 }
 
-/// A new segment file in `dir`, locked by this process.
-fn new_segment(dir: &Path, made: &mut u64) -> Result<Segment, JournalError> {
+/// Segments made by this process, for unique file names.
+static SEGMENTS_MADE: AtomicU64 = AtomicU64::new(0);
+
+/// A new, empty segment file in `dir`, locked by this process.
+pub fn new_segment(dir: &Path) -> Result<Segment, JournalError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| JournalError::Io { path, source }
@@ -136,7 +196,7 @@ fn new_segment(dir: &Path, made: &mut u64) -> Result<Segment, JournalError> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    *made += 1;
+    let made = SEGMENTS_MADE.fetch_add(1, Ordering::Relaxed) + 1;
     let path = dir.join(format!("{}-{nanos}-{made}.jsonl", std::process::id()));
     let file = OpenOptions::new()
         .create_new(true)
@@ -157,7 +217,8 @@ fn new_segment(dir: &Path, made: &mut u64) -> Result<Segment, JournalError> {
 impl Drop for Journal {
     /// A segment whose runs are all stored holds nothing to replay.
     fn drop(&mut self) {
-        for s in self.sealed.iter().chain(&self.current) {
+        let segments = self.sealed.iter().chain(&self.current).chain(&self.spare);
+        for s in segments {
             if s.bytes == 0 || s.last <= self.released {
                 let _ = std::fs::remove_file(&s.path);
             }
@@ -248,6 +309,10 @@ mod tests {
         }
     }
 
+    fn line(id: i64, task: &str) -> Line {
+        Line::encode(&run(id, task)).unwrap()
+    }
+
     fn journal_files(dir: &Path) -> Vec<PathBuf> {
         std::fs::read_dir(dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -262,7 +327,7 @@ mod tests {
         let ids = store.reserve_run_ids(3).unwrap();
         let mut journal = Journal::new(dir.clone());
         for (seq, id) in ids.clone().enumerate() {
-            journal.append(seq as u64 + 1, &run(id, "t")).unwrap();
+            journal.append(seq as u64 + 1, &line(id, "t")).unwrap();
         }
         // The first run reached the database before the "crash".
         store.insert_runs(&[run(ids.start, "t")]).unwrap();
@@ -296,37 +361,56 @@ mod tests {
     }
 
     #[test]
-    fn released_segments_are_emptied_or_removed() {
+    fn released_segments_are_removed_by_the_caller() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join(JOURNAL_DIR);
         let mut journal = Journal::new(dir.clone());
         let big = "x".repeat((SEGMENT_BYTES / 3) as usize);
         for seq in 1..=3 {
-            journal.append(seq, &run(seq as i64, &big)).unwrap();
+            journal.append(seq, &line(seq as i64, &big)).unwrap();
         }
         assert_eq!(journal_files(&dir).len(), 2, "a second segment started");
-        journal.release(1).unwrap();
+        journal.release(1).remove();
         assert_eq!(journal_files(&dir).len(), 2, "segment 1 still holds run 2");
-        journal.release(2).unwrap();
+        journal.release(2).remove();
         assert_eq!(journal_files(&dir).len(), 1, "segment 1 is done");
-        journal.release(3).unwrap();
+
+        // The current segment is replaced once released, by a spare made
+        // ahead; its file goes only when the caller removes it.
+        assert!(journal.wants_spare());
+        journal.add_spare(new_segment(&dir).unwrap());
+        assert!(!journal.wants_spare());
+        let released = journal.release(3);
+        assert_eq!(journal_files(&dir).len(), 2);
+        released.remove();
         let files = journal_files(&dir);
-        assert_eq!(files.len(), 1, "the current segment is kept");
+        assert_eq!(files.len(), 1, "the spare is left");
         assert_eq!(std::fs::metadata(&files[0]).unwrap().len(), 0);
+        journal.append(4, &line(4, "next")).unwrap();
+        assert_eq!(journal_files(&dir), files, "the next run went to the spare");
+        assert!(std::fs::metadata(&files[0]).unwrap().len() > 0);
+
+        // Without a spare the next append makes a segment.
+        journal.append(5, &line(5, &big)).unwrap();
+        journal.release(5).remove();
+        assert!(journal_files(&dir).is_empty());
+        journal.append(6, &line(6, "after")).unwrap();
+        assert_eq!(journal_files(&dir).len(), 1);
+        journal.release(6).remove();
         drop(journal);
         assert!(
             journal_files(&dir).is_empty(),
-            "an empty journal is removed"
+            "a journal whose runs are stored is removed"
         );
 
-        // Small runs: released, kept until the segment is worth truncating
+        // Small runs: released, kept until the segment is worth replacing
         // or the journal closes.
         let mut journal = Journal::new(dir.clone());
-        journal.append(1, &run(1, "small")).unwrap();
-        journal.release(1).unwrap();
+        journal.append(1, &line(1, "small")).unwrap();
+        journal.release(1).remove();
         let files = journal_files(&dir);
         assert!(std::fs::metadata(&files[0]).unwrap().len() > 0);
-        journal.append(2, &run(2, "small")).unwrap();
+        journal.append(2, &line(2, "small")).unwrap();
         drop(journal);
         assert_eq!(journal_files(&dir), files, "run 2 is not stored yet");
     }
