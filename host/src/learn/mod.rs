@@ -90,7 +90,15 @@ pub struct Prevented {
 pub struct Learning {
     book: Option<RuleBook>,
     filter: RuleFilter,
+    /// What every run reads. Held only to read it or to swap in new rules,
+    /// never across I/O: the statistics are written back by the run
+    /// writer, at the lowest priority, behind the rules' own lock (another
+    /// process's edit, or a shared store's round trip), and no run may
+    /// wait for that.
     state: Mutex<State>,
+    /// Held across a write-back or reload and the swap after it, so that
+    /// rules read earlier never replace rules written later.
+    writing: Mutex<()>,
 }
 
 struct State {
@@ -128,6 +136,7 @@ impl Learning {
                 book: None,
                 filter,
                 state: Mutex::new(State { set, active }),
+                writing: Mutex::new(()),
             },
             warnings,
         )
@@ -323,22 +332,35 @@ impl Learning {
                 }
             }
         };
-        let mut state = self.state();
         // Another process or host may have changed the rules: merge into
         // theirs.
         if let Some(book) = &self.book {
+            let _writing = self.writing();
             let ((), fresh) = book.at().update(|set| {
                 tally(set);
                 Ok::<_, RulesError>(((), true))
             })?;
-            state.active = fresh.active().0;
-            state.set = fresh;
+            self.swap(fresh);
         } else {
+            let mut state = self.state();
             let State { set, active } = &mut *state;
             tally(set);
             *active = set.active().0;
         }
         Ok(())
+    }
+
+    /// Puts `fresh` in force; its conditions are compiled before the runs'
+    /// lock is taken.
+    fn swap(&self, fresh: RuleSet) {
+        let active = fresh.active().0;
+        let mut state = self.state();
+        state.active = active;
+        state.set = fresh;
+    }
+
+    fn writing(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writing.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Reads the rules again (after a learning cycle, or another host,
@@ -347,10 +369,8 @@ impl Learning {
         let Some(book) = &self.book else {
             return Ok(());
         };
-        let fresh = book.at().load()?;
-        let mut state = self.state();
-        state.active = fresh.active().0;
-        state.set = fresh;
+        let _writing = self.writing();
+        self.swap(book.at().load()?);
         Ok(())
     }
 }
@@ -533,6 +553,77 @@ mod tests {
                 failure: Some(failure),
             })
             .map(|(id, _, _)| id)
+    }
+
+    /// Whether some thread waits for the `flock` on the file with inode
+    /// `ino` (`/proc/locks` lists waiters with `->`).
+    #[cfg(target_os = "linux")]
+    fn flock_waited_for(ino: u64) -> bool {
+        let suffix = format!(":{ino}");
+        std::fs::read_to_string("/proc/locks").is_ok_and(|locks| {
+            locks.lines().any(|l| {
+                l.contains("->")
+                    && l.contains("FLOCK")
+                    && l.split_whitespace().any(|f| f.ends_with(&suffix))
+            })
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn runs_read_the_rules_while_statistics_wait_for_the_rules_file() {
+        use std::os::unix::fs::MetadataExt;
+        use std::sync::{Arc, mpsc};
+        use std::time::Duration;
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("rules.json");
+        RuleSet {
+            rules: vec![timezone_validation()],
+        }
+        .save(&path)
+        .unwrap();
+        let learning = Arc::new(Learning::open(&path, RuleFilter::All).unwrap().0);
+
+        // Another process is editing the rules, so the write-back of a
+        // batch's statistics waits for the file.
+        let held = lock(&path).expect("the rules file's lock");
+        let ino = std::fs::metadata(path.with_extension("json.lock"))
+            .unwrap()
+            .ino();
+        let writer = {
+            let learning = learning.clone();
+            std::thread::spawn(move || {
+                learning.record_batch(&[RuleOutcome {
+                    rules: vec!["validate-tz".into()],
+                    success: true,
+                }])
+            })
+        };
+        let waiting = (0..6000).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            flock_waited_for(ino)
+        });
+        assert!(waiting, "the write-back never reached the rules file");
+
+        // A run meanwhile reads the rules in force; the guard only keeps a
+        // failure from hanging the test run.
+        let (tx, rx) = mpsc::channel();
+        let reader = learning.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(fires(&reader, Some("See you at 3pm"), "TimezoneError"));
+        });
+        let fired = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a run waited for the rules file's lock");
+        assert_eq!(fired.as_deref(), Some("validate-tz"));
+        assert!(!writer.is_finished());
+
+        drop(held);
+        writer.join().unwrap().unwrap();
+        let stats = &learning.rules().rules[0];
+        assert_eq!((stats.applied, stats.succeeded), (1, 1));
+        let on_disk = &RuleSet::load(&path).unwrap().rules[0];
+        assert_eq!((on_disk.applied, on_disk.succeeded), (1, 1));
     }
 
     #[test]
