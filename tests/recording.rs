@@ -1,7 +1,8 @@
 //! Recording is off the request path and loses no run on a crash: calls
 //! are answered while another process holds the database's write lock, and
 //! the runs of a server killed before it could write them are stored by the
-//! next command that reads runs.
+//! next command that reads runs. What waits for the database is bounded:
+//! past `record_queue_mb`, answers wait for the writer.
 
 use serde_json::Value;
 use skillhost::store::RunStore;
@@ -68,6 +69,63 @@ fn runs_queued_when_the_server_is_killed_are_stored_from_its_journal() {
     let again = ws.run_cli(&["runs", "list", "--json", "--limit", "100"]);
     let runs_again: Vec<Value> = serde_json::from_str(&again.stdout).expect("JSON runs");
     assert_eq!(runs_again.len(), 6);
+}
+
+#[test]
+fn answers_wait_once_the_run_queue_is_full_and_every_run_is_stored() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let ws = Workspace::new();
+    ws.add_skill("note", ECHO, Some(&guest("echo-guest")));
+    let mut config = skillhost::config::Config::default();
+    config.learning.record_queue_mb = 1;
+    config.learning.auto_every = 0;
+    let runner = ws.runner(config);
+    let db = ws.workspace.join(".skillhost").join("skillhost.db");
+    // The first run opens the store and takes a block of run ids.
+    crate::harness::run(&runner, "note", "first", serde_json::json!({}));
+    assert!(runner.flush(), "the first run is stored");
+
+    // Another process takes the write lock: the writer cannot store.
+    let blocker = rusqlite::Connection::open(&db).expect("open the store");
+    blocker
+        .execute_batch("BEGIN EXCLUSIVE")
+        .expect("take the write lock");
+    // Each run is about 0.5 MiB queued (the task, and the echo's answer).
+    const RUNS: usize = 12;
+    let big = |i: usize| format!("{i} {}", "x".repeat(250 << 10));
+    let (answered, answers) = mpsc::channel();
+    let caller = {
+        let runner = runner.clone();
+        std::thread::spawn(move || {
+            for i in 0..RUNS {
+                let o = crate::harness::run(&runner, "note", &big(i), serde_json::json!({}));
+                assert!(o.failure.is_none(), "{:?}", o.failure);
+                let _ = answered.send(i);
+            }
+        })
+    };
+    // Answers stop once the queue holds its 1 MiB. Five seconds are for a
+    // recorder without a bound to answer all twelve (it takes milliseconds);
+    // a bounded one passes however long it is given.
+    let mut before_unlock = Vec::new();
+    while let Ok(i) = answers.recv_timeout(Duration::from_secs(5)) {
+        before_unlock.push(i);
+    }
+    assert!(
+        !before_unlock.is_empty() && before_unlock.len() < RUNS,
+        "answered while the database was locked: {before_unlock:?}"
+    );
+
+    // The database can be written again: every answer comes, every run is
+    // stored.
+    blocker.execute_batch("ROLLBACK").expect("release");
+    caller.join().expect("every run answered");
+    let after: Vec<usize> = answers.try_iter().collect();
+    assert_eq!(before_unlock.len() + after.len(), RUNS);
+    let store = runner.store().expect("every run is stored");
+    assert_eq!(store.run_count().expect("count"), RUNS as u64 + 1);
 }
 
 #[test]

@@ -5,6 +5,11 @@
 //! automatic learning cycle when the run count crosses `auto_every`. A
 //! request never waits for SQLite, `rules.json` or a learning cycle.
 //!
+//! The queue is bounded: past `[learning] record_queue_mb` of runs waiting
+//! for the database (a slow database, or a writer the requests leave no
+//! core to), a run's answer waits until the writer has made room, which
+//! also gives the writer the core back.
+//!
 //! Nothing is lost on a crash: a run in the queue is in the journal, and
 //! the next host to open the store replays journals of ended processes.
 //! Rule statistics ride with their runs; those of runs that are not
@@ -59,6 +64,8 @@ enum Message {
     Run {
         seq: u64,
         run: Box<RunRecord>,
+        /// Its journal line's length, what it counts against the queue.
+        bytes: u64,
     },
     Rules(RuleOutcome),
     ReserveIds,
@@ -90,11 +97,17 @@ struct Shared {
     waiting: Mutex<()>,
     changed: Condvar,
     seq: AtomicU64,
+    /// Bytes of runs queued and not yet finished with by the writer.
+    queued: AtomicU64,
+    /// Wakes the runs waiting for room in the queue.
+    room: tokio::sync::Notify,
 }
 
 /// The recording side of a runner.
 pub(super) struct Recorder {
     shared: Arc<Shared>,
+    /// Most bytes of runs queued before a run waits for room.
+    max_queued: u64,
     sender: Mutex<Option<mpsc::Sender<Message>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     state_dir: std::path::PathBuf,
@@ -114,7 +127,10 @@ impl Recorder {
                 waiting: Mutex::new(()),
                 changed: Condvar::new(),
                 seq: AtomicU64::new(0),
+                queued: AtomicU64::new(0),
+                room: tokio::sync::Notify::new(),
             }),
+            max_queued: cycle.config.record_queue_mb.max(1) << 20,
             sender: Mutex::new(None),
             writer: Mutex::new(None),
             state_dir,
@@ -136,6 +152,7 @@ impl Recorder {
         run.id = self.next_id(store)?;
         let id = run.id;
         let line = Line::encode(&run);
+        let bytes = line.as_ref().map_or(0, |l| l.len() as u64);
         // Numbered, journaled and queued under one lock, so the writer sees
         // runs in journal order and may release the journal up to the last
         // run it stored.
@@ -143,16 +160,50 @@ impl Recorder {
         let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let journaled = line.and_then(|line| journal.append(seq, &line));
         self.shared.sent.fetch_max(seq, Ordering::SeqCst);
-        self.send(Message::Run {
+        // Counted before the writer can see it, uncounted if it never will.
+        self.shared.queued.fetch_add(bytes, Ordering::SeqCst);
+        let run = Message::Run {
             seq,
             run: Box::new(run),
-        });
+            bytes,
+        };
+        if !self.send(run) {
+            self.shared.queued.fetch_sub(bytes, Ordering::SeqCst);
+        }
         drop(journal);
         // Queued either way: only a crash before the write would lose it.
         let notice = journaled
             .err()
             .map(|e| format!("{e}; the run is queued but would be lost in a crash"));
         Ok((id, notice))
+    }
+
+    /// Waits while the queue holds more than its bound (see the module
+    /// docs), or until the writer is gone.
+    pub async fn room(&self) {
+        let shared = &self.shared;
+        let over = || shared.queued.load(Ordering::SeqCst) > self.max_queued;
+        if !over() {
+            return;
+        }
+        tracing::debug!("the run queue is full; this answer waits for the writer");
+        loop {
+            let notified = shared.room.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the check, so a wake-up in between counts.
+            notified.as_mut().enable();
+            if !over() || !self.writer_alive() {
+                return;
+            }
+            // A writer that dies notifies no one: look again now and then.
+            let _ = tokio::time::timeout(Duration::from_secs(1), notified).await;
+        }
+    }
+
+    fn writer_alive(&self) -> bool {
+        lock(&self.writer)
+            .as_ref()
+            .is_some_and(|writer| !writer.is_finished())
     }
 
     /// Rule statistics of a run that is not recorded.
@@ -198,7 +249,8 @@ impl Recorder {
         Ok(id)
     }
 
-    fn send(&self, message: Message) {
+    /// Whether `message` reached the writer's queue.
+    fn send(&self, message: Message) -> bool {
         let mut sender = lock(&self.sender);
         if sender.is_none() {
             let (tx, rx) = mpsc::channel();
@@ -219,14 +271,12 @@ impl Recorder {
                 Ok(handle) => *lock(&self.writer) = Some(handle),
                 Err(e) => {
                     tracing::error!("cannot start the run writer: {e}; runs stay in the journal");
-                    return;
+                    return false;
                 }
             }
             *sender = Some(tx);
         }
-        if let Some(tx) = sender.as_ref() {
-            let _ = tx.send(message);
-        }
+        sender.as_ref().is_some_and(|tx| tx.send(message).is_ok())
     }
 }
 
@@ -282,6 +332,7 @@ impl Writer {
             let mut give_back = Vec::new();
             let mut stop = false;
             let mut last_seq = None;
+            let mut bytes = 0;
             // Group commit: what arrives within GATHER of the first message
             // goes into the same transaction. The writer sleeps through
             // GATHER rather than waiting on the queue, so that the runs
@@ -293,8 +344,9 @@ impl Writer {
             let more = std::iter::from_fn(|| rx.try_recv().ok());
             for message in std::iter::once(first).chain(more) {
                 match message {
-                    Message::Run { seq, run } => {
+                    Message::Run { seq, run, bytes: b } => {
                         last_seq = Some(seq);
+                        bytes += b;
                         runs.push(*run);
                     }
                     Message::Rules(r) => rules.push(r),
@@ -330,6 +382,10 @@ impl Writer {
                 // either: the wake-up cannot be missed.
                 drop(lock(&self.shared.waiting));
                 self.shared.changed.notify_all();
+            }
+            if bytes > 0 {
+                self.shared.queued.fetch_sub(bytes, Ordering::SeqCst);
+                self.shared.room.notify_waiters();
             }
             for ids in give_back {
                 if let Some(store) = &self.store

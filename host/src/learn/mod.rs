@@ -35,6 +35,9 @@ pub struct LearningConfig {
     pub apply: bool,
     /// Run a learning cycle every N recorded runs (0: only `skillhost learn`).
     pub auto_every: u64,
+    /// Most MiB of recorded runs held in memory for the database (at least
+    /// 1); past it, a run's answer waits for the run writer.
+    pub record_queue_mb: u64,
     pub thresholds: cycle::Thresholds,
     /// Rules proposed by the configured model for classes no pattern knows.
     pub proposals: propose::ProposalConfig,
@@ -46,6 +49,7 @@ impl Default for LearningConfig {
             record: true,
             apply: true,
             auto_every: 25,
+            record_queue_mb: 64,
             thresholds: cycle::Thresholds::default(),
             proposals: propose::ProposalConfig::default(),
         }

@@ -77,6 +77,15 @@ impl Line {
         line.push(b'\n');
         Ok(Line(line))
     }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// Segments that hold only stored runs, taken out of the journal; see
