@@ -728,8 +728,6 @@ impl Runner {
         let recorded = depth == 0 && self.config().learning.record;
         if recorded {
             self.record(task, &mut outcome);
-            // Backpressure: an answer waits while the writer is far behind.
-            self.shared.recorder.room().await;
         }
         if let Some(l) = &learning {
             if !l.is_kept() {
@@ -746,6 +744,8 @@ impl Runner {
                 });
             }
         }
+        // Backpressure: an answer waits while the writer is far behind.
+        self.shared.recorder.room().await;
         Ok(outcome)
     }
 

@@ -5,8 +5,8 @@
 //! automatic learning cycle when the run count crosses `auto_every`. A
 //! request never waits for SQLite, `rules.json` or a learning cycle.
 //!
-//! The queue is bounded: past `[learning] record_queue_mb` of runs waiting
-//! for the database (a slow database, or a writer the requests leave no
+//! The queue is bounded: past `[learning] record_queue_mb` of runs (and
+//! rule statistics) waiting for the database (a slow database, or a writer the requests leave no
 //! core to), a run's answer waits until the writer has made room, which
 //! also gives the writer the core back.
 //!
@@ -67,7 +67,11 @@ enum Message {
         /// Its journal line's length, what it counts against the queue.
         bytes: u64,
     },
-    Rules(RuleOutcome),
+    Rules {
+        outcome: RuleOutcome,
+        /// What it counts against the queue.
+        bytes: u64,
+    },
     ReserveIds,
     /// Unused ids, given back before the writer stops.
     ReturnIds(Vec<std::ops::Range<i64>>),
@@ -97,7 +101,8 @@ struct Shared {
     waiting: Mutex<()>,
     changed: Condvar,
     seq: AtomicU64,
-    /// Bytes of runs queued and not yet finished with by the writer.
+    /// Bytes queued (runs, and rule statistics of runs not recorded) that
+    /// the writer has not finished with.
     queued: AtomicU64,
     /// Wakes the runs waiting for room in the queue.
     room: tokio::sync::Notify,
@@ -208,8 +213,15 @@ impl Recorder {
 
     /// Rule statistics of a run that is not recorded.
     pub fn rules_only(&self, outcome: RuleOutcome) {
-        if !outcome.rules.is_empty() {
-            self.send(Message::Rules(outcome));
+        if outcome.rules.is_empty() {
+            return;
+        }
+        // The ids and a `String`'s own size for each.
+        let ids: usize = outcome.rules.iter().map(|id| id.len() + 24).sum();
+        let bytes = (ids + std::mem::size_of::<Message>()) as u64;
+        self.shared.queued.fetch_add(bytes, Ordering::SeqCst);
+        if !self.send(Message::Rules { outcome, bytes }) {
+            self.shared.queued.fetch_sub(bytes, Ordering::SeqCst);
         }
     }
 
@@ -349,7 +361,10 @@ impl Writer {
                         bytes += b;
                         runs.push(*run);
                     }
-                    Message::Rules(r) => rules.push(r),
+                    Message::Rules { outcome, bytes: b } => {
+                        bytes += b;
+                        rules.push(outcome);
+                    }
                     Message::ReserveIds => reserve = true,
                     Message::ReturnIds(ids) => give_back = ids,
                     Message::Stop => stop = true,
