@@ -46,6 +46,18 @@ fn a_ping_is_answered_while_eight_handlers_spin() {
     });
 }
 
+/// A `tools/call` of the hostile handler's spin, plain or with a progress
+/// token (which takes it through rmcp's session worker).
+fn spin_call(id: u64, progress: bool) -> serde_json::Value {
+    let mut params = serde_json::json!({
+        "name": "skill_hostile", "arguments": { "task": "spin" }
+    });
+    if progress {
+        params["_meta"] = serde_json::json!({ "progressToken": format!("p{id}") });
+    }
+    serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
+}
+
 /// `notifications/cancelled` for a running `tools/call` ends its stream
 /// without an answer, whichever path the call took (sessions.rs answers
 /// plain calls without rmcp's session worker), and the session serves on.
@@ -57,20 +69,11 @@ fn a_cancelled_call_gets_no_answer_and_the_session_serves_on() {
         let session = McpSession::open(&server.url).await;
         let warm = session.call_skill(1, "hostile", "ok").await;
         assert_eq!(warm["isError"], false, "{warm}");
-        let call = |id: u64, meta: bool| {
-            let mut params = serde_json::json!({
-                "name": "skill_hostile", "arguments": { "task": "spin" }
-            });
-            if meta {
-                params["_meta"] = serde_json::json!({ "progressToken": format!("p{id}") });
-            }
-            serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
-        };
         // A plain call, and one with a progress token (through the worker).
         let mut spins = Vec::new();
         for (id, meta) in [(100u64, false), (101, true)] {
             let s = session.clone();
-            let msg = call(id, meta);
+            let msg = spin_call(id, meta);
             spins.push((id, tokio::spawn(async move { s.send(&msg).await })));
         }
         // Let the calls reach the server first (ordering of the sends only).
@@ -87,4 +90,36 @@ fn a_cancelled_call_gets_no_answer_and_the_session_serves_on() {
         let after = session.call_skill(2, "hostile", "ok").await;
         assert_eq!(after["isError"], false, "{after}");
     });
+}
+
+/// A cancel may overtake its call (each is its own HTTP request): a call
+/// whose cancel came first gets no answer and does not run, whichever path
+/// it takes, and the session serves on.
+#[test]
+fn a_call_cancelled_before_it_arrives_gets_no_answer_and_does_not_run() {
+    let (ws, server) = hostile_server(1500);
+    let rt = crate::harness::runtime();
+    rt.block_on(async {
+        let session = McpSession::open(&server.url).await;
+        let warm = session.call_skill(1, "hostile", "ok").await;
+        assert_eq!(warm["isError"], false, "{warm}");
+        // A plain call, and one with a progress token (through the worker).
+        for (id, meta) in [(100u64, false), (101, true)] {
+            session.cancel(id).await;
+            let answer = session.send(&spin_call(id, meta)).await;
+            assert!(
+                answer.iter().all(|m| m["id"] != serde_json::json!(id)),
+                "call {id} was answered although its cancel came first: {answer:?}"
+            );
+        }
+        let after = session.call_skill(2, "hostile", "ok").await;
+        assert_eq!(after["isError"], false, "{after}");
+    });
+    // The spins never ran: the store has the two other calls only.
+    drop(server);
+    let listed = ws.run_cli(&["runs", "list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let runs: Vec<serde_json::Value> = serde_json::from_str(&listed.stdout).expect("JSON runs");
+    let tasks: Vec<&str> = runs.iter().filter_map(|r| r["task"].as_str()).collect();
+    assert_eq!(tasks, ["ok", "ok"], "{runs:?}");
 }

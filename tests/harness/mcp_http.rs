@@ -243,9 +243,10 @@ impl McpSession {
 
     /// Cancels each of `calls` (request ID, the task awaiting its
     /// answer), again and again until every task has ended: a cancel that
-    /// arrives before the server has registered its call names an unknown
-    /// request, which MCP lets a server ignore. Panics if a call still runs
-    /// after a minute.
+    /// arrives while the session worker is registering a call names a
+    /// request unknown to both the worker and the server's memory of early
+    /// cancels (see `mcp/sessions.rs`), and MCP lets a server ignore it.
+    /// Panics if a call still runs after a minute.
     pub async fn cancel_until_ended<T>(&self, calls: &[(u64, &tokio::task::JoinHandle<T>)]) {
         let guard = std::time::Instant::now();
         loop {
@@ -258,11 +259,7 @@ impl McpSession {
                 return;
             }
             for id in running {
-                let cancel = json!({
-                    "jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": { "requestId": id, "reason": "test" }
-                });
-                assert!(self.send(&cancel).await.is_empty());
+                self.cancel(id).await;
             }
             assert!(
                 guard.elapsed().as_secs() < 60,
@@ -270,6 +267,16 @@ impl McpSession {
             );
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
+    }
+
+    /// Sends `notifications/cancelled` for request `id` (a notification:
+    /// nothing answers it).
+    pub async fn cancel(&self, id: u64) {
+        let cancel = json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": { "requestId": id, "reason": "test" }
+        });
+        assert!(self.send(&cancel).await.is_empty());
     }
 
     /// Sends a request and returns the response with its id.

@@ -18,6 +18,13 @@
 //! - `notifications/cancelled` for it ends its stream without an answer
 //!   (rmcp drops a cancelled request's response the same way); the run
 //!   itself finishes and is recorded, as through the worker.
+//!
+//! One thing is added for every request, plain or not: a cancel and its
+//! request travel on different HTTP requests, so the cancel may arrive
+//! first, naming a request no one knows; MCP lets a server ignore it, and
+//! rmcp does, which runs a call its client has given up on to the end. A
+//! cancel of an unknown request is remembered (briefly, a few per
+//! session), and the request it names gets no answer and does not run.
 //! - Closing the session ends the streams of its calls still running.
 //! - The worker closes a session idle for its `keep_alive`, counting only
 //!   what it sees. So that calls answered here keep their session alive,
@@ -27,7 +34,7 @@
 //! Server-to-client messages need the worker: such a call has no peer to
 //! send them with, and the tools never send any without a progress token.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -52,6 +59,13 @@ use super::SkillServer;
 /// Python SDK: 30 s vs 5 min).
 const ANSWER_WITH_HEADERS: Duration = Duration::from_secs(1);
 
+/// Cancels of unknown requests kept per session, and for how long: a
+/// cancel overtakes its call by the time one HTTP request takes, and a
+/// client never reuses a request ID in a session, so a forgotten one costs
+/// at most a call run in vain.
+const EARLY_CANCELS: usize = 32;
+const EARLY_CANCEL_TTL: Duration = Duration::from_secs(10);
+
 /// [`LocalSessionManager`] that answers plain `tools/call` requests itself.
 pub struct DirectCallSessions {
     inner: LocalSessionManager,
@@ -69,6 +83,8 @@ struct SessionUse {
     /// number, where its answer goes). Dropping the sender ends the call's
     /// stream without an answer.
     calls: HashMap<RequestId, (u64, oneshot::Sender<ServerSseMessage>)>,
+    /// Cancels of requests not seen yet, oldest first, with when they came.
+    early_cancels: VecDeque<(RequestId, Instant)>,
 }
 
 impl SessionUse {
@@ -76,6 +92,33 @@ impl SessionUse {
         SessionUse {
             seen_by_worker: now,
             calls: HashMap::new(),
+            early_cancels: VecDeque::new(),
+        }
+    }
+
+    /// Keeps a cancel of `request`, which has not come (or has ended).
+    fn remember_cancel(&mut self, request: RequestId, now: Instant) {
+        self.early_cancels
+            .retain(|(_, at)| now.saturating_duration_since(*at) < EARLY_CANCEL_TTL);
+        if self.early_cancels.len() >= EARLY_CANCELS {
+            self.early_cancels.pop_front();
+        }
+        self.early_cancels.push_back((request, now));
+    }
+
+    /// Whether `request` was cancelled before it came; forgets the cancel.
+    fn cancelled_early(&mut self, request: &RequestId, now: Instant) -> bool {
+        let fresh = |at: &Instant| now.saturating_duration_since(*at) < EARLY_CANCEL_TTL;
+        match self
+            .early_cancels
+            .iter()
+            .position(|(r, at)| r == request && fresh(at))
+        {
+            Some(i) => {
+                self.early_cancels.remove(i);
+                true
+            }
+            None => false,
         }
     }
 }
@@ -244,6 +287,13 @@ impl SessionManager for DirectCallSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        if let ClientJsonRpcMessage::Request(r) = &message
+            && let Some(session) = self.lock().get_mut(id)
+            && session.cancelled_early(&r.id, Instant::now())
+        {
+            // Its cancel came first: not run, and the stream ends unanswered.
+            return Ok(futures::stream::iter(None).left_stream().left_stream());
+        }
         if let Some((request, params, extensions)) = plain_tool_call(&message)
             && let Some(mut answer) = self.start_direct(id, request, params, extensions)
         {
@@ -272,8 +322,12 @@ impl SessionManager for DirectCallSessions {
         if let Some(request) = cancelled_request(&message)
             && let Some(session) = self.lock().get_mut(id)
         {
-            // Dropping the sender ends that call's stream unanswered.
-            session.calls.remove(request);
+            // Dropping the sender ends that call's stream unanswered. A
+            // request not running here may not have come yet (or runs in
+            // the worker, or has ended: then the cancel is never used).
+            if session.calls.remove(request).is_none() {
+                session.remember_cancel(request.clone(), Instant::now());
+            }
         }
         // The worker hears it too: a call it runs may carry the same ID.
         self.worker_sees(id);
@@ -382,6 +436,32 @@ mod tests {
                 "{not_plain}"
             );
         }
+    }
+
+    #[test]
+    fn an_early_cancel_is_kept_briefly_and_for_a_few_requests() {
+        let now = Instant::now();
+        let mut session = SessionUse::new(now);
+        let id = |n: i64| RequestId::Number(n);
+        session.remember_cancel(id(1), now);
+        assert!(!session.cancelled_early(&id(2), now));
+        assert!(session.cancelled_early(&id(1), now));
+        assert!(!session.cancelled_early(&id(1), now), "used once");
+
+        // Only the latest EARLY_CANCELS are kept.
+        for n in 0..(EARLY_CANCELS as i64 + 5) {
+            session.remember_cancel(id(100 + n), now);
+        }
+        assert_eq!(session.early_cancels.len(), EARLY_CANCELS);
+        assert!(!session.cancelled_early(&id(100), now));
+        assert!(session.cancelled_early(&id(100 + EARLY_CANCELS as i64 + 4), now));
+
+        // And only for EARLY_CANCEL_TTL.
+        session.remember_cancel(id(7), now);
+        assert!(!session.cancelled_early(&id(7), now + EARLY_CANCEL_TTL));
+        let later = now + EARLY_CANCEL_TTL * 2;
+        session.remember_cancel(id(8), later);
+        assert_eq!(session.early_cancels.len(), 1, "stale cancels are dropped");
     }
 
     #[test]
