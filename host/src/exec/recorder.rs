@@ -6,9 +6,9 @@
 //! request never waits for SQLite, `rules.json` or a learning cycle.
 //!
 //! The queue is bounded: past `[learning] record_queue_mb` of runs (and
-//! rule statistics) waiting for the database (a slow database, or a writer the requests leave no
-//! core to), a run's answer waits until the writer has made room, which
-//! also gives the writer the core back.
+//! rule statistics) waiting for the database (a slow database, or a writer
+//! the requests leave no core to), a run's answer waits until the writer
+//! has made room, which also gives the writer the core back.
 //!
 //! Nothing is lost on a crash: a run in the queue is in the journal, and
 //! the next host to open the store replays journals of ended processes.
@@ -111,7 +111,7 @@ struct Shared {
 /// The recording side of a runner.
 pub(super) struct Recorder {
     shared: Arc<Shared>,
-    /// Most bytes of runs queued before a run waits for room.
+    /// Most bytes queued before a run waits for room.
     max_queued: u64,
     sender: Mutex<Option<mpsc::Sender<Message>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
