@@ -135,7 +135,7 @@ impl Recorder {
                 queued: AtomicU64::new(0),
                 room: tokio::sync::Notify::new(),
             }),
-            max_queued: cycle.config.record_queue_mb.max(1) << 20,
+            max_queued: cycle.config.record_queue_mb.clamp(1, u64::MAX >> 20) << 20,
             sender: Mutex::new(None),
             writer: Mutex::new(None),
             state_dir,

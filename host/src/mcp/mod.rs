@@ -186,12 +186,17 @@ pub async fn serve_http(
 }
 
 /// The limits in force: `flags` over the configuration's `[mcp]`, the rest
-/// derived from this machine and the configured call memory.
+/// derived from this machine and the memory a call is given by default:
+/// `[limits] memory_mb` as the sandbox resolves it (never above
+/// `max_memory_mb`), plus `host_mb`.
 pub fn resolve_limits(runner: &Runner, flags: &McpConfig) -> Result<Limits, McpError> {
+    use crate::sandbox::limits::{Limits as CallLimits, POOL_CALLS};
     let config = runner.config();
-    let call_bytes = (config.limits.memory_mb + config.limits.host_mb) << 20;
-    let host =
-        HostCapacity::of_this_machine(call_bytes, crate::sandbox::limits::POOL_CALLS as usize);
+    let none = crate::skill::LimitSpec::default();
+    let call = CallLimits::resolve(&none, &none, &config.limits);
+    let call_bytes =
+        u64::try_from(call.memory_bytes.saturating_add(call.host_bytes)).unwrap_or(u64::MAX);
+    let host = HostCapacity::of_this_machine(call_bytes, POOL_CALLS as usize);
     flags
         .over(&config.mcp)
         .resolve(host)

@@ -529,3 +529,31 @@ fn a_run_that_cannot_start_keeps_its_class_and_its_cause() {
         "cannot set up the wasm engine: no threads left"
     );
 }
+
+/// The call places are sized for the memory a call really gets: a default
+/// above the ceiling counts as the ceiling, and one too large to count in
+/// bytes does not wrap around to a small one.
+#[test]
+fn call_places_follow_the_memory_a_call_is_given() {
+    let limits_with = |memory_mb: u64| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let paths = Paths {
+            home: dir.path().join("home"),
+            workspace: dir.path().join("ws"),
+            bundled: None,
+            extra_skills: Vec::new(),
+            cache_override: Some(dir.path().join("cache")),
+            workspace_origin: Default::default(),
+        };
+        let mut config = Config::default();
+        config.limits.memory_mb = memory_mb;
+        let runner = Runner::new(paths, config, Catalog::load(&[], &LoadOptions::default()));
+        resolve_limits(&runner, &crate::admission::McpConfig::default()).expect("limits")
+    };
+    let ceiling = crate::sandbox::LimitDefaults::default().max_memory_mb;
+    let at_ceiling = limits_with(ceiling);
+    assert_eq!(limits_with(ceiling * 4), at_ceiling);
+    // 2^44 MiB is 2^64 bytes: shifted into bytes it used to wrap to 0.
+    assert_eq!(limits_with(1 << 44), at_ceiling);
+    assert!(limits_with(1).calls >= at_ceiling.calls);
+}
