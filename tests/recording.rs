@@ -128,6 +128,75 @@ fn answers_wait_once_the_run_queue_is_full_and_every_run_is_stored() {
     assert_eq!(store.run_count().expect("count"), RUNS as u64 + 1);
 }
 
+/// A run whose block of ids is used up while the writer cannot fetch the
+/// next (the database is locked) waits for it without holding its thread:
+/// on the same single-threaded runtime, the task that unlocks the database
+/// runs meanwhile, and every run is recorded.
+#[test]
+fn a_run_waits_for_its_id_without_holding_its_thread() {
+    use skillhost::exec::{RUN_ID_BLOCK, RunRequest};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let ws = Workspace::new();
+    ws.add_skill(
+        "note",
+        "metadata:\n  skillhost:\n    template: \"{{task}}\"",
+        None,
+    );
+    let runner = ws.runner(skillhost::config::Config::default());
+    let db = ws.workspace.join(".skillhost").join("skillhost.db");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let request = |task: String| RunRequest {
+        task,
+        skill: Some("note".into()),
+        context: serde_json::Map::new(),
+    };
+    // The first run takes the first block of ids.
+    let first = rt
+        .block_on(runner.run(&request("first".into())))
+        .expect("run");
+    assert!(first.run_id.is_some(), "{:?}", first.notices);
+    assert!(runner.flush());
+
+    let blocker = rusqlite::Connection::open(&db).expect("open the store");
+    blocker
+        .execute_batch("BEGIN EXCLUSIVE")
+        .expect("take the write lock");
+    let done = AtomicU64::new(0);
+    let runs = RUN_ID_BLOCK + 4;
+    let (ids, ()) = rt.block_on(async {
+        let run_all = async {
+            let mut ids = Vec::new();
+            for i in 0..runs {
+                let o = runner.run(&request(format!("t{i}"))).await.expect("run");
+                ids.push(o.run_id);
+                done.fetch_add(1, Ordering::SeqCst);
+            }
+            ids
+        };
+        // Once the first block is used up, the runs wait for the writer,
+        // which waits for the lock this task holds.
+        let unlock = async {
+            while done.load(Ordering::SeqCst) < RUN_ID_BLOCK - 1 {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            blocker.execute_batch("ROLLBACK").expect("release");
+        };
+        futures::join!(run_all, unlock)
+    });
+    assert_eq!(ids.len() as u64, runs);
+    assert!(
+        ids.iter().all(Option::is_some),
+        "runs went unrecorded: {}",
+        ids.iter().filter(|i| i.is_none()).count()
+    );
+    let store = runner.store().expect("every run is stored");
+    assert_eq!(store.run_count().expect("count"), runs + 1);
+}
+
 #[test]
 fn a_runner_dropped_normally_leaves_every_run_in_the_database_and_no_journal() {
     let ws = Workspace::new();

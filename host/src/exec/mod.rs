@@ -46,8 +46,8 @@ pub use catalog_cell::CatalogCell;
 #[cfg(feature = "forge")]
 pub use forging::{MinedOutcome, write_mined};
 use grant_command::{GrantFile, grant_command};
-pub use recorder::open_store;
 use recorder::{CycleInputs, Recorder};
+pub use recorder::{ID_BLOCK as RUN_ID_BLOCK, open_store};
 use services::{HandlerTools, LazyStore, ProviderModelHost};
 pub use usage::skill_usage;
 
@@ -727,7 +727,7 @@ impl Runner {
         outcome.timings.total_us = micros(started);
         let recorded = depth == 0 && self.config().learning.record;
         if recorded {
-            self.record(task, &mut outcome);
+            self.record(task, &mut outcome).await;
         }
         if let Some(l) = &learning {
             if !l.is_kept() {
@@ -870,7 +870,7 @@ impl Runner {
     }
 
     /// Queues the run (context redacted) for the store; see `recorder`.
-    fn record(&self, task: &str, outcome: &mut RunOutcome) {
+    async fn record(&self, task: &str, outcome: &mut RunOutcome) {
         let store = match self.shared.store.get_store() {
             Ok(s) => s,
             Err(e) => {
@@ -885,6 +885,7 @@ impl Runner {
             .shared
             .recorder
             .record(store, run_record(task, outcome))
+            .await
         {
             Ok((id, notice)) => {
                 outcome.run_id = Some(id);

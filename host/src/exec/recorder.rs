@@ -31,8 +31,12 @@ use crate::store::{RunRecord, RunStore, StoreConfig, StoreError};
 
 /// Run ids taken at a time. Ids of concurrent processes interleave by
 /// block, so "the last N runs" may be off by up to this many for runs made
-/// by several processes at once; one host's runs are in order.
-const ID_BLOCK: u64 = 64;
+/// by several processes at once; one host's runs are in order. The writer
+/// fetches the next block when half of this one is left, at its next
+/// batch: half a block must outlast a batch (`GATHER` and the store) at
+/// the highest rate a host answers (about 10,000 runs a second here), or
+/// runs wait for their ids.
+pub const ID_BLOCK: u64 = 1024;
 
 /// Most runs stored in one transaction.
 const MAX_BATCH: usize = 512;
@@ -78,6 +82,12 @@ enum Message {
     Stop,
 }
 
+/// Whether the writer is fetching the next block of ids.
+enum Asked {
+    Yes,
+    No,
+}
+
 #[derive(Default)]
 struct Ids {
     current: std::ops::Range<i64>,
@@ -106,6 +116,8 @@ struct Shared {
     queued: AtomicU64,
     /// Wakes the runs waiting for room in the queue.
     room: tokio::sync::Notify,
+    /// Wakes the runs waiting for the writer's block of ids.
+    ids_ready: tokio::sync::Notify,
 }
 
 /// The recording side of a runner.
@@ -134,6 +146,7 @@ impl Recorder {
                 seq: AtomicU64::new(0),
                 queued: AtomicU64::new(0),
                 room: tokio::sync::Notify::new(),
+                ids_ready: tokio::sync::Notify::new(),
             }),
             max_queued: cycle.config.record_queue_mb.clamp(1, u64::MAX >> 20) << 20,
             sender: Mutex::new(None),
@@ -145,16 +158,17 @@ impl Recorder {
     }
 
     /// Gives `run` an id, journals it and queues it; returns the id. `store`
-    /// (the runner's own connection) is used only when no reserved id is
-    /// left, which is the first run of a process.
+    /// (the runner's own connection) is used only when no id is reserved
+    /// and none is on its way from the writer: the first run of a process,
+    /// or after the writer failed to reserve.
     /// A journal that cannot be written does not stop the run being
     /// queued; the second value then says so.
-    pub fn record(
+    pub async fn record(
         &self,
         store: &dyn RunStore,
         mut run: RunRecord,
     ) -> Result<(i64, Option<String>), StoreError> {
-        run.id = self.next_id(store)?;
+        run.id = self.next_id(store).await?;
         let id = run.id;
         let line = Line::encode(&run);
         let bytes = line.as_ref().map_or(0, |l| l.len() as u64);
@@ -240,14 +254,55 @@ impl Recorder {
         stored()
     }
 
-    fn next_id(&self, store: &dyn RunStore) -> Result<i64, StoreError> {
+    /// The next run id. When the block runs out before the writer has
+    /// brought the next one, the run waits for it rather than asking the
+    /// database itself: on this (async) thread that would wait for the
+    /// database lock the writer holds while it stores a batch.
+    async fn next_id(&self, store: &dyn RunStore) -> Result<i64, StoreError> {
+        loop {
+            let ready = self.shared.ids_ready.notified();
+            let mut ready = std::pin::pin!(ready);
+            // Registered before the look, so a block that comes in between
+            // wakes it.
+            ready.as_mut().enable();
+            match self.take_id() {
+                Ok(id) => return Ok(id),
+                Err(Asked::Yes) if self.writer_alive() => {
+                    // A writer that dies wakes no one: look again now and then.
+                    let _ = tokio::time::timeout(Duration::from_secs(1), ready).await;
+                }
+                Err(_) => self.reserve_here(store)?,
+            }
+        }
+    }
+
+    /// Reserves a block on the caller's thread, for when no one else will.
+    fn reserve_here(&self, store: &dyn RunStore) -> Result<(), StoreError> {
+        let block = store.reserve_run_ids(ID_BLOCK)?;
+        let mut ids = lock(&self.shared.ids);
+        // Another caller may have filled it meanwhile; then the block is a
+        // gap in the ids, which nothing relies on.
+        if ids.current.is_empty() {
+            ids.current = block;
+        } else if ids.spare.is_none() {
+            ids.spare = Some(block);
+        }
+        Ok(())
+    }
+
+    /// The next id of the block in hand; asks the writer for the next
+    /// block when half of this one is left.
+    fn take_id(&self) -> Result<i64, Asked> {
         let mut ids = lock(&self.shared.ids);
         if ids.current.is_empty() {
-            ids.current = match ids.spare.take() {
-                Some(spare) => spare,
-                None => store.reserve_run_ids(ID_BLOCK)?,
-            };
-            ids.asked = false;
+            match ids.spare.take() {
+                Some(spare) => {
+                    ids.current = spare;
+                    ids.asked = false;
+                }
+                None if ids.asked => return Err(Asked::Yes),
+                None => return Err(Asked::No),
+            }
         }
         let id = ids.current.start;
         ids.current.start += 1;
@@ -434,6 +489,8 @@ impl Writer {
         Ok(store)
     }
 
+    /// Fetches the next block of ids; either way, the runs waiting for it
+    /// hear (after a failure they reserve one themselves).
     fn reserve_ids(&mut self) {
         let reserved = self.store().and_then(|s| s.reserve_run_ids(ID_BLOCK));
         let mut ids = lock(&self.shared.ids);
@@ -442,6 +499,8 @@ impl Writer {
             Ok(block) => ids.spare = Some(block),
             Err(e) => tracing::warn!("cannot reserve run ids ahead: {e}"),
         }
+        drop(ids);
+        self.shared.ids_ready.notify_waiters();
     }
 
     /// Stores `runs` (the last numbered `last_seq`); on success their rule
