@@ -871,7 +871,7 @@ impl Runner {
 
     /// Queues the run (context redacted) for the store; see `recorder`.
     async fn record(&self, task: &str, outcome: &mut RunOutcome) {
-        let store = match self.shared.store.get_store() {
+        let store = match self.shared.store.handle() {
             Ok(s) => s,
             Err(e) => {
                 operator_note(

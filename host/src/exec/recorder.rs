@@ -46,6 +46,11 @@ const MAX_BATCH: usize = 512;
 /// raised (`benches/mcp.rs`); nothing waits on the write.
 const GATHER: Duration = Duration::from_millis(5);
 
+/// How long a run whose block of ids is used up waits for the writer's
+/// next block before it reserves one itself: a batch's store, not a
+/// learning cycle that asks a model.
+const WAIT_FOR_IDS: Duration = Duration::from_millis(100);
+
 /// How long dropping the last runner waits for the queue to reach the
 /// database; what does not stays in the journal for the next host.
 const DRAIN_ON_DROP: Duration = Duration::from_secs(10);
@@ -118,6 +123,8 @@ struct Shared {
     room: tokio::sync::Notify,
     /// Wakes the runs waiting for the writer's block of ids.
     ids_ready: tokio::sync::Notify,
+    /// Held by a run that reserves ids itself.
+    reserving: tokio::sync::Mutex<()>,
 }
 
 /// The recording side of a runner.
@@ -147,6 +154,7 @@ impl Recorder {
                 queued: AtomicU64::new(0),
                 room: tokio::sync::Notify::new(),
                 ids_ready: tokio::sync::Notify::new(),
+                reserving: tokio::sync::Mutex::new(()),
             }),
             max_queued: cycle.config.record_queue_mb.clamp(1, u64::MAX >> 20) << 20,
             sender: Mutex::new(None),
@@ -159,13 +167,12 @@ impl Recorder {
 
     /// Gives `run` an id, journals it and queues it; returns the id. `store`
     /// (the runner's own connection) is used only when no id is reserved
-    /// and none is on its way from the writer: the first run of a process,
-    /// or after the writer failed to reserve.
+    /// and the writer brings none soon (see `next_id`).
     /// A journal that cannot be written does not stop the run being
     /// queued; the second value then says so.
     pub async fn record(
         &self,
-        store: &dyn RunStore,
+        store: &Arc<dyn RunStore>,
         mut run: RunRecord,
     ) -> Result<(i64, Option<String>), StoreError> {
         run.id = self.next_id(store).await?;
@@ -255,10 +262,12 @@ impl Recorder {
     }
 
     /// The next run id. When the block runs out before the writer has
-    /// brought the next one, the run waits for it rather than asking the
-    /// database itself: on this (async) thread that would wait for the
-    /// database lock the writer holds while it stores a batch.
-    async fn next_id(&self, store: &dyn RunStore) -> Result<i64, StoreError> {
+    /// brought the next one, the run waits for it a little (the writer is
+    /// storing a batch), then reserves a block itself; never on this async
+    /// thread, where waiting for the database lock the writer holds would
+    /// hold up every other task on it.
+    async fn next_id(&self, store: &Arc<dyn RunStore>) -> Result<i64, StoreError> {
+        let mut waited = false;
         loop {
             let ready = self.shared.ids_ready.notified();
             let mut ready = std::pin::pin!(ready);
@@ -267,21 +276,34 @@ impl Recorder {
             ready.as_mut().enable();
             match self.take_id() {
                 Ok(id) => return Ok(id),
-                Err(Asked::Yes) if self.writer_alive() => {
-                    // A writer that dies wakes no one: look again now and then.
-                    let _ = tokio::time::timeout(Duration::from_secs(1), ready).await;
+                Err(Asked::Yes) if !waited && self.writer_alive() => {
+                    waited = true;
+                    let _ = tokio::time::timeout(WAIT_FOR_IDS, ready).await;
                 }
-                Err(_) => self.reserve_here(store)?,
+                // The first run, a writer that failed to reserve or is
+                // gone, or one busy with a learning cycle.
+                Err(_) => self.reserve_elsewhere(store).await?,
             }
         }
     }
 
-    /// Reserves a block on the caller's thread, for when no one else will.
-    fn reserve_here(&self, store: &dyn RunStore) -> Result<(), StoreError> {
-        let block = store.reserve_run_ids(ID_BLOCK)?;
+    /// Reserves a block on tokio's blocking pool, one caller at a time:
+    /// the others find its block when they look again.
+    async fn reserve_elsewhere(&self, store: &Arc<dyn RunStore>) -> Result<(), StoreError> {
+        let _one_at_a_time = self.shared.reserving.lock().await;
+        {
+            let ids = lock(&self.shared.ids);
+            if !ids.current.is_empty() || ids.spare.is_some() {
+                return Ok(());
+            }
+        }
+        let store = store.clone();
+        let block = tokio::task::spawn_blocking(move || store.reserve_run_ids(ID_BLOCK))
+            .await
+            .map_err(|e| StoreError::Background(e.to_string()))??;
         let mut ids = lock(&self.shared.ids);
-        // Another caller may have filled it meanwhile; then the block is a
-        // gap in the ids, which nothing relies on.
+        // The writer's block may have come meanwhile; then this one is
+        // kept for later, or is a gap in the ids, which nothing relies on.
         if ids.current.is_empty() {
             ids.current = block;
         } else if ids.spare.is_none() {

@@ -132,16 +132,21 @@ impl LazyStore {
     }
 
     pub(super) fn get_store(&self) -> Result<&dyn RunStore, StoreError> {
+        self.handle().map(|store| store.as_ref())
+    }
+
+    /// [`LazyStore::get_store`] as a handle another thread can hold.
+    pub(super) fn handle(&self) -> Result<&Arc<dyn RunStore>, StoreError> {
         if let Some(store) = self.store.get() {
-            return Ok(store.as_ref());
+            return Ok(store);
         }
         // Nothing is left half-done by a panic while opening.
         let _one_at_a_time = self.opening.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(store) = self.store.get() {
-            return Ok(store.as_ref());
+            return Ok(store);
         }
         let store = self.config.open(&self.dir, self.kv_quota)?;
-        Ok(self.store.get_or_init(|| store).as_ref())
+        Ok(self.store.get_or_init(|| store))
     }
 
     /// The store, unless there is none yet: reading must not create one.

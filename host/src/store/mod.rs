@@ -172,6 +172,10 @@ pub enum StoreError {
     /// A copy between stores that cannot be finished as asked.
     #[error("copying the store: {0}")]
     Copy(String),
+    /// A store call made on tokio's blocking pool that did not come back
+    /// (it panicked, or the runtime is shutting down).
+    #[error("a store call on a background thread did not finish: {0}")]
+    Background(String),
     /// A write that would take a skill's key-value store past its quota.
     #[error(
         "key-value quota of skill `{skill}` exceeded: this write would make {would} {unit}, the quota is {quota} (`{setting}` in [limits] of skillhost.toml); {now} {unit} stored now"
