@@ -12,13 +12,23 @@ use crate::harness::{Workspace, guest, runtime};
 
 const ECHO: &str = "metadata:\n  skillhost:\n    handler: handler.wasm";
 
+/// Takes the write lock of `ws`'s store as another process would: until
+/// the connection rolls back, nothing can be written to it.
+fn lock_store(ws: &Workspace) -> rusqlite::Connection {
+    let db = ws.workspace.join(".skillhost").join("skillhost.db");
+    let blocker = rusqlite::Connection::open(&db).expect("open the store");
+    blocker
+        .execute_batch("BEGIN EXCLUSIVE")
+        .expect("take the write lock");
+    blocker
+}
+
 #[test]
 fn runs_queued_when_the_server_is_killed_are_stored_from_its_journal() {
     let ws = Workspace::new();
     ws.add_skill("note", ECHO, Some(&guest("echo-guest")));
     let skills = ws.skills.display().to_string();
     let server = McpHttpServer::start(&ws, &["--skills", &skills]);
-    let db = ws.workspace.join(".skillhost").join("skillhost.db");
 
     let rt = runtime();
     rt.block_on(async {
@@ -28,10 +38,7 @@ fn runs_queued_when_the_server_is_killed_are_stored_from_its_journal() {
         assert_eq!(first["isError"], Value::Bool(false), "{first}");
 
         // Another process takes the write lock: nothing can be written.
-        let blocker = rusqlite::Connection::open(&db).expect("open the store");
-        blocker
-            .execute_batch("BEGIN EXCLUSIVE")
-            .expect("take the write lock");
+        let blocker = lock_store(&ws);
         for i in 0..5 {
             let r = s
                 .call_skill(10 + i, "note", &format!("while locked {i}"))
@@ -82,16 +89,12 @@ fn answers_wait_once_the_run_queue_is_full_and_every_run_is_stored() {
     config.learning.record_queue_mb = 1;
     config.learning.auto_every = 0;
     let runner = ws.runner(config);
-    let db = ws.workspace.join(".skillhost").join("skillhost.db");
     // The first run opens the store and takes a block of run ids.
     crate::harness::run(&runner, "note", "first", serde_json::json!({}));
     assert!(runner.flush(), "the first run is stored");
 
     // Another process takes the write lock: the writer cannot store.
-    let blocker = rusqlite::Connection::open(&db).expect("open the store");
-    blocker
-        .execute_batch("BEGIN EXCLUSIVE")
-        .expect("take the write lock");
+    let blocker = lock_store(&ws);
     // Each run is about 0.5 MiB queued (the task, and the echo's answer).
     const RUNS: usize = 12;
     let big = |i: usize| format!("{i} {}", "x".repeat(250 << 10));
@@ -144,7 +147,6 @@ fn a_run_waits_for_its_id_without_holding_its_thread() {
         None,
     );
     let runner = ws.runner(skillhost::config::Config::default());
-    let db = ws.workspace.join(".skillhost").join("skillhost.db");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -161,10 +163,7 @@ fn a_run_waits_for_its_id_without_holding_its_thread() {
     assert!(first.run_id.is_some(), "{:?}", first.notices);
     assert!(runner.flush());
 
-    let blocker = rusqlite::Connection::open(&db).expect("open the store");
-    blocker
-        .execute_batch("BEGIN EXCLUSIVE")
-        .expect("take the write lock");
+    let blocker = lock_store(&ws);
     let done = AtomicU64::new(0);
     let runs = RUN_ID_BLOCK + 4;
     let (ids, ()) = rt.block_on(async {

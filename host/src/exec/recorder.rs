@@ -100,6 +100,25 @@ struct Ids {
     asked: bool,
 }
 
+impl Ids {
+    /// Whether an id can be taken without a reservation.
+    fn in_hand(&self) -> bool {
+        !self.current.is_empty() || self.spare.is_some()
+    }
+}
+
+/// Waits for a wake-up from `notify`, at most `timeout`, unless `ready`
+/// holds once the wait is registered: a wake-up between the caller's last
+/// look and this one is not missed.
+async fn wait_until(notify: &tokio::sync::Notify, timeout: Duration, ready: impl Fn() -> bool) {
+    let notified = notify.notified();
+    let mut notified = std::pin::pin!(notified);
+    notified.as_mut().enable();
+    if !ready() {
+        let _ = tokio::time::timeout(timeout, notified).await;
+    }
+}
+
 /// What requests and the writer share. The writer runs at the lowest
 /// priority, so whatever it locks that a request also needs, it holds
 /// without I/O: the scheduler may not run it again for a while.
@@ -178,7 +197,7 @@ impl Recorder {
         run.id = self.next_id(store).await?;
         let id = run.id;
         let line = Line::encode(&run);
-        let bytes = line.as_ref().map_or(0, |l| l.len() as u64);
+        let bytes = line.as_ref().map_or(0, Line::bytes);
         // Numbered, journaled and queued under one lock, so the writer sees
         // runs in journal order and may release the journal up to the last
         // run it stored.
@@ -186,16 +205,12 @@ impl Recorder {
         let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let journaled = line.and_then(|line| journal.append(seq, &line));
         self.shared.sent.fetch_max(seq, Ordering::SeqCst);
-        // Counted before the writer can see it, uncounted if it never will.
-        self.shared.queued.fetch_add(bytes, Ordering::SeqCst);
         let run = Message::Run {
             seq,
             run: Box::new(run),
             bytes,
         };
-        if !self.send(run) {
-            self.shared.queued.fetch_sub(bytes, Ordering::SeqCst);
-        }
+        self.queue(run, bytes);
         drop(journal);
         // Queued either way: only a crash before the write would lose it.
         let notice = journaled
@@ -207,22 +222,13 @@ impl Recorder {
     /// Waits while the queue holds more than its bound (see the module
     /// docs), or until the writer is gone.
     pub async fn room(&self) {
-        let shared = &self.shared;
-        let over = || shared.queued.load(Ordering::SeqCst) > self.max_queued;
-        if !over() {
-            return;
+        let over = || self.shared.queued.load(Ordering::SeqCst) > self.max_queued;
+        if over() {
+            tracing::debug!("the run queue is full; this answer waits for the writer");
         }
-        tracing::debug!("the run queue is full; this answer waits for the writer");
-        loop {
-            let notified = shared.room.notified();
-            let mut notified = std::pin::pin!(notified);
-            // Registered before the check, so a wake-up in between counts.
-            notified.as_mut().enable();
-            if !over() || !self.writer_alive() {
-                return;
-            }
-            // A writer that dies notifies no one: look again now and then.
-            let _ = tokio::time::timeout(Duration::from_secs(1), notified).await;
+        // A writer that dies notifies no one: look again now and then.
+        while over() && self.writer_alive() {
+            wait_until(&self.shared.room, Duration::from_secs(1), || !over()).await;
         }
     }
 
@@ -240,8 +246,14 @@ impl Recorder {
         // The ids and a `String`'s own size for each.
         let ids: usize = outcome.rules.iter().map(|id| id.len() + 24).sum();
         let bytes = (ids + std::mem::size_of::<Message>()) as u64;
+        self.queue(Message::Rules { outcome, bytes }, bytes);
+    }
+
+    /// Sends `message`, which counts `bytes` against the queue's bound:
+    /// counted before the writer can see it, uncounted if it never will.
+    fn queue(&self, message: Message, bytes: u64) {
         self.shared.queued.fetch_add(bytes, Ordering::SeqCst);
-        if !self.send(Message::Rules { outcome, bytes }) {
+        if !self.send(message) {
             self.shared.queued.fetch_sub(bytes, Ordering::SeqCst);
         }
     }
@@ -269,16 +281,12 @@ impl Recorder {
     async fn next_id(&self, store: &Arc<dyn RunStore>) -> Result<i64, StoreError> {
         let mut waited = false;
         loop {
-            let ready = self.shared.ids_ready.notified();
-            let mut ready = std::pin::pin!(ready);
-            // Registered before the look, so a block that comes in between
-            // wakes it.
-            ready.as_mut().enable();
             match self.take_id() {
                 Ok(id) => return Ok(id),
                 Err(Asked::Yes) if !waited && self.writer_alive() => {
                     waited = true;
-                    let _ = tokio::time::timeout(WAIT_FOR_IDS, ready).await;
+                    let in_hand = || lock(&self.shared.ids).in_hand();
+                    wait_until(&self.shared.ids_ready, WAIT_FOR_IDS, in_hand).await;
                 }
                 // The first run, a writer that failed to reserve or is
                 // gone, or one busy with a learning cycle.
@@ -291,11 +299,8 @@ impl Recorder {
     /// the others find its block when they look again.
     async fn reserve_elsewhere(&self, store: &Arc<dyn RunStore>) -> Result<(), StoreError> {
         let _one_at_a_time = self.shared.reserving.lock().await;
-        {
-            let ids = lock(&self.shared.ids);
-            if !ids.current.is_empty() || ids.spare.is_some() {
-                return Ok(());
-            }
+        if lock(&self.shared.ids).in_hand() {
+            return Ok(());
         }
         let store = store.clone();
         let block = tokio::task::spawn_blocking(move || store.reserve_run_ids(ID_BLOCK))

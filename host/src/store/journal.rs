@@ -79,12 +79,8 @@ impl Line {
     }
 
     /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    pub fn bytes(&self) -> u64 {
+        self.0.len() as u64
     }
 }
 
@@ -113,11 +109,6 @@ impl Journal {
             spare: None,
             sealed: Vec::new(),
         }
-    }
-
-    /// The folder the journal writes into.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// Appends `line`, the run numbered `seq` by the caller (increasing).
