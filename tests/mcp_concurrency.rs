@@ -1,9 +1,12 @@
-//! Under `mcp --http`, handlers that spin until their deadline neither
-//! stretch each other's deadlines nor hold up the protocol: each ends with
-//! its time-limit failure, and a ping sent meanwhile is answered first.
+//! Under `mcp --http` and over stdio, handlers that spin until their
+//! deadline neither stretch each other's deadlines nor hold up the
+//! protocol: each ends with its time-limit failure, and a ping sent
+//! meanwhile is answered first.
 
-use crate::harness::mcp_http::{McpSession, hostile_server};
+use crate::harness::mcp_http::{McpSession, hostile_server, hostile_workspace};
 
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -44,6 +47,83 @@ fn a_ping_is_answered_while_eight_handlers_spin() {
         }
         assert_eq!(ping_place, 0, "the ping is answered first");
     });
+}
+
+/// Over stdio, served on one protocol thread (cli/mcp.rs), spins do not
+/// hold up the protocol either: a ping is answered while four handlers
+/// spin, and every spin still ends at its own time limit.
+#[test]
+fn over_stdio_a_ping_is_answered_while_four_handlers_spin() {
+    let ws = hostile_workspace(1000);
+    let skills = ws.skills.display().to_string();
+    let mut child = ws
+        .cli()
+        .args(["--skills", &skills, "mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn skillhost mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut send = |msg: serde_json::Value| {
+        writeln!(stdin, "{msg}").expect("write to the server");
+        stdin.flush().expect("flush");
+    };
+    // The answers with an id, in the order they arrive, until `want` of them.
+    let mut answers = |want: usize| -> Vec<serde_json::Value> {
+        let mut got = Vec::new();
+        while got.len() < want {
+            let line = lines
+                .next()
+                .expect("the server closed stdout")
+                .expect("read");
+            let v: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC line");
+            if v.get("id").is_some() {
+                got.push(v);
+            }
+        }
+        got
+    };
+
+    send(
+        serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": { "name": "test", "version": "0" } } }),
+    );
+    answers(1);
+    send(serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    // Compile the handler first, so the spins start together.
+    send(
+        serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "skill_hostile", "arguments": { "task": "ok" } } }),
+    );
+    let warm = answers(1).remove(0);
+    assert_eq!(warm["result"]["isError"], false, "{warm}");
+
+    for id in 100..104u64 {
+        send(spin_call(id, false));
+    }
+    // Let the spins reach the server before the ping (ordering of the
+    // sends only; nothing is asserted about time).
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    send(serde_json::json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" }));
+    let order = answers(5);
+    assert_eq!(order[0]["id"], 2, "the ping is answered first: {order:?}");
+    for spin in &order[1..] {
+        let text = spin["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            spin["result"]["isError"] == true
+                && text.contains("LimitExceeded")
+                && text.contains("time"),
+            "{spin}"
+        );
+    }
+    // Closing stdin ends the server.
+    drop(stdin);
+    child.wait().expect("the server ends with its input");
 }
 
 /// A `tools/call` of the hostile handler's spin, plain or with a progress

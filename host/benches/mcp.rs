@@ -74,6 +74,66 @@ trait McpClient {
 /// The server process; killed when dropped.
 struct Server(Child);
 
+/// What a server process has used so far, summed over its threads from
+/// /proc: time on a CPU and context switches. On this VM a switch costs
+/// more than the echo handler's run, so these explain the round trip.
+#[derive(Default, Clone, Copy)]
+struct ServerCost {
+    cpu: Duration,
+    voluntary: u64,
+    involuntary: u64,
+}
+
+impl ServerCost {
+    /// Zero where /proc is unreadable (not Linux): the report then says 0.
+    fn of(pid: u32) -> Self {
+        let mut cost = ServerCost::default();
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return cost;
+        };
+        for task in tasks.flatten() {
+            let dir = task.path();
+            // A thread may end between the listing and the reads.
+            if let Ok(schedstat) = std::fs::read_to_string(dir.join("schedstat")) {
+                let ns = schedstat
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse().ok());
+                cost.cpu += Duration::from_nanos(ns.unwrap_or(0));
+            }
+            let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+            for line in status.lines() {
+                let count = |prefix: &str| {
+                    line.strip_prefix(prefix)
+                        .and_then(|n| n.trim().parse::<u64>().ok())
+                };
+                if let Some(n) = count("voluntary_ctxt_switches:") {
+                    cost.voluntary += n;
+                } else if let Some(n) = count("nonvoluntary_ctxt_switches:") {
+                    cost.involuntary += n;
+                }
+            }
+        }
+        cost
+    }
+
+    fn add_since(&mut self, start: ServerCost, end: ServerCost) {
+        self.cpu += end.cpu.saturating_sub(start.cpu);
+        self.voluntary += end.voluntary.saturating_sub(start.voluntary);
+        self.involuntary += end.involuntary.saturating_sub(start.involuntary);
+    }
+
+    fn report(&self, name: &str, calls: usize) {
+        let per = |n: u64| n as f64 / calls as f64;
+        println!(
+            "COST {name:<34} server CPU {:>7.1?}/call, context switches {:.2} voluntary + {:.2} involuntary per call",
+            self.cpu / calls as u32,
+            per(self.voluntary),
+            per(self.involuntary)
+        );
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -83,7 +143,7 @@ impl Drop for Server {
 
 /// Newline-delimited JSON-RPC on the child's pipes.
 struct McpStdio {
-    _server: Server,
+    server: Server,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
@@ -108,7 +168,7 @@ impl McpStdio {
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut c = McpStdio {
-            _server: Server(child),
+            server: Server(child),
             stdin,
             stdout,
             next_id: 1,
@@ -144,6 +204,22 @@ impl McpClient for McpStdio {
     fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
+    }
+}
+
+impl McpStdio {
+    /// `calls` of `f` timed, and what the server spent on them.
+    fn timed(
+        &mut self,
+        calls: usize,
+        cost: &mut ServerCost,
+        mut f: impl FnMut(&mut Self),
+    ) -> Vec<Duration> {
+        let pid = self.server.0.id();
+        let start = ServerCost::of(pid);
+        let times = harness::call_times(calls, || f(self));
+        cost.add_since(start, ServerCost::of(pid));
+        times
     }
 }
 
@@ -431,11 +507,12 @@ fn bench_echo(_c: &mut Criterion) {
         Vec::new(),
         Vec::new(),
     );
+    let (mut cost_on, mut cost_off) = (ServerCost::default(), ServerCost::default());
     for _ in 0..10 {
-        t_on.extend(harness::call_times(300, || {
+        t_on.extend(on.timed(300, &mut cost_on, |on| {
             black_box(on.call_skill("echo", "hi"));
         }));
-        t_off.extend(harness::call_times(300, || {
+        t_off.extend(off.timed(300, &mut cost_off, |off| {
             black_box(off.call_skill("echo", "hi"));
         }));
         t_http.extend(harness::call_times(300, || {
@@ -445,8 +522,13 @@ fn bench_echo(_c: &mut Criterion) {
         t_floor.extend(harness::call_times(300, floor_call));
         t_dedicated.extend(harness::call_times(300, direct_dedicated));
     }
+    let (calls_on, calls_off) = (t_on.len(), t_off.len());
     let (m_on, p_on) = report("stdio tools/call, recording on", t_on);
     report("stdio tools/call, recording off", t_off);
+    // The recorder's batches are counted where they fall, so a block may
+    // carry some of the previous one's writing; summed over all blocks.
+    cost_on.report("stdio tools/call, recording on", calls_on);
+    cost_off.report("stdio tools/call, recording off", calls_off);
     let (m_http, _) = report("HTTP tools/call, recording on", t_http);
     let (m_direct, _) = report("in-process run_skill, recording on", t_direct);
     let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);
