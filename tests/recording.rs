@@ -66,10 +66,7 @@ fn runs_queued_when_the_server_is_killed_are_stored_from_its_journal() {
             "while locked 4"
         ]
     );
-    let journal = ws.workspace.join(".skillhost").join("journal");
-    let left: Vec<_> = std::fs::read_dir(&journal)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let left = journal_files(&ws);
     assert!(left.is_empty(), "replayed journals are removed: {left:?}");
 
     // Replaying again adds nothing.
@@ -220,10 +217,7 @@ fn a_runner_dropped_normally_leaves_every_run_in_the_database_and_no_journal() {
     for id in ids {
         assert!(store.get_run(id).expect("query").is_some(), "run {id}");
     }
-    let journal = ws.workspace.join(".skillhost").join("journal");
-    let left: Vec<_> = std::fs::read_dir(&journal)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let left = journal_files(&ws);
     assert!(left.is_empty(), "{left:?}");
 
     // The ids a runner took and did not use went back: the next runner
@@ -317,4 +311,122 @@ fn the_automatic_learning_cycle_runs_in_the_background() {
     )
     .expect("the cycle wrote rules.json");
     assert!(rules.contains("formaterror-plain"), "{rules}");
+}
+
+/// The files in `ws`'s run journal.
+fn journal_files(ws: &Workspace) -> Vec<std::path::PathBuf> {
+    let journal = ws.workspace.join(".skillhost").join("journal");
+    std::fs::read_dir(&journal)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// The tasks of the runs in `ws`'s store, sorted, read by a connection of
+/// the test's own (no journal replayed).
+fn stored_tasks(ws: &Workspace) -> Vec<String> {
+    let store =
+        skillhost::store::SqliteStore::open_in(&ws.workspace.join(".skillhost")).expect("store");
+    let mut tasks: Vec<String> = store
+        .list_runs(1000)
+        .expect("runs")
+        .into_iter()
+        .map(|r| r.task)
+        .collect();
+    tasks.sort_unstable();
+    tasks
+}
+
+/// A workspace with the echo skill `note`, and a runner (no learning
+/// cycles) whose first run, "first", is stored.
+fn note_with_a_stored_run() -> (Workspace, skillhost::exec::Runner) {
+    let ws = Workspace::new();
+    ws.add_skill("note", ECHO, Some(&guest("echo-guest")));
+    let mut config = skillhost::config::Config::default();
+    config.learning.auto_every = 0;
+    let runner = ws.runner(config);
+    crate::harness::run(&runner, "note", "first", serde_json::json!({}));
+    assert!(runner.flush(), "the first run is stored");
+    (ws, runner)
+}
+
+/// `ws`'s store runs `sql` (a trigger made or dropped) as another process.
+fn alter_store(ws: &Workspace, sql: &str) {
+    let db = ws.workspace.join(".skillhost").join("skillhost.db");
+    let conn = rusqlite::Connection::open(&db).expect("open the store");
+    conn.execute_batch(sql).expect("alter the store");
+}
+
+/// A store that cannot be written for a while (here every insert fails
+/// at once, as with a database that is down) is tried again for as long
+/// as the process lives: once it can be written, the runs made meanwhile
+/// are stored by this process, and the journal holds nothing after it.
+#[test]
+fn runs_made_while_the_store_fails_are_stored_once_it_recovers() {
+    let (ws, runner) = note_with_a_stored_run();
+
+    // Every insert fails, and not for its data: a table the trigger needs
+    // is missing.
+    alter_store(
+        &ws,
+        "CREATE TRIGGER outage BEFORE INSERT ON runs BEGIN INSERT INTO unavailable VALUES (1); END",
+    );
+    for i in 0..3 {
+        let o = crate::harness::run(
+            &runner,
+            "note",
+            &format!("during {i}"),
+            serde_json::json!({}),
+        );
+        assert!(
+            o.failure.is_none(),
+            "answered while the store fails: {:?}",
+            o.failure
+        );
+    }
+    // Longer than a writer that gave up after its retries (4.3 s) took;
+    // one that keeps trying passes however long this is.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    assert_eq!(stored_tasks(&ws), ["first"], "nothing is stored meanwhile");
+
+    alter_store(&ws, "DROP TRIGGER outage");
+    crate::harness::run(&runner, "note", "after", serde_json::json!({}));
+    assert!(
+        runner.flush(),
+        "every run is stored once the store recovers"
+    );
+    assert_eq!(
+        stored_tasks(&ws),
+        ["after", "during 0", "during 1", "during 2", "first"]
+    );
+    drop(runner);
+    let left = journal_files(&ws);
+    assert!(left.is_empty(), "the journal holds stored runs: {left:?}");
+}
+
+/// A run the store refuses for its data would be refused at every try: it
+/// is set aside in `refused-runs.jsonl`, and the runs around it are
+/// stored.
+#[test]
+fn a_run_the_store_refuses_is_set_aside_and_the_others_are_stored() {
+    let (ws, runner) = note_with_a_stored_run();
+
+    alter_store(
+        &ws,
+        "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.task = 'poison'
+         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+    );
+    // Made at once, so that they are likely one batch.
+    for task in ["before", "poison", "after"] {
+        crate::harness::run(&runner, "note", task, serde_json::json!({}));
+    }
+    assert!(runner.flush(), "the writer is done with every run");
+    assert_eq!(stored_tasks(&ws), ["after", "before", "first"]);
+    let refused = std::fs::read_to_string(ws.workspace.join(".skillhost/refused-runs.jsonl"))
+        .expect("the refused run is kept");
+    let kept: Vec<Value> = refused
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a run as JSON"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{refused}");
+    assert_eq!(kept[0]["task"], "poison");
 }

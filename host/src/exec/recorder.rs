@@ -10,6 +10,12 @@
 //! the requests leave no core to), a run's answer waits until the writer
 //! has made room, which also gives the writer the core back.
 //!
+//! A store that cannot be written is tried again, less often the longer
+//! it fails (up to every 5 s), for as long as the process lives; its runs
+//! stay queued meanwhile, so a database that stays unwritable ends with
+//! answers waiting for room, not with runs given up on or a journal that
+//! grows without bound (it holds only the runs queued).
+//!
 //! Nothing is lost on a crash: a run in the queue is in the journal, and
 //! the next host to open the store replays journals of ended processes.
 //! Rule statistics ride with their runs; those of runs that are not
@@ -20,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::CatalogCell;
 use crate::learn::{self, Learning, LearningConfig, RuleOutcome};
@@ -45,6 +51,23 @@ const MAX_BATCH: usize = 512;
 /// cost a core's worth of SQLite work beside the requests, whose p99 it
 /// raised (`benches/mcp.rs`); nothing waits on the write.
 const GATHER: Duration = Duration::from_millis(5);
+
+/// After a failed store the writer tries again after this, four times
+/// longer after each failure up to [`RETRY_MAX`]; runs keep queueing
+/// meanwhile, and are stored together once the store can be written.
+const RETRY_FIRST: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// Where runs the store refused are kept, in the state folder: one JSON
+/// line each, as in the journal.
+pub const REFUSED_FILE: &str = "refused-runs.jsonl";
+
+/// [`REFUSED_FILE`] takes no more runs once this large.
+const REFUSED_MAX_BYTES: u64 = 16 << 20;
+
+/// While the store keeps failing, the writer warns at the first failure
+/// and then every this many (a minute apart at [`RETRY_MAX`]).
+const WARN_EVERY: u32 = 12;
 
 /// How long a run whose block of ids is used up waits for the writer's
 /// next block before it reserves one itself: a batch's store, not a
@@ -128,8 +151,8 @@ struct Shared {
     journal: Mutex<Journal>,
     /// Highest sequence number handed to the writer.
     sent: AtomicU64,
-    /// Highest sequence number the writer finished with (stored, or given
-    /// up on and left to the journal).
+    /// Highest sequence number the writer has stored (with every one
+    /// before it).
     done: AtomicU64,
     /// For `flush` to wait on `done`; requests never take it.
     waiting: Mutex<()>,
@@ -258,9 +281,8 @@ impl Recorder {
         }
     }
 
-    /// Waits until every run recorded so far is in the database (or was
-    /// given up on and left in the journal) and the learning cycle it
-    /// triggered has run, at most `timeout`; true if so.
+    /// Waits until every run recorded so far is in the database and the
+    /// learning cycle it triggered has run, at most `timeout`; true if so.
     pub fn flush(&self, timeout: Duration) -> bool {
         let shared = &self.shared;
         let sent = shared.sent.load(Ordering::SeqCst);
@@ -355,7 +377,6 @@ impl Recorder {
                 cycle: self.cycle.clone(),
                 store: None,
                 counted: None,
-                kept_failed: false,
                 runtime: None,
             };
             match std::thread::Builder::new()
@@ -395,6 +416,69 @@ impl Drop for Recorder {
     }
 }
 
+/// Runs the writer has not stored, oldest first, each with its sequence
+/// number and what it counts against the queue.
+#[derive(Default)]
+struct Unstored {
+    runs: Vec<RunRecord>,
+    queued: Vec<(u64, u64)>,
+}
+
+/// What one pass of the writer stored.
+#[derive(Default)]
+struct Stored {
+    /// Every run stored, new to the store or not (a replay may have
+    /// stored it first).
+    runs: Vec<RunRecord>,
+    /// How many were new to the store.
+    new: u64,
+    /// The sequence number of the last.
+    last_seq: Option<u64>,
+    /// What they counted against the queue.
+    bytes: u64,
+}
+
+/// When the writer tries a failing store again.
+struct Retry {
+    at: Instant,
+    wait: Duration,
+    failures: u32,
+}
+
+impl Retry {
+    /// The next try after one that ended with `result`, `left` runs still
+    /// unstored; none once the store could be written.
+    fn after(
+        previous: Option<Retry>,
+        result: Result<(), StoreError>,
+        left: usize,
+    ) -> Option<Retry> {
+        let e = match result {
+            Ok(()) => {
+                if let Some(p) = previous {
+                    tracing::info!("runs are stored again, after {} failed tries", p.failures);
+                }
+                return None;
+            }
+            Err(e) => e,
+        };
+        let (wait, failures) = match previous {
+            Some(p) => ((p.wait * 4).min(RETRY_MAX), p.failures + 1),
+            None => (RETRY_FIRST, 1),
+        };
+        if failures == 1 || failures % WARN_EVERY == 0 {
+            tracing::warn!(
+                "storing runs failed ({failures} tries): {e}; {left} run(s) wait in the queue and the journal, tried again in {wait:?}; answers wait once they fill [learning] record_queue_mb"
+            );
+        }
+        Some(Retry {
+            at: Instant::now() + wait,
+            wait,
+            failures,
+        })
+    }
+}
+
 struct Writer {
     shared: Arc<Shared>,
     state_dir: std::path::PathBuf,
@@ -407,8 +491,6 @@ struct Writer {
     /// in SQLite), then advanced by the runs this writer stores. Other
     /// processes' runs show up at the next count, in the next process.
     counted: Option<u64>,
-    /// A batch could not be stored: its runs must stay in the journal.
-    kept_failed: bool,
     /// For the learning cycle, which is async (a model may be asked).
     runtime: Option<tokio::runtime::Runtime>,
 }
@@ -419,69 +501,97 @@ impl Writer {
         // echo calls over stdio was 1.2 ms with the writer at normal
         // priority, 0.4 ms with recording off).
         crate::sys::lower_thread_priority();
-        while let Ok(first) = rx.recv() {
-            let mut runs = Vec::new();
+        // Runs not stored yet, oldest first: a later run is never stored
+        // before an earlier one, so the journal is released up to the last
+        // run stored.
+        let mut unstored = Unstored::default();
+        let mut retry: Option<Retry> = None;
+        let mut stop = false;
+        while !stop {
+            let first = match &retry {
+                None => match rx.recv() {
+                    Ok(message) => Some(message),
+                    Err(_) => break,
+                },
+                // While the store fails, runs gather until the next try,
+                // without a wake-up for each.
+                Some(retry) => {
+                    std::thread::sleep(retry.at.saturating_duration_since(Instant::now()));
+                    None
+                }
+            };
             let mut rules = Vec::new();
             let mut reserve = false;
             let mut give_back = Vec::new();
-            let mut stop = false;
-            let mut last_seq = None;
-            let mut bytes = 0;
+            let mut rule_bytes = 0;
+            let mut new_runs = 0;
             // Group commit: what arrives within GATHER of the first message
             // goes into the same transaction. The writer sleeps through
             // GATHER rather than waiting on the queue, so that the runs
             // sent meanwhile do not each wake it: a wake-up costs the
             // request's thread a futex call and this one a context switch.
-            if !matches!(first, Message::Stop) {
+            if first.as_ref().is_some_and(|m| !matches!(m, Message::Stop)) {
                 std::thread::sleep(GATHER);
             }
-            let more = std::iter::from_fn(|| rx.try_recv().ok());
-            for message in std::iter::once(first).chain(more) {
+            let mut disconnected = false;
+            let more = std::iter::from_fn(|| match rx.try_recv() {
+                Ok(message) => Some(message),
+                Err(mpsc::TryRecvError::Empty) => None,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    disconnected = true;
+                    None
+                }
+            });
+            for message in first.into_iter().chain(more) {
                 match message {
-                    Message::Run { seq, run, bytes: b } => {
-                        last_seq = Some(seq);
-                        bytes += b;
-                        runs.push(*run);
+                    Message::Run { seq, run, bytes } => {
+                        unstored.runs.push(*run);
+                        unstored.queued.push((seq, bytes));
+                        new_runs += 1;
                     }
-                    Message::Rules { outcome, bytes: b } => {
-                        bytes += b;
+                    Message::Rules { outcome, bytes } => {
+                        rule_bytes += bytes;
                         rules.push(outcome);
                     }
                     Message::ReserveIds => reserve = true,
                     Message::ReturnIds(ids) => give_back = ids,
                     Message::Stop => stop = true,
                 }
-                if runs.len() >= MAX_BATCH || stop {
+                if new_runs >= MAX_BATCH || stop {
                     break;
                 }
             }
+            stop |= disconnected;
             if reserve {
                 self.reserve_ids();
             }
-            let mut stored = 0;
-            if let Some(seq) = last_seq {
-                stored = self.store_runs(&runs, seq, &mut rules);
+            let due = stop || retry.as_ref().is_none_or(|r| Instant::now() >= r.at);
+            let mut stored = Stored::default();
+            if due && !unstored.runs.is_empty() {
+                let result = self.store_runs(&mut unstored, &mut rules, &mut stored);
+                retry = Retry::after(retry.take(), result, unstored.runs.len());
             }
             self.record_rules(&rules);
-            if stored > 0 {
-                let count = self.advance_count(stored);
+            if stored.new > 0 {
+                let count = self.advance_count(stored.new);
                 if let Some((before, now)) = count {
                     self.maybe_learn(before, now);
                 }
                 #[cfg(feature = "forge")]
-                self.forge(&runs, count);
+                self.forge(&stored.runs, count);
             }
             // Done once stored and once the cycle they triggered has run,
             // so `flush` sees the rules a cycle wrote.
-            if let Some(seq) = last_seq {
+            if let Some(seq) = stored.last_seq {
                 self.shared.done.fetch_max(seq, Ordering::SeqCst);
                 // Taken between `flush`'s check and its wait, never during
                 // either: the wake-up cannot be missed.
                 drop(lock(&self.shared.waiting));
                 self.shared.changed.notify_all();
             }
-            if bytes > 0 {
-                self.shared.queued.fetch_sub(bytes, Ordering::SeqCst);
+            let freed = stored.bytes + rule_bytes;
+            if freed > 0 {
+                self.shared.queued.fetch_sub(freed, Ordering::SeqCst);
                 self.shared.room.notify_waiters();
             }
             for ids in give_back {
@@ -491,9 +601,12 @@ impl Writer {
                     break;
                 }
             }
-            if stop {
-                break;
-            }
+        }
+        if !unstored.runs.is_empty() {
+            tracing::warn!(
+                "{} run(s) could not be stored; they stay in the run journal and the next host stores them",
+                unstored.runs.len()
+            );
         }
     }
 
@@ -530,51 +643,112 @@ impl Writer {
         self.shared.ids_ready.notify_waiters();
     }
 
-    /// Stores `runs` (the last numbered `last_seq`); on success their rule
-    /// statistics join `rules` and the journal is released up to them. A
-    /// failed write is retried a few times; after that the runs stay in
-    /// the journal, which is not released again in this process, for the
-    /// next host to replay. Returns how many runs were new to the store.
+    /// Stores `unstored`, oldest first and at most [`MAX_BATCH`] runs a
+    /// transaction, taking out what it stored into `stored`; their rule
+    /// statistics join `rules`, and the journal is released up to them.
+    /// Stops at the first failure of the store, leaving the rest for the
+    /// next try. A run the store refuses (see [`StoreError::refuses_data`])
+    /// would be refused at every try and hold up every run after it: it is
+    /// set aside (see [`Writer::refuse`]), and the others are stored.
     fn store_runs(
         &mut self,
-        runs: &[RunRecord],
-        last_seq: u64,
+        unstored: &mut Unstored,
         rules: &mut Vec<RuleOutcome>,
-    ) -> u64 {
-        let mut wait = Duration::from_millis(50);
-        for attempt in 1..=5 {
-            let written = self.store().and_then(|s| s.insert_runs(runs));
-            match written {
-                Ok(new) => {
-                    let before = rules.len();
-                    rules.extend(
-                        runs.iter()
-                            .zip(new)
-                            .filter(|(_, n)| *n)
-                            .map(|(r, _)| RuleOutcome::from(r)),
-                    );
-                    let stored = (rules.len() - before) as u64;
-                    if !self.kept_failed {
-                        self.release_journal(last_seq);
+        stored: &mut Stored,
+    ) -> Result<(), StoreError> {
+        while !unstored.runs.is_empty() {
+            let n = unstored.runs.len().min(MAX_BATCH);
+            match self.insert(&unstored.runs[..n]) {
+                Ok(new) => self.take_stored(unstored, &new, rules, stored),
+                Err(e) if e.refuses_data() && n > 1 => {
+                    // One at a time, to find the runs refused.
+                    for _ in 0..n {
+                        match self.insert(&unstored.runs[..1]) {
+                            Ok(new) => self.take_stored(unstored, &new, rules, stored),
+                            Err(e) if e.refuses_data() => self.refuse(unstored, &e, stored),
+                            Err(e) => return Err(e),
+                        }
                     }
-                    return stored;
                 }
-                Err(e) if attempt < 5 => {
-                    tracing::warn!("storing {} run(s) failed, retrying: {e}", runs.len());
-                    self.store = None;
-                    std::thread::sleep(wait);
-                    wait *= 4;
-                }
-                Err(e) => {
-                    self.kept_failed = true;
-                    tracing::error!(
-                        "storing {} run(s) failed: {e}; they stay in the run journal and the next host stores them",
-                        runs.len()
-                    )
-                }
+                Err(e) if e.refuses_data() => self.refuse(unstored, &e, stored),
+                Err(e) => return Err(e),
             }
         }
-        0
+        Ok(())
+    }
+
+    fn insert(&mut self, runs: &[RunRecord]) -> Result<Vec<bool>, StoreError> {
+        let written = self.store().and_then(|s| s.insert_runs(runs));
+        if written.as_ref().is_err_and(|e| !e.refuses_data()) {
+            // A new connection for the next try.
+            self.store = None;
+        }
+        written
+    }
+
+    /// Takes the first `new.len()` runs of `unstored`, just stored (`new`
+    /// says which were new to the store), into `stored`.
+    fn take_stored(
+        &self,
+        unstored: &mut Unstored,
+        new: &[bool],
+        rules: &mut Vec<RuleOutcome>,
+        stored: &mut Stored,
+    ) {
+        let n = new.len();
+        for (run, new) in unstored.runs[..n].iter().zip(new) {
+            if *new {
+                rules.push(RuleOutcome::from(run));
+                stored.new += 1;
+            }
+        }
+        stored.runs.extend(unstored.runs.drain(..n));
+        self.done_with(unstored.queued.drain(..n), stored);
+    }
+
+    /// Sets the first run of `unstored` aside: the store refused it. Its
+    /// journal line goes to [`REFUSED_FILE`] in the state folder while
+    /// that holds less than [`REFUSED_MAX_BYTES`], so an operator can see
+    /// and mend it; past that (a handler that makes every run refused
+    /// must not fill the disk) only the log names it.
+    fn refuse(&self, unstored: &mut Unstored, e: &StoreError, stored: &mut Stored) {
+        let run = unstored.runs.remove(0);
+        let path = self.state_dir.join(REFUSED_FILE);
+        let kept = keep_refused(&path, &run);
+        match kept {
+            Ok(true) => tracing::error!(
+                "the store refused run {} of `{}`: {e}; it is kept in {}",
+                run.id,
+                run.skill,
+                path.display()
+            ),
+            Ok(false) => tracing::error!(
+                "the store refused run {} of `{}`: {e}; not kept, {} is full",
+                run.id,
+                run.skill,
+                path.display()
+            ),
+            Err(keep) => tracing::error!(
+                "the store refused run {} of `{}`: {e}; not kept: {keep}",
+                run.id,
+                run.skill
+            ),
+        }
+        self.done_with(unstored.queued.drain(..1), stored);
+    }
+
+    /// The writer is done with these queued runs (sequence number, bytes):
+    /// they count no longer, and the journal is released up to them.
+    fn done_with(&self, queued: impl Iterator<Item = (u64, u64)>, stored: &mut Stored) {
+        let mut last_seq = None;
+        for (seq, bytes) in queued {
+            last_seq = Some(seq);
+            stored.bytes += bytes;
+        }
+        if let Some(seq) = last_seq {
+            stored.last_seq = Some(seq);
+            self.release_journal(seq);
+        }
     }
 
     /// Removes the journal's segments that hold only stored runs, and
@@ -724,6 +898,23 @@ impl Writer {
     }
 }
 
+/// Appends `run` to the file at `path` unless it is [`REFUSED_MAX_BYTES`]
+/// long already; false if so.
+fn keep_refused(path: &std::path::Path, run: &RunRecord) -> Result<bool, std::io::Error> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    if file.metadata()?.len() >= REFUSED_MAX_BYTES {
+        return Ok(false);
+    }
+    let mut line = serde_json::to_vec(run)?;
+    line.push(b'\n');
+    file.write_all(&line)?;
+    Ok(true)
+}
+
 /// Whether a count going from `before` to `now` passed a multiple of
 /// `every` (never when `every` is 0).
 fn crossed(before: u64, now: u64, every: u64) -> bool {
@@ -776,4 +967,42 @@ fn replay_journals(state_dir: &std::path::Path, store: &dyn RunStore) -> Vec<Rul
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Each holder leaves the data whole at every step.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_runs_are_kept_until_the_file_is_full() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(REFUSED_FILE);
+        let run = RunRecord::new("note", false, 1);
+        assert!(keep_refused(&path, &run).expect("kept"));
+        let one = std::fs::metadata(&path).expect("file").len();
+        assert!(one > 0);
+        // Full: a hostile handler whose every run is refused fills no disk.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(REFUSED_MAX_BYTES))
+            .expect("grow");
+        assert!(!keep_refused(&path, &run).expect("not kept"));
+        assert_eq!(
+            std::fs::metadata(&path).expect("file").len(),
+            REFUSED_MAX_BYTES
+        );
+    }
+
+    #[test]
+    fn retries_back_off_to_their_cap_and_end_when_the_store_is_written() {
+        let failed = || Err(StoreError::Closed);
+        let mut retry = Retry::after(None, failed(), 1).expect("a retry");
+        assert_eq!((retry.wait, retry.failures), (RETRY_FIRST, 1));
+        for _ in 0..10 {
+            retry = Retry::after(Some(retry), failed(), 1).expect("a retry");
+        }
+        assert_eq!((retry.wait, retry.failures), (RETRY_MAX, 11));
+        assert!(Retry::after(Some(retry), Ok(()), 0).is_none());
+    }
 }

@@ -194,6 +194,31 @@ pub enum StoreError {
     BadVerdict(String),
 }
 
+impl StoreError {
+    /// Whether the store refused what it was given (a constraint, a value
+    /// it cannot hold), as opposed to being unavailable (locked, closed,
+    /// out of space): the same rows would be refused again, so trying
+    /// them again cannot help.
+    pub fn refuses_data(&self) -> bool {
+        use rusqlite::ErrorCode;
+        match self {
+            StoreError::Query(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.code,
+                ErrorCode::ConstraintViolation | ErrorCode::TypeMismatch | ErrorCode::TooBig
+            ),
+            StoreError::Query(rusqlite::Error::ToSqlConversionFailure(_)) => true,
+            // SQLSTATE classes 22 (data exception), 23 (integrity
+            // constraint) and 54 (program limit exceeded).
+            StoreError::Postgres(e) => e.code().is_some_and(|state| {
+                ["22", "23", "54"]
+                    .iter()
+                    .any(|c| state.code().starts_with(c))
+            }),
+            _ => false,
+        }
+    }
+}
+
 /// Refuses a key-value write of `entry` bytes (key and value) that would
 /// take `skill` past `quota`, from `now` and the `replaced` entry's bytes
 /// (none: a new key). The replaced value is counted out before the new one
@@ -621,5 +646,38 @@ pub trait SharedState: Send + Sync {
     /// the store cannot announce changes; the generation still tells.
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::StoreError;
+    use rusqlite::ErrorCode;
+
+    fn sqlite(code: ErrorCode) -> StoreError {
+        StoreError::Query(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error {
+                code,
+                extended_code: 0,
+            },
+            None,
+        ))
+    }
+
+    #[test]
+    fn a_refused_row_is_told_from_an_unavailable_store() {
+        assert!(sqlite(ErrorCode::ConstraintViolation).refuses_data());
+        assert!(sqlite(ErrorCode::TooBig).refuses_data());
+        for unavailable in [
+            ErrorCode::DatabaseBusy,
+            ErrorCode::DatabaseLocked,
+            ErrorCode::DiskFull,
+            ErrorCode::ReadOnly,
+            ErrorCode::SystemIoFailure,
+            ErrorCode::Unknown,
+        ] {
+            assert!(!sqlite(unavailable).refuses_data(), "{unavailable:?}");
+        }
+        assert!(!StoreError::Closed.refuses_data());
     }
 }
