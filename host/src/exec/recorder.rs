@@ -58,13 +58,6 @@ const GATHER: Duration = Duration::from_millis(5);
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(5);
 
-/// Where runs the store refused are kept, in the state folder: one JSON
-/// line each, as in the journal.
-pub const REFUSED_FILE: &str = "refused-runs.jsonl";
-
-/// [`REFUSED_FILE`] takes no more runs once this large.
-const REFUSED_MAX_BYTES: u64 = 16 << 20;
-
 /// While the store keeps failing, the writer warns at the first failure
 /// and then every this many (a minute apart at [`RETRY_MAX`]).
 const WARN_EVERY: u32 = 12;
@@ -706,34 +699,11 @@ impl Writer {
         self.done_with(unstored.queued.drain(..n), stored);
     }
 
-    /// Sets the first run of `unstored` aside: the store refused it. Its
-    /// journal line goes to [`REFUSED_FILE`] in the state folder while
-    /// that holds less than [`REFUSED_MAX_BYTES`], so an operator can see
-    /// and mend it; past that (a handler that makes every run refused
-    /// must not fill the disk) only the log names it.
+    /// Sets the first run of `unstored` aside: the store refused it (see
+    /// [`journal::set_aside`]).
     fn refuse(&self, unstored: &mut Unstored, e: &StoreError, stored: &mut Stored) {
         let run = unstored.runs.remove(0);
-        let path = self.state_dir.join(REFUSED_FILE);
-        let kept = keep_refused(&path, &run);
-        match kept {
-            Ok(true) => tracing::error!(
-                "the store refused run {} of `{}`: {e}; it is kept in {}",
-                run.id,
-                run.skill,
-                path.display()
-            ),
-            Ok(false) => tracing::error!(
-                "the store refused run {} of `{}`: {e}; not kept, {} is full",
-                run.id,
-                run.skill,
-                path.display()
-            ),
-            Err(keep) => tracing::error!(
-                "the store refused run {} of `{}`: {e}; not kept: {keep}",
-                run.id,
-                run.skill
-            ),
-        }
+        journal::set_aside(&self.state_dir.join(JOURNAL_DIR), &run, e);
         self.done_with(unstored.queued.drain(..1), stored);
     }
 
@@ -898,23 +868,6 @@ impl Writer {
     }
 }
 
-/// Appends `run` to the file at `path` unless it is [`REFUSED_MAX_BYTES`]
-/// long already; false if so.
-fn keep_refused(path: &std::path::Path, run: &RunRecord) -> Result<bool, std::io::Error> {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    if file.metadata()?.len() >= REFUSED_MAX_BYTES {
-        return Ok(false);
-    }
-    let mut line = serde_json::to_vec(run)?;
-    line.push(b'\n');
-    file.write_all(&line)?;
-    Ok(true)
-}
-
 /// Whether a count going from `before` to `now` passed a multiple of
 /// `every` (never when `every` is 0).
 fn crossed(before: u64, now: u64, every: u64) -> bool {
@@ -972,27 +925,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refused_runs_are_kept_until_the_file_is_full() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join(REFUSED_FILE);
-        let run = RunRecord::new("note", false, 1);
-        assert!(keep_refused(&path, &run).expect("kept"));
-        let one = std::fs::metadata(&path).expect("file").len();
-        assert!(one > 0);
-        // Full: a hostile handler whose every run is refused fills no disk.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_len(REFUSED_MAX_BYTES))
-            .expect("grow");
-        assert!(!keep_refused(&path, &run).expect("not kept"));
-        assert_eq!(
-            std::fs::metadata(&path).expect("file").len(),
-            REFUSED_MAX_BYTES
-        );
-    }
 
     #[test]
     fn retries_back_off_to_their_cap_and_end_when_the_store_is_written() {

@@ -8,6 +8,9 @@
 //! process that ended; [`replay`] writes its runs into the store (a run
 //! already stored is skipped by id) and removes it.
 //!
+//! A run the store refuses for its data is set aside in [`REFUSED_FILE`]
+//! rather than left to fail every replay (see [`set_aside`]).
+//!
 //! A file is a segment of at most [`SEGMENT_BYTES`]; once every run of a
 //! segment is in the database the segment is removed, so the journal stays
 //! small under any load. A request appends while holding the lock that
@@ -226,6 +229,86 @@ impl Drop for Journal {
     }
 }
 
+/// The file runs a store refused are set aside in (see [`set_aside`]),
+/// in the state folder beside the journal folder; not a `.jsonl` of the
+/// journal folder, so that [`replay`] never takes it up.
+pub const REFUSED_FILE: &str = "refused-runs.jsonl";
+
+/// [`REFUSED_FILE`] takes no more runs once this large.
+pub const REFUSED_MAX_BYTES: u64 = 16 << 20;
+
+/// Sets aside `run`, which the store refused for its data (`e`; see
+/// [`StoreError::refuses_data`]) and would refuse at every try, holding up
+/// every run after it: its line goes to [`REFUSED_FILE`] beside the
+/// journal folder `dir` while that holds less than [`REFUSED_MAX_BYTES`],
+/// so an operator can see and mend it; past that (a handler that makes
+/// every run refused must not fill the disk) only the log names it.
+pub fn set_aside(dir: &Path, run: &RunRecord, e: &StoreError) {
+    let path = dir.parent().unwrap_or(dir).join(REFUSED_FILE);
+    let (id, skill) = (run.id, &run.skill);
+    match keep_refused(&path, run) {
+        Ok(true) => tracing::error!(
+            "the store refused run {id} of `{skill}`: {e}; it is kept in {}",
+            path.display()
+        ),
+        Ok(false) => tracing::error!(
+            "the store refused run {id} of `{skill}`: {e}; not kept, {} is full",
+            path.display()
+        ),
+        Err(keep) => {
+            tracing::error!("the store refused run {id} of `{skill}`: {e}; not kept: {keep}")
+        }
+    }
+}
+
+/// Appends `run` to the file at `path` unless it is [`REFUSED_MAX_BYTES`]
+/// long already; false if so.
+fn keep_refused(path: &Path, run: &RunRecord) -> Result<bool, std::io::Error> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    if file.metadata()?.len() >= REFUSED_MAX_BYTES {
+        return Ok(false);
+    }
+    let mut line = serde_json::to_vec(run)?;
+    line.push(b'\n');
+    file.write_all(&line)?;
+    Ok(true)
+}
+
+/// Stores `runs`, read from the journal file `path`; if the store refuses
+/// them for their data, one at a time, setting aside those it refuses
+/// (see [`set_aside`]). Which were new to the store. A replay cut short
+/// by an unavailable store keeps the file, and the next one sets its
+/// refused runs aside again (the operator then sees them twice).
+fn insert_or_set_aside(
+    store: &dyn RunStore,
+    runs: &[RunRecord],
+    path: &Path,
+) -> Result<Vec<bool>, JournalError> {
+    let failed = |source| JournalError::Store {
+        path: path.to_path_buf(),
+        source,
+    };
+    match store.insert_runs(runs) {
+        Ok(new) => Ok(new),
+        Err(e) if e.refuses_data() => {
+            let dir = path.parent().unwrap_or(path);
+            let mut new = Vec::with_capacity(runs.len());
+            for run in runs {
+                match store.insert_runs(std::slice::from_ref(run)) {
+                    Ok(one) => new.push(one.first().copied().unwrap_or(false)),
+                    Err(e) if e.refuses_data() => {
+                        set_aside(dir, run, &e);
+                        new.push(false);
+                    }
+                    Err(e) => return Err(failed(e)),
+                }
+            }
+            Ok(new)
+        }
+        Err(e) => Err(failed(e)),
+    }
+}
+
 /// What [`replay`] did.
 #[derive(Debug, Default)]
 pub struct Replayed {
@@ -266,12 +349,7 @@ pub fn replay(dir: &Path, store: &dyn RunStore) -> Result<Replayed, JournalError
                 Err(_) => replayed.damaged_lines += 1,
             }
         }
-        let new = store
-            .insert_runs(&runs)
-            .map_err(|source| JournalError::Store {
-                path: path.clone(),
-                source,
-            })?;
+        let new = insert_or_set_aside(store, &runs, &path)?;
         replayed.new_runs.extend(
             runs.into_iter()
                 .zip(new)
@@ -358,6 +436,55 @@ mod tests {
         assert!(replay(&dir, &store).unwrap().new_runs.is_empty());
         // The run stored before the crash is counted once in the usage.
         assert_eq!(store.skill_usage().unwrap()["s"].uses, 3);
+    }
+
+    /// A journal left by an ended process with a run the store refuses:
+    /// the others are stored, the refused one is set aside, and the file
+    /// is gone (it would otherwise fail every replay and hold up those
+    /// after it).
+    #[test]
+    fn a_refused_run_in_a_journal_is_set_aside_and_the_others_are_replayed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("db");
+        let store = SqliteStore::open(&db).unwrap();
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(
+                "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.task = 'poison'
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END",
+            )
+            .unwrap();
+        let dir = tmp.path().join(JOURNAL_DIR);
+        let ids = store.reserve_run_ids(3).unwrap();
+        let mut journal = Journal::new(dir.clone());
+        for (seq, (id, task)) in ids.clone().zip(["a", "poison", "b"]).enumerate() {
+            journal.append(seq as u64 + 1, &line(id, task)).unwrap();
+        }
+        drop(journal);
+
+        let r = replay(&dir, &store).unwrap();
+        let tasks: Vec<&str> = r.new_runs.iter().map(|r| r.task.as_str()).collect();
+        assert_eq!(tasks, ["a", "b"]);
+        assert!(journal_files(&dir).is_empty());
+        let refused = std::fs::read_to_string(tmp.path().join(REFUSED_FILE)).unwrap();
+        let kept: RunRecord = serde_json::from_str(refused.trim()).unwrap();
+        assert_eq!((kept.id, kept.task.as_str()), (ids.start + 1, "poison"));
+    }
+
+    #[test]
+    fn refused_runs_are_kept_until_the_file_is_full() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(REFUSED_FILE);
+        assert!(keep_refused(&path, &run(1, "t")).unwrap());
+        assert!(std::fs::metadata(&path).unwrap().len() > 0);
+        // Full: a handler whose every run is refused fills no disk.
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(REFUSED_MAX_BYTES))
+            .unwrap();
+        assert!(!keep_refused(&path, &run(2, "t")).unwrap());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), REFUSED_MAX_BYTES);
     }
 
     #[test]
