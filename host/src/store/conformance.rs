@@ -622,7 +622,8 @@ fn a_run_with_nul_characters_is_stored(b: &dyn Backend) {
     r.output = Some("\0".into());
     r.failure_message = Some("bad\0byte".into());
     r.context = serde_json::json!({"k": "v\0"});
-    r.steps = vec![step("tool", Some("t"), Some("Nul"))];
+    // A model names the tools it calls.
+    r.steps = vec![step("tool", Some("t\0ool"), Some("Nul\0"))];
     r.steps[0].error = Some("e\0".into());
     let id = s.record_run(&r).expect("stored");
     let back = s.get_run(id).expect("get").expect("run");

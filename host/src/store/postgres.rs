@@ -600,10 +600,11 @@ async fn insert_runs_in(
                 &column(&steps, |s| s.0),
                 &column(&steps, |s| s.1),
                 &column(&steps, |s| s.2.kind.as_str()),
-                &column(&steps, |s| s.2.tool.as_deref()),
+                // A model names the tool it calls: any text may come.
+                &column(&steps, |s| opt_text(&s.2.tool)),
                 &column(&steps, |s| s.2.detail.to_string()),
                 &column(&steps, |s| opt_text(&s.2.error)),
-                &column(&steps, |s| s.2.error_class.as_deref()),
+                &column(&steps, |s| opt_text(&s.2.error_class)),
                 &column(&steps, |s| s.2.duration_us),
             ],
         )
