@@ -1492,6 +1492,22 @@ mod tests {
         );
     }
 
+    /// A row PostgreSQL refuses for its data (a skill name is never given
+    /// NUL by the host, so nothing replaces it) is told from an
+    /// unavailable store: the run writer sets such a run aside rather
+    /// than trying it again forever.
+    #[test]
+    fn a_row_refused_for_its_data_says_so() {
+        let Some(pg) = Postgres::new("refused_row") else {
+            return;
+        };
+        let store = pg.open(KvQuota::default());
+        let mut run = RunRecord::new("a\0b", true, 1);
+        run.id = store.reserve_run_ids(1).expect("ids").start;
+        let e = store.insert_runs(&[run]).expect_err("refused");
+        assert!(e.refuses_data(), "{e}");
+    }
+
     #[test]
     fn refuses_a_newer_schema() {
         let Some(pg) = Postgres::new("refuses_a_newer_schema") else {
