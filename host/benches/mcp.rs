@@ -117,6 +117,15 @@ impl ServerCost {
         cost
     }
 
+    /// `calls` of `f` timed, and what the server `pid` spent on them
+    /// added to `self`.
+    fn measure(&mut self, pid: u32, calls: usize, f: impl FnMut()) -> Vec<Duration> {
+        let start = ServerCost::of(pid);
+        let times = harness::call_times(calls, f);
+        self.add_since(start, ServerCost::of(pid));
+        times
+    }
+
     fn add_since(&mut self, start: ServerCost, end: ServerCost) {
         self.cpu += end.cpu.saturating_sub(start.cpu);
         self.voluntary += end.voluntary.saturating_sub(start.voluntary);
@@ -207,26 +216,10 @@ impl McpClient for McpStdio {
     }
 }
 
-impl McpStdio {
-    /// `calls` of `f` timed, and what the server spent on them.
-    fn timed(
-        &mut self,
-        calls: usize,
-        cost: &mut ServerCost,
-        mut f: impl FnMut(&mut Self),
-    ) -> Vec<Duration> {
-        let pid = self.server.0.id();
-        let start = ServerCost::of(pid);
-        let times = harness::call_times(calls, || f(self));
-        cost.add_since(start, ServerCost::of(pid));
-        times
-    }
-}
-
 /// Streamable HTTP to `skillhost mcp --http 127.0.0.1:0`, through the
 /// test harness's session on a small runtime.
 struct McpHttp {
-    _server: harness::mcp_http::McpHttpServer,
+    server: harness::mcp_http::McpHttpServer,
     session: harness::mcp_http::McpSession,
     rt: tokio::runtime::Runtime,
     next_id: u64,
@@ -246,7 +239,7 @@ impl McpHttp {
         // `open` does the handshake.
         let session = rt.block_on(harness::mcp_http::McpSession::open(&server.url));
         McpHttp {
-            _server: server,
+            server,
             session,
             rt,
             next_id: 1,
@@ -507,15 +500,17 @@ fn bench_echo(_c: &mut Criterion) {
         Vec::new(),
         Vec::new(),
     );
-    let (mut cost_on, mut cost_off) = (ServerCost::default(), ServerCost::default());
+    let [mut cost_on, mut cost_off, mut cost_http] = [ServerCost::default(); 3];
+    let (on_pid, off_pid) = (on.server.0.id(), off.server.0.id());
+    let http_pid = http.server.pid();
     for _ in 0..10 {
-        t_on.extend(on.timed(300, &mut cost_on, |on| {
+        t_on.extend(cost_on.measure(on_pid, 300, || {
             black_box(on.call_skill("echo", "hi"));
         }));
-        t_off.extend(off.timed(300, &mut cost_off, |off| {
+        t_off.extend(cost_off.measure(off_pid, 300, || {
             black_box(off.call_skill("echo", "hi"));
         }));
-        t_http.extend(harness::call_times(300, || {
+        t_http.extend(cost_http.measure(http_pid, 300, || {
             black_box(http.call_skill("echo", "hi"));
         }));
         t_direct.extend(harness::call_times(300, direct));
@@ -529,6 +524,7 @@ fn bench_echo(_c: &mut Criterion) {
     // carry some of the previous one's writing; summed over all blocks.
     cost_on.report("stdio tools/call, recording on", calls_on);
     cost_off.report("stdio tools/call, recording off", calls_off);
+    cost_http.report("HTTP tools/call, recording on", t_http.len());
     let (m_http, _) = report("HTTP tools/call, recording on", t_http);
     let (m_direct, _) = report("in-process run_skill, recording on", t_direct);
     let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);
