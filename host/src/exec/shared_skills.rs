@@ -7,8 +7,10 @@
 //!
 //! What this host last published or took in, per document, is kept in
 //! `.skillhost/shared-skills.json` (version and a signature of the folder:
-//! each file's path, size and modification time), so a folder is sent
-//! only when it changed here and written only when it changed elsewhere.
+//! each file's path, size, modification time, inode and change time), so
+//! a folder is sent only when it changed here and written only when it
+//! changed elsewhere. (A record made by an older version, which signed
+//! less, differs once: each folder is then sent once more.)
 //! A folder is replaced whole, by rename: a reader sees the old skill or
 //! the new one. Documents come from other hosts of the same operator, yet
 //! are unpacked as carefully as an install: plain files and folders only,
@@ -113,8 +115,11 @@ fn files(dir: &Path) -> Vec<(PathBuf, fs::Metadata)> {
     out
 }
 
-/// Path, size and modification time of every file: changes when a file
-/// is written, at no cost of reading it.
+/// Path, size, modification time and, on Unix, inode and change time of
+/// every file: changes when a file is written or replaced, at no cost of
+/// reading it. The change time is what the kernel sets on every write:
+/// an edit that keeps the size and puts the old modification time back
+/// (`touch -r`, a restore) still changes it.
 fn signature(files: &[(PathBuf, fs::Metadata)]) -> String {
     use sha2::Digest;
     let mut h = sha2::Sha256::new();
@@ -124,7 +129,14 @@ fn signature(files: &[(PathBuf, fs::Metadata)]) -> String {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos());
-        h.update(format!("{}\0{}\0{mtime}\n", rel.display(), meta.len()).as_bytes());
+        #[cfg(unix)]
+        let changed = {
+            use std::os::unix::fs::MetadataExt;
+            format!("{}\0{}.{}", meta.ino(), meta.ctime(), meta.ctime_nsec())
+        };
+        #[cfg(not(unix))]
+        let changed = "";
+        h.update(format!("{}\0{}\0{mtime}\0{changed}\n", rel.display(), meta.len()).as_bytes());
     }
     format!("{:x}", h.finalize())
 }
@@ -368,4 +380,33 @@ pub fn materialize(paths: &Paths, shared: &dyn SharedState) -> Result<bool, Shar
         save_seen(paths, &seen)?;
     }
     Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A same-size edit that puts the old modification time back is still
+    /// a change to publish.
+    #[test]
+    fn an_edit_that_keeps_size_and_modification_time_changes_the_signature() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("SKILL.md");
+        fs::write(&file, "one").expect("write");
+        let before = signature(&files(dir.path()));
+        assert_eq!(before, signature(&files(dir.path())), "unchanged, same");
+        let mtime = fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        fs::write(&file, "two").expect("write");
+        fs::File::options()
+            .write(true)
+            .open(&file)
+            .and_then(|f| f.set_modified(mtime))
+            .expect("set the old mtime");
+        let after = files(dir.path());
+        assert_eq!(after[0].1.modified().expect("mtime"), mtime);
+        assert_eq!(after[0].1.len(), 3);
+        assert_ne!(before, signature(&after));
+    }
 }
