@@ -4,8 +4,8 @@
 //! meanwhile is answered first.
 
 use crate::harness::mcp_http::{McpSession, hostile_server, hostile_workspace};
+use crate::harness::mcp_stdio::StdioClient;
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -56,59 +56,28 @@ fn a_ping_is_answered_while_eight_handlers_spin() {
 fn over_stdio_a_ping_is_answered_while_four_handlers_spin() {
     let ws = hostile_workspace(1000);
     let skills = ws.skills.display().to_string();
-    let mut child = ws
-        .cli()
+    let mut server = ws.cli();
+    server
         .args(["--skills", &skills, "mcp"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn skillhost mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut send = |msg: serde_json::Value| {
-        writeln!(stdin, "{msg}").expect("write to the server");
-        stdin.flush().expect("flush");
-    };
-    // The answers with an id, in the order they arrive, until `want` of them.
-    let mut answers = |want: usize| -> Vec<serde_json::Value> {
-        let mut got = Vec::new();
-        while got.len() < want {
-            let line = lines
-                .next()
-                .expect("the server closed stdout")
-                .expect("read");
-            let v: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC line");
-            if v.get("id").is_some() {
-                got.push(v);
-            }
-        }
-        got
-    };
-
-    send(
-        serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": { "name": "test", "version": "0" } } }),
-    );
-    answers(1);
-    send(serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        .stderr(Stdio::null());
+    let mut client = StdioClient::start(server);
+    client.initialize();
     // Compile the handler first, so the spins start together.
-    send(
-        serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": "skill_hostile", "arguments": { "task": "ok" } } }),
+    let warm = client.request(
+        1,
+        "tools/call",
+        serde_json::json!({ "name": "skill_hostile", "arguments": { "task": "ok" } }),
     );
-    let warm = answers(1).remove(0);
     assert_eq!(warm["result"]["isError"], false, "{warm}");
 
     for id in 100..104u64 {
-        send(spin_call(id, false));
+        client.send(&spin_call(id, false));
     }
     // Let the spins reach the server before the ping (ordering of the
     // sends only; nothing is asserted about time).
     std::thread::sleep(std::time::Duration::from_millis(200));
-    send(serde_json::json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" }));
-    let order = answers(5);
+    client.send(&serde_json::json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" }));
+    let order = client.answers(5);
     assert_eq!(order[0]["id"], 2, "the ping is answered first: {order:?}");
     for spin in &order[1..] {
         let text = spin["result"]["content"][0]["text"]
@@ -121,9 +90,7 @@ fn over_stdio_a_ping_is_answered_while_four_handlers_spin() {
             "{spin}"
         );
     }
-    // Closing stdin ends the server.
-    drop(stdin);
-    child.wait().expect("the server ends with its input");
+    client.finish();
 }
 
 /// A `tools/call` of the hostile handler's spin, plain or with a progress

@@ -2,12 +2,12 @@
 //! printed, a mistyped `--skills` folder named, and an MCP server started
 //! the way docs/mcp.md tells a desktop client to start it.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::harness::mcp_stdio::StdioClient;
 use crate::harness::{self, Workspace};
 
 const KV_SKILL: &str =
@@ -137,34 +137,6 @@ fn a_skills_folder_that_does_not_exist_is_an_error_naming_it() {
     );
 }
 
-/// One MCP client over a child's stdio: newline-delimited JSON-RPC.
-struct StdioClient {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl StdioClient {
-    fn send(&mut self, msg: &Value) {
-        writeln!(self.stdin, "{msg}").expect("write to the server");
-        self.stdin.flush().expect("flush");
-    }
-
-    /// The answer to request `id` (notifications and others skipped).
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "the server closed stdout before answering {method}");
-            let v: Value = serde_json::from_str(&line).expect("JSON-RPC line");
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-}
-
 /// The server as docs/mcp.md has a desktop client start it: `skillhost mcp
 /// --skills DIR`, the grant made beforehand with `skills grant --user`
 /// from another folder, the environment a client gives (HOME and PATH; the
@@ -221,28 +193,12 @@ fn a_desktop_client_launch_records_runs_applies_user_grants_and_keeps_notes_out(
     set_read_only(&cwd, true);
     let mut server = Command::new(env!("CARGO_BIN_EXE_skillhost"));
     client_env(&mut server);
-    let mut child = server
+    server
         .current_dir(&cwd)
         .args(["mcp", "--skills", &skills_arg])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the server");
-    let stdin = child.stdin.take().expect("stdin");
-    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut client = StdioClient {
-        child,
-        stdin,
-        stdout,
-    };
-    let init = client.request(
-        1,
-        "initialize",
-        json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "desktop-test", "version": "0" } }),
-    );
-    assert!(init.get("error").is_none(), "{init}");
-    client.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        .stderr(Stdio::piped());
+    let mut client = StdioClient::start(server);
+    client.initialize();
     for id in [2u64, 3] {
         let r = client.request(
             id,
@@ -259,8 +215,7 @@ fn a_desktop_client_launch_records_runs_applies_user_grants_and_keeps_notes_out(
             .collect();
         assert_eq!(texts, ["42"], "the answer and nothing else: {r}");
     }
-    drop(client.stdin);
-    let out = client.child.wait_with_output().expect("server ends");
+    let out = client.finish();
     set_read_only(&cwd, false);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");

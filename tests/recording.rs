@@ -15,8 +15,7 @@ const ECHO: &str = "metadata:\n  skillhost:\n    handler: handler.wasm";
 /// Takes the write lock of `ws`'s store as another process would: until
 /// the connection rolls back, nothing can be written to it.
 fn lock_store(ws: &Workspace) -> rusqlite::Connection {
-    let db = ws.workspace.join(".skillhost").join("skillhost.db");
-    let blocker = rusqlite::Connection::open(&db).expect("open the store");
+    let blocker = connect(ws);
     blocker
         .execute_batch("BEGIN EXCLUSIVE")
         .expect("take the write lock");
@@ -349,11 +348,15 @@ fn note_with_a_stored_run() -> (Workspace, skillhost::exec::Runner) {
     (ws, runner)
 }
 
+/// A connection to `ws`'s store of the test's own, as another process's.
+fn connect(ws: &Workspace) -> rusqlite::Connection {
+    let db = ws.workspace.join(".skillhost").join("skillhost.db");
+    rusqlite::Connection::open(&db).expect("open the store")
+}
+
 /// `ws`'s store runs `sql` (a trigger made or dropped) as another process.
 fn alter_store(ws: &Workspace, sql: &str) {
-    let db = ws.workspace.join(".skillhost").join("skillhost.db");
-    let conn = rusqlite::Connection::open(&db).expect("open the store");
-    conn.execute_batch(sql).expect("alter the store");
+    connect(ws).execute_batch(sql).expect("alter the store");
 }
 
 /// A store that cannot be written for a while (here every insert fails

@@ -517,14 +517,13 @@ fn bench_echo(_c: &mut Criterion) {
         t_floor.extend(harness::call_times(300, floor_call));
         t_dedicated.extend(harness::call_times(300, direct_dedicated));
     }
-    let (calls_on, calls_off) = (t_on.len(), t_off.len());
-    let (m_on, p_on) = report("stdio tools/call, recording on", t_on);
-    report("stdio tools/call, recording off", t_off);
     // The recorder's batches are counted where they fall, so a block may
     // carry some of the previous one's writing; summed over all blocks.
-    cost_on.report("stdio tools/call, recording on", calls_on);
-    cost_off.report("stdio tools/call, recording off", calls_off);
+    cost_on.report("stdio tools/call, recording on", t_on.len());
+    cost_off.report("stdio tools/call, recording off", t_off.len());
     cost_http.report("HTTP tools/call, recording on", t_http.len());
+    let (m_on, p_on) = report("stdio tools/call, recording on", t_on);
+    report("stdio tools/call, recording off", t_off);
     let (m_http, _) = report("HTTP tools/call, recording on", t_http);
     let (m_direct, _) = report("in-process run_skill, recording on", t_direct);
     let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);

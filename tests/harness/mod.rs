@@ -6,6 +6,7 @@
 
 pub mod load;
 pub mod mcp_http;
+pub mod mcp_stdio;
 pub mod postgres;
 
 use std::path::{Path, PathBuf};

@@ -640,83 +640,58 @@ impl Writer {
     /// transaction, taking out what it stored into `stored`; their rule
     /// statistics join `rules`, and the journal is released up to them.
     /// Stops at the first failure of the store, leaving the rest for the
-    /// next try. A run the store refuses (see [`StoreError::refuses_data`])
-    /// would be refused at every try and hold up every run after it: it is
-    /// set aside (see [`Writer::refuse`]), and the others are stored.
+    /// next try. A run the store refuses would be refused at every try and
+    /// hold up every run after it: it is set aside, and the others are
+    /// stored (see [`journal::insert_or_set_aside`]).
     fn store_runs(
         &mut self,
         unstored: &mut Unstored,
         rules: &mut Vec<RuleOutcome>,
         stored: &mut Stored,
     ) -> Result<(), StoreError> {
+        let dir = self.state_dir.join(JOURNAL_DIR);
         while !unstored.runs.is_empty() {
             let n = unstored.runs.len().min(MAX_BATCH);
-            match self.insert(&unstored.runs[..n]) {
-                Ok(new) => self.take_stored(unstored, &new, rules, stored),
-                Err(e) if e.refuses_data() && n > 1 => {
-                    // One at a time, to find the runs refused.
-                    for _ in 0..n {
-                        match self.insert(&unstored.runs[..1]) {
-                            Ok(new) => self.take_stored(unstored, &new, rules, stored),
-                            Err(e) if e.refuses_data() => self.refuse(unstored, &e, stored),
-                            Err(e) => return Err(e),
-                        }
-                    }
-                }
-                Err(e) if e.refuses_data() => self.refuse(unstored, &e, stored),
-                Err(e) => return Err(e),
+            let (done, result) =
+                journal::insert_or_set_aside(self.store()?, &unstored.runs[..n], &dir);
+            self.take_done(unstored, &done, rules, stored);
+            if result.is_err() {
+                // A new connection for the next try.
+                self.store = None;
             }
+            result?;
         }
         Ok(())
     }
 
-    fn insert(&mut self, runs: &[RunRecord]) -> Result<Vec<bool>, StoreError> {
-        let written = self.store().and_then(|s| s.insert_runs(runs));
-        if written.as_ref().is_err_and(|e| !e.refuses_data()) {
-            // A new connection for the next try.
-            self.store = None;
-        }
-        written
-    }
-
-    /// Takes the first `new.len()` runs of `unstored`, just stored (`new`
-    /// says which were new to the store), into `stored`.
-    fn take_stored(
+    /// Takes the first `done.len()` runs of `unstored` (what became of
+    /// each) into `stored`, but for those set aside.
+    fn take_done(
         &self,
         unstored: &mut Unstored,
-        new: &[bool],
+        done: &[journal::Inserted],
         rules: &mut Vec<RuleOutcome>,
         stored: &mut Stored,
     ) {
-        let n = new.len();
-        for (run, new) in unstored.runs[..n].iter().zip(new) {
-            if *new {
-                rules.push(RuleOutcome::from(run));
-                stored.new += 1;
+        let n = done.len();
+        for (run, done) in unstored.runs.drain(..n).zip(done) {
+            match done {
+                journal::Inserted::New => {
+                    rules.push(RuleOutcome::from(&run));
+                    stored.new += 1;
+                    stored.runs.push(run);
+                }
+                journal::Inserted::Known => stored.runs.push(run),
+                journal::Inserted::SetAside => {}
             }
         }
-        stored.runs.extend(unstored.runs.drain(..n));
-        self.done_with(unstored.queued.drain(..n), stored);
-    }
-
-    /// Sets the first run of `unstored` aside: the store refused it (see
-    /// [`journal::set_aside`]).
-    fn refuse(&self, unstored: &mut Unstored, e: &StoreError, stored: &mut Stored) {
-        let run = unstored.runs.remove(0);
-        journal::set_aside(&self.state_dir.join(JOURNAL_DIR), &run, e);
-        self.done_with(unstored.queued.drain(..1), stored);
-    }
-
-    /// The writer is done with these queued runs (sequence number, bytes):
-    /// they count no longer, and the journal is released up to them.
-    fn done_with(&self, queued: impl Iterator<Item = (u64, u64)>, stored: &mut Stored) {
-        let mut last_seq = None;
-        for (seq, bytes) in queued {
-            last_seq = Some(seq);
+        // Done with: they count no longer, and the journal is released up
+        // to them.
+        for (seq, bytes) in unstored.queued.drain(..n) {
+            stored.last_seq = Some(seq);
             stored.bytes += bytes;
         }
-        if let Some(seq) = last_seq {
-            stored.last_seq = Some(seq);
+        if let Some(seq) = stored.last_seq.filter(|_| n > 0) {
             self.release_journal(seq);
         }
     }

@@ -274,38 +274,46 @@ fn keep_refused(path: &Path, run: &RunRecord) -> Result<bool, std::io::Error> {
     Ok(true)
 }
 
-/// Stores `runs`, read from the journal file `path`; if the store refuses
-/// them for their data, one at a time, setting aside those it refuses
-/// (see [`set_aside`]). Which were new to the store. A replay cut short
-/// by an unavailable store keeps the file, and the next one sets its
-/// refused runs aside again (the operator then sees them twice).
-fn insert_or_set_aside(
+/// What became of a run given to [`insert_or_set_aside`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// Stored now.
+    New,
+    /// In the store already (by id).
+    Known,
+    /// Refused for its data, and set aside (see [`set_aside`]).
+    SetAside,
+}
+
+/// Stores `runs`; if the store refuses them for their data, one at a time,
+/// setting aside those it refuses (see [`set_aside`]; `dir` is the journal
+/// folder). Returns what became of each run it got through, in order, and
+/// the error (an unavailable store) that stopped it before the end, if
+/// any: the runs after those are untouched. A caller that gives the same
+/// runs again after such an error sets their refused ones aside again.
+pub fn insert_or_set_aside(
     store: &dyn RunStore,
     runs: &[RunRecord],
-    path: &Path,
-) -> Result<Vec<bool>, JournalError> {
-    let failed = |source| JournalError::Store {
-        path: path.to_path_buf(),
-        source,
-    };
+    dir: &Path,
+) -> (Vec<Inserted>, Result<(), StoreError>) {
+    let known = |new: bool| if new { Inserted::New } else { Inserted::Known };
     match store.insert_runs(runs) {
-        Ok(new) => Ok(new),
+        Ok(new) => (new.into_iter().map(known).collect(), Ok(())),
         Err(e) if e.refuses_data() => {
-            let dir = path.parent().unwrap_or(path);
-            let mut new = Vec::with_capacity(runs.len());
+            let mut done = Vec::with_capacity(runs.len());
             for run in runs {
                 match store.insert_runs(std::slice::from_ref(run)) {
-                    Ok(one) => new.push(one.first().copied().unwrap_or(false)),
+                    Ok(one) => done.push(known(one.first().copied().unwrap_or(false))),
                     Err(e) if e.refuses_data() => {
                         set_aside(dir, run, &e);
-                        new.push(false);
+                        done.push(Inserted::SetAside);
                     }
-                    Err(e) => return Err(failed(e)),
+                    Err(e) => return (done, Err(e)),
                 }
             }
-            Ok(new)
+            (done, Ok(()))
         }
-        Err(e) => Err(failed(e)),
+        Err(e) => (Vec::new(), Err(e)),
     }
 }
 
@@ -349,11 +357,16 @@ pub fn replay(dir: &Path, store: &dyn RunStore) -> Result<Replayed, JournalError
                 Err(_) => replayed.damaged_lines += 1,
             }
         }
-        let new = insert_or_set_aside(store, &runs, &path)?;
+        // A replay cut short keeps the file for the next one.
+        let (done, result) = insert_or_set_aside(store, &runs, dir);
+        result.map_err(|source| JournalError::Store {
+            path: path.clone(),
+            source,
+        })?;
         replayed.new_runs.extend(
             runs.into_iter()
-                .zip(new)
-                .filter(|(_, n)| *n)
+                .zip(done)
+                .filter(|(_, done)| *done == Inserted::New)
                 .map(|(r, _)| r),
         );
         let _ = std::fs::remove_file(&path);
