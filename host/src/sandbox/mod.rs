@@ -13,6 +13,7 @@ pub mod inspect;
 pub mod limits;
 mod outbound_http;
 mod state;
+mod ticker;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -63,14 +64,7 @@ pub use state::{FileRoots, GrantPathError};
 use bindings::HandlerPre;
 use host_budget::{Charged, HostBudget};
 use state::HostState;
-
-/// How often the epoch ticks. A running guest yields to the executor at
-/// every tick, so time limits hold in wall-clock time under concurrency
-/// and are rounded up to it, and the host budget is checked. Release
-/// figures (`benches/mcp_spin.rs`, `benches/flood_rss.rs`): at 5 ms, 8
-/// concurrent spins ended at 1.30x their limit and a header flood
-/// overshot its budget by 4%; at 1 ms, 1.07x and 1%.
-const EPOCH_TICK: Duration = Duration::from_millis(1);
+use ticker::EpochTicker;
 
 /// Longest a failure's class may be; classes are identifiers.
 const MAX_CLASS_LEN: usize = 64;
@@ -395,8 +389,8 @@ impl Sandbox {
             }
         };
         let ticker = match &fast {
-            Some(f) => EpochTicker::start(&[&engine, &f.engine], TICKER_LINGER),
-            None => EpochTicker::start(&[&engine], TICKER_LINGER),
+            Some(f) => EpochTicker::start(&[&engine, &f.engine]),
+            None => EpochTicker::start(&[&engine]),
         };
         let guest = match options.dedicated_threads {
             true => Some(GuestRuntime::start().map_err(SandboxError::engine)?),
@@ -1197,118 +1191,6 @@ fn compile_pool(
         .map_err(SandboxError::engine)
 }
 
-/// Increments the engines' epochs on one background thread while calls
-/// run, and for [`TICKER_LINGER`] after the last one ended; then it sleeps
-/// until the next call, so that an idle host (a desktop client's MCP server
-/// between requests) does not wake a thousand times a second. Stops when
-/// the sandbox is dropped or its engines are gone.
-struct EpochTicker {
-    shared: Arc<TickerShared>,
-}
-
-/// How long the ticker keeps ticking after the last call ended: calls that
-/// follow each other closer than this never wait for it to wake.
-const TICKER_LINGER: Duration = Duration::from_secs(1);
-
-struct TickerShared {
-    state: Mutex<TickerState>,
-    wake: Condvar,
-}
-
-#[derive(Debug)]
-struct TickerState {
-    /// Calls running now.
-    calls: usize,
-    /// When the last call ended (None: no call yet).
-    last_ended: Option<Instant>,
-    /// The ticker waits on `wake` for a call.
-    asleep: bool,
-    stop: bool,
-    /// Ticks so far (for tests).
-    ticks: u64,
-}
-
-/// A running call: the ticker ticks until it is dropped.
-struct Ticking(Arc<TickerShared>);
-
-impl Drop for Ticking {
-    fn drop(&mut self) {
-        let mut s = self.0.lock();
-        s.calls -= 1;
-        s.last_ended = Some(Instant::now());
-    }
-}
-
-impl TickerShared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, TickerState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl EpochTicker {
-    fn start(engines: &[&Engine], linger: Duration) -> Self {
-        let engines: Vec<_> = engines.iter().map(|e| e.weak()).collect();
-        let shared = Arc::new(TickerShared {
-            state: Mutex::new(TickerState {
-                calls: 0,
-                last_ended: None,
-                asleep: false,
-                stop: false,
-                ticks: 0,
-            }),
-            wake: Condvar::new(),
-        });
-        let ticker = shared.clone();
-        let _ = std::thread::Builder::new()
-            .name("skillhost-epoch".into())
-            .spawn(move || {
-                loop {
-                    {
-                        let mut s = ticker.lock();
-                        while !s.stop
-                            && s.calls == 0
-                            && s.last_ended.is_none_or(|t| t.elapsed() >= linger)
-                        {
-                            s.asleep = true;
-                            s = ticker.wake.wait(s).unwrap_or_else(|p| p.into_inner());
-                            s.asleep = false;
-                        }
-                        if s.stop {
-                            return;
-                        }
-                        s.ticks += 1;
-                    }
-                    std::thread::sleep(EPOCH_TICK);
-                    for weak in &engines {
-                        match weak.upgrade() {
-                            Some(engine) => engine.increment_epoch(),
-                            None => return,
-                        }
-                    }
-                }
-            });
-        EpochTicker { shared }
-    }
-
-    /// Marks a call as running until the returned guard is dropped; wakes
-    /// the ticker if it sleeps.
-    fn call_started(&self) -> Ticking {
-        let mut s = self.shared.lock();
-        s.calls += 1;
-        if s.asleep {
-            self.shared.wake.notify_one();
-        }
-        Ticking(self.shared.clone())
-    }
-}
-
-impl Drop for EpochTicker {
-    fn drop(&mut self) {
-        self.shared.lock().stop = true;
-        self.shared.wake.notify_one();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1523,46 +1405,5 @@ mod tests {
             .expect_err("over 100 bytes in all");
         assert_eq!(e.class, "OutputTooLarge");
         assert!(check_output("b".into(), "text/plain".into(), vec![], l).is_ok());
-    }
-
-    /// Waits (bounded by a guard, not a time threshold) until `done` holds
-    /// of the ticker's state.
-    fn ticker_reaches(ticker: &EpochTicker, what: &str, done: impl Fn(&TickerState) -> bool) {
-        for _ in 0..10_000 {
-            if done(&ticker.shared.lock()) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        panic!("the ticker never {what}: {:?}", ticker.shared.lock());
-    }
-
-    #[test]
-    fn the_ticker_sleeps_without_calls_and_ticks_while_one_runs() {
-        let engine = new_engine(Strategy::Cranelift, false).expect("engine");
-        let ticker = EpochTicker::start(&[&engine], Duration::ZERO);
-        ticker_reaches(&ticker, "went to sleep", |s| s.asleep);
-        let ticks = ticker.shared.lock().ticks;
-        let call = ticker.call_started();
-        ticker_reaches(&ticker, "ticked for a call", |s| s.ticks >= ticks + 3);
-        assert!(!ticker.shared.lock().asleep);
-        drop(call);
-        ticker_reaches(&ticker, "slept again", |s| s.asleep);
-        let ticks = ticker.shared.lock().ticks;
-        let again = ticker.call_started();
-        ticker_reaches(&ticker, "woke for the next call", |s| s.ticks > ticks);
-        drop(again);
-    }
-
-    #[test]
-    fn the_ticker_lingers_after_a_call() {
-        let engine = new_engine(Strategy::Cranelift, false).expect("engine");
-        let ticker = EpochTicker::start(&[&engine], Duration::from_secs(3600));
-        // No call yet: nothing to linger for.
-        ticker_reaches(&ticker, "went to sleep", |s| s.asleep);
-        drop(ticker.call_started());
-        let ticks = ticker.shared.lock().ticks;
-        ticker_reaches(&ticker, "went on ticking", |s| s.ticks >= ticks + 3);
-        assert!(!ticker.shared.lock().asleep);
     }
 }
