@@ -113,7 +113,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         s.finish_and_clear();
     }
     let outcome = outcome?;
-    span.record("tier", format!("{:?}", outcome.tier).to_lowercase());
+    span.record("tier", outcome.tier.as_str());
     span.record("duration_us", outcome.timings.total_us);
     if let Some(f) = &outcome.failure {
         span.record("failure", f.class.as_str());

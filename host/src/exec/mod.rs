@@ -132,6 +132,18 @@ pub enum Tier {
     Template,
 }
 
+impl Tier {
+    /// Its name as stored and logged (its serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Handler => "handler",
+            Tier::Pipeline => "pipeline",
+            Tier::Model => "model",
+            Tier::Template => "template",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timings {
     pub select_us: u64,
@@ -1428,10 +1440,7 @@ fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord {
         skill: o.skill.clone(),
         skill_version: o.skill_version.clone(),
         task: task.to_owned(),
-        tier: serde_json::to_value(o.tier)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        tier: o.tier.as_str().to_owned(),
         success: o.failure.is_none(),
         failure_class: o.failure.as_ref().map(|f| f.class.to_string()),
         failure_message: o.failure.as_ref().map(|f| f.message.clone()),
@@ -1495,4 +1504,20 @@ enum HandlerFiles {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Every holder leaves the map whole.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tier;
+
+    #[test]
+    fn a_tier_is_stored_and_logged_by_its_serde_name() {
+        for tier in [Tier::Handler, Tier::Pipeline, Tier::Model, Tier::Template] {
+            assert_eq!(
+                serde_json::to_value(tier).expect("a tier serialises"),
+                tier.as_str(),
+                "{tier:?}"
+            );
+        }
+    }
 }

@@ -217,7 +217,7 @@ impl SkillServer {
             Ok(outcome) => {
                 // As `skillhost run` does: what the run was, for its close line.
                 let span = tracing::Span::current();
-                span.record("tier", format!("{:?}", outcome.tier).to_lowercase());
+                span.record("tier", outcome.tier.as_str());
                 span.record("duration_us", outcome.timings.total_us);
                 if let Some(f) = &outcome.failure {
                     span.record("failure", f.class.as_str());

@@ -334,11 +334,13 @@ impl SqliteStore {
         id: i64,
         run: &RunRecord,
     ) -> Result<bool, StoreError> {
-        let inserted = tx.execute(
+        // Cached statements: a batch of runs is parsed once, not per row.
+        let inserted = tx.prepare_cached(
             "INSERT OR IGNORE INTO runs (id, at, skill, skill_version, task, tier, success, failure_class,
                                failure_message, context_json, output, duration_us, model_calls, origin)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![
+        )?
+        .execute(params![
                 id,
                 run.at,
                 run.skill,
@@ -353,23 +355,22 @@ impl SqliteStore {
                 run.duration_us,
                 run.model_calls,
                 run.origin
-            ],
-        )?;
+            ])?;
         if inserted == 0 {
             return Ok(false);
         }
         for (i, s) in run.steps.iter().enumerate() {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![id, i as i64, s.kind, s.tool, s.detail.to_string(), s.error, s.error_class, s.duration_us],
-            )?;
+            )?
+            .execute(params![id, i as i64, s.kind, s.tool, s.detail.to_string(), s.error, s.error_class, s.duration_us])?;
         }
         for a in &run.rules_applied {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO rules_applied (run_id, rule_id, kind, effect) VALUES (?1, ?2, ?3, ?4)",
-                params![id, a.rule_id, a.kind, a.effect],
-            )?;
+            )?
+            .execute(params![id, a.rule_id, a.kind, a.effect])?;
         }
         Ok(true)
     }
