@@ -290,7 +290,8 @@ pub enum Inserted {
 /// folder). Returns what became of each run it got through, in order, and
 /// the error (an unavailable store) that stopped it before the end, if
 /// any: the runs after those are untouched. A caller that gives the same
-/// runs again after such an error sets their refused ones aside again.
+/// runs again after such an error sets their refused ones aside again, so
+/// it gives only the runs after those.
 pub fn insert_or_set_aside(
     store: &dyn RunStore,
     runs: &[RunRecord],
@@ -350,19 +351,30 @@ pub fn replay(dir: &Path, store: &dyn RunStore) -> Result<Replayed, JournalError
             path: path.clone(),
             source,
         })?;
-        let mut runs = Vec::new();
+        let (mut runs, mut lines) = (Vec::new(), Vec::new());
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             match serde_json::from_str::<RunRecord>(line) {
-                Ok(run) => runs.push(run),
+                Ok(run) => {
+                    runs.push(run);
+                    lines.push(line);
+                }
                 Err(_) => replayed.damaged_lines += 1,
             }
         }
-        // A replay cut short keeps the file for the next one.
         let (done, result) = insert_or_set_aside(store, &runs, dir);
-        result.map_err(|source| JournalError::Store {
-            path: path.clone(),
-            source,
-        })?;
+        if let Err(source) = result {
+            // A replay cut short keeps the runs it did not get through for
+            // the next one, and only those: a run set aside now is not set
+            // aside again.
+            if !done.is_empty() {
+                let mut rest = lines[done.len()..].join("\n");
+                rest.push('\n');
+                if let Err(e) = crate::fsutil::write_atomic(&path, rest.as_bytes()) {
+                    tracing::warn!("cannot drop the replayed runs from {}: {e}", path.display());
+                }
+            }
+            return Err(JournalError::Store { path, source });
+        }
         replayed.new_runs.extend(
             runs.into_iter()
                 .zip(done)
@@ -482,6 +494,46 @@ mod tests {
         let refused = std::fs::read_to_string(tmp.path().join(REFUSED_FILE)).unwrap();
         let kept: RunRecord = serde_json::from_str(refused.trim()).unwrap();
         assert_eq!((kept.id, kept.task.as_str()), (ids.start + 1, "poison"));
+    }
+
+    #[test]
+    fn a_replay_cut_short_after_setting_a_run_aside_does_not_set_it_aside_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("db");
+        let store = SqliteStore::open(&db).unwrap();
+        // `poison` is refused for its data; `down` meets a store that
+        // fails (an error that is not a refusal: integer overflow) until
+        // that is mended.
+        let admin = rusqlite::Connection::open(&db).unwrap();
+        admin
+            .execute_batch(
+                "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.task = 'poison'
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END;
+                 CREATE TRIGGER down BEFORE INSERT ON runs WHEN NEW.task = 'down'
+                 BEGIN SELECT abs(-9223372036854775808); END;",
+            )
+            .unwrap();
+        let dir = tmp.path().join(JOURNAL_DIR);
+        let ids = store.reserve_run_ids(4).unwrap();
+        let mut journal = Journal::new(dir.clone());
+        for (seq, (id, task)) in ids.clone().zip(["a", "poison", "down", "b"]).enumerate() {
+            journal.append(seq as u64 + 1, &line(id, task)).unwrap();
+        }
+        drop(journal);
+
+        let e = replay(&dir, &store).expect_err("the outage cuts the replay short");
+        assert!(matches!(e, JournalError::Store { .. }), "{e}");
+        admin.execute_batch("DROP TRIGGER down").unwrap();
+        let r = replay(&dir, &store).unwrap();
+        let tasks: Vec<&str> = r.new_runs.iter().map(|r| r.task.as_str()).collect();
+        assert_eq!(tasks, ["down", "b"]);
+        assert!(journal_files(&dir).is_empty());
+        let refused = std::fs::read_to_string(tmp.path().join(REFUSED_FILE)).unwrap();
+        assert_eq!(refused.lines().count(), 1, "set aside once: {refused}");
+        let stored: i64 = admin
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, 3);
     }
 
     #[test]
