@@ -406,6 +406,45 @@ fn runs_made_while_the_store_fails_are_stored_once_it_recovers() {
     assert!(left.is_empty(), "the journal holds stored runs: {left:?}");
 }
 
+/// A flush (what `gate`, `learn` and `forge` do before they read the
+/// store) gives up on a store that keeps failing, rather than wait out its
+/// minute; the runs stay queued and are stored once it recovers.
+#[test]
+fn a_flush_gives_up_on_a_store_that_keeps_failing() {
+    let (ws, runner) = note_with_a_stored_run();
+    alter_store(
+        &ws,
+        "CREATE TRIGGER outage BEFORE INSERT ON runs BEGIN INSERT INTO unavailable VALUES (1); END",
+    );
+    crate::harness::run(&runner, "note", "during", serde_json::json!({}));
+
+    // An ordering, not a time threshold: the outage ends when the flush
+    // returns, or after 30 s if it does not, and a flush that waited for
+    // it then reports the run stored.
+    let (returned, wait) = std::sync::mpsc::channel::<()>();
+    let lifter = {
+        let ws_dir = ws.workspace.clone();
+        std::thread::spawn(move || {
+            let lifted_early = wait
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .is_err();
+            rusqlite::Connection::open(ws_dir.join(".skillhost").join("skillhost.db"))
+                .and_then(|c| c.execute_batch("DROP TRIGGER outage"))
+                .expect("end the outage");
+            lifted_early
+        })
+    };
+    let flushed = runner.flush();
+    let _ = returned.send(());
+    let lifted_early = lifter.join().expect("the lifter");
+    assert!(
+        !flushed && !lifted_early,
+        "the flush returned during the outage, the run not stored"
+    );
+    assert!(runner.flush(), "stored once the store recovers");
+    assert_eq!(stored_tasks(&ws), ["during", "first"]);
+}
+
 /// A run the store refuses for its data would be refused at every try: it
 /// is set aside in `refused-runs.jsonl`, and the runs around it are
 /// stored.

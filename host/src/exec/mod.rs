@@ -414,7 +414,8 @@ impl Runner {
     }
 
     /// Waits (up to a minute) until every run recorded so far is in the
-    /// database; false if some are still queued (they are in the journal).
+    /// database; false if some are still queued (they are in the journal),
+    /// sooner if the store keeps failing.
     pub fn flush(&self) -> bool {
         self.shared
             .recorder

@@ -58,6 +58,13 @@ const GATHER: Duration = Duration::from_millis(5);
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(5);
 
+/// A flush stops waiting once the writer has failed this many tries since
+/// it began (within about a quarter of a second of the store failing, at
+/// most two [`RETRY_MAX`] once it has failed a while): its caller is about
+/// to read a store that is down, and should report that store's error
+/// rather than wait out its timeout.
+const FLUSH_FAILURES: u64 = 2;
+
 /// While the store keeps failing, the writer warns at the first failure
 /// and then every this many (a minute apart at [`RETRY_MAX`]).
 const WARN_EVERY: u32 = 12;
@@ -147,7 +154,10 @@ struct Shared {
     /// Highest sequence number the writer has stored (with every one
     /// before it).
     done: AtomicU64,
-    /// For `flush` to wait on `done`; requests never take it.
+    /// Tries to store runs that failed, for `flush`.
+    failed_tries: AtomicU64,
+    /// For `flush` to wait on `done` and `failed_tries`; requests never
+    /// take it.
     waiting: Mutex<()>,
     changed: Condvar,
     seq: AtomicU64,
@@ -183,6 +193,7 @@ impl Recorder {
                 journal: Mutex::new(Journal::new(state_dir.join(JOURNAL_DIR))),
                 sent: AtomicU64::new(0),
                 done: AtomicU64::new(0),
+                failed_tries: AtomicU64::new(0),
                 waiting: Mutex::new(()),
                 changed: Condvar::new(),
                 seq: AtomicU64::new(0),
@@ -275,15 +286,18 @@ impl Recorder {
     }
 
     /// Waits until every run recorded so far is in the database and the
-    /// learning cycle it triggered has run, at most `timeout`; true if so.
+    /// learning cycle it triggered has run, at most `timeout`, and not once
+    /// the store has failed [`FLUSH_FAILURES`] tries; true if they are.
     pub fn flush(&self, timeout: Duration) -> bool {
         let shared = &self.shared;
         let sent = shared.sent.load(Ordering::SeqCst);
         let stored = || shared.done.load(Ordering::SeqCst) >= sent;
         let waiting = lock(&shared.waiting);
+        let failing = shared.failed_tries.load(Ordering::SeqCst) + FLUSH_FAILURES;
+        let failed = || shared.failed_tries.load(Ordering::SeqCst) >= failing;
         let _ = shared
             .changed
-            .wait_timeout_while(waiting, timeout, |_| !stored())
+            .wait_timeout_while(waiting, timeout, |_| !stored() && !failed())
             .unwrap_or_else(|p| p.into_inner());
         stored()
     }
@@ -563,6 +577,10 @@ impl Writer {
             if due && !unstored.runs.is_empty() {
                 let result = self.store_runs(&mut unstored, &mut rules, &mut stored);
                 retry = Retry::after(retry.take(), result, unstored.runs.len());
+                if retry.is_some() {
+                    self.shared.failed_tries.fetch_add(1, Ordering::SeqCst);
+                    self.wake_flushes();
+                }
             }
             self.record_rules(&rules);
             if stored.new > 0 {
@@ -577,10 +595,7 @@ impl Writer {
             // so `flush` sees the rules a cycle wrote.
             if let Some(seq) = stored.last_seq {
                 self.shared.done.fetch_max(seq, Ordering::SeqCst);
-                // Taken between `flush`'s check and its wait, never during
-                // either: the wake-up cannot be missed.
-                drop(lock(&self.shared.waiting));
-                self.shared.changed.notify_all();
+                self.wake_flushes();
             }
             let freed = stored.bytes + rule_bytes;
             if freed > 0 {
@@ -601,6 +616,14 @@ impl Writer {
                 unstored.runs.len()
             );
         }
+    }
+
+    /// Wakes `flush` callers to look at `done` and `failed_tries` again.
+    fn wake_flushes(&self) {
+        // Taken between `flush`'s check and its wait, never during either:
+        // the wake-up cannot be missed.
+        drop(lock(&self.shared.waiting));
+        self.shared.changed.notify_all();
     }
 
     fn store(&mut self) -> Result<&dyn RunStore, StoreError> {
