@@ -391,7 +391,8 @@ impl Sandbox {
         let ticker = match &fast {
             Some(f) => EpochTicker::start(&[&engine, &f.engine]),
             None => EpochTicker::start(&[&engine]),
-        };
+        }
+        .map_err(SandboxError::engine)?;
         let guest = match options.dedicated_threads {
             true => Some(GuestRuntime::start().map_err(SandboxError::engine)?),
             false => None,

@@ -62,11 +62,13 @@ impl Drop for Ticking {
 
 impl EpochTicker {
     /// A ticker for `engines`, on the system's timer where there is one.
-    pub fn start(engines: &[&Engine]) -> Self {
+    /// Fails if its thread cannot be started: without ticks a spinning
+    /// guest would never be stopped, so there is no sandbox without them.
+    pub fn start(engines: &[&Engine]) -> std::io::Result<Self> {
         Self::with_alarm(engines, Alarm::new(EPOCH_TICK))
     }
 
-    fn with_alarm(engines: &[&Engine], alarm: Alarm) -> Self {
+    fn with_alarm(engines: &[&Engine], alarm: Alarm) -> std::io::Result<Self> {
         let engines: Vec<_> = engines.iter().map(|e| e.weak()).collect();
         let shared = Arc::new(Shared {
             calls: Mutex::new(0),
@@ -92,21 +94,10 @@ impl EpochTicker {
                     }
                 }
             });
-        match thread {
-            Ok(thread) => EpochTicker {
-                shared,
-                thread: Some(thread),
-            },
-            Err(e) => {
-                // Calls then never yield: their time limits still end them
-                // through the outer bound around each call.
-                tracing::error!("cannot start the epoch ticker: {e}; time limits are coarser");
-                EpochTicker {
-                    shared,
-                    thread: None,
-                }
-            }
-        }
+        Ok(EpochTicker {
+            shared,
+            thread: Some(thread?),
+        })
     }
 
     /// Marks a call as running until the returned guard is dropped; the
@@ -367,7 +358,7 @@ mod tests {
     fn the_epoch_ticks_while_a_call_runs_and_not_between_calls() {
         for (kind, alarm) in alarms() {
             let engine = engine();
-            let ticker = EpochTicker::with_alarm(&[&engine], alarm);
+            let ticker = EpochTicker::with_alarm(&[&engine], alarm).expect("ticker");
             assert!(!ticker.shared.alarm.armed(), "{kind}: armed with no call");
             let call = ticker.call_started();
             ticks_past(&ticker, kind, 3);
@@ -388,7 +379,7 @@ mod tests {
     fn the_epoch_ticks_until_the_last_of_several_calls_ends() {
         for (kind, alarm) in alarms() {
             let engine = engine();
-            let ticker = EpochTicker::with_alarm(&[&engine], alarm);
+            let ticker = EpochTicker::with_alarm(&[&engine], alarm).expect("ticker");
             let first = ticker.call_started();
             let second = ticker.call_started();
             drop(first);
@@ -408,7 +399,7 @@ mod tests {
     #[test]
     fn ticks_advance_the_engines_epoch() {
         let engine = engine();
-        let ticker = EpochTicker::start(&[&engine]);
+        let ticker = EpochTicker::start(&[&engine]).expect("ticker");
         let mut store = wasmtime::Store::new(&engine, ());
         // A deadline of one tick from now: it has passed once the epoch
         // has moved; a store reports that through a module that loops.
@@ -447,7 +438,7 @@ mod tests {
     fn dropping_the_ticker_stops_its_thread_with_calls_running() {
         for (_, alarm) in alarms() {
             let engine = engine();
-            let ticker = EpochTicker::with_alarm(&[&engine], alarm);
+            let ticker = EpochTicker::with_alarm(&[&engine], alarm).expect("ticker");
             let call = ticker.call_started();
             // Joins the thread: a ticker that did not stop hangs this test.
             drop(ticker);
