@@ -41,6 +41,30 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// Opens `path` for appending, creating it if needed, but never through a
+/// symbolic link at `path` itself: the host's own logs under a fixed name
+/// (`.skillhost/refused-runs.jsonl`, a forged skill's history) would
+/// otherwise append to wherever a link planted there points.
+pub fn open_append(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path).map_err(|e| {
+        if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            io::Error::other(format!(
+                "{} is a symbolic link; the host does not write through it",
+                path.display()
+            ))
+        } else {
+            e
+        }
+    })
+}
+
 /// Renames `from` to `to`, failing with `AlreadyExists` if `to` exists,
 /// even as an empty folder (which a plain rename would replace). Where the
 /// kernel cannot do this in one step (not Linux, or a file system without
@@ -119,6 +143,36 @@ fn unique() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_append_appends_and_never_through_a_symlink() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let log = d.path().join("log.jsonl");
+        open_append(&log)
+            .and_then(|mut f| f.write_all(b"one\n"))
+            .expect("create");
+        open_append(&log)
+            .and_then(|mut f| f.write_all(b"two\n"))
+            .expect("append");
+        assert_eq!(fs::read_to_string(&log).expect("read"), "one\ntwo\n");
+
+        #[cfg(unix)]
+        {
+            let target = d.path().join("elsewhere");
+            fs::write(&target, b"keep\n").expect("target");
+            let planted = d.path().join("planted.jsonl");
+            std::os::unix::fs::symlink(&target, &planted).expect("symlink");
+            let e = open_append(&planted).expect_err("a symlink is refused");
+            assert!(e.to_string().contains("symbolic link"), "{e}");
+            assert_eq!(fs::read_to_string(&target).expect("read"), "keep\n");
+            // A dangling link is not followed to create its target either.
+            let missing = d.path().join("missing");
+            let dangling = d.path().join("dangling.jsonl");
+            std::os::unix::fs::symlink(&missing, &dangling).expect("symlink");
+            open_append(&dangling).expect_err("a dangling symlink is refused");
+            assert!(!missing.exists(), "nothing created through the link");
+        }
+    }
 
     #[test]
     fn rename_noreplace_refuses_an_existing_target_even_an_empty_folder() {

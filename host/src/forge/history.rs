@@ -12,7 +12,7 @@
 //! (`metadata.skillhost.history`); this folder is what a rollback restores
 //! from.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -164,11 +164,7 @@ pub fn append(
     let path = d.join(LOG_FILE);
     let mut line = serde_json::to_string(event).unwrap_or_default();
     line.push('\n');
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(ForgeError::io("open", &path))?;
+    let mut f = crate::fsutil::open_append(&path).map_err(ForgeError::io("open", &path))?;
     f.write_all(line.as_bytes())
         .and_then(|()| f.sync_data())
         .map_err(ForgeError::io("write", &path))

@@ -264,7 +264,7 @@ pub fn set_aside(dir: &Path, run: &RunRecord, e: &StoreError) {
 /// Appends `run` to the file at `path` unless it is [`REFUSED_MAX_BYTES`]
 /// long already; false if so.
 fn keep_refused(path: &Path, run: &RunRecord) -> Result<bool, std::io::Error> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = crate::fsutil::open_append(path)?;
     if file.metadata()?.len() >= REFUSED_MAX_BYTES {
         return Ok(false);
     }
@@ -550,6 +550,19 @@ mod tests {
             .unwrap();
         assert!(!keep_refused(&path, &run(2, "t")).unwrap());
         assert_eq!(std::fs::metadata(&path).unwrap().len(), REFUSED_MAX_BYTES);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_refused_run_is_not_written_through_a_link_planted_in_its_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("elsewhere");
+        std::fs::write(&target, "keep\n").unwrap();
+        let path = tmp.path().join(REFUSED_FILE);
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let e = keep_refused(&path, &run(1, "t")).expect_err("a link is refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
     }
 
     #[test]
