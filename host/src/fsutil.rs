@@ -53,16 +53,36 @@ pub fn open_append(path: &Path) -> io::Result<fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW);
     }
-    options.open(path).map_err(|e| {
-        if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            io::Error::other(format!(
-                "{} is a symbolic link; the host does not write through it",
-                path.display()
-            ))
-        } else {
-            e
-        }
-    })
+    options.open(path).map_err(|e| name_a_link(path, e))
+}
+
+/// Takes an exclusive lock on the lock file at `path`, made if needed and
+/// never through a symbolic link there (see [`open_append`]); held until
+/// the file is dropped. Blocks while another process holds it.
+pub fn lock_file(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    let file = options.open(path).map_err(|e| name_a_link(path, e))?;
+    file.lock()?;
+    Ok(file)
+}
+
+/// `e`, or what it most likely means when `path` is a symbolic link that
+/// an `O_NOFOLLOW` open refused.
+fn name_a_link(path: &Path, e: io::Error) -> io::Error {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        io::Error::other(format!(
+            "{} is a symbolic link; the host does not write through it",
+            path.display()
+        ))
+    } else {
+        e
+    }
 }
 
 /// Renames `from` to `to`, failing with `AlreadyExists` if `to` exists,
@@ -143,6 +163,30 @@ fn unique() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_file_excludes_a_second_holder_and_is_never_a_symlink() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let path = d.path().join(".lock");
+        let held = lock_file(&path).expect("lock");
+        let second = fs::File::open(&path).expect("open");
+        assert!(
+            matches!(second.try_lock(), Err(fs::TryLockError::WouldBlock)),
+            "held while the first is alive"
+        );
+        drop(held);
+        second.try_lock().expect("free once dropped");
+
+        #[cfg(unix)]
+        {
+            let missing = d.path().join("missing");
+            let planted = d.path().join("planted.lock");
+            std::os::unix::fs::symlink(&missing, &planted).expect("symlink");
+            let e = lock_file(&planted).expect_err("a symlink is refused");
+            assert!(e.to_string().contains("symbolic link"), "{e}");
+            assert!(!missing.exists(), "nothing created through the link");
+        }
+    }
 
     #[test]
     fn open_append_appends_and_never_through_a_symlink() {

@@ -180,14 +180,7 @@ fn folder_of(paths: &Paths, doc: &str) -> Option<PathBuf> {
 fn lock(paths: &Paths) -> Result<fs::File, SharedError> {
     let path = paths.state_dir().join(LOCK_FILE);
     fs::create_dir_all(paths.state_dir()).map_err(|e| io(&paths.state_dir(), e))?;
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| io(&path, e))?;
-    f.lock().map_err(|e| io(&path, e))?;
-    Ok(f)
+    crate::fsutil::lock_file(&path).map_err(|e| io(&path, e))
 }
 
 fn pack(dir: &Path, files: &[(PathBuf, fs::Metadata)], doc: &str) -> Result<Vec<u8>, SharedError> {

@@ -710,14 +710,7 @@ fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> 
 
 fn lock_cache(dir: &Path) -> Result<fs::File, BuildError> {
     let path = dir.join(".skillhost-build.lock");
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io_err("open", &path))?;
-    file.lock().map_err(io_err("lock", &path))?;
-    Ok(file)
+    crate::fsutil::lock_file(&path).map_err(io_err("lock", &path))
 }
 
 /// Runs `cmd` in a process group of its own, output to `slot/build.log`;

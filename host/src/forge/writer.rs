@@ -241,13 +241,7 @@ impl SkillWriter {
         let dir = self.forge_dir();
         fs::create_dir_all(&dir).map_err(ForgeError::io("create", &dir))?;
         let path = dir.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(ForgeError::io("open", &path))?;
-        file.lock().map_err(ForgeError::io("lock", &path))?;
+        let file = crate::fsutil::lock_file(&path).map_err(ForgeError::io("lock", &path))?;
         Ok(ForgeLock { _file: file })
     }
 

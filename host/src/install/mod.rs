@@ -541,13 +541,8 @@ impl Staging {
             Err(e) => return Err(InstallError::io("create", &dir)(e)),
         }
         let lock_path = dir.join(LOCK_FILE);
-        let lock = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(InstallError::io("open", &lock_path))?;
-        lock.lock().map_err(InstallError::io("lock", &lock_path))?;
+        let lock =
+            crate::fsutil::lock_file(&lock_path).map_err(InstallError::io("lock", &lock_path))?;
         let staging = Staging {
             root,
             dir,

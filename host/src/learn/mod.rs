@@ -450,14 +450,7 @@ pub fn lock(path: &Path) -> Option<std::fs::File> {
     if let Some(dir) = lock_path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .ok()?;
-    f.lock().ok()?;
-    Some(f)
+    crate::fsutil::lock_file(&lock_path).ok()
 }
 
 /// A skill's own validators (`metadata.skillhost.validators`).
