@@ -6,9 +6,9 @@
 //! its first tick, so on Linux the tick is a timer armed by the first call
 //! to start and disarmed by the last to end (`timerfd`): short calls cost
 //! two system calls and no thread wake-up. A ticker that went on ticking
-//! between calls woke a thousand times a second and cost a stdio `echo`
-//! call about half its median on this VM (`benches/mcp.rs`); one woken at
-//! every call's start would cost a wake-up per call instead.
+//! between calls woke a thousand times a second: 0.3 wake-ups and 10 µs of
+//! CPU per stdio `echo` call in a release build. One woken at every call's
+//! start would cost a wake-up per call instead.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
