@@ -10,8 +10,7 @@
 mod harness;
 
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
@@ -70,9 +69,6 @@ trait McpClient {
         r
     }
 }
-
-/// The server process; killed when dropped.
-struct Server(Child);
 
 /// What a server process has used so far, summed over its threads from
 /// /proc: time on a CPU and context switches. On this VM a switch costs
@@ -143,18 +139,10 @@ impl ServerCost {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Newline-delimited JSON-RPC on the child's pipes.
+/// Newline-delimited JSON-RPC on the child's pipes, through the test
+/// harness's client.
 struct McpStdio {
-    server: Server,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    client: harness::mcp_stdio::StdioClient,
     next_id: u64,
 }
 
@@ -165,21 +153,10 @@ impl McpStdio {
 
     /// With `args` before `mcp` (e.g. `--skills DIR`).
     fn start_with(ws: &harness::Workspace, args: &[&str]) -> Self {
-        let mut child = ws
-            .cli()
-            .args(args)
-            .arg("mcp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn skillhost mcp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut server = ws.cli();
+        server.args(args).arg("mcp").stderr(Stdio::inherit());
         let mut c = McpStdio {
-            server: Server(child),
-            stdin,
-            stdout,
+            client: harness::mcp_stdio::StdioClient::start(server),
             next_id: 1,
         };
         c.handshake();
@@ -189,25 +166,13 @@ impl McpStdio {
 
 impl McpClient for McpStdio {
     fn notify(&mut self, msg: &Value) {
-        let mut line = msg.to_string();
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).expect("write");
-        self.stdin.flush().expect("flush");
+        self.client.send(msg);
     }
 
     /// Skips notifications and other responses until ours.
     fn exchange(&mut self, id: u64, msg: &Value) -> Value {
-        self.notify(msg);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "skillhost mcp closed stdout");
-            let msg: Value = serde_json::from_str(&line).expect("JSON-RPC line");
-            if msg["id"] == json!(id) {
-                return msg;
-            }
-        }
+        self.client.send(msg);
+        self.client.answer(id, "a bench request")
     }
 
     fn next_id(&mut self) -> u64 {
@@ -501,7 +466,7 @@ fn bench_echo(_c: &mut Criterion) {
         Vec::new(),
     );
     let [mut cost_on, mut cost_off, mut cost_http] = [ServerCost::default(); 3];
-    let (on_pid, off_pid) = (on.server.0.id(), off.server.0.id());
+    let (on_pid, off_pid) = (on.client.pid(), off.client.pid());
     let http_pid = http.server.pid();
     for _ in 0..10 {
         t_on.extend(cost_on.measure(on_pid, 300, || {

@@ -48,12 +48,7 @@ pub fn sync_dir(dir: &Path) {
 pub fn open_append(path: &Path) -> io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path).map_err(|e| name_a_link(path, e))
+    open_no_follow(&mut options, path)
 }
 
 /// Takes an exclusive lock on the lock file at `path`, made if needed and
@@ -62,27 +57,29 @@ pub fn open_append(path: &Path) -> io::Result<fs::File> {
 pub fn lock_file(path: &Path) -> io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.create(true).truncate(false).write(true);
+    let file = open_no_follow(&mut options, path)?;
+    file.lock()?;
+    Ok(file)
+}
+
+/// Opens `path` with `options`, refusing a symbolic link at `path` itself
+/// (`O_NOFOLLOW` on unix) with an error that says so.
+fn open_no_follow(options: &mut fs::OpenOptions, path: &Path) -> io::Result<fs::File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW);
     }
-    let file = options.open(path).map_err(|e| name_a_link(path, e))?;
-    file.lock()?;
-    Ok(file)
-}
-
-/// `e`, or what it most likely means when `path` is a symbolic link that
-/// an `O_NOFOLLOW` open refused.
-fn name_a_link(path: &Path, e: io::Error) -> io::Error {
-    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        io::Error::other(format!(
-            "{} is a symbolic link; the host does not write through it",
-            path.display()
-        ))
-    } else {
-        e
-    }
+    options.open(path).map_err(|e| {
+        if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            io::Error::other(format!(
+                "{} is a symbolic link; the host does not write through it",
+                path.display()
+            ))
+        } else {
+            e
+        }
+    })
 }
 
 /// Renames `from` to `to`, failing with `AlreadyExists` if `to` exists,

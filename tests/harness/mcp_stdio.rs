@@ -41,16 +41,31 @@ impl StdioClient {
         self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `msg` as one line, in one write.
     pub fn send(&mut self, msg: &Value) {
-        writeln!(self.stdin, "{msg}").expect("write to the server");
-        self.stdin.flush().expect("flush");
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .expect("write to the server");
     }
 
     /// The answer to request `id` (notifications and others skipped).
     pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        self.answer(id, method)
+    }
+
+    /// The answer to request `id`, sent already (`awaited` names it if the
+    /// server ends first); notifications and other answers are skipped.
+    pub fn answer(&mut self, id: u64, awaited: &str) -> Value {
         loop {
-            let v = self.next_message(method);
+            let v = self.next_message(awaited);
             if v["id"] == json!(id) {
                 return v;
             }
