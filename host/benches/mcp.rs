@@ -33,6 +33,11 @@ trait McpClient {
     fn next_id(&mut self) -> u64;
 
     fn handshake(&mut self) {
+        self.handshake_with("skillhost");
+    }
+
+    /// The handshake with a server that names itself `server_name`.
+    fn handshake_with(&mut self, server_name: &str) {
         let init = self.request(
             "initialize",
             json!({
@@ -41,7 +46,7 @@ trait McpClient {
                 "clientInfo": { "name": "skillhost-bench", "version": "0" }
             }),
         );
-        assert_eq!(init["serverInfo"]["name"], "skillhost", "{init}");
+        assert_eq!(init["serverInfo"]["name"], server_name, "{init}");
         self.notify(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     }
 
@@ -61,14 +66,24 @@ trait McpClient {
     }
 
     fn call_skill(&mut self, skill: &str, task: &str) -> Value {
+        self.call(&format!("skill_{skill}"), json!({ "task": task }))
+    }
+
+    /// `tools/call` of `tool`, which must not answer with an error.
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let r = self.request(
             "tools/call",
-            json!({ "name": format!("skill_{skill}"), "arguments": { "task": task } }),
+            json!({ "name": tool, "arguments": arguments }),
         );
-        assert_eq!(r["isError"], false, "{r}");
+        // A server may leave out `isError` when it is false.
+        assert_ne!(r["isError"], true, "{r}");
         r
     }
 }
+
+/// Enough for a server's run writer to store a block of calls: it gathers
+/// for 5 ms, then stores a few hundred runs (and may run a learning cycle).
+const SETTLE: Duration = Duration::from_millis(50);
 
 /// What a server process has used so far, summed over its threads from
 /// /proc: time on a CPU and context switches. On this VM a switch costs
@@ -114,10 +129,14 @@ impl ServerCost {
     }
 
     /// `calls` of `f` timed, and what the server `pid` spent on them
-    /// added to `self`.
+    /// added to `self`, storing their runs included: the block ends once
+    /// the server's writer has had [`SETTLE`] to store them, so that
+    /// writing is charged here and does not fall into the next block's
+    /// latencies.
     fn measure(&mut self, pid: u32, calls: usize, f: impl FnMut()) -> Vec<Duration> {
         let start = ServerCost::of(pid);
         let times = harness::call_times(calls, f);
+        std::thread::sleep(SETTLE);
         self.add_since(start, ServerCost::of(pid));
         times
     }
@@ -155,12 +174,58 @@ impl McpStdio {
     fn start_with(ws: &harness::Workspace, args: &[&str]) -> Self {
         let mut server = ws.cli();
         server.args(args).arg("mcp").stderr(Stdio::inherit());
-        let mut c = McpStdio {
-            client: harness::mcp_stdio::StdioClient::start(server),
-            next_id: 1,
-        };
+        let mut c = Self::spawn(server);
         c.handshake();
         c
+    }
+
+    fn spawn(server: std::process::Command) -> Self {
+        McpStdio {
+            client: harness::mcp_stdio::StdioClient::start(server),
+            next_id: 1,
+        }
+    }
+}
+
+/// Another MCP server over stdio, measured beside skillhost in the same
+/// run when `SKILLHOST_BENCH_PEER` gives its command line (split on
+/// whitespace). `SKILLHOST_BENCH_PEER_NAME` is the name it gives in
+/// `initialize` (default `hyper-mcp`), `SKILLHOST_BENCH_PEER_TOOL` the echo
+/// tool it lists (default `echo`), `SKILLHOST_BENCH_PEER_ARGS` that tool's
+/// arguments as JSON (default `{"message": "hi"}`). Nothing here builds or
+/// fetches the peer: the figures it stands beside are in the doc of
+/// `bench_echo`, and a stored figure from another day is no baseline.
+struct Peer {
+    client: McpStdio,
+    tool: String,
+    arguments: Value,
+}
+
+impl Peer {
+    fn from_env() -> Option<Peer> {
+        let command = std::env::var("SKILLHOST_BENCH_PEER").ok()?;
+        let mut words = command.split_whitespace();
+        let program = words.next().expect("SKILLHOST_BENCH_PEER names a program");
+        let mut server = std::process::Command::new(program);
+        server.args(words).stderr(Stdio::null());
+        let name =
+            std::env::var("SKILLHOST_BENCH_PEER_NAME").unwrap_or_else(|_| "hyper-mcp".into());
+        let tool = std::env::var("SKILLHOST_BENCH_PEER_TOOL").unwrap_or_else(|_| "echo".into());
+        let arguments = match std::env::var("SKILLHOST_BENCH_PEER_ARGS") {
+            Ok(json) => serde_json::from_str(&json).expect("SKILLHOST_BENCH_PEER_ARGS is JSON"),
+            Err(_) => json!({ "message": "hi" }),
+        };
+        let mut client = McpStdio::spawn(server);
+        client.handshake_with(&name);
+        Some(Peer {
+            client,
+            tool,
+            arguments,
+        })
+    }
+
+    fn call(&mut self) -> Value {
+        self.client.call(&self.tool, self.arguments.clone())
     }
 }
 
@@ -389,7 +454,10 @@ fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
 /// fresh instance per call, recording on and off; over HTTP too, and the
 /// same run in-process for the ratio, with what the HTTP call's time is
 /// made of: the run as the server configures it, and a bare hyper server's
-/// round trip with the same client.
+/// round trip with the same client. With `SKILLHOST_BENCH_PEER` set (see
+/// [`Peer`]), the peer is measured in the same blocks, and that ratio is
+/// the one to judge by: this VM's tail varies from day to day by more than
+/// the gap.
 fn bench_echo(_c: &mut Criterion) {
     let ws = harness::Workspace::new();
     let echo = "metadata:\n  skillhost:\n    handler: handler.wasm";
@@ -406,6 +474,7 @@ fn bench_echo(_c: &mut Criterion) {
     let mut on = McpStdio::start_with(&ws, &["--skills", &skills]);
     let mut off = McpStdio::start_with(&quiet, &["--skills", &quiet_skills]);
     let mut http = McpHttp::start_with(&ws, &["--skills", &skills]);
+    let mut peer = Peer::from_env();
     let floor_server = FloorServer::start();
     let client_rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -456,7 +525,13 @@ fn bench_echo(_c: &mut Criterion) {
         direct();
         direct_dedicated();
         floor_call();
+        if let Some(peer) = &mut peer {
+            black_box(peer.call());
+        }
     }
+    runner.flush();
+    server_runner.flush();
+    std::thread::sleep(SETTLE);
     let (mut t_on, mut t_off, mut t_http, mut t_direct, mut t_floor, mut t_dedicated) = (
         Vec::new(),
         Vec::new(),
@@ -465,7 +540,8 @@ fn bench_echo(_c: &mut Criterion) {
         Vec::new(),
         Vec::new(),
     );
-    let [mut cost_on, mut cost_off, mut cost_http] = [ServerCost::default(); 3];
+    let mut t_peer = Vec::new();
+    let [mut cost_on, mut cost_off, mut cost_http, mut cost_peer] = [ServerCost::default(); 4];
     let (on_pid, off_pid) = (on.client.pid(), off.client.pid());
     let http_pid = http.server.pid();
     for _ in 0..10 {
@@ -479,11 +555,17 @@ fn bench_echo(_c: &mut Criterion) {
             black_box(http.call_skill("echo", "hi"));
         }));
         t_direct.extend(harness::call_times(300, direct));
+        runner.flush();
         t_floor.extend(harness::call_times(300, floor_call));
         t_dedicated.extend(harness::call_times(300, direct_dedicated));
+        server_runner.flush();
+        if let Some(peer) = &mut peer {
+            let pid = peer.client.client.pid();
+            t_peer.extend(cost_peer.measure(pid, 300, || {
+                black_box(peer.call());
+            }));
+        }
     }
-    // The recorder's batches are counted where they fall, so a block may
-    // carry some of the previous one's writing; summed over all blocks.
     cost_on.report("stdio tools/call, recording on", t_on.len());
     cost_off.report("stdio tools/call, recording off", t_off.len());
     cost_http.report("HTTP tools/call, recording on", t_http.len());
@@ -493,6 +575,15 @@ fn bench_echo(_c: &mut Criterion) {
     let (m_direct, _) = report("in-process run_skill, recording on", t_direct);
     let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);
     let (m_dedicated, _) = report("in-process, dedicated guest threads", t_dedicated);
+    if peer.is_some() {
+        cost_peer.report("peer stdio tools/call", t_peer.len());
+        let (m_peer, p_peer) = report("peer stdio tools/call", t_peer);
+        println!(
+            "RATIO mcp-echo-peer-same-run: stdio recording on / peer: median {m_on:?} / {m_peer:?} = {:.2}x; p99 {p_on:?} / {p_peer:?} = {:.2}x (target <= 1x each)",
+            m_on.as_secs_f64() / m_peer.as_secs_f64(),
+            p_on.as_secs_f64() / p_peer.as_secs_f64()
+        );
+    }
     println!(
         "RATIO mcp-echo-peer: stdio median {m_on:?} / hyper-mcp 324µs = {:.2}x; p99 {p_on:?} / 454µs = {:.2}x (target <= 1x each)",
         m_on.as_secs_f64() / 324e-6,
