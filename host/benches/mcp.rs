@@ -296,6 +296,123 @@ impl McpClient for McpHttp {
     }
 }
 
+/// The floor of MCP over streamable HTTP with the library skillhost
+/// serves it with: an rmcp server whose one tool, `skill_echo`, answers
+/// its task at once, behind rmcp's own `StreamableHttpService` and session
+/// manager with their defaults, on the same kind of runtime and accept
+/// loop as `skillhost mcp --http`. What skillhost's HTTP call costs above
+/// this is its own (admission, the run, recording).
+struct McpFloorServer {
+    url: String,
+    _rt: tokio::runtime::Runtime,
+}
+
+#[derive(Clone)]
+struct EchoTool;
+
+impl rmcp::ServerHandler for EchoTool {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(rmcp::model::Implementation::new("skillhost", "0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let schema = json!({ "type": "object", "properties": { "task": { "type": "string" } } });
+        let Value::Object(schema) = schema else {
+            unreachable!("an object")
+        };
+        Ok(rmcp::model::ListToolsResult::with_all_items(vec![
+            rmcp::model::Tool::new(
+                "skill_echo",
+                "Echoes its task.",
+                std::sync::Arc::new(schema),
+            ),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let task = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("task"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        Ok(
+            rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text(task)])
+                .into(),
+        )
+    }
+}
+
+impl McpFloorServer {
+    fn start() -> Self {
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+        let service = StreamableHttpService::new(
+            || Ok(EchoTool),
+            std::sync::Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        let (url, rt) = serve_loopback(move |req| {
+            let mut service = service.clone();
+            async move { tower_service::Service::call(&mut service, req).await }
+        });
+        McpFloorServer { url, _rt: rt }
+    }
+}
+
+/// Serves `handle` over HTTP/1.1 on a loopback port, on a runtime of two
+/// workers as `skillhost mcp --http` had before its lanes; the `/mcp` URL,
+/// and the runtime that keeps it served.
+fn serve_loopback<F, B, E>(
+    handle: impl Fn(hyper::Request<hyper::body::Incoming>) -> F + Clone + Send + Sync + 'static,
+) -> (String, tokio::runtime::Runtime)
+where
+    F: std::future::Future<Output = Result<hyper::Response<B>, E>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("rt");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    rt.spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let service = hyper::service::service_fn(handle.clone());
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (url, rt)
+}
+
 /// The floor any JSON-RPC-over-HTTP server pays on this machine: a bare
 /// hyper server on loopback that parses the request and answers a fixed
 /// echo result as plain JSON, reached by the same client as skillhost. The
@@ -309,55 +426,30 @@ struct FloorServer {
 impl FloorServer {
     fn start() -> Self {
         use http_body_util::BodyExt;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("rt");
-        let listener = rt
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .expect("bind");
-        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-        rt.spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(
-                        |req: hyper::Request<hyper::body::Incoming>| async move {
-                            let body = req.into_body().collect().await?.to_bytes();
-                            let msg: Value = serde_json::from_slice(&body).unwrap_or_default();
-                            let mut resp = match msg.get("id") {
-                                Some(id) => {
-                                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-                                        "content": [{"type": "text", "text": "hi"}],
-                                        "isError": false}});
-                                    hyper::Response::new(http_body_util::Full::new(
-                                        bytes::Bytes::from(answer.to_string()),
-                                    ))
-                                }
-                                None => {
-                                    let mut r = hyper::Response::new(http_body_util::Full::new(
-                                        bytes::Bytes::new(),
-                                    ));
-                                    *r.status_mut() = hyper::StatusCode::ACCEPTED;
-                                    r
-                                }
-                            };
-                            resp.headers_mut().insert(
-                                "content-type",
-                                hyper::header::HeaderValue::from_static("application/json"),
-                            );
-                            Ok::<_, hyper::Error>(resp)
-                        },
-                    );
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
+        let (url, rt) = serve_loopback(|req| async move {
+            let body = req.into_body().collect().await?.to_bytes();
+            let msg: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let mut resp = match msg.get("id") {
+                Some(id) => {
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "content": [{"type": "text", "text": "hi"}],
+                        "isError": false}});
+                    hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from(
+                        answer.to_string(),
+                    )))
+                }
+                None => {
+                    let mut r =
+                        hyper::Response::new(http_body_util::Full::new(bytes::Bytes::new()));
+                    *r.status_mut() = hyper::StatusCode::ACCEPTED;
+                    r
+                }
+            };
+            resp.headers_mut().insert(
+                "content-type",
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+            Ok::<_, hyper::Error>(resp)
         });
         FloorServer { url, _rt: rt }
     }
@@ -474,6 +566,7 @@ fn bench_echo(_c: &mut Criterion) {
     let mut on = McpStdio::start_with(&ws, &["--skills", &skills]);
     let mut off = McpStdio::start_with(&quiet, &["--skills", &quiet_skills]);
     let mut http = McpHttp::start_with(&ws, &["--skills", &skills]);
+    let mut http_off = McpHttp::start_with(&quiet, &["--skills", &quiet_skills]);
     let mut peer = Peer::from_env();
     let floor_server = FloorServer::start();
     let client_rt = tokio::runtime::Builder::new_current_thread()
@@ -483,6 +576,14 @@ fn bench_echo(_c: &mut Criterion) {
     let floor = client_rt.block_on(harness::mcp_http::McpSession::open(&floor_server.url));
     let floor_call = || {
         black_box(client_rt.block_on(floor.call_skill(1, "echo", "hi")));
+    };
+    let mcp_floor_server = McpFloorServer::start();
+    let mcp_floor = client_rt.block_on(harness::mcp_http::McpSession::open(&mcp_floor_server.url));
+    let mut mcp_floor_id = 1;
+    let mut mcp_floor_call = || {
+        mcp_floor_id += 1;
+        let r = client_rt.block_on(mcp_floor.call_skill(mcp_floor_id, "echo", "hi"));
+        assert_eq!(r["content"][0]["text"], "hi", "{r}");
     };
     let runner = ws.runner(Config::default());
     let mut server_config = Config::default();
@@ -522,9 +623,11 @@ fn bench_echo(_c: &mut Criterion) {
         black_box(on.call_skill("echo", "hi"));
         black_box(off.call_skill("echo", "hi"));
         black_box(http.call_skill("echo", "hi"));
+        black_box(http_off.call_skill("echo", "hi"));
         direct();
         direct_dedicated();
         floor_call();
+        mcp_floor_call();
         if let Some(peer) = &mut peer {
             black_box(peer.call());
         }
@@ -540,10 +643,16 @@ fn bench_echo(_c: &mut Criterion) {
         Vec::new(),
         Vec::new(),
     );
-    let mut t_peer = Vec::new();
-    let [mut cost_on, mut cost_off, mut cost_http, mut cost_peer] = [ServerCost::default(); 4];
+    let (mut t_peer, mut t_mcp_floor, mut t_http_off) = (Vec::new(), Vec::new(), Vec::new());
+    let [
+        mut cost_on,
+        mut cost_off,
+        mut cost_http,
+        mut cost_http_off,
+        mut cost_peer,
+    ] = [ServerCost::default(); 5];
     let (on_pid, off_pid) = (on.client.pid(), off.client.pid());
-    let http_pid = http.server.pid();
+    let (http_pid, http_off_pid) = (http.server.pid(), http_off.server.pid());
     for _ in 0..10 {
         t_on.extend(cost_on.measure(on_pid, 300, || {
             black_box(on.call_skill("echo", "hi"));
@@ -554,9 +663,13 @@ fn bench_echo(_c: &mut Criterion) {
         t_http.extend(cost_http.measure(http_pid, 300, || {
             black_box(http.call_skill("echo", "hi"));
         }));
+        t_http_off.extend(cost_http_off.measure(http_off_pid, 300, || {
+            black_box(http_off.call_skill("echo", "hi"));
+        }));
         t_direct.extend(harness::call_times(300, direct));
         runner.flush();
         t_floor.extend(harness::call_times(300, floor_call));
+        t_mcp_floor.extend(harness::call_times(300, &mut mcp_floor_call));
         t_dedicated.extend(harness::call_times(300, direct_dedicated));
         server_runner.flush();
         if let Some(peer) = &mut peer {
@@ -569,12 +682,15 @@ fn bench_echo(_c: &mut Criterion) {
     cost_on.report("stdio tools/call, recording on", t_on.len());
     cost_off.report("stdio tools/call, recording off", t_off.len());
     cost_http.report("HTTP tools/call, recording on", t_http.len());
+    cost_http_off.report("HTTP tools/call, recording off", t_http_off.len());
     let (m_on, p_on) = report("stdio tools/call, recording on", t_on);
     report("stdio tools/call, recording off", t_off);
     let (m_http, _) = report("HTTP tools/call, recording on", t_http);
+    report("HTTP tools/call, recording off", t_http_off);
     let (m_direct, _) = report("in-process run_skill, recording on", t_direct);
     let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);
     let (m_dedicated, _) = report("in-process, dedicated guest threads", t_dedicated);
+    let (m_mcp_floor, _) = report("bare rmcp echo tool (MCP floor)", t_mcp_floor);
     if peer.is_some() {
         cost_peer.report("peer stdio tools/call", t_peer.len());
         let (m_peer, p_peer) = report("peer stdio tools/call", t_peer);
@@ -597,6 +713,12 @@ fn bench_echo(_c: &mut Criterion) {
     println!(
         "RATIO mcp-echo-http-floor: HTTP median {m_http:?} / (HTTP floor {m_floor:?} + in-process {m_direct:?}) = {:.2}x",
         m_http.as_secs_f64() / (m_floor + m_direct).as_secs_f64()
+    );
+    // What no server on rmcp's streamable HTTP can go below: its own
+    // round trip for a tool that does nothing, plus the run.
+    println!(
+        "RATIO mcp-echo-http-mcp-floor: HTTP median {m_http:?} / (rmcp floor {m_mcp_floor:?} + in-process {m_direct:?}) = {:.2}x",
+        m_http.as_secs_f64() / (m_mcp_floor + m_direct).as_secs_f64()
     );
     // Where an HTTP call's time goes: the run as the server makes it
     // (guest threads apart from the protocol's), what any HTTP server pays

@@ -59,8 +59,11 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     max_queued: args.max_queued,
                     max_sessions: args.max_sessions,
                 },
+                ..crate::mcp::HttpOptions::new(addr)
             };
-            super::runtime()?.block_on(crate::mcp::serve_http(
+            // The connections are served on their own lanes (see
+            // `mcp::lanes`); this thread accepts them.
+            stdio_runtime()?.block_on(crate::mcp::serve_http(
                 runner,
                 options,
                 |bound, limits| {
@@ -82,8 +85,9 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The runtime stdio is served on: one thread. Stdio has one client on one
-/// pair of pipes, and its protocol work (parse, dispatch, a call's first
+/// The runtime stdio is served on, and HTTP connections accepted on (each
+/// is then served on a lane of its own runtime, see `mcp::lanes`): one
+/// thread. Stdio has one client on one pair of pipes, and its protocol work (parse, dispatch, a call's first
 /// tick) is light: a handler still running at its first tick moves to the
 /// guest runtime's own threads (`server_runner`), and compiles and store
 /// work go to blocking pools, so calls still run in parallel. What the

@@ -210,6 +210,46 @@ fn a_plain_call_skips_the_session_worker_and_list_changed_still_arrives() {
     });
 }
 
+/// Connections are dealt round-robin to the lanes: a session opened on one
+/// connection is used from new connections on every other lane, with calls
+/// answered there and calls that go through the session's worker (a
+/// progress token), which lives on the lane that opened it.
+#[test]
+fn a_session_is_served_from_connections_on_every_lane() {
+    let mut options = HttpOptions::new(loopback());
+    options.lanes = 3;
+    let s = serve_with(options, SessionConfig::default());
+    s.rt.block_on(async {
+        let opened = Session::open(&s.url).await;
+        for (n, id) in (1..=6).step_by(2).enumerate() {
+            // A client of its own: a new connection, on the next lane.
+            let session = Session {
+                client: reqwest::Client::new(),
+                url: s.url.clone(),
+                id: opened.id.clone(),
+                token: None,
+            };
+            let (status, plain) = session.call(id, "skill_manual-only", None).await;
+            assert_eq!(status, 200, "connection {n}: {plain}");
+            assert_eq!(
+                messages(&plain)[0]["result"]["content"][0]["text"],
+                "done: hi",
+                "connection {n}: {plain}"
+            );
+            let progress = Some(json!({ "progressToken": n }));
+            let (status, worker) = session.call(id + 1, "skill_manual-only", progress).await;
+            assert_eq!(status, 200, "connection {n}: {worker}");
+            let answer = messages(&worker);
+            let answer = answer.iter().find(|m| m["id"] == id + 1);
+            assert_eq!(
+                answer.map(|m| m["result"]["content"][0]["text"].clone()),
+                Some(json!("done: hi")),
+                "connection {n}: {worker}"
+            );
+        }
+    });
+}
+
 #[test]
 fn a_plain_call_needs_a_live_session() {
     let s = serve(SessionConfig::default());

@@ -19,6 +19,7 @@
 //! (`LimitExceeded: ...`); the server keeps serving. Stdout is the protocol:
 //! nothing else may print there.
 
+mod lanes;
 pub mod names;
 pub mod resources;
 mod server;
@@ -118,16 +119,21 @@ pub struct HttpOptions {
     pub token: Option<BearerToken>,
     /// Limits set by flags, over the `[mcp]` section of the configuration.
     pub limits: McpConfig,
+    /// Threads connections are served on, each its own runtime (see
+    /// `lanes`); one per core by default, at least one.
+    pub lanes: usize,
 }
 
 impl HttpOptions {
-    /// Loopback-style defaults: no token, the configured limits.
+    /// Loopback-style defaults: no token, the configured limits, a lane
+    /// per core.
     pub fn new(addr: SocketAddr) -> Self {
         HttpOptions {
             addr,
             allow_remote: false,
             token: None,
             limits: McpConfig::default(),
+            lanes: lanes::count(),
         }
     }
 }
@@ -234,6 +240,8 @@ async fn serve_http_with(
         token: options.token,
         max_body: rmcp::transport::StreamableHttpServerConfig::default().max_request_body_bytes,
     });
+    let mut lanes =
+        lanes::Lanes::start(front, options.lanes).map_err(|e| McpError::Start(Box::new(e)))?;
     loop {
         let (stream, _peer) = match listener.accept().await {
             Ok(conn) => conn,
@@ -249,15 +257,19 @@ async fn serve_http_with(
         // without this, Nagle's algorithm meets the client's delayed ACK and
         // every call waits ~40 ms.
         let _ = stream.set_nodelay(true);
-        let front = front.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| front.clone().handle(req));
-            // A client that goes away mid-request is its own business.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
+        lanes.serve(stream);
     }
+}
+
+/// Serves one accepted connection on the current runtime.
+fn serve_connection(front: Arc<Front>, stream: tokio::net::TcpStream) {
+    tokio::spawn(async move {
+        let service = hyper::service::service_fn(move |req| front.clone().handle(req));
+        // A client that goes away mid-request is its own business.
+        let _ = hyper::server::conn::http1::Builder::new()
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+            .await;
+    });
 }
 
 type HttpService =
