@@ -12,6 +12,23 @@ pub fn lower_thread_priority() {
     }
 }
 
+/// The lowest priority there is for the calling thread: nice 19 and, on
+/// Linux, the `SCHED_IDLE` policy, under which the scheduler preempts the
+/// thread as soon as any other wants its core, and counts a core running
+/// only such threads as idle when it places a waking one.
+pub fn idle_thread_priority() {
+    lower_thread_priority();
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `param` is a valid sched_param for SCHED_IDLE (priority
+        // 0); pid 0 is the calling thread, the only one changed.
+        unsafe {
+            let _ = libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+        }
+    }
+}
+
 /// Whether this process runs as root (installing Debian packages then
 /// needs no sudo).
 pub fn is_root() -> bool {
@@ -63,6 +80,28 @@ mod tests {
         assert_eq!(meminfo_total(text), Some(24_683_520 * 1024));
         assert_eq!(meminfo_total("MemFree: 1 kB\n"), None);
         assert_eq!(meminfo_total("MemTotal: lots kB\n"), None);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_idle_thread_gets_the_idle_policy_and_nice_19_and_no_other_thread_does() {
+        let idle = std::thread::spawn(|| {
+            idle_thread_priority();
+            // SAFETY: no preconditions; 0 is the calling thread.
+            unsafe {
+                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                (
+                    libc::sched_getscheduler(0),
+                    libc::getpriority(libc::PRIO_PROCESS, tid),
+                )
+            }
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(idle, (libc::SCHED_IDLE, 19));
+        // SAFETY: as above.
+        let this = unsafe { libc::sched_getscheduler(0) };
+        assert_eq!(this, libc::SCHED_OTHER);
     }
 
     #[test]
