@@ -63,7 +63,7 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             };
             // The connections are served on their own lanes (see
             // `mcp::lanes`); this thread accepts them.
-            stdio_runtime()?.block_on(crate::mcp::serve_http(
+            one_thread_runtime()?.block_on(crate::mcp::serve_http(
                 runner,
                 options,
                 |bound, limits| {
@@ -80,23 +80,24 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 },
             ))?
         }
-        None => stdio_runtime()?.block_on(crate::mcp::serve_stdio(runner))?,
+        None => one_thread_runtime()?.block_on(crate::mcp::serve_stdio(runner))?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The runtime stdio is served on, and HTTP connections accepted on (each
-/// is then served on a lane of its own runtime, see `mcp::lanes`): one
-/// thread. Stdio has one client on one pair of pipes, and its protocol work (parse, dispatch, a call's first
-/// tick) is light: a handler still running at its first tick moves to the
-/// guest runtime's own threads (`server_runner`), and compiles and store
-/// work go to blocking pools, so calls still run in parallel. What the
+/// is then served on a lane of its own, see `mcp::lanes`): one thread.
+/// Stdio has one client on one pair of pipes, and its protocol work
+/// (parse, dispatch, a call's first tick) is light: a handler still
+/// running at its first tick moves to the guest runtime's own threads
+/// (`server_runner`), and compiles and store work go to blocking pools, so
+/// calls still run in parallel. What the
 /// single thread saves is the hand-off: on a multi-thread runtime each
 /// message woke a second worker. Release, echo handler, Python raw client,
 /// 6 alternating rounds of 10,000 calls: 1.4 voluntary context switches
 /// per call against 2.4, 0.2 preemptions against 0.7, and 218-236 µs of
 /// server CPU per call against 236-284 µs.
-fn stdio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+fn one_thread_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

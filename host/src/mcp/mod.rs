@@ -45,6 +45,8 @@ pub use server::{
 pub enum McpError {
     #[error("the MCP session did not start")]
     Start(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("cannot start the threads HTTP connections are served on")]
+    Lanes(#[source] std::io::Error),
     #[error("the MCP server stopped abnormally")]
     Stopped(#[source] tokio::task::JoinError),
     #[error(
@@ -240,8 +242,7 @@ async fn serve_http_with(
         token: options.token,
         max_body: rmcp::transport::StreamableHttpServerConfig::default().max_request_body_bytes,
     });
-    let mut lanes =
-        lanes::Lanes::start(front, options.lanes).map_err(|e| McpError::Start(Box::new(e)))?;
+    let mut lanes = lanes::Lanes::start(front, options.lanes).map_err(McpError::Lanes)?;
     loop {
         let (stream, _peer) = match listener.accept().await {
             Ok(conn) => conn,
