@@ -34,7 +34,7 @@ use super::Front;
 ///   1,757-1,778 answered/s against 1,673-1,720 at 8 sessions (p50 517-537
 ///   µs against 732-803 µs), 5,311-5,357 against 4,884-5,816 at 64;
 /// - 8 clients calling as fast as they can (`benches/compile_contention.rs`,
-///   3 runs each): their p99 was 3.8-4.4 ms against 2.4-2.6 ms, the price
+///   4 runs against 2): their p99 was 3.8-4.4 ms against 2.4-2.6 ms, the price
 ///   of no work stealing on a saturated machine, and 6.2-8.0 ms against
 ///   5.8-5.9 ms while a large component compiled (1.46-1.93x their idle
 ///   p99, against 2.24-2.43x).
