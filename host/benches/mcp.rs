@@ -296,17 +296,6 @@ impl McpClient for McpHttp {
     }
 }
 
-/// The floor of MCP over streamable HTTP with the library skillhost
-/// serves it with: an rmcp server whose one tool, `skill_echo`, answers
-/// its task at once, behind rmcp's own `StreamableHttpService` and session
-/// manager with their defaults, on the same kind of runtime and accept
-/// loop as `skillhost mcp --http`. What skillhost's HTTP call costs above
-/// this is its own (admission, the run, recording).
-struct McpFloorServer {
-    url: String,
-    _rt: tokio::runtime::Runtime,
-}
-
 #[derive(Clone)]
 struct EchoTool;
 
@@ -357,8 +346,21 @@ impl rmcp::ServerHandler for EchoTool {
     }
 }
 
-impl McpFloorServer {
-    fn start() -> Self {
+/// A server on a loopback port, served while this lives.
+struct LoopbackServer {
+    /// Its `/mcp` URL.
+    url: String,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl LoopbackServer {
+    /// The floor of MCP over streamable HTTP with the library skillhost
+    /// serves it with: an rmcp server whose one tool, `skill_echo`, answers
+    /// its task at once, behind rmcp's own `StreamableHttpService` and
+    /// session manager with their defaults. What skillhost's HTTP call
+    /// costs above this is its own (admission, the run, recording, and how
+    /// it schedules connections).
+    fn rmcp_floor() -> Self {
         use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
         use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
         let service = StreamableHttpService::new(
@@ -366,67 +368,19 @@ impl McpFloorServer {
             std::sync::Arc::new(LocalSessionManager::default()),
             StreamableHttpServerConfig::default(),
         );
-        let (url, rt) = serve_loopback(move |req| {
+        Self::serve(move |req| {
             let mut service = service.clone();
             async move { tower_service::Service::call(&mut service, req).await }
-        });
-        McpFloorServer { url, _rt: rt }
+        })
     }
-}
 
-/// Serves `handle` over HTTP/1.1 on a loopback port, on a runtime of two
-/// workers as `skillhost mcp --http` had before its lanes; the `/mcp` URL,
-/// and the runtime that keeps it served.
-fn serve_loopback<F, B, E>(
-    handle: impl Fn(hyper::Request<hyper::body::Incoming>) -> F + Clone + Send + Sync + 'static,
-) -> (String, tokio::runtime::Runtime)
-where
-    F: std::future::Future<Output = Result<hyper::Response<B>, E>> + Send + 'static,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    E: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("rt");
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-    rt.spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            let service = hyper::service::service_fn(handle.clone());
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    (url, rt)
-}
-
-/// The floor any JSON-RPC-over-HTTP server pays on this machine: a bare
-/// hyper server on loopback that parses the request and answers a fixed
-/// echo result as plain JSON, reached by the same client as skillhost. The
-/// HTTP ratio is reported against in-process + this, since no server can
-/// answer a socket faster than it.
-struct FloorServer {
-    url: String,
-    _rt: tokio::runtime::Runtime,
-}
-
-impl FloorServer {
-    fn start() -> Self {
+    /// The floor any JSON-RPC-over-HTTP server pays on this machine: a
+    /// bare hyper server that parses the request and answers a fixed echo
+    /// result as plain JSON, reached by the same client as skillhost. No
+    /// server can answer a socket faster than it.
+    fn http_floor() -> Self {
         use http_body_util::BodyExt;
-        let (url, rt) = serve_loopback(|req| async move {
+        Self::serve(|req| async move {
             let body = req.into_body().collect().await?.to_bytes();
             let msg: Value = serde_json::from_slice(&body).unwrap_or_default();
             let mut resp = match msg.get("id") {
@@ -450,8 +404,45 @@ impl FloorServer {
                 hyper::header::HeaderValue::from_static("application/json"),
             );
             Ok::<_, hyper::Error>(resp)
+        })
+    }
+
+    /// Serves `handle` over HTTP/1.1 on a loopback port, on a runtime of
+    /// two workers.
+    fn serve<F, B, E>(
+        handle: impl Fn(hyper::Request<hyper::body::Incoming>) -> F + Clone + Send + Sync + 'static,
+    ) -> Self
+    where
+        F: std::future::Future<Output = Result<hyper::Response<B>, E>> + Send + 'static,
+        B: hyper::body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("rt");
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        rt.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let service = hyper::service::service_fn(handle.clone());
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
         });
-        FloorServer { url, _rt: rt }
+        LoopbackServer { url, _rt: rt }
     }
 }
 
@@ -568,7 +559,7 @@ fn bench_echo(_c: &mut Criterion) {
     let mut http = McpHttp::start_with(&ws, &["--skills", &skills]);
     let mut http_off = McpHttp::start_with(&quiet, &["--skills", &quiet_skills]);
     let mut peer = Peer::from_env();
-    let floor_server = FloorServer::start();
+    let floor_server = LoopbackServer::http_floor();
     let client_rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -577,7 +568,7 @@ fn bench_echo(_c: &mut Criterion) {
     let floor_call = || {
         black_box(client_rt.block_on(floor.call_skill(1, "echo", "hi")));
     };
-    let mcp_floor_server = McpFloorServer::start();
+    let mcp_floor_server = LoopbackServer::rmcp_floor();
     let mcp_floor = client_rt.block_on(harness::mcp_http::McpSession::open(&mcp_floor_server.url));
     let mut mcp_floor_id = 1;
     let mut mcp_floor_call = || {

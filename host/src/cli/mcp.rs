@@ -91,12 +91,12 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 /// (parse, dispatch, a call's first tick) is light: a handler still
 /// running at its first tick moves to the guest runtime's own threads
 /// (`server_runner`), and compiles and store work go to blocking pools, so
-/// calls still run in parallel. What the
-/// single thread saves is the hand-off: on a multi-thread runtime each
-/// message woke a second worker. Release, echo handler, Python raw client,
-/// 6 alternating rounds of 10,000 calls: 1.4 voluntary context switches
-/// per call against 2.4, 0.2 preemptions against 0.7, and 218-236 µs of
-/// server CPU per call against 236-284 µs.
+/// calls still run in parallel. What the single thread saves is the
+/// hand-off: on a multi-thread runtime each message woke a second worker.
+/// Release, echo handler, Python raw client, 6 alternating rounds of
+/// 10,000 calls: 1.4 voluntary context switches per call against 2.4, 0.2
+/// preemptions against 0.7, and 218-236 µs of server CPU per call against
+/// 236-284 µs.
 fn one_thread_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -88,10 +88,7 @@ impl Lanes {
             return;
         };
         tracing::warn!("connection lane {lane} has stopped; serving its connection elsewhere");
-        match tokio::net::TcpStream::from_std(stream) {
-            Ok(stream) => super::serve_connection(self.front.clone(), stream),
-            Err(e) => tracing::warn!("cannot serve a connection: {e}"),
-        }
+        super::serve_connection(self.front.clone(), stream);
     }
 }
 
@@ -104,11 +101,7 @@ fn serve_lane(
 ) {
     runtime.block_on(async move {
         while let Some(stream) = inbox.recv().await {
-            // Registered with this lane's reactor, here.
-            match tokio::net::TcpStream::from_std(stream) {
-                Ok(stream) => super::serve_connection(front.clone(), stream),
-                Err(e) => tracing::warn!("cannot serve a connection: {e}"),
-            }
+            super::serve_connection(front.clone(), stream);
         }
     });
 }

@@ -262,8 +262,16 @@ async fn serve_http_with(
     }
 }
 
-/// Serves one accepted connection on the current runtime.
-fn serve_connection(front: Arc<Front>, stream: tokio::net::TcpStream) {
+/// Serves one accepted connection on the current runtime, whose reactor
+/// it is registered with here.
+fn serve_connection(front: Arc<Front>, stream: std::net::TcpStream) {
+    let stream = match tokio::net::TcpStream::from_std(stream) {
+        Ok(stream) => stream,
+        Err(e) => {
+            tracing::warn!("cannot serve a connection: {e}");
+            return;
+        }
+    };
     tokio::spawn(async move {
         let service = hyper::service::service_fn(move |req| front.clone().handle(req));
         // A client that goes away mid-request is its own business.
