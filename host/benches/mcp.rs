@@ -446,6 +446,52 @@ impl LoopbackServer {
     }
 }
 
+/// The floor of any request over a socket on this machine: one blocking
+/// TCP round trip between two threads, each side as many bytes as an HTTP
+/// `tools/call` and its answer take, with no HTTP, no JSON and no runtime
+/// on either end. An HTTP call can only cost more; the ratio of this to
+/// the in-process run says what a target relative to the run leaves.
+struct TcpFloor {
+    stream: std::net::TcpStream,
+    request: Vec<u8>,
+    answer: Vec<u8>,
+}
+
+impl TcpFloor {
+    /// About what an HTTP `tools/call` of the echo tool sends and gets
+    /// (headers included): a few hundred bytes each way.
+    const BYTES: usize = 400;
+
+    fn start() -> Self {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        std::thread::spawn(move || {
+            let Ok((mut stream, _)) = listener.accept() else {
+                return;
+            };
+            let _ = stream.set_nodelay(true);
+            let mut request = vec![0; Self::BYTES];
+            let answer = vec![b'a'; Self::BYTES];
+            // Ends when the client hangs up.
+            while stream.read_exact(&mut request).is_ok() && stream.write_all(&answer).is_ok() {}
+        });
+        let stream = std::net::TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        TcpFloor {
+            stream,
+            request: vec![b'r'; Self::BYTES],
+            answer: vec![0; Self::BYTES],
+        }
+    }
+
+    fn round_trip(&mut self) {
+        use std::io::{Read, Write};
+        self.stream.write_all(&self.request).expect("send");
+        self.stream.read_exact(&mut self.answer).expect("answer");
+    }
+}
+
 fn bench_mcp(c: &mut Criterion) {
     let ws = harness::Workspace::new();
     // The same bundled skills the binary materializes under SKILLHOST_HOME.
@@ -536,8 +582,9 @@ fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
 /// calls/s on this machine): a raw JSON-RPC client, the echo handler, a
 /// fresh instance per call, recording on and off; over HTTP too, and the
 /// same run in-process for the ratio, with what the HTTP call's time is
-/// made of: the run as the server configures it, and a bare hyper server's
-/// round trip with the same client. With `SKILLHOST_BENCH_PEER` set (see
+/// made of: the run as the server configures it, a bare hyper server's
+/// round trip with the same client, and a bare TCP round trip with no HTTP
+/// at all (what any transport over a socket pays). With `SKILLHOST_BENCH_PEER` set (see
 /// [`Peer`]), the peer is measured in the same blocks, and that ratio is
 /// the one to judge by: this VM's tail varies from day to day by more than
 /// the gap.
@@ -559,6 +606,7 @@ fn bench_echo(_c: &mut Criterion) {
     let mut http = McpHttp::start_with(&ws, &["--skills", &skills]);
     let mut http_off = McpHttp::start_with(&quiet, &["--skills", &quiet_skills]);
     let mut peer = Peer::from_env();
+    let mut tcp_floor = TcpFloor::start();
     let floor_server = LoopbackServer::http_floor();
     let client_rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -619,6 +667,7 @@ fn bench_echo(_c: &mut Criterion) {
         direct_dedicated();
         floor_call();
         mcp_floor_call();
+        tcp_floor.round_trip();
         if let Some(peer) = &mut peer {
             black_box(peer.call());
         }
@@ -635,6 +684,7 @@ fn bench_echo(_c: &mut Criterion) {
         Vec::new(),
     );
     let (mut t_peer, mut t_mcp_floor, mut t_http_off) = (Vec::new(), Vec::new(), Vec::new());
+    let mut t_tcp = Vec::new();
     let [
         mut cost_on,
         mut cost_off,
@@ -661,6 +711,7 @@ fn bench_echo(_c: &mut Criterion) {
         runner.flush();
         t_floor.extend(harness::call_times(300, floor_call));
         t_mcp_floor.extend(harness::call_times(300, &mut mcp_floor_call));
+        t_tcp.extend(harness::call_times(300, || tcp_floor.round_trip()));
         t_dedicated.extend(harness::call_times(300, direct_dedicated));
         server_runner.flush();
         if let Some(peer) = &mut peer {
@@ -682,6 +733,7 @@ fn bench_echo(_c: &mut Criterion) {
     let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);
     let (m_dedicated, _) = report("in-process, dedicated guest threads", t_dedicated);
     let (m_mcp_floor, _) = report("bare rmcp echo tool (MCP floor)", t_mcp_floor);
+    let (m_tcp, _) = report("bare TCP round trip (socket floor)", t_tcp);
     if peer.is_some() {
         cost_peer.report("peer stdio tools/call", t_peer.len());
         let (m_peer, p_peer) = report("peer stdio tools/call", t_peer);
@@ -699,6 +751,12 @@ fn bench_echo(_c: &mut Criterion) {
     println!(
         "RATIO mcp-echo-http: HTTP median {m_http:?} / in-process {m_direct:?} = {:.2}x (target <= 1.3x)",
         m_http.as_secs_f64() / m_direct.as_secs_f64()
+    );
+    // What no transport over a socket can go below: a target of 1.3x the
+    // run leaves 0.3x the run for the whole round trip.
+    println!(
+        "RATIO mcp-echo-tcp-floor: bare TCP round trip {m_tcp:?} / in-process {m_direct:?} = {:.2}x (a round trip within 1.3x of in-process needs this <= 0.30x)",
+        m_tcp.as_secs_f64() / m_direct.as_secs_f64()
     );
     // What no HTTP server can go below: the bare round trip plus the run.
     println!(
