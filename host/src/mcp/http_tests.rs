@@ -210,11 +210,10 @@ fn a_plain_call_skips_the_session_worker_and_list_changed_still_arrives() {
     });
 }
 
-/// A new connection goes to the lane with the fewest open (`lanes.rs`):
-/// a session opened on one connection is used from new connections, kept
-/// open, on every other lane, with calls answered there and calls that go
-/// through the session's worker (a progress token), which lives on the
-/// lane that opened it.
+/// Connections are dealt round-robin to the lanes: a session opened on one
+/// connection is used from new connections on every other lane, with calls
+/// answered there and calls that go through the session's worker (a
+/// progress token), which lives on the lane that opened it.
 #[test]
 fn a_session_is_served_from_connections_on_every_lane() {
     let mut options = HttpOptions::new(loopback());
@@ -222,10 +221,8 @@ fn a_session_is_served_from_connections_on_every_lane() {
     let s = serve_with(options, SessionConfig::default());
     s.rt.block_on(async {
         let opened = Session::open(&s.url).await;
-        let mut open = Vec::new();
         for (n, id) in (1..=6).step_by(2).enumerate() {
-            // A client of its own: a new connection, on the next lane while
-            // the earlier ones stay open.
+            // A client of its own: a new connection, on the next lane.
             let session = Session {
                 client: reqwest::Client::new(),
                 url: s.url.clone(),
@@ -249,7 +246,6 @@ fn a_session_is_served_from_connections_on_every_lane() {
                 Some(json!("done: hi")),
                 "connection {n}: {worker}"
             );
-            open.push(session);
         }
     });
 }

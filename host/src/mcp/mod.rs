@@ -263,9 +263,8 @@ async fn serve_http_with(
 }
 
 /// Serves one accepted connection on the current runtime, whose reactor
-/// it is registered with here; `seat`, its place on a lane, is held until
-/// the connection ends.
-fn serve_connection(front: Arc<Front>, stream: std::net::TcpStream, seat: Option<lanes::Seat>) {
+/// it is registered with here.
+fn serve_connection(front: Arc<Front>, stream: std::net::TcpStream) {
     let stream = match tokio::net::TcpStream::from_std(stream) {
         Ok(stream) => stream,
         Err(e) => {
@@ -279,7 +278,6 @@ fn serve_connection(front: Arc<Front>, stream: std::net::TcpStream, seat: Option
         let _ = hyper::server::conn::http1::Builder::new()
             .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
             .await;
-        drop(seat);
     });
 }
 
