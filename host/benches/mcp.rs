@@ -10,6 +10,7 @@
 mod harness;
 
 use std::hint::black_box;
+use std::io::{Read, Write};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -459,11 +460,11 @@ struct TcpFloor {
 
 impl TcpFloor {
     /// About what an HTTP `tools/call` of the echo tool sends and gets
-    /// (headers included): a few hundred bytes each way.
+    /// (headers included): a few hundred bytes each way. The size hardly
+    /// matters: from 100 to 1,000 bytes a round trip takes the same here.
     const BYTES: usize = 400;
 
     fn start() -> Self {
-        use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr");
         std::thread::spawn(move || {
@@ -486,7 +487,6 @@ impl TcpFloor {
     }
 
     fn round_trip(&mut self) {
-        use std::io::{Read, Write};
         self.stream.write_all(&self.request).expect("send");
         self.stream.read_exact(&mut self.answer).expect("answer");
     }
@@ -584,10 +584,10 @@ fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
 /// same run in-process for the ratio, with what the HTTP call's time is
 /// made of: the run as the server configures it, a bare hyper server's
 /// round trip with the same client, and a bare TCP round trip with no HTTP
-/// at all (what any transport over a socket pays). With `SKILLHOST_BENCH_PEER` set (see
-/// [`Peer`]), the peer is measured in the same blocks, and that ratio is
-/// the one to judge by: this VM's tail varies from day to day by more than
-/// the gap.
+/// at all (what any transport over a socket pays). With
+/// `SKILLHOST_BENCH_PEER` set (see [`Peer`]), the peer is measured in the
+/// same blocks, and that ratio is the one to judge by: this VM's tail
+/// varies from day to day by more than the gap.
 fn bench_echo(_c: &mut Criterion) {
     let ws = harness::Workspace::new();
     let echo = "metadata:\n  skillhost:\n    handler: handler.wasm";
