@@ -1,7 +1,7 @@
 //! Which gated handlers may run. The `[gate]` settings, the report the
 //! validation gate writes (one verdict per check, each failure classified
 //! and explained), and approvals, each pinned to the artifact's bytes and
-//! to the capabilities its skill declared when it was checked. `exec` asks
+//! to its skill as it was checked (its SKILL.md and what it declared). `exec` asks
 //! [`admission`] before it runs a handler of a gated source; the checks
 //! themselves run in `gate`, above `exec`, which needs only this.
 
@@ -38,11 +38,15 @@ pub struct GateConfig {
     /// Largest artifact the gate accepts (the sandbox's own
     /// `max_component_mb` applies too).
     pub max_artifact_kb: u64,
-    /// The strict limits cases run under, each also capped by the skill's
-    /// own run-time limit. Lower than the `[limits]` defaults.
-    pub timeout_ms: u64,
-    pub memory_mb: u64,
-    pub output_kb: u64,
+    /// No longer read: cases run under a run's limits, so that a handler
+    /// cannot tell the gate from a run by them. Accepted so that a
+    /// `skillhost.toml` written for an older skillhost still loads.
+    #[serde(skip_serializing)]
+    pub timeout_ms: Option<u64>,
+    #[serde(skip_serializing)]
+    pub memory_mb: Option<u64>,
+    #[serde(skip_serializing)]
+    pub output_kb: Option<u64>,
     /// The most recorded runs (newest first) that become cases.
     pub max_recorded_cases: usize,
     /// Imports the operator lets through for one skill although nothing
@@ -67,9 +71,9 @@ impl Default for GateConfig {
             approve: None,
             auto_min_cases: 3,
             max_artifact_kb: 100 * 1024,
-            timeout_ms: 1_000,
-            memory_mb: 48,
-            output_kb: 256,
+            timeout_ms: None,
+            memory_mb: None,
+            output_kb: None,
             max_recorded_cases: 100,
             allow_imports: BTreeMap::new(),
         }
@@ -86,27 +90,36 @@ impl GateConfig {
         keys.iter().map(|k| k.0.as_str()).collect()
     }
 
-    /// Whether a handler of `provenance` that passed `cases` cases is
-    /// enabled without the operator.
-    pub fn auto_approves(&self, provenance: Provenance, cases: usize) -> bool {
-        let approve = self.approve.unwrap_or(match provenance {
+    /// Whether a passed `report` is enabled without the operator. Only
+    /// cases that compared answers count, and never fewer than one: a
+    /// handler no case pinned down is approved by hand or not at all. Nor
+    /// does a report whose cases could not run the call that will run
+    /// (see [`Report::hand_only`]).
+    pub fn auto_approves(&self, report: &Report) -> bool {
+        let approve = self.approve.unwrap_or(match report.provenance {
             Provenance::Generated => Approve::Auto,
             Provenance::Installed => Approve::Manual,
         });
-        approve == Approve::Auto && cases >= self.auto_min_cases
+        approve == Approve::Auto
+            && report.hand_only.is_empty()
+            && report.answers_compared() >= self.auto_min_cases.max(1)
     }
 
-    /// Why a passed handler of `provenance` with `cases` passed cases
-    /// waits for the operator, in words.
-    pub fn why_manual(&self, provenance: Provenance, cases: usize) -> String {
+    /// Why a passed `report` waits for the operator, in words.
+    pub fn why_manual(&self, report: &Report) -> String {
+        if let Some(why) = report.hand_only.first() {
+            return format!("{why}: only `skillhost handler approve` enables it");
+        }
+        let compared = report.answers_compared();
         match self.approve {
             Some(Approve::Manual) => "[gate] approve = \"manual\"".into(),
-            None if provenance == Provenance::Installed => {
+            None if report.provenance == Provenance::Installed => {
                 "installed handlers wait for approval unless [gate] approve = \"auto\"".into()
             }
+            _ if compared == 0 => "no case compared its answer with an expected one: only `skillhost handler approve` enables it".into(),
             _ => format!(
-                "{cases} cases passed, automatic approval needs [gate] auto_min_cases = {}",
-                self.auto_min_cases
+                "{compared} cases compared answers and passed, automatic approval needs [gate] auto_min_cases = {}",
+                self.auto_min_cases.max(1)
             ),
         }
     }
@@ -177,13 +190,30 @@ impl Provenance {
         }
     }
 
-    /// Generated for a forged skill and for a handler a model wrote.
-    pub fn of_skill(skill: &Skill) -> Provenance {
-        if skill.meta.skillhost.handler_generated {
-            Provenance::Generated
-        } else {
-            Provenance::of(skill.source)
+    /// Who wrote the handler of `skill`, whose bytes hash to `artifact`,
+    /// from what the host itself recorded, never from the skill's own
+    /// words: generated for a forged skill, and for an artifact whose
+    /// latest gate report judged it as generated (the forge gates what a
+    /// model wrote in a quarantine slot before it moves it in). `handler_generated` in
+    /// the front matter is not read: an installed skill that claims it
+    /// would be judged as generated, and generated handlers are approved
+    /// without the operator.
+    pub fn recorded(
+        store: &dyn RunStore,
+        skill: &Skill,
+        artifact: &str,
+    ) -> Result<Provenance, ApprovalError> {
+        if Provenance::of(skill.source) == Provenance::Generated {
+            return Ok(Provenance::Generated);
         }
+        let latest = latest_report_for(store, &skill.name, artifact)?;
+        Ok(
+            if latest.is_some_and(|r| r.report.provenance == Provenance::Generated) {
+                Provenance::Generated
+            } else {
+                Provenance::Installed
+            },
+        )
     }
 }
 
@@ -196,13 +226,26 @@ impl fmt::Display for Provenance {
     }
 }
 
-/// The pin of what a skill declares, which an approval holds with the
-/// artifact's hash: a skill that now declares more must pass again.
-pub fn capabilities_pin(declared: &Capabilities) -> String {
+/// The pin of a skill as the gate judged it, which an approval holds with
+/// the artifact's hash: what it declares and its SKILL.md's bytes (its
+/// body, triggers, template, validators: everything a run reads of it). A
+/// skill that now declares more, or whose SKILL.md changed, must pass
+/// again. Stored as `capabilities_pin`, the name it had when it pinned
+/// only the declaration.
+pub fn skill_pin(skill: &Skill) -> String {
+    pin(&skill.meta.skillhost.capabilities, &skill.version)
+}
+
+/// [`skill_pin`] from its parts: the declaration and the SKILL.md's
+/// content version (`sha256:` of its bytes).
+pub fn pin(declared: &Capabilities, skill_md_version: &str) -> String {
     // Field order is fixed and lists keep their order: the same
     // declaration always serialises to the same bytes.
-    let bytes = serde_json::to_vec(declared).unwrap_or_default();
-    format!("sha256:{}", crate::bundled::hex(&Sha256::digest(bytes)))
+    let mut h = Sha256::new();
+    h.update(serde_json::to_vec(declared).unwrap_or_default());
+    h.update(b"\nSKILL.md ");
+    h.update(skill_md_version.as_bytes());
+    format!("sha256:{}", crate::bundled::hex(&h.finalize()))
 }
 
 /// The gate's checks, in the order they run.
@@ -320,6 +363,10 @@ pub struct CaseRun {
     /// `exact`, `json` or `class`.
     pub compare: String,
     pub expected: String,
+    /// It expected an answer and compared it (`exact` or `json`), rather
+    /// than a failure or only its class.
+    #[serde(default)]
+    pub compares_answer: bool,
     /// The answer of the first run: the body, or `CLASS: message`.
     pub got: String,
     pub passed: bool,
@@ -351,10 +398,16 @@ pub struct Report {
     /// `sha256:` of the artifact's bytes.
     pub artifact: String,
     pub size: u64,
+    /// [`skill_pin`] of the skill as it was checked.
     pub capabilities_pin: String,
     /// Unix seconds.
     pub at: i64,
     pub outcome: Outcome,
+    /// Why the cases could not run the call that will run (a capability
+    /// the skill has at run time that the gate does not make live, such
+    /// as HTTP or writing): then a pass can only be approved by hand.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hand_only: Vec<String>,
     /// One per check, in [`Check::ALL`] order.
     pub checks: Vec<Verdict>,
     pub cases: Vec<CaseRun>,
@@ -373,6 +426,15 @@ impl Report {
     /// Cases that passed.
     pub fn cases_passed(&self) -> usize {
         self.cases.iter().filter(|c| c.passed).count()
+    }
+
+    /// Cases that passed by giving the expected answer (`exact` or `json`
+    /// against an output), not only a failure of the expected class.
+    pub fn answers_compared(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| c.passed && c.compares_answer)
+            .count()
     }
 
     /// The first failed check, as `CHECK: CLASS: explanation`.
@@ -413,9 +475,9 @@ pub enum ApprovalError {
         reason: String,
     },
     #[error(
-        "skill `{skill}` declares other capabilities than when its handler was gated; run `skillhost handler gate {skill}`"
+        "skill `{skill}` changed (its SKILL.md or what it declares) since its handler was gated; run `skillhost handler gate {skill}`"
     )]
-    CapabilitiesChanged { skill: String },
+    SkillChanged { skill: String },
 }
 
 /// Stores `report`; returns its id.
@@ -467,13 +529,14 @@ pub enum ApprovedBy {
 }
 
 /// Approves the handler of `skill` whose bytes hash to `artifact` and
-/// whose skill declares `declared`, on the latest report made for exactly
-/// these; it must have passed. Replaces any earlier approval of the skill.
+/// whose skill is pinned `pin` ([`skill_pin`]), on the latest report made
+/// for exactly these; it must have passed. Replaces any earlier approval
+/// of the skill.
 pub fn approve(
     store: &dyn RunStore,
     skill: &str,
     artifact: &str,
-    declared: &Capabilities,
+    pin: &str,
     by: ApprovedBy,
 ) -> Result<ApprovalRow, ApprovalError> {
     let Some(stored) = latest_report_for(store, skill, artifact)? else {
@@ -489,16 +552,15 @@ pub fn approve(
             reason: stored.report.first_failure().unwrap_or_default(),
         });
     }
-    let pin = capabilities_pin(declared);
     if stored.report.capabilities_pin != pin {
-        return Err(ApprovalError::CapabilitiesChanged {
+        return Err(ApprovalError::SkillChanged {
             skill: skill.to_owned(),
         });
     }
     let row = ApprovalRow {
         skill: skill.to_owned(),
         artifact: artifact.to_owned(),
-        capabilities_pin: pin,
+        capabilities_pin: pin.to_owned(),
         report_id: stored.id,
         at: unix_now(),
         by: match by {
@@ -547,9 +609,9 @@ pub enum Refusal {
         now: String,
     },
     #[error(
-        "handler of `{skill}` is not approved: the skill's declared capabilities changed since approval; run `skillhost handler gate {skill}`"
+        "handler of `{skill}` is not approved: the skill changed since approval (its SKILL.md or what it declares); run `skillhost handler gate {skill}`"
     )]
-    CapabilitiesChanged { skill: String },
+    SkillChanged { skill: String },
     #[error("handler of `{skill}` is not approved: its approval cannot be read: {reason}")]
     Unreadable { skill: String, reason: String },
 }
@@ -560,13 +622,13 @@ fn short(v: &str) -> &str {
 }
 
 /// Whether the handler of `skill`, whose bytes hash to `artifact` and
-/// whose skill declares `declared`, may run. One indexed read when it may;
-/// a refusal reads the latest report too, to say why.
+/// whose skill is pinned `pin` ([`skill_pin`]), may run. One indexed read
+/// when it may; a refusal reads the latest report too, to say why.
 pub fn admission(
     store: &dyn RunStore,
     skill: &str,
     artifact: &str,
-    declared: &Capabilities,
+    pin: &str,
 ) -> Result<(), Refusal> {
     let unreadable = |e: &dyn fmt::Display| Refusal::Unreadable {
         skill: skill.to_owned(),
@@ -576,10 +638,10 @@ pub fn admission(
     if let Some(a) = &approval
         && a.artifact == artifact
     {
-        if a.capabilities_pin == capabilities_pin(declared) {
+        if a.capabilities_pin == pin {
             return Ok(());
         }
-        return Err(Refusal::CapabilitiesChanged {
+        return Err(Refusal::SkillChanged {
             skill: skill.to_owned(),
         });
     }
@@ -623,9 +685,9 @@ pub fn state(
     store: &dyn RunStore,
     skill: &str,
     artifact: &str,
-    declared: &Capabilities,
+    pin: &str,
 ) -> Result<HandlerState, Refusal> {
-    match admission(store, skill, artifact, declared) {
+    match admission(store, skill, artifact, pin) {
         Ok(()) => Ok(HandlerState::Enabled),
         Err(Refusal::AwaitingApproval { .. }) => Ok(HandlerState::Passed),
         Err(Refusal::Unreadable { skill, reason }) => Err(Refusal::Unreadable { skill, reason }),
@@ -645,7 +707,7 @@ mod tests {
     use super::*;
     use crate::store::SqliteStore;
 
-    fn report(skill: &str, artifact: &str, declared: &Capabilities, passed: bool) -> Report {
+    fn report(skill: &str, artifact: &str, pin: &str, passed: bool) -> Report {
         Report {
             skill: skill.into(),
             folder: "/skills/s".into(),
@@ -653,7 +715,7 @@ mod tests {
             provenance: Provenance::Installed,
             artifact: artifact.into(),
             size: 10,
-            capabilities_pin: capabilities_pin(declared),
+            capabilities_pin: pin.into(),
             at: 1,
             outcome: if passed {
                 Outcome::Passed
@@ -669,6 +731,7 @@ mod tests {
             }],
             cases: Vec::new(),
             duration_ms: 1,
+            hand_only: Vec::new(),
         }
     }
 
@@ -676,9 +739,9 @@ mod tests {
     fn a_handler_runs_only_as_approved_and_each_refusal_says_why() {
         let d = tempfile::tempdir().expect("tempdir");
         let store = SqliteStore::open(&d.path().join("s.db")).expect("open");
-        let none = Capabilities::default();
-        let refusal = |artifact: &str, declared: &Capabilities| {
-            admission(&store, "s", artifact, declared)
+        let none = pin(&Capabilities::default(), "sha256:md");
+        let refusal = |artifact: &str, pin: &str| {
+            admission(&store, "s", artifact, pin)
                 .expect_err("refused")
                 .to_string()
         };
@@ -697,17 +760,21 @@ mod tests {
             state(&store, "s", "sha256:a", &none),
             Ok(HandlerState::Passed)
         );
-        // Approval is for the declaration the report was made against.
-        let more = Capabilities {
-            llm: true,
-            ..Capabilities::default()
-        };
-        let e = approve(&store, "s", "sha256:a", &more, ApprovedBy::Operator)
-            .expect_err("other capabilities");
-        assert!(
-            matches!(e, ApprovalError::CapabilitiesChanged { .. }),
-            "{e}"
+        // Approval is for the skill the report was made against: what it
+        // declares and its SKILL.md.
+        let more = pin(
+            &Capabilities {
+                llm: true,
+                ..Capabilities::default()
+            },
+            "sha256:md",
         );
+        let edited = pin(&Capabilities::default(), "sha256:other-md");
+        for other in [&more, &edited] {
+            let e = approve(&store, "s", "sha256:a", other, ApprovedBy::Operator)
+                .expect_err("another skill");
+            assert!(matches!(e, ApprovalError::SkillChanged { .. }), "{e}");
+        }
         let row = approve(&store, "s", "sha256:a", &none, ApprovedBy::Operator).expect("approve");
         assert_eq!(row.report_id, id);
         assert_eq!(admission(&store, "s", "sha256:a", &none), Ok(()));
@@ -715,11 +782,13 @@ mod tests {
             state(&store, "s", "sha256:a", &none),
             Ok(HandlerState::Enabled)
         );
-        // Other bytes, or a skill that now declares more: refused.
+        // Other bytes, a skill that now declares more or a new SKILL.md:
+        // refused.
         let r = refusal("sha256:b", &none);
         assert!(r.contains("artifact changed since approval"), "{r}");
         assert!(r.contains("run `skillhost handler gate s`"), "{r}");
-        assert!(refusal("sha256:a", &more).contains("declared capabilities changed"));
+        assert!(refusal("sha256:a", &more).contains("the skill changed since approval"));
+        assert!(refusal("sha256:a", &edited).contains("the skill changed since approval"));
         // Other skills are not approved by it.
         assert!(admission(&store, "t", "sha256:a", &none).is_err());
     }
@@ -727,14 +796,54 @@ mod tests {
     #[test]
     fn the_default_approval_policy_depends_on_provenance_and_cases() {
         let c = GateConfig::default();
-        assert!(!c.auto_approves(Provenance::Installed, 100));
-        assert!(c.auto_approves(Provenance::Generated, c.auto_min_cases));
-        assert!(!c.auto_approves(Provenance::Generated, c.auto_min_cases - 1));
+        let passed = |provenance, compared: usize, class_only: usize| {
+            let case = |compares_answer| CaseRun {
+                origin: "tests/cases.jsonl:1".into(),
+                task: "t".into(),
+                compare: if compares_answer { "exact" } else { "class" }.into(),
+                expected: "x".into(),
+                compares_answer,
+                got: "x".into(),
+                passed: true,
+                deterministic: true,
+                limit: None,
+                seeds: [1, 2],
+            };
+            let mut r = report("s", "sha256:a", "pin", true);
+            r.provenance = provenance;
+            r.cases = std::iter::repeat_n(case(true), compared)
+                .chain(std::iter::repeat_n(case(false), class_only))
+                .collect();
+            r
+        };
+        let min = c.auto_min_cases;
+        assert!(!c.auto_approves(&passed(Provenance::Installed, 100, 0)));
+        assert!(c.auto_approves(&passed(Provenance::Generated, min, 0)));
+        assert!(!c.auto_approves(&passed(Provenance::Generated, min - 1, 0)));
+        // Cases that accept any answer of a class pin nothing down.
+        let loose = passed(Provenance::Generated, 0, 100);
+        assert!(!c.auto_approves(&loose));
+        assert!(
+            c.why_manual(&loose)
+                .contains("only `skillhost handler approve`")
+        );
+        let auto = GateConfig {
+            approve: Some(Approve::Auto),
+            auto_min_cases: 0,
+            ..GateConfig::default()
+        };
+        assert!(!auto.auto_approves(&passed(Provenance::Installed, 0, 0)));
+        assert!(auto.auto_approves(&passed(Provenance::Installed, 1, 0)));
+        // A gate that could not run the call that will run.
+        let mut partial = passed(Provenance::Generated, 100, 0);
+        partial.hand_only = vec!["it is granted http".into()];
+        assert!(!c.auto_approves(&partial));
+        assert!(c.why_manual(&partial).starts_with("it is granted http"));
         let manual = GateConfig {
             approve: Some(Approve::Manual),
             ..GateConfig::default()
         };
-        assert!(!manual.auto_approves(Provenance::Generated, 100));
+        assert!(!manual.auto_approves(&passed(Provenance::Generated, 100, 0)));
         assert!(c.gates(Source::Installed) && c.gates(Source::Forged));
         assert!(!c.gates(Source::Bundled) && !c.gates(Source::Workspace));
         assert!(c.ceiling(Provenance::Generated).is_empty());
@@ -757,10 +866,40 @@ mod tests {
             meta: parsed.meta,
         };
         assert!(c.gates_skill(&skill));
-        assert_eq!(Provenance::of_skill(&skill), Provenance::Generated);
         skill.meta.skillhost.handler_generated = false;
         assert!(!c.gates_skill(&skill));
-        assert_eq!(Provenance::of_skill(&skill), Provenance::Installed);
+    }
+
+    #[test]
+    fn provenance_is_what_the_host_recorded_never_what_the_skill_says() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&d.path().join("s.db")).expect("open");
+        let md = b"---\nname: s\ndescription: d\nmetadata:\n  skillhost:\n    handler: h.wasm\n    handler_generated: true\n---\n";
+        let parsed = crate::skill::parse_skill(md, "s").expect("parses");
+        let mut skill = crate::skill::Skill {
+            name: parsed.name,
+            description: parsed.description,
+            body: parsed.body,
+            dir: "/s".into(),
+            path: "/s/SKILL.md".into(),
+            version: String::new(),
+            source: Source::Installed,
+            warnings: Vec::new(),
+            meta: parsed.meta,
+        };
+        let of = |skill: &crate::skill::Skill, artifact: &str| {
+            Provenance::recorded(&store, skill, artifact).expect("store")
+        };
+        // It says a model wrote it; nothing the host recorded says so.
+        assert_eq!(of(&skill, "sha256:a"), Provenance::Installed);
+        let mut generated = report("s", "sha256:a", "pin", true);
+        generated.provenance = Provenance::Generated;
+        store_report(&store, &generated).expect("store");
+        assert_eq!(of(&skill, "sha256:a"), Provenance::Generated);
+        // Only for the bytes the gate judged.
+        assert_eq!(of(&skill, "sha256:b"), Provenance::Installed);
+        skill.source = Source::Forged;
+        assert_eq!(of(&skill, "sha256:b"), Provenance::Generated);
     }
 
     #[test]

@@ -195,10 +195,7 @@ fn gate_cmd(
             Some(HandlerState::Enabled) => outln!("state: enabled")?,
             Some(HandlerState::Passed) => outln!(
                 "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
-                runner
-                    .config()
-                    .gate
-                    .why_manual(gated.report.provenance, gated.report.cases_passed())
+                runner.config().gate.why_manual(&gated.report)
             )?,
             Some(HandlerState::Quarantined) => {
                 outln!("state: quarantined; it does not run until it passes")?

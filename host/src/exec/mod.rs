@@ -56,7 +56,7 @@ pub use context::ContextError;
 /// Biggest handler component read from disk (interpreter-based components
 /// for JavaScript and Python are 10-20 MB).
 const MAX_HANDLER_BYTES: u64 = 128 << 20;
-const MAX_SKILL_MD_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_SKILL_MD_BYTES: u64 = 4 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -1011,9 +1011,10 @@ impl Runner {
         }
     }
 
-    /// The skill's effective grants, noted in the outcome.
-    /// declared ∩ granted for the skill at this fingerprint.
-    fn effective_grants(&self, skill: &Skill, fingerprint: &str) -> Effective {
+    /// declared ∩ granted for the skill at this fingerprint (see
+    /// `grants::fingerprint`): what a call of it runs with. The gate asks
+    /// this too, so that it judges the call that will run.
+    pub(crate) fn effective_grants(&self, skill: &Skill, fingerprint: &str) -> Effective {
         crate::grants::effective(
             &skill.name,
             skill.source,
@@ -1050,7 +1051,7 @@ impl Runner {
             store,
             &skill.name,
             artifact,
-            &skill.meta.skillhost.capabilities,
+            &crate::approval::skill_pin(skill),
         )
     }
 

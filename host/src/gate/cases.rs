@@ -95,6 +95,14 @@ impl Case {
         }
     }
 
+    /// Whether it pins an answer down: an expected output compared
+    /// exactly or as JSON. A failure class, or `class` on an output,
+    /// accepts answers a handler can give whatever it does.
+    pub fn compares_answer(&self) -> bool {
+        matches!(self.expected, Expected::Output(_))
+            && matches!(self.compare, Compare::Exact | Compare::Json)
+    }
+
     /// The expected answer in words, for the report.
     pub fn expected_text(&self) -> String {
         match &self.expected {

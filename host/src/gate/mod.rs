@@ -13,15 +13,24 @@
 //! 4. capabilities: its skill declares no more than the skill it was
 //!    written for, nor beyond the ceiling;
 //! 5. cases: recorded runs and `tests/cases.jsonl` give the expected
-//!    answers under strict limits;
+//!    answers, each run as the call that will run: with the capabilities
+//!    the skill has at run time (declared ∩ granted, the same `Effective`
+//!    as `exec`) and under a run's limits, so that a handler cannot tell
+//!    the gate from a run by what it is allowed or how much memory it gets;
 //! 6. determinism: each case answers the same under other clocks and
 //!    random seeds;
 //! 7. limits: no case hits one.
 //!
 //! A handler moves from quarantined to passed to enabled. Enabling is
-//! automatic or needs `skillhost handler approve`, per `[gate] approve`;
-//! an approval is pinned to the artifact's bytes and the report, so a
-//! changed artifact is disabled until it passes again.
+//! automatic or needs `skillhost handler approve`, per `[gate] approve`,
+//! and is never automatic for a handler that no case pinned down (no case
+//! compared an answer) or whose run-time capabilities the gate cannot make
+//! live (HTTP, writing, tools, the model). An approval is pinned to the
+//! artifact's bytes and to the skill's SKILL.md and declaration, so a
+//! changed artifact or SKILL.md is disabled until it passes again.
+//!
+//! Who wrote a handler (its provenance) is what the host recorded, never
+//! what the skill says of itself (see `Provenance::recorded`).
 //!
 //! For a caller that writes or downloads a handler: put the skill folder
 //! in [`quarantine_slot`], gate it with [`check`] on a [`Subject::folder`],
@@ -37,20 +46,19 @@ mod statics;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub use cases::{CASES_FILE, Case, Compare, Expected, parse_cases_file};
 
 use crate::approval::{
     self, ApprovalError, ApprovedBy, Check, FindingClass, HandlerState, Outcome, Provenance,
-    Report, Status, StoredReport, Verdict, capabilities_pin,
+    Report, Status, StoredReport, Verdict, skill_pin,
 };
 use crate::exec::Runner;
+use crate::grants::Effective;
 use crate::paths::Paths;
 use crate::sandbox::{self, FileRoots, Limits, SandboxError};
-use crate::skill::{
-    Capabilities, Catalog, LimitSpec, LoadOptions, Root, Skill, SkillFileError, Source,
-};
+use crate::skill::{Capabilities, Catalog, LoadOptions, Root, Skill, SkillFileError, Source};
 use crate::store::{ApprovalRow, StoreError};
 use crate::types::Chain;
 use statics::{fail, pass, skipped};
@@ -107,6 +115,8 @@ pub enum GateError {
 /// What the gate checks: a skill and its handler.
 #[derive(Debug, Clone)]
 pub struct Subject {
+    /// The skill, its `source` the one it runs as once in place (a
+    /// quarantine slot's skill runs as the catalog skill it replaces).
     pub skill: Skill,
     pub provenance: Provenance,
     /// The skill the handler was written for and what it declares: its own
@@ -117,15 +127,13 @@ pub struct Subject {
 }
 
 impl Subject {
-    /// The catalog's skill `name`, its provenance from its source.
+    /// The catalog's skill `name`, its provenance what the host recorded
+    /// of its handler (see `Provenance::recorded`).
     pub fn catalog(runner: &Runner, name: &str) -> Result<Subject, GateError> {
-        let catalog = runner.catalog();
-        let skill = catalog
-            .get(name)
-            .ok_or_else(|| GateError::UnknownSkill(name.to_owned()))?;
+        let (skill, artifact) = current_artifact(runner, name)?;
         Ok(Subject {
-            provenance: Provenance::of_skill(skill),
-            skill: skill.clone(),
+            provenance: Provenance::recorded(runner.store()?, &skill, &artifact)?,
+            skill,
             parent: None,
             in_catalog: true,
         })
@@ -158,7 +166,7 @@ impl Subject {
             }
             return Ok(subject);
         }
-        let skill = load_folder(&dir)?;
+        let mut skill = load_folder(&dir)?;
         let quarantine = paths
             .quarantine_dir()
             .canonicalize()
@@ -178,19 +186,26 @@ impl Subject {
                 named: skill.name,
             });
         }
-        let generated = quarantine.is_some()
-            || paths
-                .forged_root()
-                .canonicalize()
-                .is_ok_and(|f| dir.starts_with(f));
+        let forged = paths
+            .forged_root()
+            .canonicalize()
+            .is_ok_and(|f| dir.starts_with(f));
+        let generated = quarantine.is_some() || forged;
         let provenance = provenance.unwrap_or(if generated {
             Provenance::Generated
         } else {
             Provenance::Installed
         });
-        let parent = catalog
-            .get(&skill.name)
-            .map(|p| (p.name.clone(), p.meta.skillhost.capabilities.clone()));
+        let parent_skill = catalog.get(&skill.name);
+        // The source it will run as, which decides its trust and grants:
+        // a slot's skill replaces its catalog skill; anything else not in
+        // the catalog is judged as the least trusted, an installed skill.
+        skill.source = match parent_skill {
+            Some(p) if quarantine.is_some() => p.source,
+            _ if forged => Source::Forged,
+            _ => Source::Installed,
+        };
+        let parent = parent_skill.map(|p| (p.name.clone(), p.meta.skillhost.capabilities.clone()));
         Ok(Subject {
             skill,
             provenance,
@@ -324,8 +339,8 @@ pub async fn after_install(
 pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
-    let declared = &skill.meta.skillhost.capabilities;
-    let state = approval::state(store, name, &artifact, declared)?;
+    let pin = skill_pin(&skill);
+    let state = approval::state(store, name, &artifact, &pin)?;
     if state != HandlerState::Passed {
         return Ok(state);
     }
@@ -333,8 +348,8 @@ pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
         return Ok(state);
     };
     let config = &runner.config().gate;
-    if config.auto_approves(latest.report.provenance, latest.report.cases_passed()) {
-        approval::approve(store, name, &artifact, declared, ApprovedBy::Policy)?;
+    if config.auto_approves(&latest.report) {
+        approval::approve(store, name, &artifact, &pin, ApprovedBy::Policy)?;
         return Ok(HandlerState::Enabled);
     }
     Ok(state)
@@ -348,7 +363,7 @@ pub fn approve(runner: &Runner, name: &str) -> Result<ApprovalRow, GateError> {
         runner.store()?,
         name,
         &artifact,
-        &skill.meta.skillhost.capabilities,
+        &skill_pin(&skill),
         ApprovedBy::Operator,
     )?)
 }
@@ -369,9 +384,9 @@ pub struct HandlerStatus {
 pub fn status(runner: &Runner, name: &str) -> Result<HandlerStatus, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
-    let declared = &skill.meta.skillhost.capabilities;
-    let refusal = approval::admission(store, name, &artifact, declared).err();
-    let state = approval::state(store, name, &artifact, declared)?;
+    let pin = skill_pin(&skill);
+    let refusal = approval::admission(store, name, &artifact, &pin).err();
+    let state = approval::state(store, name, &artifact, &pin)?;
     let report = match approval::latest_report_for(store, name, &artifact)? {
         Some(r) => Some(r),
         None => approval::latest_report(store, name)?,
@@ -417,21 +432,28 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         .handler
         .clone()
         .ok_or_else(|| GateError::NoHandler(skill.name.clone()))?;
-    let bytes = {
+    let (bytes, skill_md) = {
         let (owned, rel) = (skill.clone(), rel.clone());
-        tokio::task::spawn_blocking(move || owned.read_file(&rel, MAX_READ_BYTES))
-            .await
-            .unwrap_or_else(|e| {
-                Err(SkillFileError::Io {
-                    path: String::new(),
-                    source: std::io::Error::other(e),
-                })
+        tokio::task::spawn_blocking(move || {
+            let md = owned.read_file(&owned.file_name(), crate::exec::MAX_SKILL_MD_BYTES)?;
+            Ok((owned.read_file(&rel, MAX_READ_BYTES)?, md))
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(SkillFileError::Io {
+                path: String::new(),
+                source: std::io::Error::other(e),
             })
-            .map_err(|source| GateError::Read {
-                skill: skill.name.clone(),
-                source,
-            })?
+        })
+        .map_err(|source| GateError::Read {
+            skill: skill.name.clone(),
+            source,
+        })?
     };
+    // What a run of the skill as it is would get: the gate's cases run
+    // with exactly that.
+    let effective =
+        runner.effective_grants(skill, &crate::grants::fingerprint(&skill_md, Some(&bytes)));
     let config = runner.config();
     let gate = &config.gate;
     let kib = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
@@ -493,7 +515,8 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
                         checks.push(imports);
                         checks.push(capabilities);
                         let (verdicts, ran) =
-                            run_cases(runner, subject, sandbox.clone(), handler).await?;
+                            run_cases(runner, subject, &effective, sandbox.clone(), handler)
+                                .await?;
                         checks.extend(verdicts);
                         cases = ran;
                     }
@@ -514,7 +537,7 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         provenance: subject.provenance,
         artifact: sandbox::artifact_hash(&bytes),
         size: bytes.len() as u64,
-        capabilities_pin: capabilities_pin(declared),
+        capabilities_pin: skill_pin(skill),
         at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
@@ -523,6 +546,7 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         checks,
         cases,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        hand_only: not_live_in_the_gate(&effective.capabilities),
     };
     let id = approval::store_report(runner.store()?, &report)?;
     if !subject.in_catalog && in_quarantine(runner.paths(), &skill.dir) {
@@ -563,46 +587,43 @@ fn link_failure(e: &SandboxError) -> Verdict {
     fail(Check::World, class, Chain(e).to_string())
 }
 
-/// The gate's strict limits for a skill whose own limits are `spec`: its
-/// run-time limits (as far as they go when granted), each capped by the
-/// `[gate]` value.
-fn strict_limits(config: &crate::config::Config, spec: &LimitSpec) -> Limits {
-    let runtime = Limits::resolve(spec, spec, &config.limits);
-    let gate = &config.gate;
-    let mb = |v: u64| usize::try_from(v.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
-    let kb = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
-    Limits {
-        memory_bytes: runtime.memory_bytes.min(mb(gate.memory_mb.max(1))),
-        timeout: runtime
-            .timeout
-            .min(Duration::from_millis(gate.timeout_ms.max(1))),
-        output_bytes: runtime.output_bytes.min(kb(gate.output_kb.max(1))),
-        ..runtime
-    }
+/// What a case may use of what the skill has at run time (`effective`):
+/// all of it, except what would reach outside the gate before anyone
+/// approved the handler: no HTTP, and granted writes only as reads (see
+/// `run`). What is held back is named by [`not_live_in_the_gate`].
+fn case_capabilities(effective: &Capabilities) -> Capabilities {
+    let mut c = effective.clone();
+    c.files.read.extend(c.files.write.drain(..));
+    c.http = Default::default();
+    c
 }
 
-/// What a case may use: what the skill declares within the ceiling, less
-/// HTTP and writing (see `run`).
-fn case_capabilities(subject: &Subject, ceiling: &[&str]) -> Capabilities {
-    let declared = &subject.skill.meta.skillhost.capabilities;
-    let allowed = |key: &str| ceiling.contains(&key);
-    let mut c = Capabilities::default();
-    if allowed("files") {
-        c.files.read = declared.files.read.clone();
-        c.files.read.extend(declared.files.write.iter().cloned());
+/// What the skill has at run time that its cases cannot use as a run
+/// does (no HTTP, writes as reads, no tool or model behind the calls):
+/// a handler could answer the cases and do otherwise with these, so a
+/// pass is approved by hand only. Empty when the cases ran the same call.
+fn not_live_in_the_gate(effective: &Capabilities) -> Vec<String> {
+    let mut held = Vec::new();
+    if !effective.http.is_empty() {
+        held.push("it is granted HTTP, which no case can use".to_owned());
     }
-    if allowed("tools") {
-        c.tools = declared.tools.clone();
+    if !effective.files.write.is_empty() {
+        held.push("it is granted writes, which its cases make as reads".to_owned());
     }
-    c.llm = declared.llm && allowed("llm");
-    c.kv = declared.kv && allowed("kv");
-    c
+    if !effective.tools.is_empty() {
+        held.push("it is granted host tools, which no case can call".to_owned());
+    }
+    if effective.llm {
+        held.push("it is granted the model, which no case can ask".to_owned());
+    }
+    held
 }
 
 /// Checks 5 to 7 and the cases as they ran.
 async fn run_cases(
     runner: &Runner,
     subject: &Subject,
+    effective: &Effective,
     sandbox: Arc<sandbox::Sandbox>,
     handler: sandbox::Handler,
 ) -> Result<([Verdict; 3], Vec<approval::CaseRun>), GateError> {
@@ -639,8 +660,14 @@ async fn run_cases(
         sandbox,
         handler,
         skill: skill.clone(),
-        capabilities: case_capabilities(subject, &gate.ceiling(subject.provenance)),
-        limits: strict_limits(config, &skill.meta.skillhost.limits),
+        capabilities: case_capabilities(&effective.capabilities),
+        // A run's limits: a handler must not be able to tell the gate
+        // from a run by how much memory or time it gets.
+        limits: Limits::resolve(
+            &skill.meta.skillhost.limits,
+            &effective.limits,
+            &config.limits,
+        ),
         roots,
         validators,
         seed: rand::random(),
@@ -655,33 +682,30 @@ async fn run_cases(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
 
     #[test]
-    fn strict_limits_are_the_lower_of_the_skill_and_the_gate() {
-        let config = Config::default();
-        let gate = &config.gate;
-        let spec = |memory_mb, timeout_ms| LimitSpec {
-            memory_mb: Some(memory_mb),
-            timeout_ms: Some(timeout_ms),
-            ..LimitSpec::default()
-        };
-        let l = strict_limits(&config, &spec(16, 60_000));
-        assert_eq!(l.memory_bytes, 16 << 20, "the skill's own, lower");
+    fn cases_run_with_what_a_run_has_less_what_would_reach_outside() {
+        let mut granted = Capabilities::default();
+        granted.files.read = vec!["workspace:notes".into()];
+        granted.files.write = vec!["workspace:out".into()];
+        granted.kv = true;
+        let c = case_capabilities(&granted);
+        assert_eq!(c.files.read, ["workspace:notes", "workspace:out"]);
+        assert!(c.files.write.is_empty() && c.kv);
         assert_eq!(
-            l.timeout,
-            Duration::from_millis(gate.timeout_ms),
-            "the gate's"
+            not_live_in_the_gate(&granted),
+            ["it is granted writes, which its cases make as reads"]
         );
-        let l = strict_limits(&config, &spec(4096, 10));
-        assert_eq!(l.memory_bytes, (gate.memory_mb as usize) << 20);
-        assert_eq!(l.timeout, Duration::from_millis(10));
-        assert_eq!(l.output_bytes, (gate.output_kb as usize) << 10);
-        // Lower than what a run gets by default.
-        let defaults = &config.limits;
-        assert!(gate.memory_mb < defaults.memory_mb);
-        assert!(gate.timeout_ms < defaults.timeout_ms);
-        assert!(gate.output_kb < defaults.output_kb);
+        // Nothing granted: nothing live, and the cases ran the same call.
+        let none = Capabilities::default();
+        assert_eq!(case_capabilities(&none), none);
+        assert!(not_live_in_the_gate(&none).is_empty());
+        let mut reach = Capabilities::default();
+        reach.http = vec!["api.example.com".into()];
+        reach.tools = vec!["read_file".into()];
+        reach.llm = true;
+        assert!(case_capabilities(&reach).http.is_empty());
+        assert_eq!(not_live_in_the_gate(&reach).len(), 3);
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! The first run's answer must be the expected one (5), the second's the
 //! same as the first (6), and neither may hit a limit (7).
 //!
-//! Cases are hermetic: the key-value store is a fresh, empty one for each
-//! run, no host tool or model is there (their calls answer not-found), no
-//! HTTP is granted, and file grants are read-only. A run's answer then
-//! depends on its input and the skill's own files alone.
+//! Each run is the call a run of the skill makes: the capabilities it has
+//! at run time (declared ∩ granted) and a run's limits. Only what would
+//! reach outside before anyone approved the handler is held back: the
+//! key-value store is a fresh, empty one for each run, no host tool or
+//! model is there (their calls answer not-found), HTTP is not granted and
+//! granted writes are reads. A skill granted any of those is approved by
+//! hand only (see `not_live_in_the_gate`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -184,6 +187,7 @@ fn judge(
             task: case.task.clone(),
             compare: case.compare.name().to_owned(),
             expected: shorten(&case.expected_text()),
+            compares_answer: case.compares_answer(),
             got: describe(&first),
             passed,
             deterministic: first == second,
@@ -301,8 +305,16 @@ pub(super) fn verdicts(ran: &[Ran], invalid: &[String], left_out: usize) -> [Ver
         pass(
             Check::Cases,
             format!(
-                "no cases: no recorded runs of the skill, no {}{note}",
+                "no cases: no recorded runs of the skill, no {}{note}; nothing pinned its answers down, so only `skillhost handler approve` can enable it",
                 super::cases::CASES_FILE
+            ),
+        )
+    } else if !judged.iter().any(|r| r.run.compares_answer) {
+        pass(
+            Check::Cases,
+            format!(
+                "{} gave the expected failure class, but none compared an answer{note}; only `skillhost handler approve` can enable it",
+                cases(passed)
             ),
         )
     } else {
