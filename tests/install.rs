@@ -958,22 +958,26 @@ fn what_a_killed_install_left_is_never_in_the_catalog_and_is_cleared_next_time()
 }
 
 #[test]
-fn an_installed_skill_shadowed_by_a_user_skill_says_so() {
+fn an_installed_skill_may_not_take_a_user_skills_name() {
     let env = Env::new();
     crate::support::write_skill(&env.ws.home.join("skills"), "twin", "The user's twin.");
     let src = env.sources.join("twin");
     std::fs::create_dir_all(&src).expect("mkdir");
     std::fs::write(src.join("SKILL.md"), md("twin", "")).expect("write");
-    let installed = env
+    let before = env.snapshot();
+    let e = env
         .install(
             InstallSource::Folder(src),
             &InstallOptions::default(),
             &InstallConfig::default(),
         )
-        .expect("installs");
-    let shadow = installed.shadowed_by.expect("shadowed");
-    assert_eq!(shadow.source, Source::User);
-    assert_eq!(shadow.path, env.ws.home.join("skills/twin/SKILL.md"));
+        .expect_err("refused");
+    assert!(
+        matches!(&e, InstallError::NameTaken { kind: Source::User, path, .. }
+            if *path == env.ws.home.join("skills/twin/SKILL.md")),
+        "{e}"
+    );
+    env.assert_no_trace(&before, "a user skill's name");
 }
 
 // ---------------------------------------------------------------------------

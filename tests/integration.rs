@@ -29,6 +29,8 @@ mod forge_handler;
 mod forge_usage;
 mod fuzz_replay;
 mod gate;
+mod growth_install;
+mod growth_trust;
 mod honest_eval;
 mod honest_rules;
 mod install;

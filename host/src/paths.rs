@@ -181,16 +181,21 @@ impl Paths {
         }
     }
 
-    /// Skill roots, lowest priority first.
+    /// Skill roots, lowest priority first: a later root's skill replaces
+    /// an earlier one of the same name, except that an installed skill
+    /// never replaces one of another source (`Catalog::load`). So, highest
+    /// first: `--skills`, workspace, user, forged, bundled, installed.
     pub fn roots(&self) -> Vec<Root> {
         let mut roots = Vec::new();
         if let Some(b) = &self.bundled {
             roots.push(Root::new(b.clone(), Source::Bundled));
         }
         // Forged skills come right after the bundled ones: every skill a
-        // person wrote or installed overrides one of the same name.
+        // person wrote overrides one of the same name.
         roots.push(Root::new(self.forged_root(), Source::Forged));
         // Unfinished installs wait in `installed/.staging`, out of sight.
+        // Where this root sits decides nothing for a name another source
+        // has: an installed skill loses it wherever it sits.
         roots.push(
             Root::new(self.installed_root(), Source::Installed).skipping(self.install_staging()),
         );

@@ -24,6 +24,9 @@ pub struct InstallArgs {
     #[arg(long)]
     pub force: bool,
     /// The registry's base URL (default: `[install] registry`, else ClawHub).
+    /// Only a registry named here may be on this machine (or plain http
+    /// there); its redirects, and a registry from skillhost.toml, must be
+    /// public.
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
     /// Install a skill the registry flags as suspicious.
@@ -48,6 +51,8 @@ pub fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         force: args.force,
         allow_suspicious: args.allow_suspicious,
         registry: args.registry,
+        // A registry from the files, not the command line, must be public.
+        config_from_files: true,
     };
     let installed = super::runtime()
         .context("cannot start the async runtime")?

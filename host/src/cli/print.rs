@@ -2,15 +2,60 @@
 //! stdout through `out!`/`outln!`, and nothing else in the crate writes to
 //! stdout or stderr directly. Diagnostics go through `tracing` (see
 //! `cli/log.rs`), which writes to stderr, so stdout stays the command's
-//! result (and, for `skillhost mcp`, the protocol).
+//! result (and, for `skillhost mcp`, the protocol, which rmcp writes itself
+//! and which never passes through here).
+//!
+//! Much of what is printed comes from skill authors, handlers, models and
+//! registries (descriptions, answers, gate reports, error messages), and a
+//! terminal obeys control sequences wherever they come from: OSC 52 writes
+//! the clipboard, `\r` and cursor moves rewrite lines already printed. So
+//! both macros format into a string and print [`terminal_safe`] of it: one
+//! place, whatever the caller forgot.
+
+use std::borrow::Cow;
+
+/// `text` with every character that drives a terminal instead of showing
+/// replaced by its code as `\uXXXX` (four lowercase hex digits): C0 controls
+/// except `\n` and `\t`, DEL, C1 controls (U+0080..U+009F) and the bidi
+/// overrides and isolates (U+202A..U+202E, U+2066..U+2069), which reorder
+/// what is shown. Everything else, other text and tables, is kept.
+///
+/// The form is JSON's own escape: inside a JSON string it means the same
+/// character, so JSON printed through here stays the same JSON (serde_json
+/// escapes C0 controls itself; DEL, C1 and bidi characters it leaves raw).
+/// A `\u` already in the text is not escaped, so the two read alike; only
+/// what drives the terminal matters here.
+pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(drives_terminal) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if drives_terminal(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn drives_terminal(c: char) -> bool {
+    matches!(c,
+        '\0'..='\x08' | '\x0b'..='\x1f' | '\x7f'..='\u{9f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
 
 /// `print!` that returns the write's error instead of panicking: when the
 /// reader goes away (`skillhost runs list | head -1`), the error travels
-/// up to `cli::main`, which ends quietly.
+/// up to `cli::main`, which ends quietly. The text is [`terminal_safe`].
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        write!(std::io::stdout().lock(), $($arg)*)
+        let text = format!($($arg)*);
+        std::io::stdout()
+            .lock()
+            .write_all($crate::cli::print::terminal_safe(&text).as_bytes())
     }};
 }
 
@@ -22,13 +67,82 @@ macro_rules! outln {
     }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)
+        let mut text = format!($($arg)*);
+        text.push('\n');
+        std::io::stdout()
+            .lock()
+            .write_all($crate::cli::print::terminal_safe(&text).as_bytes())
     }};
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
+
+    use super::terminal_safe;
+
+    #[test]
+    fn controls_that_drive_a_terminal_are_escaped_and_the_rest_kept() {
+        let osc52 = "a\x1b]52;c;aGk=\x07b";
+        assert_eq!(terminal_safe(osc52), "a\\u001b]52;c;aGk=\\u0007b");
+        assert_eq!(
+            terminal_safe("passed\r\x1b[1Aenabled\x08\x7f"),
+            "passed\\u000d\\u001b[1Aenabled\\u0008\\u007f"
+        );
+        // C1 controls (U+009B is CSI on its own) and bidi overrides/isolates.
+        assert_eq!(
+            terminal_safe("\u{9b}2J \u{85} \u{202e}txt.exe \u{2066}x\u{2069}"),
+            "\\u009b2J \\u0085 \\u202etxt.exe \\u2066x\\u2069"
+        );
+        assert_eq!(
+            terminal_safe("\0\x0b\x0c\x1f"),
+            "\\u0000\\u000b\\u000c\\u001f"
+        );
+        // Lines, tabs, text in any script, tables and emoji are untouched
+        // (and not copied).
+        let fine = "name\tdescription\n├─ café — 日本語 ✓ \u{a0}\u{200d}🙂\n";
+        assert!(matches!(
+            terminal_safe(fine),
+            std::borrow::Cow::Borrowed(s) if s == fine
+        ));
+        // The edges of each range.
+        for c in [
+            '\u{a0}', '\u{2029}', '\u{202f}', '\u{2065}', '\u{206a}', '~',
+        ] {
+            assert_eq!(terminal_safe(&c.to_string()), c.to_string(), "{c:?}");
+        }
+        for c in ['\u{80}', '\u{9f}', '\u{202a}', '\u{2069}', '\x01', '\x1b'] {
+            assert_eq!(
+                terminal_safe(&c.to_string()),
+                format!("\\u{:04x}", u32::from(c))
+            );
+        }
+    }
+
+    #[test]
+    fn json_printed_through_the_escaper_is_the_same_json() {
+        let value = serde_json::json!({
+            "description": "x\x1b]52;c;aGk=\x07\r\u{7f}\u{9b}\u{202e}y\ttab\nline",
+            "list": ["\u{2066}", "plain", "\\u001b is text"],
+        });
+        for text in [
+            serde_json::to_string(&value).expect("json"),
+            serde_json::to_string_pretty(&value).expect("json"),
+        ] {
+            let safe = terminal_safe(&text);
+            assert!(
+                !safe.chars().any(|c| c == '\x1b'
+                    || c == '\x07'
+                    || c == '\r'
+                    || c == '\u{7f}'
+                    || c == '\u{9b}'
+                    || c == '\u{202e}'),
+                "{safe}"
+            );
+            let back: serde_json::Value = serde_json::from_str(&safe).expect("still JSON");
+            assert_eq!(back, value);
+        }
+    }
 
     /// The std macros panic on a closed pipe and bypass `-q` and
     /// `--log-format`; only this file may name them.

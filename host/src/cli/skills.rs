@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use super::Ctx;
 use crate::config::Config;
 use crate::skill::{
-    Catalog, SearchOptions, Severity, Skill, Usage, render_available_skills, validate_strict,
+    Catalog, SearchOptions, Severity, Shadowed, Skill, Usage, render_available_skills,
+    validate_strict,
 };
 
 #[derive(Debug, clap::Args)]
@@ -23,8 +24,9 @@ pub struct SkillsArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum SkillsCommand {
-    /// List every skill of every root (later roots override earlier ones),
-    /// with its source and usage statistics.
+    /// List every skill of every root (later roots override earlier ones;
+    /// an installed skill never overrides another source's), with its
+    /// source and usage statistics, and which skills each one shadows.
     List {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -140,10 +142,18 @@ struct SkillView<'a> {
     user_invocable: bool,
     handler: Option<&'a str>,
     usage: Usage,
+    /// The skills of the same name the catalog does not use because of it.
+    shadows: Vec<ShadowView<'a>>,
+}
+
+#[derive(Serialize)]
+struct ShadowView<'a> {
+    source: crate::skill::Source,
+    path: &'a std::path::Path,
 }
 
 impl<'a> SkillView<'a> {
-    fn new(skill: &'a Skill, usage: Usage) -> Self {
+    fn new(skill: &'a Skill, usage: Usage, shadows: &'a [Shadowed]) -> Self {
         SkillView {
             skill,
             tags: &skill.meta.tags,
@@ -154,6 +164,13 @@ impl<'a> SkillView<'a> {
             user_invocable: skill.meta.user_invocable,
             handler: skill.meta.skillhost.handler.as_deref(),
             usage,
+            shadows: shadows
+                .iter()
+                .map(|s| ShadowView {
+                    source: s.source,
+                    path: &s.path,
+                })
+                .collect(),
         }
     }
 }
@@ -177,7 +194,7 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
             let views: Vec<SkillView> = catalog
                 .skills()
                 .iter()
-                .map(|s| SkillView::new(s, of(s)))
+                .map(|s| SkillView::new(s, of(s), catalog.shadowed_by(&s.name)))
                 .collect();
             outln!("{}", serde_json::to_string_pretty(&views)?)?;
         }
@@ -216,6 +233,21 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
                 ],
                 &rows,
             )?;
+            // Which skill hides which: a name taken twice is worth seeing.
+            if !catalog.shadowed().is_empty() {
+                outln!()?;
+            }
+            for s in catalog.shadowed() {
+                let by = catalog
+                    .get(&s.name)
+                    .map_or_else(String::new, |w| format!("the {} skill ", w.source));
+                outln!(
+                    "{}: {by}shadows the {} one at {}",
+                    s.name,
+                    s.source,
+                    s.path.display()
+                )?;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -268,68 +268,138 @@ pub(super) fn relative_path(raw: &[u8], max_depth: usize) -> Result<Option<PathB
 /// Copies a folder: regular files and folders only. A symbolic link is
 /// refused (not skipped: a skill missing a file it expects is worse than
 /// a clear refusal); `.git` is skipped.
+///
+/// The walk holds a handle on each folder and opens every entry relative
+/// to its folder's handle, one name at a time, never following a link
+/// (`openat` with `O_NOFOLLOW`): a subfolder swapped for a link to
+/// `~/.ssh` after it was listed fails to open, instead of being read
+/// through by path.
 pub(super) fn from_folder(src: &Path, sink: &mut Sink<'_>) -> Result<(), InstallError> {
-    let mut stack = vec![(src.to_path_buf(), String::new())];
-    while let Some((dir, rel)) = stack.pop() {
-        let mut entries: Vec<_> = fs::read_dir(&dir)
-            .map_err(InstallError::io("list", &dir))?
-            .collect::<Result<_, _>>()
-            .map_err(InstallError::io("list", &dir))?;
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let name = entry.file_name();
-            let name_bytes = name.as_encoded_bytes();
-            let child_rel = if rel.is_empty() {
-                name_bytes.to_vec()
-            } else {
-                [rel.as_bytes(), b"/", name_bytes].concat()
-            };
-            let ft = entry
-                .file_type()
-                .map_err(InstallError::io("read", &entry.path()))?;
-            if ft.is_dir() {
-                if rel.is_empty() && SKIPPED_SOURCE_DIRS.iter().any(|s| name == *s) {
-                    continue;
-                }
-                sink.dir(&child_rel)?;
-                let child_rel = String::from_utf8_lossy(&child_rel).into_owned();
-                stack.push((entry.path(), child_rel));
-            } else if ft.is_file() {
-                let path = entry.path();
-                let mut file = open_no_follow(&path).map_err(InstallError::io("open", &path))?;
-                let is_file = file.metadata().is_ok_and(|m| m.is_file());
-                if !is_file {
-                    sink.admit(&child_rel, &Kind::Refused("no longer a regular file"))?;
-                }
-                sink.file(&child_rel, 0, &mut file)?;
-            } else {
-                sink.admit(&child_rel, &Kind::Refused(special_kind(&ft)))?;
+    from_folder_with_hook(src, sink, &mut |_| {})
+}
+
+/// [`from_folder`], calling `hook` with each folder's path (relative to
+/// `src`) after the folder is listed and before anything in it is opened:
+/// how a test swaps a folder for a link in the middle of a copy.
+#[doc(hidden)]
+pub(super) fn from_folder_with_hook(
+    src: &Path,
+    sink: &mut Sink<'_>,
+    hook: &mut dyn FnMut(&Path),
+) -> Result<(), InstallError> {
+    // The source itself is what the user named: a link to it is followed.
+    let root = Dir::open_ambient_dir(src, cap_std::ambient_authority())
+        .map_err(InstallError::io("open", src))?;
+    copy_dir(&root, src, &PathBuf::new(), sink, hook)
+}
+
+/// Copies the folder open as `dir` (at `path`, `rel` inside the source).
+/// Recursion is bounded: `sink.dir` refuses a folder deeper than
+/// `max_depth` before it is opened.
+fn copy_dir(
+    dir: &Dir,
+    path: &Path,
+    rel: &Path,
+    sink: &mut Sink<'_>,
+    hook: &mut dyn FnMut(&Path),
+) -> Result<(), InstallError> {
+    let mut entries = Vec::new();
+    for entry in dir.entries().map_err(InstallError::io("list", path))? {
+        let entry = entry.map_err(InstallError::io("list", path))?;
+        let kind = entry
+            .file_type()
+            .map_err(InstallError::io("read", &path.join(entry.file_name())))?;
+        entries.push((entry.file_name(), kind));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    hook(rel);
+    for (name, ft) in entries {
+        let child_rel = rel.join(&name);
+        let raw = child_rel.as_os_str().as_encoded_bytes();
+        if ft.is_dir() {
+            if rel.as_os_str().is_empty() && SKIPPED_SOURCE_DIRS.iter().any(|s| name == *s) {
+                continue;
             }
+            sink.dir(raw)?;
+            let child = open_no_follow(dir, &name, true)
+                .map(Dir::from_std_file)
+                .map_err(|e| swapped(&child_rel, "folder", e))?;
+            copy_dir(&child, &path.join(&name), &child_rel, sink, hook)?;
+        } else if ft.is_file() {
+            let mut file =
+                open_no_follow(dir, &name, false).map_err(|e| swapped(&child_rel, "file", e))?;
+            if !file.metadata().is_ok_and(|m| m.is_file()) {
+                sink.admit(raw, &Kind::Refused("no longer a regular file"))?;
+            }
+            sink.file(raw, 0, &mut file)?;
+        } else {
+            sink.admit(raw, &Kind::Refused(special_kind(&ft)))?;
         }
     }
     Ok(())
 }
 
-/// Opens a file without following a symbolic link at its last component,
-/// so a file swapped for a link after it was listed is not read through.
-fn open_no_follow(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+/// The refusal of an entry that could not be opened as what it was
+/// listed as: most likely swapped for a link while the folder was copied.
+fn swapped(rel: &Path, what: &str, e: io::Error) -> InstallError {
+    let reason = match e.raw_os_error() {
+        #[cfg(unix)]
+        Some(libc::ELOOP | libc::ENOTDIR) => format!(
+            "it was listed as a {what} and is now a symbolic link or something else (changed during the copy?); links are not followed"
+        ),
+        _ => format!("cannot open it ({e})"),
+    };
+    InstallError::Refused {
+        entry: printable(rel.as_os_str().as_encoded_bytes()),
+        reason,
     }
-    options.open(path)
 }
 
-fn special_kind(ft: &fs::FileType) -> &'static str {
+/// Opens `name` in `dir` for reading, without following a link: a folder
+/// (`folder`) with `O_DIRECTORY`, else with `O_NONBLOCK` (a pipe swapped
+/// in does not block the open).
+#[cfg(unix)]
+fn open_no_follow(dir: &Dir, name: &std::ffi::OsStr, folder: bool) -> io::Result<fs::File> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    let c_name = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a name"))?;
+    let kind = if folder {
+        libc::O_DIRECTORY
+    } else {
+        libc::O_NONBLOCK
+    };
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | kind;
+    // SAFETY: `dir` is an open folder for the duration of the call and
+    // `c_name` a NUL-terminated string that outlives it.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c_name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    Ok(fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// Elsewhere: cap-std opens beneath `dir` (no link leads out of it).
+#[cfg(not(unix))]
+fn open_no_follow(dir: &Dir, name: &std::ffi::OsStr, folder: bool) -> io::Result<fs::File> {
+    if dir.symlink_metadata(name)?.file_type().is_symlink() {
+        return Err(io::Error::other("a symbolic link"));
+    }
+    if folder {
+        dir.open_dir(name).map(Dir::into_std_file)
+    } else {
+        dir.open(name).map(cap_std::fs::File::into_std)
+    }
+}
+
+fn special_kind(ft: &cap_std::fs::FileType) -> &'static str {
     if ft.is_symlink() {
         return "a symbolic link";
     }
     #[cfg(unix)]
     {
-        use std::os::unix::fs::FileTypeExt;
+        use cap_std::fs::FileTypeExt;
         if ft.is_block_device() || ft.is_char_device() {
             return "a device file";
         }
@@ -524,6 +594,96 @@ mod tests {
             .file(b"b.bin", 0, &mut &[0u8; 400][..])
             .expect_err("over the total");
         assert!(matches!(e, InstallError::TooLarge { max: 1500 }), "{e}");
+    }
+
+    /// Every file under `dir`, by path relative to it, with its content.
+    fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).expect("list") {
+                let path = e.expect("entry").path();
+                let meta = fs::symlink_metadata(&path).expect("stat");
+                if meta.is_dir() {
+                    stack.push(path);
+                } else {
+                    let rel = path.strip_prefix(dir).expect("inside").to_path_buf();
+                    out.push((rel, fs::read(&path).unwrap_or_default()));
+                }
+            }
+        }
+        out
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_swapped_for_a_link_during_the_copy_is_refused_and_not_read() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let secret = d.path().join("dot-ssh");
+        fs::create_dir(&secret).expect("mkdir secret");
+        fs::write(secret.join("id_ed25519"), "SECRET KEY").expect("write secret");
+        let src = d.path().join("skill");
+        fs::create_dir_all(src.join("refs")).expect("mkdir refs");
+        fs::write(src.join("SKILL.md"), "---\nname: s\ndescription: d\n---\n").expect("md");
+        fs::write(src.join("refs/guide.md"), "# Guide\n").expect("guide");
+        let staging = d.path().join("staging");
+        fs::create_dir(&staging).expect("mkdir staging");
+
+        let limits = InstallConfig::default();
+        let mut sink = Sink::new(&staging, &limits).expect("sink");
+        let mut swaps = 0;
+        // After the top is listed (`refs` seen as a folder), before it is
+        // opened: `refs` becomes a link to the secret folder.
+        let e = from_folder_with_hook(&src, &mut sink, &mut |rel| {
+            if rel.as_os_str().is_empty() {
+                fs::remove_dir_all(src.join("refs")).expect("remove refs");
+                std::os::unix::fs::symlink(&secret, src.join("refs")).expect("symlink");
+                swaps += 1;
+            }
+        })
+        .expect_err("the swapped folder must not be copied");
+        assert_eq!(swaps, 1);
+        assert!(
+            matches!(&e, InstallError::Refused { entry, .. } if entry == "refs"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        for (rel, bytes) in files_under(&staging) {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("SECRET"),
+                "the secret was copied to {}",
+                rel.display()
+            );
+        }
+        assert!(!staging.join("refs/id_ed25519").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_swapped_for_a_link_during_the_copy_is_refused() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let secret = d.path().join("secret.txt");
+        fs::write(&secret, "SECRET").expect("write secret");
+        let src = d.path().join("skill");
+        fs::create_dir_all(src.join("refs")).expect("mkdir");
+        fs::write(src.join("refs/guide.md"), "# Guide\n").expect("guide");
+        let staging = d.path().join("staging");
+        fs::create_dir(&staging).expect("mkdir staging");
+        let limits = InstallConfig::default();
+        let mut sink = Sink::new(&staging, &limits).expect("sink");
+        let e = from_folder_with_hook(&src, &mut sink, &mut |rel| {
+            if rel == Path::new("refs") {
+                fs::remove_file(src.join("refs/guide.md")).expect("remove");
+                std::os::unix::fs::symlink(&secret, src.join("refs/guide.md")).expect("link");
+            }
+        })
+        .expect_err("the swapped file must not be read");
+        assert!(e.to_string().contains("refs/guide.md"), "{e}");
+        assert!(
+            files_under(&staging).is_empty(),
+            "{:?}",
+            files_under(&staging)
+        );
     }
 
     #[test]

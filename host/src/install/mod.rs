@@ -21,6 +21,10 @@
 //!   slug, `^[a-z0-9][a-z0-9_-]{0,63}$`, before any file operation uses it;
 //!   when it differs from the front matter's, the `name:` line is
 //!   rewritten so that the catalog, grants and `uninstall` agree on it;
+//! - the name is no skill's of another source (bundled, forged, user,
+//!   workspace, `--skills`): the catalog never lets an installed skill take
+//!   such a name (see `Catalog::load`), so the install is refused and
+//!   `--name` chooses another;
 //! - a declared handler is a file of the skill.
 //!
 //! An installed skill gets no grants (`grants::effective` trusts no
@@ -133,6 +137,18 @@ pub enum InstallError {
     SkillFileTooLarge { file: String, size: u64, max: u64 },
     #[error("{0}")]
     Rename(String),
+    #[error(
+        "`{name}` is the name of the {kind} skill {}: an installed skill never takes the name of a skill of another source; install it under another name with --name NEW{hint}",
+        .path.display()
+    )]
+    NameTaken {
+        name: String,
+        kind: Source,
+        /// The SKILL.md of the skill that has the name.
+        path: PathBuf,
+        /// `` (e.g. --name SLUG)`` when the source's own name is free.
+        hint: String,
+    },
     #[error("the skill declares the handler `{0}`, which is not one of its files")]
     HandlerMissing(String),
     #[error("skill `{name}` is already installed at {}; add --force to replace it", .dir.display())]
@@ -248,6 +264,11 @@ pub struct InstallOptions {
     pub allow_suspicious: bool,
     /// The registry for this install, over `[install] registry`.
     pub registry: Option<String>,
+    /// Whether `config` was read from skillhost.toml (the command line's
+    /// case): its registry is then reached at public addresses only, as a
+    /// workspace may have written it. `registry` above, and a config a
+    /// program builds itself, are the caller's own choice.
+    pub config_from_files: bool,
 }
 
 /// Where an installed skill came from.
@@ -364,9 +385,16 @@ pub async fn install(
     let (paths, options, config) = (paths.clone(), options.clone(), config.clone());
     let work = match source {
         InstallSource::Registry(reference) => {
-            let base = options.registry.as_deref().unwrap_or(&config.registry);
+            let (base, named_by) = match &options.registry {
+                Some(url) => (url.as_str(), registry::NamedBy::Operator),
+                None if options.config_from_files => {
+                    (config.registry.as_str(), registry::NamedBy::ConfigFile)
+                }
+                None => (config.registry.as_str(), registry::NamedBy::Operator),
+            };
             let fetched =
-                registry::fetch(reference, base, &config, options.allow_suspicious).await?;
+                registry::fetch(reference, base, named_by, &config, options.allow_suspicious)
+                    .await?;
             let reference = reference.clone();
             tokio::task::spawn_blocking(move || {
                 let origin = Origin::Registry {
@@ -519,6 +547,8 @@ struct Staging {
     /// The installed root, resolved.
     root: PathBuf,
     dir: PathBuf,
+    /// The other roots of the invocation: names an install may not take.
+    others: Vec<crate::skill::Root>,
     _lock: File,
 }
 
@@ -543,9 +573,15 @@ impl Staging {
         let lock_path = dir.join(LOCK_FILE);
         let lock =
             crate::fsutil::lock_file(&lock_path).map_err(InstallError::io("lock", &lock_path))?;
+        let others = paths
+            .roots()
+            .into_iter()
+            .filter(|r| !r.source.is_foreign())
+            .collect();
         let staging = Staging {
             root,
             dir,
+            others,
             _lock: lock,
         };
         staging.remove_leftovers();
@@ -590,6 +626,31 @@ impl Staging {
     fn spare_path(&self, purpose: &str) -> PathBuf {
         self.dir
             .join(format!("{purpose}-{}-{}", std::process::id(), unique()))
+    }
+
+    /// Refuses `name` when a skill of another source has it: the catalog
+    /// would never use the installed skill under it. `alternative` (the
+    /// source's own name) is suggested when no skill has it.
+    fn check_free(&self, name: &str, alternative: &str) -> Result<(), InstallError> {
+        let catalog = Catalog::load(&self.others, &LoadOptions::default());
+        let Some(holder) = catalog.get(name) else {
+            return Ok(());
+        };
+        let hint = if alternative != name
+            && check_name(alternative).is_ok()
+            && catalog.get(alternative).is_none()
+            && fs::symlink_metadata(self.root.join(alternative)).is_err()
+        {
+            format!(" (e.g. --name {alternative})")
+        } else {
+            String::new()
+        };
+        Err(InstallError::NameTaken {
+            name: name.to_owned(),
+            kind: holder.source,
+            path: holder.path.clone(),
+            hint,
+        })
     }
 }
 
@@ -704,6 +765,7 @@ fn stage_and_place(
     })?;
     let name = options.name.clone().unwrap_or_else(|| parsed.name.clone());
     check_name(&name)?;
+    staging.check_free(&name, default_name)?;
     let renamed_from = if parsed.name != name {
         let old = std::mem::take(&mut parsed.name);
         (md, parsed) = with_name(&md, &name, &fallback)?;

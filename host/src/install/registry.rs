@@ -13,15 +13,27 @@
 //! What is checked before anything is unpacked: the owner the registry
 //! names is the one asked for; the skill is not blocked as malware, nor
 //! (unless allowed) flagged as suspicious; the download is at most
-//! `max_archive_bytes`, counted while it streams. Plain `http` is refused
-//! except to this machine (a test server, a local mirror).
+//! `max_archive_bytes`, counted while it streams.
+//!
+//! Where requests may go ([`HopPolicy`]): every request, the first and each
+//! redirect (followed here, one hop at a time, never by the HTTP client),
+//! keeps the registry URL's scheme and goes to public addresses only: the
+//! host is looked up once, every address it has must be public, and the
+//! connection is pinned to the address that was checked (as `netguard`
+//! does for a handler's HTTP). The one exception is the origin (scheme,
+//! host, port) of a registry the operator named (`--registry`): it may be
+//! on this machine, and plain `http` only there (a local mirror, a test
+//! server). A registry read from `skillhost.toml` gets no exception: a
+//! workspace may have written that file.
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::{InstallConfig, InstallError};
+use crate::netguard::{self, NetPolicy};
 
 /// Largest metadata answer read.
 const MAX_METADATA_BYTES: usize = 1 << 20;
@@ -141,18 +153,115 @@ struct Moderation {
     summary: Option<String>,
 }
 
-/// Whether the registry at `url` may be used: `https`, or `http` to this
-/// machine only.
-fn allowed(url: &Url) -> bool {
-    match url.scheme() {
-        "https" => true,
-        "http" => match url.host() {
+/// Who named the registry URL: it decides whether that URL's own origin
+/// may be on this machine or a private network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NamedBy {
+    /// The operator, on the command line, or a program calling the library
+    /// with a URL of its own: its origin is reached as named, wherever it
+    /// is; every other hop must be public.
+    Operator,
+    /// `[install] registry` read from `skillhost.toml`. The files are merged
+    /// and the workspace's (written by whoever wrote the repository) wins,
+    /// so such a URL is trusted for nothing: public addresses only, also for
+    /// its own origin. A mirror on this machine is named with `--registry`.
+    ConfigFile,
+}
+
+/// Where the requests of one fetch may go (see the module's comment).
+#[derive(Debug, Clone)]
+struct HopPolicy {
+    /// The registry URL's scheme, which no redirect may change.
+    scheme: String,
+    /// The origin the operator named, reached without the address check.
+    operator_origin: Option<url::Origin>,
+    /// How names are looked up, and the time a lookup may take.
+    net: NetPolicy,
+    resolve_timeout: Duration,
+}
+
+/// A request target that passed the policy.
+#[derive(Debug, Clone)]
+struct Hop {
+    url: Url,
+    /// The address the connection must go to, when the host is a name that
+    /// was looked up: `(the URL's host, the checked address)`. `None` for
+    /// an address literal (nothing to look up) and for the operator's
+    /// origin (connected as named).
+    pin: Option<(String, SocketAddr)>,
+}
+
+impl HopPolicy {
+    /// The policy for the registry at `base`; the error says why `base`
+    /// itself cannot be used.
+    fn new(
+        base: &Url,
+        named_by: NamedBy,
+        net: NetPolicy,
+        config: &InstallConfig,
+    ) -> Result<Self, String> {
+        let on_this_machine = match base.host() {
             Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
             Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
             Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
             None => false,
-        },
-        _ => false,
+        };
+        match (base.scheme(), named_by) {
+            ("https", _) => {}
+            ("http", NamedBy::Operator) if on_this_machine => {}
+            ("http", NamedBy::Operator) => {
+                return Err("only https is allowed (plain http only to this machine)".into());
+            }
+            ("http", NamedBy::ConfigFile) => {
+                return Err(
+                    "only https is allowed for a registry named in skillhost.toml (plain http only to this machine, named with --registry)"
+                        .into(),
+                );
+            }
+            _ => return Err("only https is allowed".into()),
+        }
+        Ok(HopPolicy {
+            scheme: base.scheme().to_owned(),
+            operator_origin: (named_by == NamedBy::Operator).then(|| base.origin()),
+            net,
+            resolve_timeout: Duration::from_secs(config.timeout_secs.clamp(1, 30)),
+        })
+    }
+
+    /// Whether a request may go to `url`, and where it connects; the error
+    /// says why not.
+    async fn check(&self, url: &Url) -> Result<Hop, String> {
+        if url.scheme() != self.scheme {
+            return Err(format!(
+                "it changes the scheme from {} to {}",
+                self.scheme,
+                url.scheme()
+            ));
+        }
+        if self.operator_origin.as_ref() == Some(&url.origin()) {
+            return Ok(Hop {
+                url: url.clone(),
+                pin: None,
+            });
+        }
+        let host = url.host_str().ok_or("it has no host")?;
+        let port = url.port_or_known_default().ok_or("it has no port")?;
+        // Granted by construction: the name is the one to check, and
+        // `check` looks it up once and judges every address it has.
+        let checked = netguard::check(
+            host,
+            port,
+            &[host.to_owned()],
+            &self.net,
+            self.resolve_timeout,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let literal = checked.host.parse::<IpAddr>().is_ok();
+        Ok(Hop {
+            url: url.clone(),
+            pin: (!literal).then(|| (host.to_owned(), checked.addr)),
+        })
     }
 }
 
@@ -160,27 +269,33 @@ fn allowed(url: &Url) -> bool {
 pub(super) async fn fetch(
     reference: &RegistryRef,
     base: &str,
+    named_by: NamedBy,
     config: &InstallConfig,
     allow_suspicious: bool,
 ) -> Result<Fetched, InstallError> {
-    let base_url = Url::parse(base).map_err(|e| InstallError::BadRegistry {
+    let bad = |reason: String| InstallError::BadRegistry {
         url: base.to_owned(),
-        reason: e.to_string(),
+        reason,
+    };
+    let base_url = Url::parse(base).map_err(|e| bad(e.to_string()))?;
+    let policy = HopPolicy::new(&base_url, named_by, NetPolicy::default(), config).map_err(bad)?;
+    // Refused before any request is made, naming the registry.
+    policy.check(&base_url).await.map_err(|why| match named_by {
+        NamedBy::ConfigFile => bad(format!(
+            "{why} (a registry named in skillhost.toml must be public; name one on this machine with --registry)"
+        )),
+        NamedBy::Operator => bad(why),
     })?;
-    if !allowed(&base_url) {
-        return Err(InstallError::BadRegistry {
-            url: base.to_owned(),
-            reason: "only https is allowed (plain http only to this machine)".into(),
-        });
-    }
-    let client = client(config)?;
+    let client = Fetcher { policy, config };
 
     let meta_url = endpoint(
         &base_url,
         &["api", "v1", "skills", &reference.slug],
         &[("ownerHandle", &reference.owner)],
     )?;
-    let body = get(&client, &meta_url, MAX_METADATA_BYTES as u64, reference).await?;
+    let body = client
+        .get(&meta_url, MAX_METADATA_BYTES as u64, reference)
+        .await?;
     let meta: SkillResponse =
         serde_json::from_slice(&body).map_err(|e| InstallError::RegistryAnswer {
             url: meta_url.to_string(),
@@ -248,7 +363,9 @@ pub(super) async fn fetch(
             ("version", &version),
         ],
     )?;
-    let archive = get(&client, &download_url, config.max_archive_bytes, reference).await?;
+    let archive = client
+        .get(&download_url, config.max_archive_bytes, reference)
+        .await?;
     Ok(Fetched {
         archive,
         slug,
@@ -257,23 +374,132 @@ pub(super) async fn fetch(
     })
 }
 
-fn client(config: &InstallConfig) -> Result<reqwest::Client, InstallError> {
-    let policy = reqwest::redirect::Policy::custom(|attempt| {
-        if attempt.previous().len() >= MAX_REDIRECTS {
-            attempt.error("too many redirects")
-        } else if !allowed(attempt.url()) {
-            attempt.error("redirected to a URL that is neither https nor this machine")
-        } else {
-            attempt.follow()
+/// Makes the requests of one fetch, each to where [`HopPolicy`] allows.
+struct Fetcher<'a> {
+    policy: HopPolicy,
+    config: &'a InstallConfig,
+}
+
+impl Fetcher<'_> {
+    /// A client for one request to `hop`: it never follows a redirect
+    /// itself, and connects to the checked address, never looking the
+    /// name up again (a second answer could be another address).
+    fn client(&self, hop: &Hop) -> Result<reqwest::Client, InstallError> {
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(self.config.timeout_secs.max(1)))
+            .user_agent(concat!("skillhost/", env!("CARGO_PKG_VERSION")));
+        if let Some((host, addr)) = &hop.pin {
+            // Port 0: the URL's port is used.
+            builder = builder.resolve(host, SocketAddr::new(addr.ip(), 0));
         }
-    });
-    reqwest::Client::builder()
-        .redirect(policy)
-        .connect_timeout(Duration::from_secs(10))
-        .timeout(Duration::from_secs(config.timeout_secs.max(1)))
-        .user_agent(concat!("skillhost/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| InstallError::Http(e.to_string()))
+        builder
+            .build()
+            .map_err(|e| InstallError::Http(e.to_string()))
+    }
+
+    /// Sends a GET to `url` and follows at most `MAX_REDIRECTS` redirects,
+    /// each checked before anything is sent to it. Returns the last URL
+    /// and its answer.
+    async fn send(&self, url: &Url) -> Result<(Url, reqwest::Response), InstallError> {
+        let mut hop =
+            self.policy
+                .check(url)
+                .await
+                .map_err(|reason| InstallError::RegistryAnswer {
+                    url: url.to_string(),
+                    reason: format!("refused: {reason}"),
+                })?;
+        for _ in 0..=MAX_REDIRECTS {
+            let response = self
+                .client(&hop)?
+                .get(hop.url.clone())
+                .send()
+                .await
+                .map_err(|e| InstallError::Http(format!("{}: {e}", hop.url)))?;
+            let location = match response.headers().get(reqwest::header::LOCATION) {
+                Some(l) if response.status().is_redirection() => l,
+                _ => return Ok((hop.url, response)),
+            };
+            let next = location
+                .to_str()
+                .ok()
+                .and_then(|l| hop.url.join(l).ok())
+                .ok_or_else(|| InstallError::RegistryAnswer {
+                    url: hop.url.to_string(),
+                    reason: format!(
+                        "redirects to `{}`, which is not a URL",
+                        quote(location.as_bytes())
+                    ),
+                })?;
+            hop =
+                self.policy
+                    .check(&next)
+                    .await
+                    .map_err(|reason| InstallError::RegistryAnswer {
+                        url: next.to_string(),
+                        reason: format!("redirect from {} refused: {reason}", hop.url),
+                    })?;
+        }
+        Err(InstallError::RegistryAnswer {
+            url: url.to_string(),
+            reason: format!("more than {MAX_REDIRECTS} redirects"),
+        })
+    }
+
+    /// GETs `url` (see [`Fetcher::send`]), reading at most `max` bytes of
+    /// the body (counted as it streams, whatever Content-Length says).
+    async fn get(
+        &self,
+        url: &Url,
+        max: u64,
+        reference: &RegistryRef,
+    ) -> Result<Vec<u8>, InstallError> {
+        let (url, mut response) = self.send(url).await?;
+        let url = &url;
+        let status = response.status();
+        if !status.is_success() {
+            let retry = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| format!(" (retry after {}s)", quote(v.as_bytes())))
+                .unwrap_or_default();
+            let mut text = Vec::new();
+            while let Ok(Some(chunk)) = response.chunk().await {
+                text.extend_from_slice(&chunk);
+                if text.len() >= MAX_QUOTED_ERROR {
+                    break;
+                }
+            }
+            if status == reqwest::StatusCode::NOT_FOUND {
+                return Err(InstallError::NotInRegistry(reference.to_string()));
+            }
+            return Err(InstallError::RegistryStatus {
+                url: url.to_string(),
+                status: status.as_u16(),
+                message: format!("{}{retry}", quote(&text)),
+            });
+        }
+        if let Some(len) = response.content_length()
+            && len > max
+        {
+            return Err(InstallError::DownloadTooLarge { max });
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| InstallError::Http(format!("{url}: {e}")))?
+        {
+            if (body.len() + chunk.len()) as u64 > max {
+                return Err(InstallError::DownloadTooLarge { max });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
 }
 
 /// `base` with `segments` appended to its path and `query` set.
@@ -294,62 +520,6 @@ fn endpoint(base: &Url, segments: &[&str], query: &[(&str, &str)]) -> Result<Url
         }
     }
     Ok(url)
-}
-
-/// GETs `url`, reading at most `max` bytes of the body (counted as it
-/// streams, whatever Content-Length says).
-async fn get(
-    client: &reqwest::Client,
-    url: &Url,
-    max: u64,
-    reference: &RegistryRef,
-) -> Result<Vec<u8>, InstallError> {
-    let mut response = client
-        .get(url.clone())
-        .send()
-        .await
-        .map_err(|e| InstallError::Http(format!("{url}: {e}")))?;
-    let status = response.status();
-    if !status.is_success() {
-        let retry = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| format!(" (retry after {}s)", quote(v.as_bytes())))
-            .unwrap_or_default();
-        let mut text = Vec::new();
-        while let Ok(Some(chunk)) = response.chunk().await {
-            text.extend_from_slice(&chunk);
-            if text.len() >= MAX_QUOTED_ERROR {
-                break;
-            }
-        }
-        if status == reqwest::StatusCode::NOT_FOUND {
-            return Err(InstallError::NotInRegistry(reference.to_string()));
-        }
-        return Err(InstallError::RegistryStatus {
-            url: url.to_string(),
-            status: status.as_u16(),
-            message: format!("{}{retry}", quote(&text)),
-        });
-    }
-    if let Some(len) = response.content_length()
-        && len > max
-    {
-        return Err(InstallError::DownloadTooLarge { max });
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| InstallError::Http(format!("{url}: {e}")))?
-    {
-        if (body.len() + chunk.len()) as u64 > max {
-            return Err(InstallError::DownloadTooLarge { max });
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 /// Text from the registry, made safe to print: one line, no control
@@ -398,9 +568,40 @@ mod tests {
         }
     }
 
+    /// Answers `localhost` with 127.0.0.1, `inside.example.com` with a
+    /// private address and every other name with a public one.
+    struct FakeDns;
+
+    impl netguard::Resolve for FakeDns {
+        fn lookup<'a>(
+            &'a self,
+            host: &'a str,
+            port: u16,
+        ) -> futures::future::BoxFuture<'a, std::io::Result<Vec<SocketAddr>>> {
+            let ip: IpAddr = match host {
+                "localhost" => "127.0.0.1",
+                "inside.example.com" => "10.0.0.7",
+                _ => "93.184.216.34",
+            }
+            .parse()
+            .expect("ip");
+            Box::pin(async move { Ok(vec![SocketAddr::new(ip, port)]) })
+        }
+    }
+
+    fn policy(base: &str, named_by: NamedBy) -> Result<HopPolicy, String> {
+        let net = NetPolicy::default().with_resolver(std::sync::Arc::new(FakeDns));
+        let url = Url::parse(base).expect("url");
+        HopPolicy::new(&url, named_by, net, &InstallConfig::default())
+    }
+
+    async fn hop(policy: &HopPolicy, url: &str) -> Result<Hop, String> {
+        policy.check(&Url::parse(url).expect("url")).await
+    }
+
     #[test]
-    fn plain_http_only_to_this_machine() {
-        let ok = |u: &str| allowed(&Url::parse(u).expect("url"));
+    fn plain_http_only_to_this_machine_and_only_when_the_operator_names_it() {
+        let ok = |u: &str| policy(u, NamedBy::Operator).is_ok();
         assert!(ok("https://clawhub.ai"));
         assert!(ok("http://127.0.0.1:8080"));
         assert!(ok("http://[::1]:8080/registry/"));
@@ -409,6 +610,122 @@ mod tests {
         assert!(!ok("http://10.0.0.1"));
         assert!(!ok("file:///etc/passwd"));
         assert!(!ok("ftp://example.com"));
+        let e = policy("http://127.0.0.1:8080", NamedBy::ConfigFile).expect_err("from a file");
+        assert!(e.contains("--registry"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn no_hop_changes_the_scheme() {
+        let https = policy("https://registry.example.com", NamedBy::Operator).expect("https");
+        let e = hop(&https, "http://registry.example.com/api")
+            .await
+            .expect_err("a downgrade");
+        assert!(e.contains("from https to http"), "{e}");
+        let http = policy("http://127.0.0.1:4444", NamedBy::Operator).expect("local http");
+        let e = hop(&http, "https://registry.example.com/api")
+            .await
+            .expect_err("http to https is a change too");
+        assert!(e.contains("from http to https"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn no_hop_goes_to_a_non_public_address() {
+        for named_by in [NamedBy::Operator, NamedBy::ConfigFile] {
+            let p = policy("https://registry.example.com", named_by).expect("https");
+            for (url, why) in [
+                ("https://127.0.0.1/x", "loopback"),
+                ("https://127.0.0.1:6379/x", "loopback"),
+                ("https://10.1.2.3/x", "private"),
+                ("https://169.254.169.254/latest/meta-data", "metadata"),
+                ("https://169.254.1.1/x", "link-local"),
+                ("https://[::1]/x", "loopback"),
+                ("https://[fc00::1]/x", "unique-local"),
+                ("https://[::ffff:127.0.0.1]/x", "loopback"),
+                ("https://0.0.0.0/x", "unspecified"),
+                // A name is looked up and judged by what it resolves to.
+                ("https://localhost/x", "loopback"),
+                ("https://inside.example.com/x", "10.0.0.7"),
+            ] {
+                let e = hop(&p, url).await.expect_err(url);
+                assert!(e.contains(why), "{url}: {e}");
+            }
+            let public = hop(&p, "https://cdn.example.net/a.zip")
+                .await
+                .expect("a public host");
+            assert_eq!(
+                public.pin,
+                Some((
+                    "cdn.example.net".to_owned(),
+                    "93.184.216.34:443".parse().expect("addr")
+                ))
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn only_the_origin_the_operator_named_may_be_local() {
+        let p = policy("http://127.0.0.1:4444/registry/", NamedBy::Operator).expect("local");
+        let same = hop(&p, "http://127.0.0.1:4444/api/v1/download?slug=x")
+            .await
+            .expect("the operator's origin");
+        assert_eq!(same.pin, None, "connected as named");
+        for other in [
+            "http://127.0.0.1:5555/api",
+            "http://localhost:4444/api",
+            "http://[::1]:4444/api",
+            "http://10.0.0.1:4444/api",
+        ] {
+            let e = hop(&p, other).await.expect_err(other);
+            assert!(e.contains("refused"), "{other}: {e}");
+        }
+        // The same registry read from a file is not exempt.
+        let p = policy("https://127.0.0.1:4444/", NamedBy::ConfigFile).expect("https");
+        let e = hop(&p, "https://127.0.0.1:4444/api")
+            .await
+            .expect_err("config-named loopback");
+        assert!(e.contains("loopback"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_checked_name_is_connected_to_the_checked_address_only() {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().expect("accept");
+            let mut head = [0u8; 1024];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\nconnection: close\r\n\r\npinned",
+            );
+        });
+        // `.invalid` never resolves: the request reaches the listener only
+        // through the pin.
+        let url = Url::parse(&format!("http://registry.invalid:{port}/")).expect("url");
+        let hop = Hop {
+            url: url.clone(),
+            pin: Some((
+                "registry.invalid".into(),
+                SocketAddr::from(([127, 0, 0, 1], 9)),
+            )),
+        };
+        let config = InstallConfig::default();
+        let fetcher = Fetcher {
+            policy: policy("https://registry.example.com", NamedBy::Operator).expect("policy"),
+            config: &config,
+        };
+        let body = fetcher
+            .client(&hop)
+            .expect("client")
+            .get(url)
+            .send()
+            .await
+            .expect("sent to the pinned address")
+            .text()
+            .await
+            .expect("body");
+        assert_eq!(body, "pinned");
+        server.join().expect("server");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The catalog: every skill of every root, later roots overriding earlier
-//! ones by name, with the warnings loading produced.
+//! ones by name (except that an installed skill never takes another
+//! source's name: see [`Catalog::load`]), with the warnings loading produced.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -116,8 +117,38 @@ pub struct LoadStats {
     pub dropped: usize,
     /// Skills ignored because an earlier one in the same root had the name.
     pub duplicates: usize,
-    /// Skills replaced by a same-named skill from a later root.
+    /// Skills that lost their name to a skill of another root (see
+    /// [`Catalog::shadowed`]).
     pub overridden: usize,
+}
+
+/// A skill the catalog does not use: another root's skill has its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shadowed {
+    pub name: String,
+    pub source: Source,
+    /// Its SKILL.md.
+    pub path: PathBuf,
+}
+
+/// Whether a skill of source `new`, from a later root, replaces a skill of
+/// the same name and source `held`. Later roots win, except that an
+/// installed skill never replaces a skill of any other source: its name
+/// is its author's choice, and a skill this machine keeps must not be
+/// hijacked by one. So the precedence, highest first, is `--skills`,
+/// workspace, user, forged, bundled, installed (see `Paths::roots`).
+fn replaces(held: Source, new: Source) -> bool {
+    !new.is_foreign() || held.is_foreign()
+}
+
+impl Shadowed {
+    fn of(skill: Skill) -> Shadowed {
+        Shadowed {
+            name: skill.name,
+            source: skill.source,
+            path: skill.path,
+        }
+    }
 }
 
 /// Every loaded skill, sorted by name, plus a search index over them.
@@ -125,17 +156,23 @@ pub struct LoadStats {
 pub struct Catalog {
     skills: Vec<Skill>,
     by_name: HashMap<String, usize>,
+    /// The skills that lost their name, sorted by name.
+    shadowed: Vec<Shadowed>,
     warnings: Vec<Warning>,
     stats: LoadStats,
     index: SearchIndex,
 }
 
 impl Catalog {
-    /// Loads every root, lowest priority first. Never fails: a root or a
-    /// skill that cannot be read becomes a warning.
+    /// Loads every root, lowest priority first: a skill replaces one of
+    /// the same name from an earlier root, unless it is installed and that
+    /// one is not (see `replaces`); an installed skill that loses its
+    /// name is a warning. Never fails: a root or a skill that cannot be
+    /// read becomes a warning.
     pub fn load(roots: &[Root], opts: &LoadOptions) -> Catalog {
         let mut warnings = Vec::new();
         let mut stats = LoadStats::default();
+        let mut shadowed = Vec::new();
         // Skills live in `slots`; `chosen` maps a name to (root, slot), so a
         // skill is moved once into the sorted catalog, not once per sort step.
         let mut slots: Vec<Option<Skill>> = Vec::new();
@@ -170,8 +207,15 @@ impl Catalog {
                     }
                     Entry::Occupied(mut o) => {
                         stats.overridden += 1;
-                        o.get_mut().0 = ri;
-                        slots[o.get().1] = Some(skill);
+                        let slot = &mut slots[o.get().1];
+                        let held = slot.as_ref().map_or(Source::Installed, |s| s.source);
+                        let loser = if replaces(held, skill.source) {
+                            o.get_mut().0 = ri;
+                            slot.replace(skill)
+                        } else {
+                            Some(skill)
+                        };
+                        shadowed.extend(loser.map(Shadowed::of));
                     }
                     Entry::Vacant(v) => {
                         v.insert((ri, slots.len()));
@@ -181,32 +225,70 @@ impl Catalog {
             }
         }
         let skills = sorted_by_name(slots);
+        // An installed skill that lost its name says to which skill: a
+        // name its author chose is not one it gets.
+        for s in shadowed.iter().filter(|s| s.source.is_foreign()) {
+            if let Some(w) = find(&skills, &s.name) {
+                warnings.push(Warning::new(
+                    &s.path,
+                    format!(
+                        "not used: the {} skill '{}' ({}) has its name, and an installed skill never takes the name of a skill of another source; uninstall it, or install it under a name of its own with `skillhost skills install SOURCE --name NEW`",
+                        w.source,
+                        s.name,
+                        w.path.display()
+                    ),
+                ));
+            }
+        }
         // Only the warnings of skills that made it into the catalog: an
         // overridden skill's problems are not the user's concern.
         for s in &skills {
             warnings.extend(s.warnings.iter().map(|w| Warning::new(&s.path, w.clone())));
         }
-        Catalog::build(skills, warnings, stats)
+        Catalog::build(skills, shadowed, warnings, stats)
     }
 
     /// A catalog of ready-made skills (tests, generated skills). A later
-    /// skill replaces an earlier one of the same name.
+    /// skill replaces an earlier one of the same name, as a later root's
+    /// does (an installed one never replaces another source's).
     pub fn from_skills(skills: Vec<Skill>) -> Catalog {
         let mut slots: Vec<Option<Skill>> = Vec::with_capacity(skills.len());
         let mut chosen: HashMap<String, usize> = HashMap::new();
+        let mut shadowed = Vec::new();
         for s in skills {
             match chosen.entry(s.name.clone()) {
-                Entry::Occupied(o) => slots[*o.get()] = Some(s),
+                Entry::Occupied(o) => {
+                    let slot = &mut slots[*o.get()];
+                    let held = slot.as_ref().map_or(Source::Installed, |h| h.source);
+                    let loser = if replaces(held, s.source) {
+                        slot.replace(s)
+                    } else {
+                        Some(s)
+                    };
+                    shadowed.extend(loser.map(Shadowed::of));
+                }
                 Entry::Vacant(v) => {
                     v.insert(slots.len());
                     slots.push(Some(s));
                 }
             }
         }
-        Catalog::build(sorted_by_name(slots), Vec::new(), LoadStats::default())
+        Catalog::build(
+            sorted_by_name(slots),
+            shadowed,
+            Vec::new(),
+            LoadStats::default(),
+        )
     }
 
-    fn build(skills: Vec<Skill>, mut warnings: Vec<Warning>, stats: LoadStats) -> Catalog {
+    fn build(
+        skills: Vec<Skill>,
+        mut shadowed: Vec<Shadowed>,
+        mut warnings: Vec<Warning>,
+        stats: LoadStats,
+    ) -> Catalog {
+        // By name; stable, so each name's losers stay in root order.
+        shadowed.sort_by(|a, b| a.name.cmp(&b.name));
         let (index, index_warnings) = SearchIndex::build(&skills);
         warnings.extend(index_warnings);
         let by_name = skills
@@ -217,6 +299,7 @@ impl Catalog {
         Catalog {
             skills,
             by_name,
+            shadowed,
             warnings,
             stats,
             index,
@@ -234,6 +317,22 @@ impl Catalog {
 
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
+    }
+
+    /// Every skill that lost its name to a skill of another root, sorted
+    /// by name; [`get`](Self::get) gives the one used instead.
+    pub fn shadowed(&self) -> &[Shadowed] {
+        &self.shadowed
+    }
+
+    /// The skills `name` shadows (empty for most).
+    pub fn shadowed_by(&self, name: &str) -> &[Shadowed] {
+        let start = self.shadowed.partition_point(|s| s.name.as_str() < name);
+        let len = self.shadowed[start..]
+            .iter()
+            .take_while(|s| s.name == name)
+            .count();
+        &self.shadowed[start..start + len]
     }
 
     pub fn stats(&self) -> LoadStats {
@@ -259,6 +358,14 @@ impl Catalog {
     pub fn search_with(&self, query: &str, k: usize, opts: &SearchOptions<'_>) -> Vec<Match<'_>> {
         self.index.search(&self.skills, query, k, opts)
     }
+}
+
+/// The skill named `name` of `skills`, sorted by name.
+fn find<'a>(skills: &'a [Skill], name: &str) -> Option<&'a Skill> {
+    skills
+        .binary_search_by(|s| s.name.as_str().cmp(name))
+        .ok()
+        .map(|i| &skills[i])
 }
 
 /// The skills of `slots`, sorted by name (names are unique here).
@@ -336,6 +443,102 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["x", "y"]
         );
+    }
+
+    #[test]
+    fn an_installed_skill_never_takes_another_sources_name_whatever_the_root_order() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = |n: &str| tmp.path().join(n);
+        let md = |name: &str, d: &str| format!("---\nname: {name}\ndescription: {d}\n---\n");
+        write(&dir("bundled"), "mail/SKILL.md", &md("mail", "bundled"));
+        write(&dir("forged"), "made/SKILL.md", &md("made", "forged"));
+        write(&dir("user"), "mine/SKILL.md", &md("mine", "user"));
+        // Installed skills after every other root, each under a name taken.
+        for (folder, name) in [("a", "mail"), ("b", "made"), ("c", "mine"), ("d", "own")] {
+            write(
+                &dir("installed"),
+                &format!("{folder}/SKILL.md"),
+                &md(name, "installed"),
+            );
+        }
+        let cat = Catalog::load(
+            &[
+                Root::new(dir("bundled"), Source::Bundled),
+                Root::new(dir("forged"), Source::Forged),
+                Root::new(dir("user"), Source::User),
+                Root::new(dir("installed"), Source::Installed),
+            ],
+            &LoadOptions::default(),
+        );
+        for (name, source) in [
+            ("mail", Source::Bundled),
+            ("made", Source::Forged),
+            ("mine", Source::User),
+            ("own", Source::Installed),
+        ] {
+            assert_eq!(cat.get(name).map(|s| s.source), Some(source), "{name}");
+        }
+        assert_eq!(cat.stats().overridden, 3);
+        let shadowed: Vec<_> = cat
+            .shadowed()
+            .iter()
+            .map(|s| (s.name.as_str(), s.source))
+            .collect();
+        assert_eq!(
+            shadowed,
+            [
+                ("made", Source::Installed),
+                ("mail", Source::Installed),
+                ("mine", Source::Installed)
+            ]
+        );
+        assert_eq!(cat.shadowed_by("mail")[0].path, dir("installed/a/SKILL.md"));
+        assert!(cat.shadowed_by("own").is_empty());
+        let w = cat
+            .warnings()
+            .iter()
+            .find(|w| w.path == dir("installed/a/SKILL.md"))
+            .expect("a warning for the shadowed skill");
+        assert!(
+            w.message.contains("the bundled skill 'mail'") && w.message.contains("--name NEW"),
+            "{w}"
+        );
+        // The same holds for ready-made skills.
+        let skill = |source| Skill {
+            source,
+            ..cat.get("mail").expect("mail").clone()
+        };
+        let cat = Catalog::from_skills(vec![skill(Source::Bundled), skill(Source::Installed)]);
+        assert_eq!(cat.get("mail").map(|s| s.source), Some(Source::Bundled));
+        let cat = Catalog::from_skills(vec![skill(Source::Installed), skill(Source::User)]);
+        assert_eq!(cat.get("mail").map(|s| s.source), Some(Source::User));
+        assert_eq!(cat.shadowed()[0].source, Source::Installed);
+    }
+
+    #[test]
+    fn a_later_root_still_overrides_an_earlier_one_of_any_other_source() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let md = |d: &str| format!("---\nname: x\ndescription: {d}\n---\n");
+        let installed = tmp.path().join("installed");
+        let user = tmp.path().join("user");
+        let ws = tmp.path().join("ws");
+        write(&installed, "x/SKILL.md", &md("installed"));
+        write(&user, "x/SKILL.md", &md("user"));
+        write(&ws, "x/SKILL.md", &md("workspace"));
+        let cat = Catalog::load(
+            &[
+                Root::new(installed.clone(), Source::Installed),
+                Root::new(user.clone(), Source::User),
+                Root::new(ws, Source::Workspace),
+            ],
+            &LoadOptions::default(),
+        );
+        assert_eq!(cat.get("x").map(|s| s.source), Some(Source::Workspace));
+        let losers: Vec<_> = cat.shadowed_by("x").iter().map(|s| s.source).collect();
+        assert_eq!(losers, [Source::Installed, Source::User]);
+        // Only the installed one is a warning: a person's override is meant.
+        let warned: Vec<_> = cat.warnings().iter().map(|w| w.path.clone()).collect();
+        assert_eq!(warned, [installed.join("x/SKILL.md")]);
     }
 
     #[test]

@@ -15,7 +15,9 @@ mod usage;
 mod validate;
 mod yaml;
 
-pub use catalog::{Catalog, CatalogConfig, LoadOptions, LoadStats, Root, Warning, content_version};
+pub use catalog::{
+    Catalog, CatalogConfig, LoadOptions, LoadStats, Root, Shadowed, Warning, content_version,
+};
 pub(crate) use discover::SKILL_FILES;
 pub use files::{FileIdentity, SkillFileError};
 pub use model::*;

@@ -29,6 +29,20 @@ pub enum Source {
     Installed,
 }
 
+impl Source {
+    /// Whether the skill was written somewhere else and brought in by
+    /// `skills install`: only `installed`. Every other source is a folder
+    /// a person on this machine keeps (user, workspace, `--skills`) or
+    /// skillhost's own (bundled, forged). This is not grant trust (see
+    /// `grants::effective`): it decides names and retrieval. An installed
+    /// skill never takes the name of another source's skill (see
+    /// `Catalog::load`) and earns less from a search (see `search`),
+    /// because its name and triggers are its author's choice.
+    pub fn is_foreign(self) -> bool {
+        matches!(self, Source::Installed)
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -6,10 +6,28 @@
 //! So any trigger outranks any number of tags, and any tag outranks text
 //! similarity; within a tier, more matches and better text win.
 //!
+//! Trust: an installed skill's triggers and tags are chosen by an author
+//! elsewhere, to be picked (see `Source::is_foreign`). For such a skill:
+//! - a trigger or tag that matches nearly any text earns nothing: a regex
+//!   that matches the empty string or at least half of [`PROBES`]
+//!   (unrelated requests, tried once when the index is built, so queries
+//!   cost nothing more), or a keyword made of stopwords only;
+//! - its triggers together earn at most what one trigger earns, and its
+//!   tags what one tag earns: the count of what matched is what an author
+//!   can inflate;
+//! - at equal trigger and tag points, every other source ranks above it,
+//!   before text similarity (a description is easy to stuff).
+//!
+//! `--skills` skills are not capped: the operator named that folder for
+//! this very command, and its skills already win every name. (Grants do
+//! not trust them; that is about what a handler may do, not about which
+//! skill answers.)
+//!
 //! [`SearchOptions`] adds, in this order: pinned skills above every other
-//! match; then the score; then, between equal scores, usage (success rate,
-//! then uses; see [`Usage::rank`]); then the name. `--tag` keeps only
-//! skills with that tag, role or stage.
+//! match; then the trigger and tag points; then trust; then the score;
+//! then, between equal scores, usage (success rate, then uses; see
+//! [`Usage::rank`]); then the name. `--tag` keeps only skills with that
+//! tag, role or stage.
 
 use std::collections::HashMap;
 
@@ -65,6 +83,27 @@ const B: f64 = 0.75;
 const MAX_REGEX_TRIGGERS: usize = 32;
 /// A regex trigger may not compile to more than this (bytes).
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// What an installed skill's matched triggers, and tags, count as at most.
+const FOREIGN_MAX_TRIGGERS: u32 = 1;
+const FOREIGN_MAX_TAGS: u32 = 1;
+
+/// Requests with nothing in common: a trigger or tag that matches half of
+/// them matches nearly any request, and earns an installed skill nothing.
+/// A real trigger names its subject, so it matches one of these at most.
+pub(crate) const PROBES: &[&str] = &[
+    "Summarize this article about the history of Rome.",
+    "Convert 12 kilometers to miles",
+    "What will the weather be like in Oslo tomorrow?",
+    "Fix the failing unit test in the parser module",
+    "Book a table for two at 7pm on Friday",
+    "Translate the contract into German, please",
+    "Plot monthly sales from the attached spreadsheet",
+    "Remind me to call the dentist next week",
+];
+/// How many probes a catch-all matches at least.
+const CATCH_ALL_PROBES: usize = PROBES.len() / 2;
+/// Catch-all triggers and tags quoted in a skill's warning.
+const CATCH_ALL_QUOTED: usize = 5;
 
 /// Words that carry no meaning for picking a skill (sorted: binary search).
 const STOPWORDS: &[&str] = &[
@@ -130,8 +169,13 @@ impl SearchIndex {
         let mut doc_len = Vec::with_capacity(skills.len());
         let mut ids: Vec<u32> = Vec::new();
         let mut buf = String::new();
+        // Tokenized once, and only when an installed skill needs them.
+        let mut probes: Option<Vec<Vec<String>>> = None;
         for (i, skill) in skills.iter().enumerate() {
             let doc = u32::try_from(i).unwrap_or(u32::MAX);
+            let foreign = skill.source.is_foreign();
+            // An installed skill's triggers and tags that match anything.
+            let mut catch_all: Vec<&str> = Vec::new();
             let mut regexes = 0;
             for t in &skill.meta.triggers {
                 let t = t.trim();
@@ -152,6 +196,7 @@ impl SearchIndex {
                         .size_limit(REGEX_SIZE_LIMIT)
                         .build()
                     {
+                        Ok(regex) if foreign && matches_anything(&regex) => catch_all.push(t),
                         Ok(regex) => index.patterns.push(Pattern {
                             doc,
                             regex,
@@ -166,11 +211,29 @@ impl SearchIndex {
                         )),
                     }
                 } else {
-                    index.add_phrase(doc, Kind::Trigger, t);
+                    index.add_phrase(doc, Kind::Trigger, t, foreign, &mut probes, &mut catch_all);
                 }
             }
             for tag in &skill.meta.tags {
-                index.add_phrase(doc, Kind::Tag, tag.trim());
+                let tag = tag.trim();
+                index.add_phrase(doc, Kind::Tag, tag, foreign, &mut probes, &mut catch_all);
+            }
+            if !catch_all.is_empty() {
+                let mut quoted: Vec<String> = catch_all
+                    .iter()
+                    .take(CATCH_ALL_QUOTED)
+                    .map(|t| format!("'{}'", one_line(t)))
+                    .collect();
+                if catch_all.len() > CATCH_ALL_QUOTED {
+                    quoted.push(format!("{} more", catch_all.len() - CATCH_ALL_QUOTED));
+                }
+                warnings.push(Warning::new(
+                    &skill.path,
+                    format!(
+                        "triggers or tags that match nearly any request earn an installed skill nothing in a search: {}",
+                        quoted.join(", ")
+                    ),
+                ));
             }
             // The name counts twice: it is the skill's own summary.
             ids.clear();
@@ -214,11 +277,33 @@ impl SearchIndex {
         (index, warnings)
     }
 
-    fn add_phrase(&mut self, doc: u32, kind: Kind, text: &str) {
+    /// Adds a keyword trigger or tag; one of an installed skill that
+    /// matches nearly anything goes to `catch_all` instead.
+    fn add_phrase<'t>(
+        &mut self,
+        doc: u32,
+        kind: Kind,
+        text: &'t str,
+        foreign: bool,
+        probes: &mut Option<Vec<Vec<String>>>,
+        catch_all: &mut Vec<&'t str>,
+    ) {
         let words = words(text);
         let Some(first) = words.first().cloned() else {
             return;
         };
+        if foreign {
+            let probes =
+                probes.get_or_insert_with(|| PROBES.iter().map(|p| self::words(p)).collect());
+            let matched = probes
+                .iter()
+                .filter(|p| p.windows(words.len()).any(|w| w == words.as_slice()))
+                .count();
+            if matched >= CATCH_ALL_PROBES || words.iter().all(|w| is_stopword(w)) {
+                catch_all.push(text);
+                return;
+            }
+        }
         let id = u32::try_from(self.phrases.len()).unwrap_or(u32::MAX);
         self.phrases.push(Phrase {
             doc,
@@ -318,6 +403,16 @@ impl SearchIndex {
             if !opts.tags.is_empty() && !opts.tags.iter().any(|t| skill.has_tag(t)) {
                 continue;
             }
+            let trusted = !skill.source.is_foreign();
+            let capped = !trusted && (triggers > FOREIGN_MAX_TRIGGERS || tags > FOREIGN_MAX_TAGS);
+            if !trusted {
+                triggers = triggers.min(FOREIGN_MAX_TRIGGERS);
+                tags = tags.min(FOREIGN_MAX_TAGS);
+            }
+            // Trigger and tag points in tens: a trigger is ten, a tag one.
+            let points = triggers
+                .saturating_mul(10)
+                .saturating_add(tags.min(MAX_TAGS_COUNTED));
             let r = f64::from(r);
             let score = TRIGGER_WEIGHT * f64::from(triggers)
                 + TAG_WEIGHT * f64::from(tags.min(MAX_TAGS_COUNTED))
@@ -326,13 +421,23 @@ impl SearchIndex {
                 .get(skill.name.as_str())
                 .copied()
                 .unwrap_or(usize::MAX);
-            scored.push(Scored { pin, score, doc });
+            scored.push(Scored {
+                pin,
+                points,
+                trusted,
+                capped,
+                score,
+                doc,
+            });
         }
-        // Skills are sorted by name, so the index breaks the last ties by
-        // name. Usage is asked only of skills whose scores tie.
+        // The score is the points and then the text; trust goes between
+        // them. Skills are sorted by name, so the index breaks the last
+        // ties by name. Usage is asked only of skills whose scores tie.
         let by_rank = |a: &Scored, b: &Scored| {
             a.pin
                 .cmp(&b.pin)
+                .then(b.points.cmp(&a.points))
+                .then(b.trusted.cmp(&a.trusted))
                 .then(b.score.total_cmp(&a.score))
                 .then_with(|| {
                     let usage = |s: &Scored| opts.usage.usage(&skills[s.doc as usize].name);
@@ -348,7 +453,14 @@ impl SearchIndex {
 
         scored
             .into_iter()
-            .map(|Scored { pin, score, doc }| {
+            .map(|m| {
+                let Scored {
+                    pin,
+                    score,
+                    doc,
+                    capped,
+                    ..
+                } = m;
                 let pinned = pin != usize::MAX;
                 let mut why: Vec<String> = Vec::new();
                 if pinned {
@@ -359,6 +471,9 @@ impl SearchIndex {
                         .filter(|h| h.0 == doc)
                         .map(|h| self.hit_label(h.1)),
                 );
+                if capped {
+                    why.push("installed: one trigger and one tag count".to_owned());
+                }
                 if bm25[doc as usize] > 0.0 {
                     why.push("bm25".to_owned());
                 }
@@ -377,12 +492,22 @@ impl SearchIndex {
 }
 
 /// A skill that matched: its pinned rank (`usize::MAX`: not pinned), its
-/// score and its index.
+/// trigger and tag points, whether it is trusted (else whether its count
+/// was capped), its score and its index.
 #[derive(Debug, Clone, Copy)]
 struct Scored {
     pin: usize,
+    points: u32,
+    trusted: bool,
+    capped: bool,
     score: f64,
     doc: u32,
+}
+
+/// Whether `regex` matches nearly any text: the empty string (so every
+/// text), or at least half of [`PROBES`].
+fn matches_anything(regex: &Regex) -> bool {
+    regex.is_match("") || PROBES.iter().filter(|p| regex.is_match(p)).count() >= CATCH_ALL_PROBES
 }
 
 fn one_line(s: &str) -> String {
@@ -689,6 +814,123 @@ mod tests {
         let m = cat.search("convert units", 10);
         assert_eq!(names(&m), ["echo", "alpha", "bravo", "charlie", "delta"]);
         assert_eq!(names(&cat.search_with("convert", 1, &opts)), ["charlie"]);
+    }
+
+    fn installed(mut s: Skill) -> Skill {
+        s.source = Source::Installed;
+        s
+    }
+
+    /// Regex triggers that match nearly any request.
+    const CATCH_ALL: &[&str] = &[
+        "/.*/",
+        "/./",
+        "/\\w+/",
+        "/[a-z]/",
+        "/e/",
+        "/\\s/",
+        "/^/",
+        "/(?s)./",
+        "/\\b/",
+        "/[^z]/",
+        "/t/",
+        "/o/",
+        "/\\S+/",
+        "/[aeiou]/",
+        "/a|e|i|o|u/",
+    ];
+
+    #[test]
+    fn catch_all_regexes_are_told_from_real_triggers() {
+        let compile = |t: &str| {
+            RegexBuilder::new(&t[1..t.len() - 1])
+                .case_insensitive(true)
+                .build()
+                .expect("compiles")
+        };
+        for t in CATCH_ALL {
+            assert!(matches_anything(&compile(t)), "{t} is a catch-all");
+        }
+        // The bundled skills' regex triggers, and other real ones.
+        for t in [
+            "/\\b(mail|message) (to|for)\\b/",
+            "/\\b(columns?|schema|dataset)\\b/",
+            "/\\bpdfs?\\b/",
+            "/\\b(weather|forecast)\\b/",
+            "/^translate\\b/",
+            "/\\d{1,2}(am|pm)/",
+        ] {
+            assert!(!matches_anything(&compile(t)), "{t} is a real trigger");
+        }
+    }
+
+    fn hijacker(triggers: &[&str], tags: &[&str]) -> Skill {
+        installed(skill("hijack", "Does everything.", triggers, tags))
+    }
+
+    #[test]
+    fn catch_all_triggers_and_tags_earn_an_installed_skill_nothing() {
+        let stopwords = ["to", "for", "at the", "please"];
+        let all: Vec<&str> = CATCH_ALL.iter().chain(&stopwords).copied().collect();
+        let cat = Catalog::from_skills(vec![hijacker(&all, &stopwords)]);
+        for q in ["Write an email to Dana about the budget review at 3pm", "x"] {
+            assert!(cat.search(q, 5).is_empty(), "{q}: nothing of it counts");
+        }
+        let w = &cat.warnings()[0].message;
+        assert!(
+            w.contains("'/.*/'")
+                && w.contains("more")
+                && w.contains("earn an installed skill nothing"),
+            "{w}"
+        );
+        assert_eq!(cat.warnings().len(), 1, "one warning per skill");
+        // The same triggers still count for a skill of this machine.
+        let mine = skill("hijack", "Does everything.", &all, &[]);
+        let cat = Catalog::from_skills(vec![mine]);
+        assert!(cat.search("x", 5)[0].score >= 300.0);
+        assert!(cat.warnings().is_empty());
+    }
+
+    #[test]
+    fn an_installed_skills_triggers_and_tags_count_once() {
+        // Five real triggers and tags, each matching the task.
+        let words = ["email", "dana", "budget", "review", "3pm"];
+        let cat = Catalog::from_skills(vec![
+            hijacker(&words, &words),
+            skill("writer", "Writes emails.", &["email", "write email"], &[]),
+        ]);
+        let m = cat.search("Write an email to Dana about the budget review at 3pm", 5);
+        assert_eq!(names(&m), ["writer", "hijack"]);
+        assert!(m[1].score < 120.0, "{}", m[1].score);
+        assert!(
+            m[1].why
+                .contains("installed: one trigger and one tag count"),
+            "{}",
+            m[1].why
+        );
+    }
+
+    #[test]
+    fn at_equal_points_trust_ranks_above_text() {
+        // The installed skill's description fits the task better.
+        let cat = Catalog::from_skills(vec![
+            installed(skill(
+                "a-stuffed",
+                "Email email budget review Dana.",
+                &["email"],
+                &[],
+            )),
+            skill("b-plain", "Sends things.", &["email"], &[]),
+        ]);
+        let m = cat.search("email Dana about the budget review", 5);
+        assert_eq!(names(&m), ["b-plain", "a-stuffed"]);
+        assert!(m[1].score > m[0].score, "trust, not the score, decided");
+        // A better match still wins whatever the source.
+        let cat = Catalog::from_skills(vec![
+            installed(skill("a-better", "d", &["email"], &[])),
+            skill("b-text-only", "Email things.", &[], &[]),
+        ]);
+        assert_eq!(names(&cat.search("email", 5)), ["a-better", "b-text-only"]);
     }
 
     #[test]
