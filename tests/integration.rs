@@ -13,6 +13,7 @@ mod harness;
 mod support;
 
 mod architecture;
+mod audit;
 mod capability_example;
 mod catalog_cli;
 mod catalog_corpus;

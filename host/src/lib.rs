@@ -9,10 +9,10 @@
 //! this list and the `use crate::` edges of every source file, and fails on
 //! an edge that goes up or sideways, or on a module missing here.
 //!
-//! - layer 0: `types`, `fsutil`, `sys`, `bundled`, `netguard`: shared values
+//! - layer 0: `types`, `fsutil`, `sys`, `bundled`, `netguard`, `audit`: shared values
 //!   and errors (answers, failures and their classes, service errors, tool
 //!   descriptions), file helpers, thread priority, the skills built into
-//!   the binary, the outbound network guard.
+//!   the binary, the outbound network guard, the audit of a skill's text.
 //! - layer 1: `skill`, `admission`: parsing every SKILL.md dialect,
 //!   discovery, the catalog, search; backpressure for a server (places to
 //!   run calls, a bounded queue, the session limit, and their defaults from
@@ -59,6 +59,7 @@
 pub mod admission;
 pub mod app;
 pub mod approval;
+pub mod audit;
 pub mod bundled;
 pub mod cli;
 pub mod config;

@@ -116,6 +116,9 @@ pub struct EvalArgs {
 
 #[derive(Debug, Subcommand)]
 enum EvalCommand {
+    /// The skill text audit: recall on malicious skills and false
+    /// positives on benign ones (high findings); exit 1 below target.
+    Audit(super::audit::EvalAuditArgs),
     /// Baseline, retry-only, prevention rules and all learned rules, on the
     /// same tasks and seeds; success by the validators and by ground truth.
     Ablation {
@@ -443,6 +446,7 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let (scenario, train, eval, seeds, tasks, json, model) = match args.command {
+        EvalCommand::Audit(a) => return super::audit::eval_audit(a),
         EvalCommand::Ablation {
             scenario,
             train,

@@ -8,6 +8,7 @@
 #[macro_use]
 mod print;
 
+mod audit;
 mod completions;
 #[cfg(feature = "forge")]
 mod eval_forge;

@@ -62,6 +62,9 @@ enum SkillsCommand {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Audit skills' text for fetch-and-execute, hidden payloads, credential
+    /// theft and prompt overrides; exit 1 on a high-severity finding.
+    Audit(super::audit::AuditArgs),
     /// Install a skill from a folder, a .tar.gz or .zip, or a registry
     /// (OWNER/SKILL[@VERSION]) into $SKILLHOST_HOME/installed, with no grants.
     Install(super::install::InstallArgs),
@@ -116,6 +119,7 @@ pub fn run(args: SkillsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         SkillsCommand::Show { name } => show(&ctx.catalog(), &name),
         SkillsCommand::Validate { paths } => Ok(validate(&paths)?),
+        SkillsCommand::Audit(a) => super::audit::skills_audit(a, ctx),
         SkillsCommand::Install(a) => super::install::install(a, ctx),
         SkillsCommand::Uninstall(a) => super::install::uninstall(a, ctx),
         SkillsCommand::Grant(a) => super::grants::grant(a, ctx),

@@ -1,0 +1,147 @@
+//! What the skill text audit adds to a catalog load: 3,000 skills loaded
+//! with `Catalog::load` alone, and loaded then audited (`audit_folder` of
+//! every skill), in interleaved rounds so that both see the same machine
+//! state. Prints the medians and `RATIO audit-load` (target: at most 1.5).
+//!
+//! The skills' bodies are the SKILL.md texts of the corpus at
+//! `../shared/skill-corpus` (or `$SKILLHOST_CORPUS`), reused in turn, so
+//! their sizes and wording are those of real skills; without the corpus,
+//! generated text of the same average size.
+//!
+//! Run: `cargo bench -p skillhost --bench audit` (release profile).
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use skillhost::audit;
+use skillhost::skill::{Catalog, LoadOptions, Root, Source};
+
+const SKILLS: usize = 3_000;
+const ROUNDS: usize = 11;
+
+fn corpus_bodies() -> Vec<String> {
+    let dir = std::env::var_os("SKILLHOST_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/skill-corpus"));
+    let mut files = Vec::new();
+    collect(&dir, &mut files);
+    files.sort();
+    let bodies: Vec<String> = files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .map(|t| body_of(&t).to_owned())
+        .collect();
+    if bodies.is_empty() {
+        eprintln!("no corpus at {}: generated bodies", dir.display());
+        let para = "Use this skill to summarise a report, draft an email, or query the \
+                    database. Run `curl -s https://api.example.com/v1/items | jq .` to list \
+                    items, then write the answer as a table.\n\n";
+        return vec![para.repeat(40)];
+    }
+    bodies
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p
+            .file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case("skill.md"))
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// The text after the front matter.
+fn body_of(text: &str) -> &str {
+    text.strip_prefix("---")
+        .and_then(|rest| rest.find("\n---").map(|i| &rest[i + 4..]))
+        .unwrap_or(text)
+}
+
+fn generate(root: &Path, bodies: &[String]) {
+    for i in 0..SKILLS {
+        let name = format!("skill-{i:05}");
+        let dir = root.join(format!("group-{:02}", i % 30)).join(&name);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let text = format!(
+            "---\nname: {name}\ndescription: Bench skill {i}, with the body of a real one.\n---\n{}",
+            bodies[i % bodies.len()]
+        );
+        std::fs::write(dir.join("SKILL.md"), text).expect("write");
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes --bench; a plain `cargo test --benches` passes
+    // nothing and should not spend a minute here.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let bodies = corpus_bodies();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    generate(tmp.path(), &bodies);
+    let roots = [Root::new(tmp.path().to_path_buf(), Source::Path)];
+    let opts = LoadOptions::default();
+    // Warm the page cache and the compiled rules.
+    let catalog = Catalog::load(&roots, &opts);
+    assert_eq!(catalog.len(), SKILLS);
+    let mut high = 0;
+    for s in catalog.skills() {
+        high += usize::from(audit::audit_folder(&s.dir).expect("audit").has_high());
+    }
+    let bytes: u64 = catalog
+        .skills()
+        .iter()
+        .filter_map(|s| std::fs::metadata(&s.path).ok())
+        .map(|m| m.len())
+        .sum();
+    drop(catalog);
+
+    let (mut load, mut audited) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        let c = Catalog::load(black_box(&roots), &opts);
+        load.push(t.elapsed());
+        drop(c);
+
+        let t = Instant::now();
+        let c = Catalog::load(black_box(&roots), &opts);
+        let mut findings = 0;
+        for s in c.skills() {
+            findings += audit::audit_folder(&s.dir).expect("audit").findings.len();
+        }
+        audited.push(t.elapsed());
+        black_box(findings);
+        drop(c);
+    }
+    let (l, a) = (median(load), median(audited));
+    println!(
+        "audit: {SKILLS} skills, {:.1} MiB of SKILL.md, {high} with a high finding",
+        bytes as f64 / (1 << 20) as f64
+    );
+    println!(
+        "LOAD  catalog alone      median {:>8.1} ms",
+        l.as_secs_f64() * 1e3
+    );
+    println!(
+        "LOAD  catalog + audit    median {:>8.1} ms",
+        a.as_secs_f64() * 1e3
+    );
+    println!(
+        "RATIO audit-load {:.2} (target <= 1.5)",
+        a.as_secs_f64() / l.as_secs_f64()
+    );
+}

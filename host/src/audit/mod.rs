@@ -1,0 +1,417 @@
+//! The skill text audit: what a skill's words ask an agent or a person to
+//! do. Most hostile skills have no handler; their SKILL.md does the harm
+//! (ClawHavoc's "prerequisites": `curl … | bash`, a base64 blob to paste
+//! into Terminal, a password-protected "helper" archive). This reads the
+//! text of a skill folder and reports what the rules in `rules.toml` flag.
+//!
+//! The rules match the text after normalisation (`normalize.rs`), so
+//! zero-width characters, fullwidth letters and URL escapes do not hide a
+//! command; findings point at the text as written. See docs/audit.md.
+
+mod normalize;
+mod rules;
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use normalize::{Normalized, normalize};
+pub use rules::{RULES_TOML, Rule, RuleSet, decode_blob, rules, spoofed_host};
+
+/// How much a finding matters. Only `High` fails `skills audit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        })
+    }
+}
+
+/// One thing a rule flagged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The rule's id in rules.toml (or `audit-limit`, `symlink-escape`).
+    pub rule: String,
+    pub severity: Severity,
+    /// Relative to the skill folder, `/`-separated.
+    pub file: String,
+    /// 1-based; the column counts characters.
+    pub line: usize,
+    pub column: usize,
+    /// The flagged text as written, short, with every invisible, control
+    /// or bidi character shown as `\u{…}`.
+    pub excerpt: String,
+}
+
+/// Findings for a file the audit could not read in full.
+pub const LIMIT_RULE: &str = "audit-limit";
+/// Findings for a symbolic link that leads out of the skill folder.
+pub const SYMLINK_RULE: &str = "symlink-escape";
+
+/// What the audit of one skill folder found.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    /// Text files read.
+    pub files: usize,
+    /// Bytes of text read.
+    pub bytes: u64,
+    /// Files not read: binary, symbolic links, over a cap.
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Skipped {
+    pub file: String,
+    pub reason: String,
+}
+
+impl Report {
+    /// Whether a high-severity finding is among the findings: the answer an
+    /// install or a catalog acts on.
+    pub fn has_high(&self) -> bool {
+        has_high(&self.findings)
+    }
+
+    /// The most severe finding's severity.
+    pub fn max_severity(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+pub fn has_high(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.severity == Severity::High)
+}
+
+/// How much of a folder the audit reads.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Bytes read of one file; the rest is not audited (an `audit-limit`
+    /// finding says so).
+    pub max_file_bytes: u64,
+    /// Bytes read over the whole folder.
+    pub max_total_bytes: u64,
+    /// Files read.
+    pub max_files: usize,
+    /// Folder depth below the skill folder.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 1 << 20,
+            max_total_bytes: 8 << 20,
+            max_files: 1000,
+            max_depth: 16,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("cannot read skill folder {path}: {source}")]
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0} is not a folder")]
+    NotAFolder(PathBuf),
+}
+
+/// Audits one text: `file` is the name findings carry.
+pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
+    let set = rules();
+    let mut hits = set.scan(text);
+    if hits.is_empty() {
+        return Vec::new();
+    }
+    hits.sort_by_key(|h| (h.start, h.rule));
+    let lines = LineIndex::new(text);
+    let mut out: Vec<Finding> = Vec::with_capacity(hits.len());
+    let mut seen = std::collections::HashSet::new();
+    for h in hits {
+        let (line, column) = lines.position(text, h.start);
+        // One finding per rule and line: several patterns of a rule often
+        // see the same command.
+        if !seen.insert((h.rule, line)) {
+            continue;
+        }
+        let mut excerpt = excerpt(text, h.start, h.end);
+        if let Some(note) = &h.note {
+            excerpt.push_str(" → ");
+            excerpt.push_str(&escape(note, 160));
+        }
+        out.push(Finding {
+            rule: set.rules[h.rule].id.clone(),
+            severity: h.severity,
+            file: file.to_owned(),
+            line,
+            column,
+            excerpt,
+        });
+    }
+    out
+}
+
+/// Audits a skill folder with the default limits.
+pub fn audit_folder(dir: &Path) -> Result<Report, AuditError> {
+    audit_folder_with(dir, &Limits::default())
+}
+
+/// Audits every text file of a skill folder, SKILL.md first, never leaving
+/// the folder: symbolic links are not followed (one that points out of
+/// the folder is a finding), binary files are skipped.
+pub fn audit_folder_with(dir: &Path, limits: &Limits) -> Result<Report, AuditError> {
+    let meta = std::fs::metadata(dir).map_err(|source| AuditError::Folder {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(AuditError::NotAFolder(dir.to_path_buf()));
+    }
+    let mut files = Vec::new();
+    let mut report = Report::default();
+    walk(dir, dir, 0, limits, &mut files, &mut report)?;
+    // SKILL.md first, then the rest by path: stable output.
+    files.sort_by(|a: &(String, PathBuf), b| {
+        let top = |s: &str| !s.eq_ignore_ascii_case("skill.md");
+        (top(&a.0), &a.0).cmp(&(top(&b.0), &b.0))
+    });
+    for (rel, path) in files {
+        if report.files >= limits.max_files || report.bytes >= limits.max_total_bytes {
+            report.findings.push(limit_finding(
+                &rel,
+                "not audited: the folder is over the audit's file or size cap",
+            ));
+            report.skipped.push(Skipped {
+                file: rel,
+                reason: "over the folder cap".into(),
+            });
+            continue;
+        }
+        let cap = limits
+            .max_file_bytes
+            .min(limits.max_total_bytes - report.bytes);
+        match read_text(&path, cap) {
+            Ok(Some((text, truncated))) => {
+                report.files += 1;
+                report.bytes += text.len() as u64;
+                report.findings.extend(audit_text(&rel, &text));
+                if truncated {
+                    report.findings.push(limit_finding(
+                        &rel,
+                        &format!("only the first {cap} bytes were audited"),
+                    ));
+                }
+            }
+            Ok(None) => report.skipped.push(Skipped {
+                file: rel,
+                reason: "binary".into(),
+            }),
+            Err(e) => {
+                tracing::debug!("audit: cannot read {}: {e}", path.display());
+                report
+                    .findings
+                    .push(limit_finding(&rel, &format!("unreadable: {e}")));
+                report.skipped.push(Skipped {
+                    file: rel,
+                    reason: format!("unreadable: {e}"),
+                });
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn limit_finding(file: &str, why: &str) -> Finding {
+    Finding {
+        rule: LIMIT_RULE.into(),
+        severity: Severity::Medium,
+        file: file.into(),
+        line: 1,
+        column: 1,
+        excerpt: escape(why, 160),
+    }
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    limits: &Limits,
+    files: &mut Vec<(String, PathBuf)>,
+    report: &mut Report,
+) -> Result<(), AuditError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| AuditError::Folder {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        // file_type() of a DirEntry does not follow symbolic links.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() {
+            if !link_stays_inside(root, &path) {
+                report.findings.push(Finding {
+                    rule: SYMLINK_RULE.into(),
+                    severity: Severity::Medium,
+                    file: rel.clone(),
+                    line: 1,
+                    column: 1,
+                    excerpt: escape(
+                        &format!(
+                            "symbolic link to {}",
+                            std::fs::read_link(&path)
+                                .map(|t| t.display().to_string())
+                                .unwrap_or_default()
+                        ),
+                        160,
+                    ),
+                });
+            }
+            report.skipped.push(Skipped {
+                file: rel,
+                reason: "symbolic link".into(),
+            });
+        } else if kind.is_dir() {
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            if depth + 1 > limits.max_depth {
+                report
+                    .findings
+                    .push(limit_finding(&rel, "folder too deep: not audited"));
+                continue;
+            }
+            walk(root, &path, depth + 1, limits, files, report)?;
+        } else if kind.is_file() {
+            files.push((rel, path));
+        }
+    }
+    Ok(())
+}
+
+fn link_stays_inside(root: &Path, link: &Path) -> bool {
+    match (root.canonicalize(), link.canonicalize()) {
+        (Ok(r), Ok(t)) => t.starts_with(r),
+        // A dangling link reads nothing; where it points is still shown.
+        _ => false,
+    }
+}
+
+/// Up to `cap` bytes of a file as text (lossy UTF-8), whether it was cut;
+/// None for a binary file (a NUL byte in its first 8 KiB).
+fn read_text(path: &Path, cap: u64) -> std::io::Result<Option<(String, bool)>> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // The walk saw a regular file; refuse one swapped for a link since.
+        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = opts.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    let truncated = bytes.len() as u64 > cap;
+    bytes.truncate(cap as usize);
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Ok(None);
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok(Some((text, truncated)))
+}
+
+/// Line starts of a text, for offsets to line and column.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    fn position(&self, text: &str, at: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= at).max(1);
+        let start = self.starts[line - 1];
+        let column = text.get(start..at).map_or(1, |s| s.chars().count() + 1);
+        (line, column)
+    }
+}
+
+/// The flagged text, widened a little when short, cut when long, escaped.
+fn excerpt(text: &str, start: usize, end: usize) -> String {
+    const CONTEXT: usize = 16;
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let ceil = |mut i: usize| {
+        while i < text.len() && !text.is_char_boundary(i) {
+            i += 1;
+        }
+        i.min(text.len())
+    };
+    let (mut s, mut e) = (floor(start.min(text.len())), ceil(end.max(start)));
+    if e - s < 24 {
+        let line_start = text[..s].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[e..].find('\n').map_or(text.len(), |i| e + i);
+        s = floor(s.saturating_sub(CONTEXT).max(line_start));
+        e = ceil((e + CONTEXT).min(line_end));
+    }
+    escape(&text[s..e], 120)
+}
+
+/// `text` with control, invisible and bidi characters as `\u{…}` (and
+/// newlines as `\n`), cut to `max` characters with `…`.
+pub fn escape(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max * 2));
+    for (n, c) in text.chars().enumerate() {
+        if n >= max {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || normalize::is_invisible(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

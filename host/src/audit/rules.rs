@@ -1,0 +1,495 @@
+//! The rules of `rules.toml`, compiled once, and the matcher that runs them
+//! over one text.
+
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+use super::Severity;
+use super::normalize::{Normalized, is_invisible, latin_lookalike, normalize};
+
+/// The rules file, embedded in the binary.
+pub const RULES_TOML: &str = include_str!("rules.toml");
+
+/// A built-in check that a rule's patterns feed, for what a regex alone
+/// cannot say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    /// Each match is a candidate blob (base64, hex, `\x` escapes): decoded
+    /// once, and a finding when a high-severity rule flags the decoded text.
+    DecodedBlob,
+    /// Capture group 1 is a host name: a finding when a label mixes Latin
+    /// with look-alike scripts, or is spelled wholly in look-alikes.
+    MixedScriptHost,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    rule: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    family: String,
+    severity: Severity,
+    description: String,
+    #[serde(default)]
+    keywords: Vec<String>,
+    patterns: Vec<String>,
+    #[serde(default)]
+    unless: Vec<String>,
+    downgrade_if: Option<String>,
+    downgrade_to: Option<Severity>,
+    #[serde(default)]
+    raw: bool,
+    #[serde(default)]
+    only_non_ascii: bool,
+    check: Option<Check>,
+    #[serde(default)]
+    positive: Vec<String>,
+    #[serde(default)]
+    negative: Vec<String>,
+    #[serde(default)]
+    downgraded: Vec<String>,
+}
+
+/// One compiled rule.
+#[derive(Debug)]
+pub struct Rule {
+    pub id: String,
+    pub family: String,
+    pub severity: Severity,
+    pub description: String,
+    pub positive: Vec<String>,
+    pub negative: Vec<String>,
+    pub downgraded: Vec<String>,
+    pub downgrade_to: Option<Severity>,
+    patterns: Vec<Regex>,
+    unless: Vec<Regex>,
+    downgrade_if: Option<Regex>,
+    raw: bool,
+    only_non_ascii: bool,
+    check: Option<Check>,
+    has_keywords: bool,
+}
+
+/// Every rule, with the keyword prefilter over them.
+#[derive(Debug)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    prefilter: AhoCorasick,
+    /// For each prefilter pattern, the rule it belongs to.
+    keyword_rule: Vec<usize>,
+}
+
+/// Where a rule runs in a text.
+enum Region {
+    All,
+    /// Byte ranges of whole lines of the normalised text.
+    Lines(Vec<(usize, usize)>),
+}
+
+fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().rposition(|&b| b == b'\n')
+}
+
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    let from = from.min(bytes.len());
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |i| from + i)
+}
+
+/// Whether a line ends in a `\` continuation.
+fn continued(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.last() == Some(&b'\\')
+}
+
+/// A match before it is placed in the original text.
+#[derive(Debug)]
+pub(super) struct Hit {
+    pub rule: usize,
+    pub severity: Severity,
+    /// Byte range in the original text.
+    pub start: usize,
+    pub end: usize,
+    /// What a decoded blob decodes to, and the rule that flagged it.
+    pub note: Option<String>,
+}
+
+fn compile(pattern: &str, id: &str) -> Result<Regex, String> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(1 << 24)
+        .dfa_size_limit(1 << 22)
+        .build()
+        .map_err(|e| format!("rule {id}: bad pattern {pattern:?}: {e}"))
+}
+
+/// Parses and compiles a rules file.
+pub fn parse(text: &str) -> Result<RuleSet, String> {
+    let file: RulesFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    let mut rules = Vec::with_capacity(file.rule.len());
+    let mut keywords = Vec::new();
+    let mut keyword_rule = Vec::new();
+    for spec in file.rule {
+        if rules.iter().any(|r: &Rule| r.id == spec.id) {
+            return Err(format!("rule {} is defined twice", spec.id));
+        }
+        if spec.patterns.is_empty() {
+            return Err(format!("rule {} has no pattern", spec.id));
+        }
+        if spec.downgrade_if.is_some() != spec.downgrade_to.is_some() {
+            return Err(format!(
+                "rule {}: downgrade_if and downgrade_to go together",
+                spec.id
+            ));
+        }
+        for k in &spec.keywords {
+            keywords.push(k.clone());
+            keyword_rule.push(rules.len());
+        }
+        let compile_all = |ps: &[String]| -> Result<Vec<Regex>, String> {
+            ps.iter().map(|p| compile(p, &spec.id)).collect()
+        };
+        rules.push(Rule {
+            patterns: compile_all(&spec.patterns)?,
+            unless: compile_all(&spec.unless)?,
+            downgrade_if: spec
+                .downgrade_if
+                .as_deref()
+                .map(|p| compile(p, &spec.id))
+                .transpose()?,
+            has_keywords: !spec.keywords.is_empty(),
+            id: spec.id,
+            family: spec.family,
+            severity: spec.severity,
+            description: spec.description,
+            positive: spec.positive,
+            negative: spec.negative,
+            downgraded: spec.downgraded,
+            downgrade_to: spec.downgrade_to,
+            raw: spec.raw,
+            only_non_ascii: spec.only_non_ascii,
+            check: spec.check,
+        });
+    }
+    let prefilter = AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .build(&keywords)
+        .map_err(|e| e.to_string())?;
+    Ok(RuleSet {
+        rules,
+        prefilter,
+        keyword_rule,
+    })
+}
+
+/// The embedded rules, compiled on first use. The file is part of the
+/// binary and a unit test parses it, so a failure here is a build defect.
+pub fn rules() -> &'static RuleSet {
+    static RULES: LazyLock<RuleSet> = LazyLock::new(|| match parse(RULES_TOML) {
+        Ok(r) => r,
+        Err(e) => panic!("host/src/audit/rules.toml: {e}"),
+    });
+    &RULES
+}
+
+/// Largest blob decoded, and most blobs decoded in one text.
+const MAX_BLOB: usize = 64 * 1024;
+const MAX_BLOBS: usize = 256;
+
+impl RuleSet {
+    /// Where each rule may match `norm`: the lines holding one of its
+    /// keywords (with the lines a trailing `\\` continues them onto), or the
+    /// whole text for a rule without keywords. Running a rule's regexes on
+    /// those lines only is what keeps an audited catalog load fast.
+    fn regions(&self, norm: &str) -> Vec<Region> {
+        let mut out: Vec<Region> = self
+            .rules
+            .iter()
+            .map(|r| {
+                if r.has_keywords {
+                    Region::Lines(Vec::new())
+                } else {
+                    Region::All
+                }
+            })
+            .collect();
+        let bytes = norm.as_bytes();
+        for m in self.prefilter.find_overlapping_iter(norm) {
+            let Region::Lines(lines) = &mut out[self.keyword_rule[m.pattern().as_usize()]] else {
+                continue;
+            };
+            if lines
+                .last()
+                .is_some_and(|&(s, e)| s <= m.start() && m.end() <= e)
+            {
+                continue;
+            }
+            let start = memrchr_newline(&bytes[..m.start()]).map_or(0, |i| i + 1);
+            let mut end = line_end(bytes, m.end());
+            while end < bytes.len() && continued(&bytes[..end]) {
+                end = line_end(bytes, end + 1);
+            }
+            lines.push((start, end));
+        }
+        out
+    }
+
+    /// Every hit of every rule in `text` (original offsets).
+    pub(super) fn scan(&self, text: &str) -> Vec<Hit> {
+        let norm = normalize(text);
+        self.scan_normalized(text, &norm, true)
+    }
+
+    fn scan_normalized(&self, text: &str, norm: &Normalized<'_>, decode: bool) -> Vec<Hit> {
+        let regions = self.regions(&norm.text);
+        let ascii = text.is_ascii();
+        // The raw rules look for characters few texts hold: one pass to
+        // know whether they can match at all.
+        let (invisible, lookalike) = if ascii {
+            (false, false)
+        } else {
+            text.chars().fold((false, false), |(i, l), c| {
+                (i || is_invisible(c), l || is_lookalike_script(c))
+            })
+        };
+        let mut hits = Vec::new();
+        for (i, rule) in self.rules.iter().enumerate() {
+            if matches!(&regions[i], Region::Lines(l) if l.is_empty())
+                || (rule.only_non_ascii && ascii)
+                || (rule.raw && rule.check.is_none() && !invisible)
+                || (rule.check == Some(Check::MixedScriptHost) && !lookalike)
+            {
+                continue;
+            }
+            if rule.check == Some(Check::DecodedBlob) && !decode {
+                continue;
+            }
+            let hay: &str = if rule.raw { text } else { &norm.text };
+            let place = |s: usize, e: usize| -> (usize, usize) {
+                if rule.raw {
+                    (s, e)
+                } else {
+                    (norm.original_offset(s), norm.original_end(e, text.len()))
+                }
+            };
+            for re in &rule.patterns {
+                match rule.check {
+                    None => {
+                        let whole = [(0, hay.len())];
+                        let spans: &[(usize, usize)] = match &regions[i] {
+                            Region::Lines(l) if !rule.raw => l,
+                            _ => &whole,
+                        };
+                        for m in spans
+                            .iter()
+                            .flat_map(|&(s, e)| re.find_iter(&hay[s..e]).map(move |m| (s, m)))
+                        {
+                            let (base, m) = m;
+                            let found = m.as_str();
+                            if rule.unless.iter().any(|u| u.is_match(found)) {
+                                continue;
+                            }
+                            let severity = match (&rule.downgrade_if, rule.downgrade_to) {
+                                (Some(d), Some(to))
+                                    if d.is_match(found) && found.matches("://").count() == 1 =>
+                                {
+                                    to
+                                }
+                                _ => rule.severity,
+                            };
+                            let (start, end) = place(base + m.start(), base + m.end());
+                            hits.push(Hit {
+                                rule: i,
+                                severity,
+                                start,
+                                end,
+                                note: None,
+                            });
+                        }
+                    }
+                    Some(Check::DecodedBlob) => {
+                        for m in re.find_iter(hay).take(MAX_BLOBS) {
+                            let Some(note) = self.decoded_note(m.as_str()) else {
+                                continue;
+                            };
+                            let (start, end) = place(m.start(), m.end());
+                            hits.push(Hit {
+                                rule: i,
+                                severity: rule.severity,
+                                start,
+                                end,
+                                note: Some(note),
+                            });
+                        }
+                    }
+                    Some(Check::MixedScriptHost) => {
+                        for c in re.captures_iter(hay) {
+                            let (Some(all), Some(host)) = (c.get(0), c.get(1)) else {
+                                continue;
+                            };
+                            if spoofed_host(host.as_str()) {
+                                let (start, end) = place(all.start(), all.end());
+                                hits.push(Hit {
+                                    rule: i,
+                                    severity: rule.severity,
+                                    start,
+                                    end,
+                                    note: None,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        hits
+    }
+
+    /// When `blob` decodes to text a high-severity rule flags: what it
+    /// decodes to and which rule, for the finding's excerpt.
+    fn decoded_note(&self, blob: &str) -> Option<String> {
+        if blob.len() > MAX_BLOB {
+            return None;
+        }
+        let decoded = decode_blob(blob)?;
+        let norm = normalize(&decoded);
+        let hits = self.scan_normalized(&decoded, &norm, false);
+        let hit = hits.iter().find(|h| h.severity == Severity::High)?;
+        let shown: String = decoded[hit.start..hit.end].chars().take(100).collect();
+        Some(format!(
+            "decodes to {shown:?} ({})",
+            self.rules[hit.rule].id
+        ))
+    }
+}
+
+/// Text a blob decodes to: `\x` escapes, hex, or base64 (standard or
+/// URL-safe; UTF-8, or UTF-16LE as PowerShell's -EncodedCommand uses).
+/// None when it decodes to nothing that reads as text.
+pub fn decode_blob(blob: &str) -> Option<String> {
+    let bytes = if blob.starts_with("\\x") || blob.starts_with("\\X") {
+        blob.split(['\\'])
+            .filter(|p| !p.is_empty())
+            .map(|p| u8::from_str_radix(p.get(1..3)?, 16).ok())
+            .collect::<Option<Vec<u8>>>()?
+    } else if blob.len().is_multiple_of(2) && blob.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let hex = decode_hex(blob)?;
+        if let Some(t) = as_text(&hex) {
+            return Some(t);
+        }
+        decode_base64(blob)?
+    } else {
+        decode_base64(blob)?
+    };
+    as_text(&bytes)
+}
+
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for b in s.bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// The bytes as text when they read as text: UTF-8 or UTF-16LE, almost all
+/// printable, at least 8 characters.
+fn as_text(bytes: &[u8]) -> Option<String> {
+    let text = if let Ok(s) = std::str::from_utf8(bytes) {
+        s.to_owned()
+    } else if bytes.len() >= 16
+        && bytes.len().is_multiple_of(2)
+        && bytes.iter().skip(1).step_by(2).filter(|&&b| b == 0).count() * 10 >= bytes.len() / 2 * 9
+    {
+        let units: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        String::from_utf16(&units).ok()?
+    } else {
+        return None;
+    };
+    let total = text.chars().count();
+    if total < 8 {
+        return None;
+    }
+    let printable = text
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        .count();
+    (printable * 100 >= total * 95).then_some(text)
+}
+
+fn is_lookalike_script(c: char) -> bool {
+    matches!(c, '\u{0370}'..='\u{03FF}' | '\u{1F00}'..='\u{1FFF}' | '\u{0400}'..='\u{052F}'
+        | '\u{1C80}'..='\u{1C8F}' | '\u{2DE0}'..='\u{2DFF}' | '\u{A640}'..='\u{A69F}'
+        | '\u{0530}'..='\u{058F}' | '\u{13A0}'..='\u{13FF}')
+}
+
+fn is_latin(c: char) -> bool {
+    c.is_ascii_alphabetic()
+        || matches!(c, '\u{00C0}'..='\u{024F}' | '\u{1E00}'..='\u{1EFF}' | '\u{FF21}'..='\u{FF5A}')
+}
+
+/// A host name with a label that mixes Latin with a look-alike script, or
+/// that is spelled only in look-alikes under a Latin top-level domain.
+pub fn spoofed_host(host: &str) -> bool {
+    if host.is_ascii() {
+        return false;
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    let latin_tld = labels.last().is_some_and(|t| t.chars().all(is_latin));
+    labels.iter().any(|label| {
+        let (mut latin, mut other, mut all_lookalike, mut non_ascii) = (false, false, true, false);
+        for c in label.chars() {
+            if is_latin(c) {
+                latin = true;
+                all_lookalike = false;
+            } else if is_lookalike_script(c) {
+                other = true;
+                non_ascii = true;
+                all_lookalike &= latin_lookalike(c).is_some();
+            } else if !c.is_ascii() {
+                non_ascii = true;
+                all_lookalike = false;
+            }
+        }
+        (latin && other) || (non_ascii && all_lookalike && latin_tld && label.chars().count() > 1)
+    })
+}
