@@ -279,20 +279,23 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         RunsCommand::Export { out } => {
             let runs = store.all_runs()?;
-            let mut w: Box<dyn Write> = match &out {
-                Some(p) => Box::new(std::io::BufWriter::new(
-                    std::fs::File::create(p)
-                        .with_context(|| format!("cannot create {}", p.display()))?,
-                )),
-                None => Box::new(std::io::stdout().lock()),
+            let Some(p) = out else {
+                // A terminal may be reading: through the printing layer,
+                // which keeps JSON the same JSON (see `terminal_safe`).
+                for r in &runs {
+                    outln!("{}", serde_json::to_string(r)?)?;
+                }
+                return Ok(ExitCode::SUCCESS);
             };
+            let mut w = std::io::BufWriter::new(
+                std::fs::File::create(&p)
+                    .with_context(|| format!("cannot create {}", p.display()))?,
+            );
             for r in &runs {
                 writeln!(w, "{}", serde_json::to_string(r)?)?;
             }
             w.flush()?;
-            if let Some(p) = out {
-                tracing::info!("exported {} runs to {}", runs.len(), p.display());
-            }
+            tracing::info!("exported {} runs to {}", runs.len(), p.display());
         }
     }
     Ok(ExitCode::SUCCESS)
