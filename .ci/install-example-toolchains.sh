@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the toolchains that build the example handlers in examples/
-# (Rust, JavaScript, Python, C) on a fresh Debian machine, as root.
+# (Rust, JavaScript, Python, C) on a fresh Debian machine, as root, and
+# bubblewrap, the box the forge builds a model's handler in.
 # Idempotent: what is already installed at the pinned version is kept.
 # Each step that fails stops the script with a message naming the toolchain,
 # so CI says which example cannot be built and why.
@@ -83,5 +84,21 @@ fi
 step "Rust (wasm32-wasip2 target)"
 rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2 \
     || fail Rust "rustup target add wasm32-wasip2 failed"
+
+# --- bubblewrap: the box `forge handler` builds a model's handler in -------
+# (docs/forge.md, "The build box"). Without it the forge's builds fail
+# closed, and so do tests/forge_handler.rs and forge::buildbox's tests.
+step "bubblewrap (bwrap, the forge's build box)"
+if ! command -v bwrap >/dev/null; then
+    command -v apt-get >/dev/null || fail bubblewrap "apt-get is not available to install bubblewrap"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq bubblewrap >/dev/null 2>&1 || {
+        apt-get update -qq || fail bubblewrap "apt-get update failed"
+        apt-get install -y -qq bubblewrap >/dev/null || fail bubblewrap "apt-get install -y bubblewrap failed"
+    }
+fi
+bwrap --unshare-all --die-with-parent --ro-bind /usr /usr --symlink usr/bin /bin \
+    --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc --dev /dev true \
+    || fail bubblewrap "bwrap is installed but cannot start a box here (user namespaces refused?)"
 
 step "done"

@@ -27,8 +27,9 @@ pub struct ToolchainArgs {
 enum ToolchainCommand {
     /// Install what LANG's handlers need to build: componentize-js (npm) and
     /// componentize-py (a venv) into $SKILLHOST_HOME/tools at pinned
-    /// versions, the Rust wasm32-wasip2 target (rustup), the C toolchain
-    /// (Debian packages, as root).
+    /// versions, the Rust wasm32-wasip2 target (rustup) and bubblewrap, the
+    /// box `forge handler` builds in (a Debian package, as root), the C
+    /// toolchain (Debian packages, as root).
     Install {
         #[arg(value_enum)]
         lang: Lang,

@@ -1,11 +1,13 @@
 //! Handlers written by a model: the parts that need no gate. The request
 //! (the WIT, the guest SDK or the JS template, the skill's instructions and
 //! its cases), the source taken out of the reply and checked before
-//! anything builds it, the build project the host writes itself, the
-//! toolchain run with a cleared environment, no network and a time limit
-//! that kills its whole process group, and the SKILL.md that points at the
-//! admitted artifact. The loop that gates what was built is
-//! `gate::author`, above `exec`. See docs/forge.md.
+//! anything builds it (a first, cheap filter), the build project the host
+//! writes itself, the toolchain run in a bubblewrap box (`buildbox`: only
+//! the toolchain, the SDK, the registry and the slot, no network, a
+//! private /proc) with a time limit that kills it, the compiler's
+//! diagnostics filtered to those about the handler's own source, and the
+//! SKILL.md that points at the admitted artifact. The loop that gates what
+//! was built is `gate::author`, above `exec`. See docs/forge.md.
 
 use std::fs;
 use std::io::Read as _;
@@ -23,6 +25,7 @@ use super::writer::{self, Expect, Invalid, SkillWriter};
 use super::{ForgeError, check_slug};
 use crate::llm::{ChatRequest, Message};
 use crate::skill::{Skill, content_version, parse_skill};
+use crate::toolchain::buildbox::{self, BoxStatus, BuildBox, LogFilter, RustBox};
 
 /// The artifact's name in the skill folder once admitted.
 pub const HANDLER_FILE: &str = "handler.wasm";
@@ -53,6 +56,12 @@ pub struct HandlerConfig {
     pub componentize_js: Option<PathBuf>,
     /// The guest SDK crate. Unset: the checkout this binary was built from.
     pub guest_sdk: Option<PathBuf>,
+    /// Where the build runs: `"bwrap"` (default), a bubblewrap box that
+    /// sees only the toolchain, the SDK, the registry and the slot; or
+    /// `"none"`, unboxed, which lets the model's source make the compiler
+    /// read and quote any file the operator can (unsafe; every build logs
+    /// a warning). Without bubblewrap, `"bwrap"` builds fail.
+    pub build_box: BuildBox,
 }
 
 impl Default for HandlerConfig {
@@ -64,6 +73,7 @@ impl Default for HandlerConfig {
             toolchain: None,
             componentize_js: None,
             guest_sdk: None,
+            build_box: BuildBox::Bwrap,
         }
     }
 }
@@ -174,11 +184,22 @@ pub fn request(skill: &Skill, lang: HandlerLang, examples: &[Example]) -> ChatRe
         .collect::<Vec<_>>()
         .join("\n");
     let fence = lang.fences()[0];
+    let build_rules = match lang {
+        HandlerLang::Rust => format!(
+            " It is built in a sandbox that holds only this crate and the SDK, and refused before it is built if it defines a macro (`macro_rules!`), declares a module in another file (`mod x;`), uses `extern crate`, names `include!`, `include_str!`, `include_bytes!`, `env!` or `option_env!`, or carries an attribute other than {}.",
+            RUST_ATTRIBUTES
+                .iter()
+                .map(|a| format!("`#[{a}]`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        HandlerLang::Js => " It may import WIT interfaces only (`skillhost:skill/host`), never a file or a package.".to_owned(),
+    };
     let system = format!(
         "You write skill handlers for skillhost: WebAssembly components of this WIT world `handler`:\n\n```wit\n{SKILL_WIT}\n```\n\n{how}\n\n{template}\n\n\
          Rules: the answer must be computed from the task and its context alone (no clock, no random numbers, no network, no files); \
          it must give exactly the expected answers of the cases, byte for byte. \
-         Answer with one ```{fence} block holding the complete source and nothing the build must read besides it."
+         Answer with one ```{fence} block holding the complete source and nothing the build must read besides it.{build_rules}"
     );
     let user = format!(
         "Skill `{}`: {}\n\nIts instructions:\n\n{}\n\nRecorded cases, one JSON object a line (task, context, expected answer):\n\n{}\n",
@@ -252,7 +273,9 @@ pub fn check_source(source: &str, lang: HandlerLang) -> Result<(), SourceError> 
     }
 }
 
-/// Macros that read files or the environment at compile time.
+/// Macros that read files or the environment at compile time, by any
+/// name: `include_str` and the rest are refused wherever they are named
+/// (a macro argument too); `env` where it is called or renamed.
 static RUST_READS: LazyLock<Regex> = LazyLock::new(|| {
     #[allow(clippy::expect_used)]
     Regex::new(
@@ -260,18 +283,34 @@ static RUST_READS: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("a valid pattern")
 });
-/// `mod x;`: a module read from another file.
+/// `mod x;`: a module read from another file (`mod $n;` in a macro too).
 static RUST_OUT_OF_LINE: LazyLock<Regex> = LazyLock::new(|| {
     #[allow(clippy::expect_used)]
-    Regex::new(r"\bmod\s+(r#)?\w+\s*;").expect("a valid pattern")
+    Regex::new(r"\bmod\s+(r#|\$\s*)?\w+\s*;").expect("a valid pattern")
 });
-/// An attribute's name: `#[name`, `#![name`, `#[name::`.
-static RUST_ATTRIBUTE: LazyLock<Regex> = LazyLock::new(|| {
+/// The start of an attribute at a `#`: `#[`, `#![`, with any spacing.
+static RUST_ATTRIBUTE_START: LazyLock<Regex> = LazyLock::new(|| {
     #[allow(clippy::expect_used)]
-    Regex::new(r"#\s*!?\s*\[\s*(\w+)").expect("a valid pattern")
+    Regex::new(r"^#\s*!?\s*\[\s*").expect("a valid pattern")
+});
+/// `extern crate`, with any spacing.
+static RUST_EXTERN_CRATE: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"\bextern\s+crate\b").expect("a valid pattern")
+});
+/// A macro called by a macro argument's name: `$m!(...)`.
+static RUST_METAVAR_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"\$\s*\w+\s*!").expect("a valid pattern")
+});
+/// A macro defined by the handler.
+static RUST_MACRO_RULES: LazyLock<Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)]
+    Regex::new(r"\bmacro_rules\s*!").expect("a valid pattern")
 });
 /// Attributes a handler may carry; every other one (`path`, `link`,
-/// `debugger_visualizer`, `cfg_attr` which could wrap them, ...) is refused.
+/// `export_name`, `debugger_visualizer`, `cfg_attr` which could wrap them,
+/// ...) is refused, and so is one whose name is a macro argument.
 const RUST_ATTRIBUTES: &[&str] = &[
     "derive",
     "allow",
@@ -291,6 +330,12 @@ const RUST_ATTRIBUTES: &[&str] = &[
     "test",
 ];
 
+/// A first, cheap filter: refuses the spellings known to make the compiler
+/// read the host (a file by `#[path]` or `include*!`, a variable by
+/// `env!`), whether written out or assembled by a macro. Nothing relies
+/// on it: the build runs in a box that has nothing of the host to read
+/// (`buildbox`), and what the compiler says about files other than the
+/// handler's is withheld.
 fn check_rust(source: &str) -> Result<(), SourceError> {
     let code = blank_rust_literals(source);
     let refused = |at: usize, what: String| SourceError::Refused {
@@ -303,29 +348,89 @@ fn check_rust(source: &str) -> Result<(), SourceError> {
             format!("it names `{}`", m.as_str().trim()),
         ));
     }
+    if let Some((at, what)) = rust_attribute_refused(&code) {
+        return Err(refused(at, what));
+    }
     if let Some(m) = RUST_OUT_OF_LINE.find(&code) {
         return Err(refused(
             m.start(),
             format!("`{}` declares a module in another file", m.as_str()),
         ));
     }
-    for c in RUST_ATTRIBUTE.captures_iter(&code) {
-        if let Some(name) = c.get(1)
-            && !RUST_ATTRIBUTES.contains(&name.as_str())
-        {
-            return Err(refused(
-                name.start(),
-                format!(
-                    "the attribute `{}` is not one a handler may use",
-                    name.as_str()
-                ),
+    if let Some(m) = RUST_EXTERN_CRATE.find(&code) {
+        return Err(refused(m.start(), "`extern crate` is not allowed".into()));
+    }
+    if let Some(m) = RUST_METAVAR_CALL.find(&code) {
+        return Err(refused(
+            m.start(),
+            format!(
+                "`{}` calls a macro named by a macro argument",
+                m.as_str().split_whitespace().collect::<String>()
+            ),
+        ));
+    }
+    if let Some(m) = RUST_MACRO_RULES.find(&code) {
+        return Err(refused(
+            m.start(),
+            "a handler may not define macros (`macro_rules!`): a macro can assemble attributes and macro calls that no check of the source sees; write the code out".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Every `#` of `code` (literals and comments blanked) must begin an
+/// attribute a handler may use, or be the `#` of a raw identifier
+/// (`r#type`); else where and why it is refused.
+fn rust_attribute_refused(code: &str) -> Option<(usize, String)> {
+    for (at, _) in code.match_indices('#') {
+        let before = &code[..at];
+        let raw_ident = before.ends_with('r')
+            && !before[..before.len() - 1]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && code[at + 1..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_');
+        if raw_ident {
+            continue;
+        }
+        let rest = &code[at..];
+        let Some(start) = RUST_ATTRIBUTE_START.find(rest) else {
+            let next = rest[1..].trim_start();
+            return Some((
+                at,
+                if next.starts_with('$') || next.starts_with("!$") {
+                    "an attribute built from a macro argument is not one a handler may use".into()
+                } else {
+                    "a `#` that does not start an attribute a handler may use".into()
+                },
+            ));
+        };
+        let name_at = at + start.end();
+        let name: String = code[name_at..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            let what = if code[name_at..].starts_with('$') {
+                "an attribute named by a macro argument (`#[$...]`) is not one a handler may use"
+                    .to_owned()
+            } else {
+                "an attribute whose name is not a plain word is not one a handler may use"
+                    .to_owned()
+            };
+            return Some((name_at, what));
+        }
+        if !RUST_ATTRIBUTES.contains(&name.as_str()) {
+            return Some((
+                name_at,
+                format!("the attribute `{name}` is not one a handler may use"),
             ));
         }
     }
-    if let Some(at) = code.find("extern crate") {
-        return Err(refused(at, "`extern crate` is not allowed".into()));
-    }
-    Ok(())
+    None
 }
 
 /// `source` with comments and the contents of string and character
@@ -494,6 +599,8 @@ pub struct BuildSettings {
     pub toolchain: Option<String>,
     pub componentize_js: Option<PathBuf>,
     pub guest_sdk: Option<PathBuf>,
+    /// `[forge.handler] build_box`.
+    pub build_box: BuildBox,
 }
 
 impl BuildSettings {
@@ -508,6 +615,7 @@ impl BuildSettings {
                 .or_else(|| option_env!("RUSTUP_TOOLCHAIN").map(str::to_owned)),
             componentize_js: config.componentize_js.clone(),
             guest_sdk: config.guest_sdk.clone(),
+            build_box: config.build_box,
         }
     }
 }
@@ -584,7 +692,7 @@ pub fn build(
     }
 }
 
-/// Only what cargo, rustup and node need; no RUSTFLAGS, no proxies, no
+/// Only what rustup and node need; no RUSTFLAGS, no proxies, no
 /// credentials the host was started with.
 fn cleared(program: &Path, slot: &Path) -> Command {
     let mut cmd = Command::new(program);
@@ -611,29 +719,63 @@ fn on_path(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The `bwrap` a boxed build runs in, or why there is none.
+fn bwrap() -> Result<PathBuf, BuildError> {
+    let path: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    buildbox::find_bwrap(&path).ok_or_else(|| BuildError::ToolchainMissing {
+        what: "bubblewrap (bwrap)".into(),
+        hint: format!(
+            "the forge builds a model's handler only inside a bubblewrap box; install it with `{}` (or `skillhost toolchain install rust`), or set [forge.handler] build_box = \"none\" to build unboxed, which lets the model's source read the operator's files (see docs/forge.md)",
+            crate::toolchain::apt_install(&["bubblewrap"])
+        ),
+    })
+}
+
+/// The operator's CARGO_HOME: `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".cargo")))?;
+    Some(home.canonicalize().unwrap_or(home))
+}
+
+fn warn_unboxed(lang: HandlerLang) {
+    tracing::warn!(
+        "building a model's {} handler without a box ([forge.handler] build_box = \"none\"): its source can make the build read and quote any file this user can read",
+        lang.flag()
+    );
+}
+
 fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> {
     let missing = |hint: String| BuildError::ToolchainMissing {
         what: "cargo with the wasm32-wasip2 target".into(),
         hint,
     };
-    let cargo = on_path("cargo").ok_or_else(|| missing("no `cargo` on PATH".into()))?;
-    let toolchain = |cmd: &mut Command| {
-        if let Some(t) = &settings.toolchain {
-            cmd.env("RUSTUP_TOOLCHAIN", t);
-        }
-        // Never let rustup download a toolchain in the middle of a build.
-        cmd.env("RUSTUP_AUTO_INSTALL", "0");
+    // Fail closed before anything else: no box, no build.
+    let bwrap = match settings.build_box {
+        BuildBox::Bwrap => Some(bwrap()?),
+        BuildBox::None => None,
     };
-    // The target must be there: say so rather than fail in the build.
+    // The toolchain's sysroot, asked of rustup's rustc (outside the box,
+    // with nothing of the model's); the build runs that toolchain's own
+    // cargo and rustc, not rustup's proxies.
     let rustc = on_path("rustc").ok_or_else(|| missing("no `rustc` on PATH".into()))?;
     let mut probe = cleared(&rustc, slot);
-    toolchain(&mut probe);
+    if let Some(t) = &settings.toolchain {
+        probe.env("RUSTUP_TOOLCHAIN", t);
+    }
+    // Never let rustup download a toolchain in the middle of a build.
+    probe.env("RUSTUP_AUTO_INSTALL", "0");
     let sysroot = probe
         .args(["--print", "sysroot"])
         .stderr(Stdio::null())
         .output()
         .map_err(|e| missing(format!("cannot run rustc: {e}")))?;
     let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    let sysroot = sysroot.canonicalize().unwrap_or(sysroot);
     if !sysroot.join("lib/rustlib/wasm32-wasip2").is_dir() {
         return Err(missing(format!(
             "the toolchain {} has no wasm32-wasip2 target: rustup target add wasm32-wasip2{}",
@@ -648,23 +790,53 @@ fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError
                 .unwrap_or_default()
         )));
     }
+    let cargo = sysroot.join("bin/cargo");
+    if !cargo.is_file() {
+        return Err(missing(format!(
+            "the toolchain at {} has no bin/cargo (rustup component add cargo)",
+            sysroot.display()
+        )));
+    }
+    let cargo_home =
+        cargo_home().ok_or_else(|| missing("neither CARGO_HOME nor a home folder".into()))?;
     fs::create_dir_all(&settings.cache_dir).map_err(io_err("create", &settings.cache_dir))?;
-    let mut cmd = cleared(&cargo, slot);
-    toolchain(&mut cmd);
-    cmd.env("CARGO_NET_OFFLINE", "true")
-        .env("CARGO_TARGET_DIR", &settings.cache_dir)
-        .args([
-            "build",
-            "--release",
-            "--offline",
-            "--target",
-            "wasm32-wasip2",
-        ])
-        .args(["--manifest-path", "Cargo.toml"]);
+    let cache_dir = settings
+        .cache_dir
+        .canonicalize()
+        .unwrap_or_else(|_| settings.cache_dir.clone());
+    let slot = &slot.canonicalize().unwrap_or_else(|_| slot.to_path_buf());
+    let paths = RustBox {
+        sysroot,
+        cargo_home,
+        guest_sdk: crate::scaffold::guest_sdk_dir(settings.guest_sdk.as_deref())?,
+        slot: slot.clone(),
+        cache_dir,
+    };
+    let args = [
+        "build",
+        "--release",
+        "--offline",
+        "--target",
+        "wasm32-wasip2",
+        "--message-format=json",
+        "--manifest-path",
+        "Cargo.toml",
+    ];
+    let run = match &bwrap {
+        Some(bwrap) => Run::boxed(bwrap, &paths.spec(), &cargo, &args)?,
+        None => {
+            warn_unboxed(HandlerLang::Rust);
+            let mut cmd = Command::new(&cargo);
+            cmd.env_clear().current_dir(slot).args(args);
+            let home = std::env::var_os("HOME").unwrap_or_default();
+            cmd.envs(paths.env(home, None, std::env::var_os("PATH")));
+            Run::direct(cmd)
+        }
+    };
     // One build at a time in the shared cache, so that the artifact read
     // after it is this build's.
     let _lock = lock_cache(&settings.cache_dir)?;
-    let duration = run_limited(cmd, slot, settings.timeout)?;
+    let duration = run_limited(run, slot, settings.timeout, LogFilter::cargo(slot))?;
     let out = settings
         .cache_dir
         .join("wasm32-wasip2/release")
@@ -674,6 +846,10 @@ fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError
 }
 
 fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> {
+    let bwrap = match settings.build_box {
+        BuildBox::Bwrap => Some(bwrap()?),
+        BuildBox::None => None,
+    };
     let tool = settings
         .componentize_js
         .clone()
@@ -683,14 +859,11 @@ fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> 
             what: "componentize-js".into(),
             hint: "install @bytecodealliance/componentize-js (npm) and put it on PATH, or set [forge.handler] componentize_js".into(),
         })?;
-    if on_path("node").is_none() {
-        return Err(BuildError::ToolchainMissing {
-            what: "node".into(),
-            hint: "componentize-js runs on node; put it on PATH".into(),
-        });
-    }
-    let mut cmd = cleared(&tool, slot);
-    cmd.args([
+    let node = on_path("node").ok_or_else(|| BuildError::ToolchainMissing {
+        what: "node".into(),
+        hint: "componentize-js runs on node; put it on PATH".into(),
+    })?;
+    let args = [
         "handler.js",
         "--wit",
         "wit",
@@ -701,8 +874,19 @@ fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> 
         "fetch-event",
         "-o",
         HANDLER_FILE,
-    ]);
-    let duration = run_limited(cmd, slot, settings.timeout)?;
+    ];
+    let tool = std::path::absolute(&tool).unwrap_or(tool);
+    let slot = &slot.canonicalize().unwrap_or_else(|_| slot.to_path_buf());
+    let run = match &bwrap {
+        Some(bwrap) => Run::boxed(bwrap, &buildbox::js_spec(&tool, &node, slot), &tool, &args)?,
+        None => {
+            warn_unboxed(HandlerLang::Js);
+            let mut cmd = cleared(&tool, slot);
+            cmd.args(args);
+            Run::direct(cmd)
+        }
+    };
+    let duration = run_limited(run, slot, settings.timeout, LogFilter::raw())?;
     let out = slot.join(HANDLER_FILE);
     let wasm = fs::read(&out).map_err(io_err("read", &out))?;
     Ok(Built { wasm, duration })
@@ -713,51 +897,405 @@ fn lock_cache(dir: &Path) -> Result<fs::File, BuildError> {
     crate::fsutil::lock_file(&path).map_err(io_err("lock", &path))
 }
 
-/// Runs `cmd` in a process group of its own, output to `slot/build.log`;
-/// past `limit` the whole group is killed.
-fn run_limited(mut cmd: Command, slot: &Path, limit: Duration) -> Result<Duration, BuildError> {
+/// A build's command: bwrap with the program after `--`, or the program.
+struct Run {
+    cmd: Command,
+    /// The read end of bwrap's `--json-status-fd`; None: unboxed.
+    status: Option<std::io::PipeReader>,
+    /// What only the child keeps: the status pipe's write end and the
+    /// read ends bwrap takes `--ro-bind-data` files from. Dropped here
+    /// once the child is spawned.
+    child_fds: Vec<std::os::fd::OwnedFd>,
+}
+
+impl Run {
+    fn direct(cmd: Command) -> Run {
+        Run {
+            cmd,
+            status: None,
+            child_fds: Vec::new(),
+        }
+    }
+
+    fn boxed(
+        bwrap: &Path,
+        spec: &buildbox::BoxSpec,
+        program: &Path,
+        args: &[&str],
+    ) -> Result<Run, BuildError> {
+        use std::io::Write as _;
+        use std::os::fd::AsRawFd as _;
+        let pipe_err = |e: std::io::Error| BuildError::ToolchainMissing {
+            what: "bubblewrap (bwrap)".into(),
+            hint: format!("cannot make a pipe for it: {e}"),
+        };
+        let mut cmd = Command::new(bwrap);
+        // The box's own environment is set by --setenv; bwrap itself needs
+        // none of the host's.
+        cmd.env_clear();
+        let (status, status_writer) = std::io::pipe().map_err(pipe_err)?;
+        let mut child_fds = vec![std::os::fd::OwnedFd::from(status_writer)];
+        let mut data_fds = Vec::new();
+        for (text, _) in &spec.data {
+            // A few bytes: the pipe holds them until bwrap reads them.
+            let (r, mut w) = std::io::pipe().map_err(pipe_err)?;
+            w.write_all(text.as_bytes()).map_err(pipe_err)?;
+            drop(w);
+            data_fds.push(r.as_raw_fd());
+            child_fds.push(r.into());
+        }
+        cmd.args(buildbox::bwrap_args(
+            spec,
+            Some(child_fds[0].as_raw_fd()),
+            &data_fds,
+        ))
+        .arg(program)
+        .args(args);
+        Ok(Run {
+            cmd,
+            status: Some(status),
+            child_fds,
+        })
+    }
+}
+
+/// Which stream a line of the build's output came from.
+enum Line {
+    Out(String),
+    Err(String),
+    /// A line longer than [`MAX_LINE_BYTES`], dropped.
+    TooLong,
+}
+
+/// The longest line of a build's output that is read (a diagnostic's JSON
+/// is one line).
+const MAX_LINE_BYTES: usize = 4 << 20;
+/// The most of the filtered log kept in `build.log`; past it the start goes.
+const MAX_LOG_BYTES: usize = 1 << 20;
+
+/// Reads `r` a line at a time into `tx`.
+fn read_lines(r: impl std::io::Read, tx: std::sync::mpsc::Sender<Line>, out: bool) {
+    use std::io::BufRead as _;
+    let mut r = std::io::BufReader::with_capacity(64 << 10, r);
+    let mut line = Vec::new();
+    let mut too_long = false;
+    let send = |line: &mut Vec<u8>, too_long: &mut bool| {
+        let msg = if *too_long {
+            Line::TooLong
+        } else {
+            let text = String::from_utf8_lossy(line)
+                .trim_end_matches('\r')
+                .to_owned();
+            if out {
+                Line::Out(text)
+            } else {
+                Line::Err(text)
+            }
+        };
+        line.clear();
+        *too_long = false;
+        tx.send(msg).is_ok()
+    };
+    loop {
+        let buf = match r.fill_buf() {
+            Ok([]) => break,
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let (chunk, end) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > MAX_LINE_BYTES {
+                too_long = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = end.unwrap_or(buf.len());
+        r.consume(used);
+        if end.is_some() && !send(&mut line, &mut too_long) {
+            return;
+        }
+    }
+    if !line.is_empty() || too_long {
+        send(&mut line, &mut too_long);
+    }
+}
+
+/// The filtered output of a build, as `build.log` keeps it. A line that
+/// repeats the one before (a withheld diagnostic, say, for each line of a
+/// file the compiler read) is counted, not repeated.
+#[derive(Default)]
+struct Log {
+    text: String,
+    cut: bool,
+    last: Option<String>,
+    repeats: usize,
+}
+
+impl Log {
+    fn push(&mut self, line: &str) {
+        if self.last.as_deref() == Some(line) && !line.trim().is_empty() {
+            self.repeats += 1;
+            return;
+        }
+        self.flush_repeats();
+        self.last = Some(line.to_owned());
+        self.append(line);
+    }
+
+    fn flush_repeats(&mut self) {
+        if self.repeats > 0 {
+            let note = format!("(the line above {} more time(s))", self.repeats);
+            self.repeats = 0;
+            self.append(&note);
+        }
+    }
+
+    fn append(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.text.push('\n');
+        if self.text.len() > MAX_LOG_BYTES {
+            let mut from = self.text.len() - MAX_LOG_BYTES / 2;
+            while !self.text.is_char_boundary(from) {
+                from += 1;
+            }
+            let from = self.text[from..].find('\n').map_or(from, |i| from + i + 1);
+            self.text.drain(..from);
+            self.cut = true;
+        }
+    }
+
+    fn text(&mut self) -> String {
+        self.flush_repeats();
+        self.last = None;
+        if self.cut {
+            format!("… (the start of the log was cut)\n{}", self.text)
+        } else {
+            self.text.clone()
+        }
+    }
+}
+
+/// Runs the build in a process group of its own; only what `filter`
+/// passes goes to `slot/build.log` and into the errors. Past `limit` the
+/// whole group is killed, and with bwrap (`--die-with-parent`, a pid
+/// namespace) everything in the box.
+fn run_limited(
+    run: Run,
+    slot: &Path,
+    limit: Duration,
+    mut filter: LogFilter,
+) -> Result<Duration, BuildError> {
+    let Run {
+        mut cmd,
+        status: status_reader,
+        child_fds,
+    } = run;
     let log_path = slot.join(BUILD_LOG);
-    let log = fs::File::create(&log_path).map_err(io_err("create", &log_path))?;
-    let err = log.try_clone().map_err(io_err("open", &log_path))?;
-    cmd.stdin(Stdio::null()).stdout(log).stderr(err);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    {
+        use std::os::fd::AsRawFd as _;
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        close_inherited_fds(&mut cmd, child_fds.iter().map(|f| f.as_raw_fd()).collect());
+    }
+    let boxed = status_reader.is_some();
     let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(io_err("run", Path::new(cmd.get_program())))?;
+    let spawned = cmd.spawn();
+    // The box's status reaches us only through bwrap's copy.
+    drop(child_fds);
+    let mut child = spawned.map_err(|e| {
+        if boxed {
+            BuildError::ToolchainMissing {
+                what: "bubblewrap (bwrap)".into(),
+                hint: format!("cannot run {}: {e}", cmd.get_program().to_string_lossy()),
+            }
+        } else {
+            io_err("run", Path::new(cmd.get_program()))(e)
+        }
+    })?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut readers = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || read_lines(out, tx, true)));
+    }
+    if let Some(err) = child.stderr.take() {
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || read_lines(err, tx, false)));
+    }
+    drop(tx);
+    let mut log = Log::default();
+    let mut bwrap_said = Vec::new();
+    let mut take = |line: Line, log: &mut Log| {
+        let kept = match line {
+            Line::Out(l) => filter.stdout(&l),
+            Line::Err(l) => {
+                if boxed && l.starts_with("bwrap: ") {
+                    bwrap_said.push(l.clone());
+                }
+                filter.stderr(&l)
+            }
+            Line::TooLong => filter.too_long(),
+        };
+        if let Some(k) = kept {
+            log.push(&k);
+        }
+    };
+    let write_log = |log: &mut Log| {
+        // Only the filtered text: nothing the compiler quoted from a file
+        // outside the slot's src/ is kept, here either.
+        let _ = fs::write(&log_path, log.text());
+    };
+    let drain = |log: &mut Log, take: &mut dyn FnMut(Line, &mut Log), until: Instant| loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => take(line, log),
+            Err(_) => break,
+        }
+    };
     let status: ExitStatus = loop {
+        while let Ok(line) = rx.try_recv() {
+            take(line, &mut log);
+        }
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() >= limit => {
-                kill_group(&mut child);
+                kill_group(&mut child, status_reader.as_ref());
+                drain(&mut log, &mut take, Instant::now() + Duration::from_secs(2));
+                if let Some(l) = filter.finish() {
+                    log.push(&l);
+                }
+                write_log(&mut log);
                 return Err(BuildError::TimedOut {
                     limit,
-                    log: log_tail(&log_path),
+                    log: tail(&log.text()),
                 });
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                if let Ok(line) = rx.recv_timeout(Duration::from_millis(20)) {
+                    take(line, &mut log);
+                }
+            }
             Err(e) => {
-                kill_group(&mut child);
+                kill_group(&mut child, status_reader.as_ref());
+                write_log(&mut log);
                 return Err(io_err("wait for", Path::new("the build"))(e));
             }
         }
     };
     let duration = started.elapsed();
+    // The rest of the output: the readers end when the last writer in the
+    // box is gone, which is now (bwrap's pid namespace ends with it).
+    drain(&mut log, &mut take, Instant::now() + Duration::from_secs(5));
+    if let Some(l) = filter.finish() {
+        log.push(&l);
+    }
+    write_log(&mut log);
+    if let Some(reader) = &status_reader {
+        let box_status = read_status(reader);
+        if box_status.exit_code.is_none() && status.code().is_some() {
+            return Err(BuildError::ToolchainMissing {
+                what: "bubblewrap (bwrap)".into(),
+                hint: format!(
+                    "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" to build unboxed (unsafe)",
+                    if bwrap_said.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", bwrap_said.join(" "))
+                    }
+                ),
+            });
+        }
+    }
     if !status.success() {
         return Err(BuildError::Failed {
             status: status.to_string(),
-            log: log_tail(&log_path),
+            log: tail(&log.text()),
         });
     }
     Ok(duration)
 }
 
+/// What bwrap wrote on its status pipe; it is written before bwrap exits,
+/// so nothing is waited for.
+fn read_status(reader: &std::io::PipeReader) -> BoxStatus {
+    use std::io::Read as _;
+    use std::os::fd::AsRawFd as _;
+    #[cfg(unix)]
+    // SAFETY: fcntl on a descriptor this function's caller owns; it only
+    // sets O_NONBLOCK.
+    unsafe {
+        let fd = reader.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut r = reader;
+    while text.len() < 64 << 10 {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+        }
+    }
+    BoxStatus::parse(&String::from_utf8_lossy(&text))
+}
+
+/// Marks every descriptor but 0, 1, 2 and `keep` close-on-exec in the
+/// child, so that nothing the host has open reaches the build (rustc could
+/// read it as `/proc/self/fd/N`), and clears it on `keep` (bwrap's status
+/// and data pipes, which bwrap itself does not pass into the box).
+#[cfg(unix)]
+fn close_inherited_fds(cmd: &mut Command, keep: Vec<i32>) {
+    // SAFETY: the closure runs between fork and exec and calls only
+    // async-signal-safe functions (the close_range system call, fcntl); it
+    // allocates nothing and takes no lock.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(cmd, move || {
+            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+            let all = libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                CLOSE_RANGE_CLOEXEC,
+            );
+            if all != 0 {
+                // Before Linux 5.11: one descriptor at a time.
+                let max = match libc::sysconf(libc::_SC_OPEN_MAX) {
+                    n if n > 0 => n.min(1 << 16) as libc::c_int,
+                    _ => 4096,
+                };
+                for fd in 3..max {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
+            for &fd in &keep {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Kills the child's process group (the child leads it), reaps the child
-/// and waits, briefly, for the rest of the group to be gone: SIGKILL is
-/// delivered asynchronously, so a compiler the build started could still
-/// be exiting (and holding its files) when this returns otherwise.
-fn kill_group(child: &mut std::process::Child) {
+/// and waits, briefly, for the rest to be gone: SIGKILL is delivered
+/// asynchronously, so a compiler the build started could still be exiting
+/// (and holding its files) when this returns otherwise. With bwrap, the
+/// box's first process (in a session of its own) is killed too, which
+/// ends its pid namespace and so everything in it.
+fn kill_group(child: &mut std::process::Child, status: Option<&std::io::PipeReader>) {
     #[cfg(unix)]
     let group = i32::try_from(child.id()).ok();
     #[cfg(unix)]
@@ -768,32 +1306,64 @@ fn kill_group(child: &mut std::process::Child) {
             libc::kill(-pid, libc::SIGKILL);
         }
     }
+    let inner = status.and_then(|r| read_status(r).child_pid);
+    #[cfg(unix)]
+    if let Some(pid) = inner {
+        // SAFETY: as above, for the box's session (bwrap --new-session
+        // made its first process the leader of a group of its own).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
     let _ = child.kill();
     let _ = child.wait();
+    let until = Instant::now() + Duration::from_secs(2);
     #[cfg(unix)]
     if let Some(pid) = group {
         // Signal 0 only asks whether any member is left. Zombies count
         // until their new parent reaps them, so this is bounded.
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         // SAFETY: as above; signal 0 delivers nothing.
-        while unsafe { libc::kill(-pid, 0) } == 0 && std::time::Instant::now() < until {
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        while unsafe { libc::kill(-pid, 0) } == 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // The box's first process ends only after every other process of its
+    // pid namespace has: once it is gone or a zombie, the box is empty.
+    if let Some(pid) = inner {
+        while Instant::now() < until && alive(pid) {
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 }
 
-/// The end of a build log, for the model and the operator.
-pub fn log_tail(path: &Path) -> String {
-    let mut bytes = Vec::new();
-    if let Ok(f) = fs::File::open(path) {
-        let _ = f.take(16 << 20).read_to_end(&mut bytes);
+/// Whether process `pid` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state follows the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
     }
-    let text = String::from_utf8_lossy(&bytes);
+}
+
+/// The end of a build log, for the model and the operator.
+fn tail(text: &str) -> String {
     let text = text.trim_end();
     match text.char_indices().rev().nth(LOG_TAIL_BYTES) {
         Some((at, _)) => format!("…{}", &text[at..]),
         None => text.to_owned(),
     }
+}
+
+/// The end of the build log at `path` (`build.log`, already filtered).
+pub fn log_tail(path: &Path) -> String {
+    let mut bytes = Vec::new();
+    if let Ok(f) = fs::File::open(path) {
+        let _ = f.take(16 << 20).read_to_end(&mut bytes);
+    }
+    tail(&String::from_utf8_lossy(&bytes))
 }
 
 /// The skill's SKILL.md (`current`) pointing at `handler`, marked as
@@ -960,6 +1530,91 @@ mod tests {
         );
     }
 
+    /// The spellings of issue 30 that passed the check before: each is
+    /// refused now, and says why.
+    #[test]
+    fn reads_assembled_by_a_macro_or_spelled_oddly_are_refused() {
+        for (src, why) in [
+            // The finding: `path`, a file and a module name as arguments.
+            (
+                "macro_rules! m { ($a:ident, $f:literal, $n:ident) => { #[$a = $f] mod $n; } }\nm!(path, \"/proc/self/environ\", x);",
+                "an attribute named by a macro argument",
+            ),
+            (
+                "macro_rules! m { ($a:ident) => { #![$a] } }",
+                "an attribute named by a macro argument",
+            ),
+            (
+                "macro_rules! m { ($a:ident) => { # [ $a(name = \"x\") ] extern \"C\" {} } }",
+                "an attribute named by a macro argument",
+            ),
+            (
+                "macro_rules! m { ($a:meta) => { #[$a] fn f() {} } }\nm!(export_name = \"x\");",
+                "an attribute named by a macro argument",
+            ),
+            (
+                "macro_rules! m { ($b:tt) => { #$b fn f() {} } }",
+                "an attribute built from a macro argument",
+            ),
+            (
+                "macro_rules! m { ($b:tt) => { #!$b } }",
+                "an attribute built from a macro argument",
+            ),
+            (
+                "macro_rules! m { ($h:tt) => { $h[path = \"/etc/passwd\"] mod x {} } }\nm!(#);",
+                "a `#` that does not start",
+            ),
+            (
+                "macro_rules! m { ($n:ident) => { mod $n; } }",
+                "declares a module in another file",
+            ),
+            (
+                "#[r#path = \"/etc/passwd\"] mod x {}",
+                "the attribute `r` is not one",
+            ),
+            (
+                "#[::core::prelude::v1::derive(Debug)] struct S;",
+                "whose name is not a plain word",
+            ),
+            (
+                "#[export_name = \"handle\"] fn f() {}",
+                "the attribute `export_name`",
+            ),
+            (
+                "#[link_section = \".x\"] static X: u8 = 0;",
+                "the attribute `link_section`",
+            ),
+            ("extern  crate std as s;", "`extern crate` is not allowed"),
+            ("extern\ncrate std as s;", "`extern crate` is not allowed"),
+            (
+                "extern /* c */ crate std as s;",
+                "`extern crate` is not allowed",
+            ),
+            // `env` through a macro: by its name as an argument, or a call
+            // of whatever macro an argument names.
+            (
+                "macro_rules! m { ($i:ident) => { $i!(\"HOME\") } }\nconst X: &str = m!(env);",
+                "calls a macro named by a macro argument",
+            ),
+            (
+                "macro_rules! m { ($p:path) => { $p ! (\"HOME\") } }",
+                "calls a macro named by a macro argument",
+            ),
+            (
+                "macro_rules! m { ($i:ident, $b:tt) => { $i $b (\"HOME\") } }\nconst X: &str = m!(env, !);",
+                "may not define macros",
+            ),
+            (
+                "const X: Option<&str> = m!(option_env);",
+                "it names `option_env`",
+            ),
+            ("macro_rules! m { () => { 1 } }", "may not define macros"),
+        ] {
+            let what = refused(src);
+            assert!(what.contains(why), "{src}\n=> {what}\nwanted: {why}");
+        }
+    }
+
     #[test]
     fn what_only_looks_like_a_read_passes() {
         check_source(RUST_TEMPLATE, HandlerLang::Rust).expect("the template");
@@ -972,6 +1627,14 @@ mod tests {
             "fn environment() {} fn f() { let env = 1; let _ = env + 1; }",
             "mod inline { pub fn f() {} }",
             "#[derive(Debug)] struct S;",
+            "# [ derive ( Debug ) ] struct S;\n#![allow(dead_code)]",
+            "#[rustfmt::skip] fn f() {}",
+            "fn r#type() {} fn g() { r#type() }",
+            "fn f() -> char { '#' }",
+            "fn f() -> &'static str { \"#[path = \\\"/etc/passwd\\\"] $x! macro_rules!\" }",
+            "/// # Examples\n/// macro_rules! env!\nfn f() {}",
+            "fn f() { let s = std::env::args().count(); let _ = s; }",
+            "fn f(extern_crate: u8) -> u8 { extern_crate }",
         ] {
             check_source(src, HandlerLang::Rust).unwrap_or_else(|e| panic!("{e}: {src}"));
         }
@@ -1028,10 +1691,30 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_log_line_is_counted() {
+        let mut log = Log::default();
+        for l in ["   Compiling x", "w", "w", "w", "", "", "end", "w"] {
+            log.push(l);
+        }
+        assert_eq!(
+            log.text(),
+            "   Compiling x\nw\n(the line above 2 more time(s))\n\n\nend\nw\n"
+        );
+    }
+
+    #[test]
     fn config_defaults() {
         let c: HandlerConfig = toml::from_str("").expect("empty");
         assert_eq!(c.attempts, 2);
         assert_eq!(c.lang, HandlerLang::Rust);
         assert!(toml::from_str::<HandlerConfig>("lang = \"python\"").is_err());
+        assert_eq!(
+            c.build_box,
+            BuildBox::Bwrap,
+            "boxed unless the operator says not"
+        );
+        let none: HandlerConfig = toml::from_str("build_box = \"none\"").expect("none");
+        assert_eq!(none.build_box, BuildBox::None);
+        assert!(toml::from_str::<HandlerConfig>("build_box = \"docker\"").is_err());
     }
 }

@@ -11,12 +11,15 @@
 //! - `history`: previous versions and the log of attempts; rollback.
 //! - `mine`: contiguous tool sequences that recur across recorded runs.
 //! - `handler`: handlers written by a model: the request, the source
-//!   checked before it builds, the build (no network, cleared environment,
-//!   time limit), and admitting a gated artifact into its skill.
+//!   checked before it builds, the build (in a box, time limit), and
+//!   admitting a gated artifact into its skill.
+//! - `buildbox` (in `toolchain`, re-exported here): the bubblewrap box
+//!   that build runs in and the filter its compiler diagnostics pass.
 //!
 //! See docs/forge.md. The exec stage calls into this off the request
 //! path (the run writer's thread).
 
+pub use crate::toolchain::buildbox;
 pub mod create;
 pub mod handler;
 pub mod history;

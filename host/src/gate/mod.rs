@@ -593,7 +593,7 @@ fn link_failure(e: &SandboxError) -> Verdict {
 /// `run`). What is held back is named by [`not_live_in_the_gate`].
 fn case_capabilities(effective: &Capabilities) -> Capabilities {
     let mut c = effective.clone();
-    c.files.read.extend(c.files.write.drain(..));
+    c.files.read.append(&mut c.files.write);
     c.http = Default::default();
     c
 }
@@ -700,10 +700,12 @@ mod tests {
         let none = Capabilities::default();
         assert_eq!(case_capabilities(&none), none);
         assert!(not_live_in_the_gate(&none).is_empty());
-        let mut reach = Capabilities::default();
-        reach.http = vec!["api.example.com".into()];
-        reach.tools = vec!["read_file".into()];
-        reach.llm = true;
+        let reach = Capabilities {
+            http: vec!["api.example.com".into()],
+            tools: vec!["read_file".into()],
+            llm: true,
+            ..Capabilities::default()
+        };
         assert!(case_capabilities(&reach).http.is_empty());
         assert_eq!(not_live_in_the_gate(&reach).len(), 3);
     }

@@ -74,23 +74,73 @@ pub fn report(env: &ToolEnv, lang: Lang) -> LangReport {
 
 const RUSTUP_INSTALL: &str = "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --target wasm32-wasip2";
 
-fn rust_checks(env: &ToolEnv) -> Vec<Check> {
-    let cargo = env.find_on_path("cargo");
-    let target = env.find_on_path("rustup").and_then(|rustup| {
-        let out = env
-            .command(&rustup)
+/// Whether rustup lists the wasm32-wasip2 target as installed.
+fn wasm_target_installed(env: &ToolEnv) -> bool {
+    env.find_on_path("rustup").is_some_and(|rustup| {
+        env.command(&rustup)
             .args(["target", "list", "--installed"])
             .output()
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .any(|l| l.trim() == "wasm32-wasip2")
-            .then(|| "installed".to_owned())
-    });
-    vec![
+            .is_ok_and(|out| {
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .any(|l| l.trim() == "wasm32-wasip2")
+            })
+    })
+}
+
+fn rust_checks(env: &ToolEnv) -> Vec<Check> {
+    let cargo = env.find_on_path("cargo");
+    let target = wasm_target_installed(env).then(|| "installed".to_owned());
+    let mut checks = vec![
         check("cargo", cargo.map(|c| version_of(env, &c))),
         check("the wasm32-wasip2 target (rustup)", target),
-    ]
+    ];
+    // Only a host with the forge builds model-written handlers.
+    if cfg!(feature = "forge") {
+        checks.push(bwrap_check(env));
+    }
+    checks
+}
+
+/// What `forge handler` builds a model's handler in.
+const BWRAP_WHAT: &str = "bubblewrap (bwrap), the box `forge handler` builds in";
+
+/// bubblewrap: installed, and able to start a box here (a container may
+/// refuse it the namespaces it needs).
+fn bwrap_check(env: &ToolEnv) -> Check {
+    use super::buildbox::{self, BoxSpec};
+    let Some(bwrap) = buildbox::find_bwrap(&env.path) else {
+        return check(BWRAP_WHAT, None);
+    };
+    let spec = BoxSpec {
+        chdir: PathBuf::from("/"),
+        ..BoxSpec::default()
+    };
+    let probe = Command::new(&bwrap)
+        .args(buildbox::bwrap_args(&spec, None, &[]))
+        .arg("true")
+        .stdin(std::process::Stdio::null())
+        .output();
+    match probe {
+        Ok(out) if out.status.success() => check(BWRAP_WHAT, Some(version_of(env, &bwrap))),
+        Ok(out) => check(
+            format!(
+                "{BWRAP_WHAT}: {} cannot start a box here ({}); see docs/forge.md",
+                bwrap.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            None,
+        ),
+        Err(e) => check(
+            format!("{BWRAP_WHAT}: cannot run {}: {e}", bwrap.display()),
+            None,
+        ),
+    }
+}
+
+/// Whether `bwrap` is missing (not: present but unable to start a box).
+fn bwrap_missing(env: &ToolEnv) -> bool {
+    cfg!(feature = "forge") && super::buildbox::find_bwrap(&env.path).is_none()
 }
 
 /// componentize-js's `src/cli.js`: in a `node_modules` of `dir` or a folder
@@ -222,11 +272,20 @@ pub fn install_command(env: &ToolEnv, lang: Lang) -> String {
     let ours = format!("skillhost toolchain install {}", lang.flag());
     match lang {
         Lang::Rust => {
+            let mut steps = Vec::new();
             if env.find_on_path("cargo").is_none() || env.find_on_path("rustup").is_none() {
-                RUSTUP_INSTALL.to_owned()
-            } else {
-                "rustup target add wasm32-wasip2".to_owned()
+                steps.push(RUSTUP_INSTALL.to_owned());
+            } else if !wasm_target_installed(env) {
+                steps.push("rustup target add wasm32-wasip2".to_owned());
             }
+            if bwrap_missing(env) {
+                steps.push(apt_command(&["bubblewrap".to_owned()]));
+            }
+            if steps.is_empty() {
+                // Present but failing: adding the target is the one command left.
+                steps.push("rustup target add wasm32-wasip2".to_owned());
+            }
+            steps.join(" && ")
         }
         Lang::Js => {
             let system: Vec<String> = [("node", "nodejs"), ("npm", "npm")]
@@ -286,7 +345,13 @@ fn c_packages() -> Vec<String> {
 pub fn install_plan(env: &ToolEnv, lang: Lang) -> Vec<String> {
     let tools = env.install_dir.display();
     match lang {
-        Lang::Rust => vec!["rustup target add wasm32-wasip2".to_owned()],
+        Lang::Rust => {
+            let mut plan = vec!["rustup target add wasm32-wasip2".to_owned()];
+            if bwrap_missing(env) {
+                plan.push("apt-get install -y bubblewrap".to_owned());
+            }
+            plan
+        }
         Lang::Js => vec![format!(
             "npm install --prefix {tools} --no-audit --no-fund @bytecodealliance/componentize-js@{COMPONENTIZE_JS_VERSION} @bytecodealliance/preview2-shim@{PREVIEW2_SHIM_VERSION}"
         )],
@@ -301,6 +366,49 @@ pub fn install_plan(env: &ToolEnv, lang: Lang) -> Vec<String> {
             c_packages().join(" ")
         )],
     }
+}
+
+/// bubblewrap, the box `forge handler` builds a model's handler in: a
+/// Debian package, installed as root.
+fn install_bubblewrap(env: &ToolEnv, progress: &mut dyn FnMut(&str)) -> Result<(), ToolchainError> {
+    let command = apt_command(&["bubblewrap".to_owned()]);
+    if !super::is_root() {
+        return Err(ToolchainError::Unsupported(format!(
+            "bubblewrap, the box `forge handler` builds in, is a Debian package, installed as root: {command}"
+        )));
+    }
+    let apt = env.find_on_path("apt-get").ok_or_else(|| {
+        ToolchainError::Unsupported(
+            "apt-get is not available: install bubblewrap (`bwrap`), the box `forge handler` builds in, with the system's package manager".to_owned(),
+        )
+    })?;
+    progress("apt-get install -y bubblewrap");
+    let install = |env: &ToolEnv| {
+        run(
+            "apt-get install bubblewrap",
+            env.command(&apt)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .args([
+                    "install",
+                    "-y",
+                    "-qq",
+                    "--no-install-recommends",
+                    "bubblewrap",
+                ]),
+        )
+    };
+    if install(env).is_err() {
+        // A fresh machine has no package lists yet.
+        progress("apt-get update");
+        run(
+            "apt-get update",
+            env.command(&apt)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .args(["update", "-qq"]),
+        )?;
+        install(env)?;
+    }
+    Ok(())
 }
 
 /// Installs what `lang` needs: npm and pip packages into the tool folder,
@@ -332,6 +440,9 @@ pub fn install(
                 env.command(&rustup)
                     .args(["target", "add", "wasm32-wasip2"]),
             )?;
+            if bwrap_missing(env) {
+                install_bubblewrap(env, progress)?;
+            }
         }
         Lang::Js => {
             env.find_on_path("node").ok_or_else(|| need("node"))?;
@@ -432,10 +543,16 @@ mod tests {
         let reports = doctor(&env);
         assert_eq!(reports.len(), 4);
         let sudo = if super::super::is_root() { "" } else { "sudo " };
+        // bubblewrap is also looked for in the system's folders.
+        let bwrap = if bwrap_missing(&env) {
+            format!(" && {sudo}apt-get install -y bubblewrap")
+        } else {
+            String::new()
+        };
         for r in &reports {
             assert!(!r.ready(), "{r:?}");
             let want = match r.lang {
-                Lang::Rust => RUSTUP_INSTALL.to_owned(),
+                Lang::Rust => format!("{RUSTUP_INSTALL}{bwrap}"),
                 Lang::Js => {
                     format!("{sudo}apt-get install -y nodejs npm && skillhost toolchain install js")
                 }

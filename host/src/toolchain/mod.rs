@@ -1,13 +1,15 @@
 //! The toolchains that build handlers: finding them (`ToolEnv`), building
 //! a handler folder in any of the four languages (`build`), saying what is
-//! present and what installs the rest (`doctor`), and installing it
-//! (`install`).
+//! present and what installs the rest (`doctor`), installing it
+//! (`install`), and the bubblewrap box a model's handler is built in
+//! (`buildbox`, for `forge handler`; `doctor` checks it can start).
 //!
 //! Tools are looked up where the project's installers put them:
 //! `$SKILLHOST_HOME/tools` (`skillhost toolchain install`), the checkout's
 //! `target/example-tools` (`.ci/install-example-toolchains.sh`), then PATH.
 
 mod build;
+pub mod buildbox;
 #[cfg(feature = "handler-build")]
 mod c;
 mod doctor;
@@ -289,6 +291,11 @@ pub(crate) use crate::sys::is_root;
 fn apt_command(packages: &[String]) -> String {
     let sudo = if is_root() { "" } else { "sudo " };
     format!("{sudo}apt-get install -y {}", packages.join(" "))
+}
+
+/// [`apt_command`] for messages elsewhere (the forge's build box).
+pub fn apt_install(packages: &[&str]) -> String {
+    apt_command(&packages.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>())
 }
 
 #[cfg(test)]

@@ -1,0 +1,175 @@
+//! What the forge's build box costs: the same generated Rust handler built
+//! by `forge::handler::build` in a bubblewrap box (`build_box = "bwrap"`,
+//! the default) and unboxed (`build_box = "none"`), alternating, in the
+//! same run.
+//!
+//! - cold: a fresh build cache (CARGO_TARGET_DIR) each time, so the guest
+//!   SDK and its dependencies (wit-bindgen, serde, ...) compile too;
+//! - warm: right after, the same slot and cache with a one-line change to
+//!   the handler's source, so only the handler compiles; [`WARM_BUILDS`]
+//!   of them a round, each with another change, boxed and unboxed in
+//!   turn so that each pair sees the same load on the machine.
+//!
+//! Prints each build, the medians, and `RATIO forge-box-cold` /
+//! `RATIO forge-box-warm` (boxed / unboxed; the target is at most 1.2).
+//! `SKILLHOST_BENCH_ROUNDS` sets the rounds (3; each builds cold and warm
+//! in both modes).
+//!
+//! Run: `cargo bench -p skillhost --bench forge_box` (release profile).
+//! Needs cargo with the wasm32-wasip2 target and bubblewrap
+//! (`apt-get install -y bubblewrap`).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use skillhost::forge::buildbox::BuildBox;
+use skillhost::forge::handler::{self, BuildSettings, HandlerConfig, HandlerLang};
+
+/// The handler `forge handler` wrote in tests/forge_handler.rs.
+const SOURCE: &str = r#"use skillhost_guest::{HandlerResult, Output, Task};
+
+fn handle(task: Task) -> HandlerResult {
+    Ok(Output::text(task.description.to_uppercase()))
+}
+
+skillhost_guest::export_handler!(handle);
+"#;
+
+/// Warm builds a round, in each mode.
+const WARM_BUILDS: usize = 5;
+
+/// The one-line change of warm build `n`.
+fn changed(n: usize) -> String {
+    SOURCE.replace(
+        "task.description.to_uppercase()",
+        &format!(
+            "task.description.to_uppercase() + \"{}\"",
+            "!".repeat(n + 1)
+        ),
+    )
+}
+
+fn settings(mode: BuildBox, cache_root: &Path) -> BuildSettings {
+    let config = HandlerConfig {
+        build_box: mode,
+        build_timeout_secs: 1800,
+        ..HandlerConfig::default()
+    };
+    BuildSettings::new(&config, cache_root)
+}
+
+/// Writes `source` into `slot` and builds it; the wall time of the build.
+fn build(slot: &Path, source: &str, settings: &BuildSettings) -> Duration {
+    handler::write_project(slot, source, HandlerLang::Rust, settings).expect("project");
+    let t = Instant::now();
+    let built = handler::build(slot, HandlerLang::Rust, settings)
+        .unwrap_or_else(|e| panic!("the build failed: {e}"));
+    let took = t.elapsed();
+    assert!(built.wasm.starts_with(b"\0asm"), "a component");
+    took
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2
+    }
+}
+
+fn name(mode: BuildBox) -> &'static str {
+    match mode {
+        BuildBox::Bwrap => "boxed",
+        BuildBox::None => "unboxed",
+    }
+}
+
+fn main() {
+    // The unboxed mode's warning on every build is expected here.
+    let rounds: usize = std::env::var("SKILLHOST_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let mut cold = [Vec::new(), Vec::new()];
+    let mut warm = [Vec::new(), Vec::new()];
+    for round in 0..rounds {
+        // Alternate which goes first, so neither always runs on a warmer
+        // machine (page cache, CPU clock).
+        let order = if round % 2 == 0 {
+            [BuildBox::Bwrap, BuildBox::None]
+        } else {
+            [BuildBox::None, BuildBox::Bwrap]
+        };
+        let setups: Vec<(tempfile::TempDir, BuildSettings)> = order
+            .iter()
+            .map(|&mode| {
+                let dir = tempfile::tempdir().expect("tempdir");
+                std::fs::create_dir_all(dir.path().join("slot")).expect("mkdir");
+                let s = settings(mode, &dir.path().join("cache"));
+                (dir, s)
+            })
+            .collect();
+        let line = |mode: BuildBox, what: &str, d: Duration| {
+            println!(
+                "round {}: {:>7} {what} {:.2} s",
+                round + 1,
+                name(mode),
+                d.as_secs_f64()
+            );
+        };
+        for (&mode, (dir, s)) in order.iter().zip(&setups) {
+            let c = build(&dir.path().join("slot"), SOURCE, s);
+            line(mode, "cold", c);
+            cold[usize::from(mode == BuildBox::None)].push(c);
+        }
+        // Warm builds paired, so that both modes see the same machine.
+        for k in 0..WARM_BUILDS {
+            for (&mode, (dir, s)) in order.iter().zip(&setups) {
+                let w = build(
+                    &dir.path().join("slot"),
+                    &changed(round * WARM_BUILDS + k),
+                    s,
+                );
+                warm[usize::from(mode == BuildBox::None)].push(w);
+            }
+        }
+        for mode in order {
+            let i = usize::from(mode == BuildBox::None);
+            let w = &warm[i][warm[i].len() - WARM_BUILDS..];
+            println!(
+                "round {}: {:>7} warm {} s",
+                round + 1,
+                name(mode),
+                w.iter()
+                    .map(|d| format!("{:.2}", d.as_secs_f64()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+    }
+    let [cold_boxed, cold_unboxed] = cold.map(median);
+    let [warm_boxed, warm_unboxed] = warm.map(median);
+    println!(
+        "medians of {rounds} cold and {} warm builds each: cold boxed {:.2} s, unboxed {:.2} s; warm boxed {:.2} s, unboxed {:.2} s",
+        rounds * WARM_BUILDS,
+        cold_boxed.as_secs_f64(),
+        cold_unboxed.as_secs_f64(),
+        warm_boxed.as_secs_f64(),
+        warm_unboxed.as_secs_f64()
+    );
+    println!(
+        "RATIO forge-box-cold: boxed {:.2} s / unboxed {:.2} s = {:.3}x (target <= 1.2)",
+        cold_boxed.as_secs_f64(),
+        cold_unboxed.as_secs_f64(),
+        cold_boxed.as_secs_f64() / cold_unboxed.as_secs_f64()
+    );
+    println!(
+        "RATIO forge-box-warm: boxed {:.2} s / unboxed {:.2} s = {:.3}x (target <= 1.2)",
+        warm_boxed.as_secs_f64(),
+        warm_unboxed.as_secs_f64(),
+        warm_boxed.as_secs_f64() / warm_unboxed.as_secs_f64()
+    );
+}
