@@ -192,6 +192,14 @@ fn a_skills_hostile_text_is_shown_escaped_by_list_show_and_run() {
         ),
     )
     .expect("write SKILL.md");
+    // Its bidi override is a high finding of the skill text audit, which
+    // holds it back from `run`; the operator allows it, so that what it
+    // says reaches the terminal to be escaped.
+    std::fs::write(
+        ws.workspace.join("skillhost.toml"),
+        "[audit]\nallow = [\"osc\"]\n",
+    )
+    .expect("write skillhost.toml");
     let skills = ws.skills.to_string_lossy().into_owned();
     for args in [
         vec!["--skills", &skills, "skills", "list"],

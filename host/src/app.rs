@@ -75,9 +75,24 @@ pub fn config_with_overrides(
     Ok(config)
 }
 
-/// The catalog over every root of `paths`; its warnings are logged.
+/// The catalog over every root of `paths`, audited as `[audit]` of the
+/// configuration says; its warnings are logged.
 pub fn catalog(paths: &Paths) -> Catalog {
-    let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
+    let audit = match Config::load(paths) {
+        Ok(c) => c.audit,
+        // The command that needs the configuration reports it; the audit
+        // stays on, allowing nothing.
+        Err(e) => {
+            tracing::debug!("{e}");
+            crate::audit::AuditConfig::default()
+        }
+    };
+    catalog_with(paths, &audit)
+}
+
+/// [`catalog`] with the `[audit]` section given.
+pub fn catalog_with(paths: &Paths, audit: &crate::audit::AuditConfig) -> Catalog {
+    let catalog = Catalog::load_audited(&paths.roots(), &LoadOptions::default(), audit);
     for w in catalog.warnings() {
         tracing::warn!("{w}");
     }
@@ -111,10 +126,11 @@ pub fn runner(paths: &Paths, overrides: &ModelOverrides, role: Role) -> Result<R
     } else {
         None
     };
+    let catalog = Arc::new(catalog_with(paths, &config.audit));
     let runner = Runner::with_catalog(
         paths.clone(),
         config,
-        Arc::new(catalog(paths)),
+        catalog,
         Extras {
             provider,
             learning,

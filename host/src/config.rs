@@ -60,6 +60,9 @@ pub struct Config {
     pub grants: BTreeMap<String, Grant>,
     /// Retrieval: pinned skills.
     pub catalog: crate::skill::CatalogConfig,
+    /// The skill text audit at catalog load: on or off, and the flagged
+    /// skills the operator allows.
+    pub audit: crate::audit::AuditConfig,
     /// `skills install`: the registry and the caps on what one install unpacks.
     pub install: crate::install::InstallConfig,
     /// Context values the operator vouches for (`timezone = "Europe/Paris"`):

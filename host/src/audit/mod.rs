@@ -19,6 +19,28 @@ use serde::{Deserialize, Serialize};
 pub use normalize::{Normalized, normalize};
 pub use rules::{RULES_TOML, Rule, RuleSet, decode_blob, rules, spoofed_host};
 
+/// `[audit]` in skillhost.toml: the audit at catalog load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditConfig {
+    /// Audit skills when the catalog loads (every source but bundled), and
+    /// keep a skill with a high finding out of the prompt, retrieval and
+    /// the MCP tools. On by default.
+    pub enabled: bool,
+    /// Skills used despite a high finding: names the operator has read
+    /// and vouches for. Their findings are still shown.
+    pub allow: Vec<String>,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig {
+            enabled: true,
+            allow: Vec::new(),
+        }
+    }
+}
+
 /// How much a finding matters. Only `High` fails `skills audit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -174,6 +196,17 @@ pub fn audit_folder(dir: &Path) -> Result<Report, AuditError> {
 /// the folder: symbolic links are not followed (one that points out of
 /// the folder is a finding), binary files are skipped.
 pub fn audit_folder_with(dir: &Path, limits: &Limits) -> Result<Report, AuditError> {
+    audit_folder_given(dir, None, limits)
+}
+
+/// [`audit_folder_with`], with the text of one file already read: a
+/// catalog load has SKILL.md in hand and audits that text, not a second
+/// read of the file (which could differ from what it parsed).
+pub fn audit_folder_given(
+    dir: &Path,
+    given: Option<(&str, &str)>,
+    limits: &Limits,
+) -> Result<Report, AuditError> {
     let meta = std::fs::metadata(dir).map_err(|source| AuditError::Folder {
         path: dir.to_path_buf(),
         source,
@@ -183,6 +216,15 @@ pub fn audit_folder_with(dir: &Path, limits: &Limits) -> Result<Report, AuditErr
     }
     let mut files = Vec::new();
     let mut report = Report::default();
+    if let Some((name, text)) = given {
+        let text = cut(
+            text,
+            limits.max_file_bytes.min(limits.max_total_bytes) as usize,
+        );
+        report.files += 1;
+        report.bytes += text.len() as u64;
+        report.findings.extend(audit_text(name, text));
+    }
     walk(dir, dir, 0, limits, &mut files, &mut report)?;
     // SKILL.md first, then the rest by path: stable output.
     files.sort_by(|a: &(String, PathBuf), b| {
@@ -204,6 +246,9 @@ pub fn audit_folder_with(dir: &Path, limits: &Limits) -> Result<Report, AuditErr
         let cap = limits
             .max_file_bytes
             .min(limits.max_total_bytes - report.bytes);
+        if given.is_some_and(|(name, _)| name == rel) {
+            continue;
+        }
         match read_text(&path, cap) {
             Ok(Some((text, truncated))) => {
                 report.files += 1;
@@ -233,6 +278,15 @@ pub fn audit_folder_with(dir: &Path, limits: &Limits) -> Result<Report, AuditErr
         }
     }
     Ok(report)
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 fn limit_finding(file: &str, why: &str) -> Finding {

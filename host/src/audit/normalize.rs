@@ -15,10 +15,21 @@ use unicode_normalization::char::is_combining_mark;
 #[derive(Debug)]
 pub struct Normalized<'a> {
     pub text: Cow<'a, str>,
-    /// (offset in `text`, offset in the original) at the start of each
-    /// piece that came from one original character or escape; empty when
-    /// `text` is the original itself.
-    map: Vec<(u32, u32)>,
+    /// The pieces of `text`, in order: empty when `text` is the original
+    /// itself. A run of characters that were already normal is one piece
+    /// that maps byte for byte; a character or escape that changed is a
+    /// piece of its own, all of it mapping to where it started.
+    map: Vec<Piece>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    /// Offset in the normalised text.
+    norm: u32,
+    /// Offset in the original.
+    orig: u32,
+    /// Copied as it was: offsets inside map one to one.
+    same: bool,
 }
 
 impl Normalized<'_> {
@@ -27,9 +38,10 @@ impl Normalized<'_> {
         if self.map.is_empty() {
             return at;
         }
-        let i = self.map.partition_point(|&(n, _)| n as usize <= at);
-        match i.checked_sub(1) {
-            Some(i) => self.map[i].1 as usize,
+        let i = self.map.partition_point(|p| p.norm as usize <= at);
+        match i.checked_sub(1).map(|i| self.map[i]) {
+            Some(p) if p.same => p.orig as usize + (at - p.norm as usize),
+            Some(p) => p.orig as usize,
             None => 0,
         }
     }
@@ -40,8 +52,13 @@ impl Normalized<'_> {
         if self.map.is_empty() {
             return end;
         }
-        let i = self.map.partition_point(|&(n, _)| (n as usize) < end);
-        self.map.get(i).map_or(original_len, |&(_, o)| o as usize)
+        let i = self.map.partition_point(|p| (p.norm as usize) < end);
+        if let Some(p) = i.checked_sub(1).map(|i| self.map[i])
+            && p.same
+        {
+            return p.orig as usize + (end - p.norm as usize);
+        }
+        self.map.get(i).map_or(original_len, |p| p.orig as usize)
     }
 }
 
@@ -129,8 +146,10 @@ fn percent_run(bytes: &[u8], i: usize) -> Option<(String, usize)> {
 
 /// The text the rules match (see the module docs).
 pub fn normalize(text: &str) -> Normalized<'_> {
-    // The common case, plain ASCII with no escapes, is already normal.
-    if text.is_ascii() && !has_percent_escape(text.as_bytes()) {
+    // The common case: nothing to undo, drop or fold. Most skills are
+    // plain ASCII, or hold only characters that are their own normal form
+    // (dashes, quotes, emoji, accented letters): no copy, no map.
+    if is_normal(text) {
         return Normalized {
             text: Cow::Borrowed(text),
             map: Vec::new(),
@@ -138,9 +157,20 @@ pub fn normalize(text: &str) -> Normalized<'_> {
     }
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
-    let mut map = Vec::with_capacity(text.len() / 4);
+    let mut map = Vec::new();
     let mut i = 0;
     while i < text.len() {
+        let run = normal_run(&text[i..]);
+        if run > 0 {
+            map.push(Piece {
+                norm: out.len() as u32,
+                orig: i as u32,
+                same: true,
+            });
+            out.push_str(&text[i..i + run]);
+            i += run;
+            continue;
+        }
         if bytes[i] == b'%'
             && let Some((decoded, used)) = percent_run(bytes, i)
         {
@@ -148,7 +178,11 @@ pub fn normalize(text: &str) -> Normalized<'_> {
             // not decoded again.
             let mut k = 0;
             for c in decoded.chars() {
-                map.push((out.len() as u32, (i + k.min(used - 3)) as u32));
+                map.push(Piece {
+                    norm: out.len() as u32,
+                    orig: (i + k.min(used - 3)) as u32,
+                    same: false,
+                });
                 push_normal(&mut out, c);
                 k += 3 * c.len_utf8();
             }
@@ -156,7 +190,11 @@ pub fn normalize(text: &str) -> Normalized<'_> {
             continue;
         }
         let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
-        map.push((out.len() as u32, i as u32));
+        map.push(Piece {
+            norm: out.len() as u32,
+            orig: i as u32,
+            same: false,
+        });
         push_normal(&mut out, c);
         i += c.len_utf8();
     }
@@ -164,6 +202,44 @@ pub fn normalize(text: &str) -> Normalized<'_> {
         text: Cow::Owned(out),
         map,
     }
+}
+
+/// Whether `text` is its own normal form.
+fn is_normal(text: &str) -> bool {
+    if has_percent_escape(text.as_bytes()) {
+        return false;
+    }
+    text.is_ascii() || text.chars().all(|c| c.is_ascii() || stays(c))
+}
+
+/// Whether a non-ASCII character comes out of `push_normal` as itself.
+fn stays(c: char) -> bool {
+    !is_invisible(c)
+        && !is_combining_mark(c)
+        && latin_lookalike(c).is_none()
+        && unicode_normalization::is_nfkc_quick(std::iter::once(c))
+            == unicode_normalization::IsNormalized::Yes
+}
+
+/// Length in bytes of the prefix of `text` that normalising leaves as it
+/// is: up to a `%XX` escape or a character that changes.
+fn normal_run(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut n = 0;
+    for c in text.chars() {
+        let keep = if c == '%' {
+            !(bytes.len() > n + 2
+                && bytes[n + 1].is_ascii_hexdigit()
+                && bytes[n + 2].is_ascii_hexdigit())
+        } else {
+            c.is_ascii() || stays(c)
+        };
+        if !keep {
+            break;
+        }
+        n += c.len_utf8();
+    }
+    n
 }
 
 fn has_percent_escape(bytes: &[u8]) -> bool {

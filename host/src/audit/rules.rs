@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
@@ -41,6 +41,8 @@ struct RuleSpec {
     description: String,
     #[serde(default)]
     keywords: Vec<String>,
+    #[serde(default)]
+    also: Vec<String>,
     patterns: Vec<String>,
     #[serde(default)]
     unless: Vec<String>,
@@ -77,26 +79,32 @@ pub struct Rule {
     only_non_ascii: bool,
     check: Option<Check>,
     has_keywords: bool,
+    has_also: bool,
 }
 
 /// Every rule, with the keyword prefilter over them.
 #[derive(Debug)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
+    /// One automaton over every rule's keywords, each keyword once.
     prefilter: AhoCorasick,
-    /// For each prefilter pattern, the rule it belongs to.
-    keyword_rule: Vec<usize>,
+    /// For each prefilter pattern, the rules it stands for (bit i: rule i).
+    keyword_rules: Vec<Mask>,
 }
 
-/// Where a rule runs in a text.
-enum Region {
-    All,
-    /// Byte ranges of whole lines of the normalised text.
-    Lines(Vec<(usize, usize)>),
-}
+/// A set of rules: bit i for a keyword of rule i, bit 64 + i for one of
+/// its `also` keywords.
+type Mask = u128;
+/// Most rules a rules file may hold.
+const MAX_RULES: usize = 64;
 
-fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().rposition(|&b| b == b'\n')
+/// A stretch of the normalised text (whole lines) and the rules whose
+/// keywords occur in it.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    rules: Mask,
 }
 
 fn line_end(bytes: &[u8], from: usize) -> usize {
@@ -137,9 +145,13 @@ fn compile(pattern: &str, id: &str) -> Result<Regex, String> {
 /// Parses and compiles a rules file.
 pub fn parse(text: &str) -> Result<RuleSet, String> {
     let file: RulesFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    if file.rule.len() > MAX_RULES {
+        return Err(format!("more than {MAX_RULES} rules"));
+    }
     let mut rules = Vec::with_capacity(file.rule.len());
-    let mut keywords = Vec::new();
-    let mut keyword_rule = Vec::new();
+    // Each keyword once (lowercase), with the rules that name it.
+    let mut keywords: Vec<String> = Vec::new();
+    let mut keyword_rules: Vec<Mask> = Vec::new();
     for spec in file.rule {
         if rules.iter().any(|r: &Rule| r.id == spec.id) {
             return Err(format!("rule {} is defined twice", spec.id));
@@ -153,22 +165,52 @@ pub fn parse(text: &str) -> Result<RuleSet, String> {
                 spec.id
             ));
         }
-        for k in &spec.keywords {
-            keywords.push(k.clone());
-            keyword_rule.push(rules.len());
+        if !spec.also.is_empty() && spec.keywords.is_empty() {
+            return Err(format!("rule {}: `also` needs `keywords`", spec.id));
         }
+        let tagged = spec
+            .keywords
+            .iter()
+            .map(|k| (k, 0))
+            .chain(spec.also.iter().map(|k| (k, 64)));
+        for (k, shift) in tagged {
+            if !k.is_ascii() || k.is_empty() {
+                return Err(format!("rule {}: keyword {k:?} is not ASCII", spec.id));
+            }
+            let k = k.to_ascii_lowercase();
+            let bit: Mask = 1 << (rules.len() + shift);
+            match keywords.iter().position(|x| *x == k) {
+                Some(i) => keyword_rules[i] |= bit,
+                None => {
+                    keywords.push(k);
+                    keyword_rules.push(bit);
+                }
+            }
+        }
+        // A rule on the normalised text matches ASCII word boundaries: the
+        // lazy DFA handles them on any text, where a Unicode `\b` makes
+        // it give up on a line with one non-ASCII character. Normalising
+        // has folded look-alikes and fullwidth forms to ASCII already.
+        let ascii_b = |p: &String| {
+            if spec.raw {
+                p.clone()
+            } else {
+                p.replace("\\b", "(?-u:\\b)")
+            }
+        };
         let compile_all = |ps: &[String]| -> Result<Vec<Regex>, String> {
-            ps.iter().map(|p| compile(p, &spec.id)).collect()
+            ps.iter().map(|p| compile(&ascii_b(p), &spec.id)).collect()
         };
         rules.push(Rule {
             patterns: compile_all(&spec.patterns)?,
             unless: compile_all(&spec.unless)?,
             downgrade_if: spec
                 .downgrade_if
-                .as_deref()
-                .map(|p| compile(p, &spec.id))
+                .as_ref()
+                .map(|p| compile(&ascii_b(p), &spec.id))
                 .transpose()?,
             has_keywords: !spec.keywords.is_empty(),
+            has_also: !spec.also.is_empty(),
             id: spec.id,
             family: spec.family,
             severity: spec.severity,
@@ -182,15 +224,28 @@ pub fn parse(text: &str) -> Result<RuleSet, String> {
             check: spec.check,
         });
     }
+    // A keyword found stands for the keywords inside it too: "logins.json"
+    // holds "login". (Overlapping search finds both anyway; this keeps a
+    // line's rule set right whatever the search reports.)
+    for i in 0..keywords.len() {
+        for j in 0..keywords.len() {
+            if i != j && keywords[i].contains(keywords[j].as_str()) {
+                keyword_rules[i] |= keyword_rules[j];
+            }
+        }
+    }
+    // A DFA: one table lookup per byte of text, which is what one pass
+    // over every skill of a catalog costs.
     let prefilter = AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
         .build(&keywords)
         .map_err(|e| e.to_string())?;
     Ok(RuleSet {
         rules,
         prefilter,
-        keyword_rule,
+        keyword_rules,
     })
 }
 
@@ -209,41 +264,42 @@ const MAX_BLOB: usize = 64 * 1024;
 const MAX_BLOBS: usize = 256;
 
 impl RuleSet {
-    /// Where each rule may match `norm`: the lines holding one of its
-    /// keywords (with the lines a trailing `\\` continues them onto), or the
-    /// whole text for a rule without keywords. Running a rule's regexes on
-    /// those lines only is what keeps an audited catalog load fast.
-    fn regions(&self, norm: &str) -> Vec<Region> {
-        let mut out: Vec<Region> = self
-            .rules
-            .iter()
-            .map(|r| {
-                if r.has_keywords {
-                    Region::Lines(Vec::new())
-                } else {
-                    Region::All
-                }
-            })
-            .collect();
+    /// The lines of `norm` that hold a keyword, each with the rules whose
+    /// keywords it holds (a line a trailing `\\` continues runs on to the
+    /// next). One pass of the keyword automaton over the text; a rule's
+    /// regexes then run on its lines only, which is what keeps an audited
+    /// catalog load fast.
+    fn spans(&self, norm: &str) -> (Vec<Span>, Mask) {
         let bytes = norm.as_bytes();
+        let mut spans: Vec<Span> = Vec::new();
+        let mut any: Mask = 0;
+        // Newlines are searched once: from where the last line ended.
+        let mut scanned = 0;
+        let mut line_start = 0;
         for m in self.prefilter.find_overlapping_iter(norm) {
-            let Region::Lines(lines) = &mut out[self.keyword_rule[m.pattern().as_usize()]] else {
-                continue;
-            };
-            if lines
-                .last()
-                .is_some_and(|&(s, e)| s <= m.start() && m.end() <= e)
+            let rules = self.keyword_rules[m.pattern().as_usize()];
+            any |= rules;
+            if let Some(last) = spans.last_mut()
+                && m.start() < last.end
             {
+                last.rules |= rules;
                 continue;
             }
-            let start = memrchr_newline(&bytes[..m.start()]).map_or(0, |i| i + 1);
+            if m.start() > scanned
+                && let Some(i) = bytes[scanned..m.start()].iter().rposition(|&b| b == b'\n')
+            {
+                line_start = scanned + i + 1;
+            }
+            let start = line_start.max(spans.last().map_or(0, |l| l.end));
             let mut end = line_end(bytes, m.end());
             while end < bytes.len() && continued(&bytes[..end]) {
                 end = line_end(bytes, end + 1);
             }
-            lines.push((start, end));
+            spans.push(Span { start, end, rules });
+            scanned = end;
+            line_start = (end + 1).min(bytes.len());
         }
-        out
+        (spans, any)
     }
 
     /// Every hit of every rule in `text` (original offsets).
@@ -253,27 +309,30 @@ impl RuleSet {
     }
 
     fn scan_normalized(&self, text: &str, norm: &Normalized<'_>, decode: bool) -> Vec<Hit> {
-        let regions = self.regions(&norm.text);
+        let (spans, keyed) = self.spans(&norm.text);
         let ascii = text.is_ascii();
         // The raw rules look for characters few texts hold: one pass to
         // know whether they can match at all.
         let (invisible, lookalike) = if ascii {
             (false, false)
         } else {
-            text.chars().fold((false, false), |(i, l), c| {
-                (i || is_invisible(c), l || is_lookalike_script(c))
-            })
+            rare_characters(text)
         };
+        // Blobs are runs of 20 or more base64 or hex characters, or `\x`
+        // escapes: most texts have none, and then the blob search is not
+        // run at all.
+        let blobs = decode && may_hold_blob(norm.text.as_bytes());
         let mut hits = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
-            if matches!(&regions[i], Region::Lines(l) if l.is_empty())
+            let bit: Mask = 1 << i;
+            // Both a keyword and, when the rule has them, an `also` word.
+            let need: Mask = if rule.has_also { bit | bit << 64 } else { bit };
+            if (rule.has_keywords && keyed & need != need)
                 || (rule.only_non_ascii && ascii)
                 || (rule.raw && rule.check.is_none() && !invisible)
                 || (rule.check == Some(Check::MixedScriptHost) && !lookalike)
+                || (rule.check == Some(Check::DecodedBlob) && !blobs)
             {
-                continue;
-            }
-            if rule.check == Some(Check::DecodedBlob) && !decode {
                 continue;
             }
             let hay: &str = if rule.raw { text } else { &norm.text };
@@ -287,14 +346,23 @@ impl RuleSet {
             for re in &rule.patterns {
                 match rule.check {
                     None => {
-                        let whole = [(0, hay.len())];
-                        let spans: &[(usize, usize)] = match &regions[i] {
-                            Region::Lines(l) if !rule.raw => l,
-                            _ => &whole,
+                        let whole = [Span {
+                            start: 0,
+                            end: hay.len(),
+                            rules: bit,
+                        }];
+                        let lines: &[Span] = if rule.has_keywords && !rule.raw {
+                            &spans
+                        } else {
+                            &whole
                         };
-                        for m in spans
+                        for m in lines
                             .iter()
-                            .flat_map(|&(s, e)| re.find_iter(&hay[s..e]).map(move |m| (s, m)))
+                            .filter(|l| l.rules & need == need)
+                            .flat_map(|l| {
+                                re.find_iter(&hay[l.start..l.end])
+                                    .map(move |m| (l.start, m))
+                            })
                         {
                             let (base, m) = m;
                             let found = m.as_str();
@@ -373,6 +441,51 @@ impl RuleSet {
             self.rules[hit.rule].id
         ))
     }
+}
+
+/// Whether `text` holds an invisible character, and a letter of a script
+/// with Latin look-alikes: only non-ASCII characters are decoded.
+fn rare_characters(text: &str) -> (bool, bool) {
+    let bytes = text.as_bytes();
+    let (mut invisible, mut lookalike) = (false, false);
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] < 0x80 {
+            i += 1;
+            continue;
+        }
+        let Some(c) = text.get(i..).and_then(|t| t.chars().next()) else {
+            i += 1;
+            continue;
+        };
+        invisible |= is_invisible(c);
+        lookalike |= is_lookalike_script(c);
+        if invisible && lookalike {
+            break;
+        }
+        i += c.len_utf8();
+    }
+    (invisible, lookalike)
+}
+
+/// Whether `bytes` holds a run of 20 base64 characters (which any hex or
+/// base64 blob the `decoded-blob` patterns look for is) or a `\x` escape.
+fn may_hold_blob(bytes: &[u8]) -> bool {
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-') {
+            run += 1;
+            if run >= 20 {
+                return true;
+            }
+        } else {
+            if b == b'\\' && bytes.get(i + 1).is_some_and(|&n| n == b'x' || n == b'X') {
+                return true;
+            }
+            run = 0;
+        }
+    }
+    false
 }
 
 /// Text a blob decodes to: `\x` escapes, hex, or base64 (standard or

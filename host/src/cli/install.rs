@@ -6,6 +6,7 @@ use anyhow::Context as _;
 
 use super::Ctx;
 use crate::approval::HandlerState;
+use crate::audit::Severity;
 use crate::config::Config;
 use crate::gate;
 use crate::grants::describe;
@@ -29,7 +30,12 @@ pub struct InstallArgs {
     /// public.
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
-    /// Install a skill the registry flags as suspicious.
+    /// Install a skill the registry flags as suspicious, or whose text the
+    /// skill audit flags high (`curl … | bash`, a base64 payload, a
+    /// password-protected archive, …; see `skillhost skills audit`). The
+    /// findings are still printed and kept in the install record. Read the
+    /// skill first. The catalog still holds a flagged skill back from
+    /// models until `[audit] allow` in skillhost.toml names it.
     #[arg(long)]
     pub allow_suspicious: bool,
     /// Print the install report as JSON.
@@ -108,6 +114,27 @@ pub fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     outln!("  files:       {} ({} bytes)", i.files, i.bytes)?;
     outln!("  handler:     {}", i.handler.as_deref().unwrap_or("none"))?;
     outln!("  fingerprint: {}", i.fingerprint)?;
+    if i.audit.is_empty() {
+        outln!("  audit:       no findings")?;
+    } else {
+        let high = i
+            .audit
+            .iter()
+            .filter(|f| f.severity == Severity::High)
+            .count();
+        outln!(
+            "  audit:       {} finding(s), {high} high (recorded in {})",
+            i.audit.len(),
+            i.record.display()
+        )?;
+        outln!("{}", install::list_findings(&i.audit))?;
+        if high > 0 {
+            outln!(
+                "  held back:   the catalog keeps it from models until `[audit] allow = [\"{}\"]` is in skillhost.toml",
+                i.name
+            )?;
+        }
+    }
     outln!("  declares:    {}", describe(&i.declared))?;
     outln!(
         "  granted:     nothing (`skillhost skills grant {}` grants what it declares)",

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::Ctx;
 use crate::config::Config;
 use crate::skill::{
-    Catalog, SearchOptions, Severity, Shadowed, Skill, Usage, render_available_skills,
+    Catalog, SearchOptions, Severity, Shadowed, Skill, SkillAudit, Usage, render_available_skills,
     validate_strict,
 };
 
@@ -148,6 +148,14 @@ struct SkillView<'a> {
     usage: Usage,
     /// The skills of the same name the catalog does not use because of it.
     shadows: Vec<ShadowView<'a>>,
+    /// What the skill text audit found at load (absent when it did not
+    /// run: bundled skills, `[audit] enabled = false`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audit: Option<&'a SkillAudit>,
+    /// A high finding: kept from models unless `[audit] allow` names it.
+    flagged: bool,
+    /// Flagged and not allowed: out of the prompt, retrieval and MCP tools.
+    held_back: bool,
 }
 
 #[derive(Serialize)]
@@ -157,8 +165,16 @@ struct ShadowView<'a> {
 }
 
 impl<'a> SkillView<'a> {
-    fn new(skill: &'a Skill, usage: Usage, shadows: &'a [Shadowed]) -> Self {
+    fn new(
+        skill: &'a Skill,
+        usage: Usage,
+        shadows: &'a [Shadowed],
+        audit: Option<&'a SkillAudit>,
+    ) -> Self {
         SkillView {
+            audit,
+            flagged: audit.is_some_and(SkillAudit::flagged),
+            held_back: audit.is_some_and(SkillAudit::held_back),
             skill,
             tags: &skill.meta.tags,
             triggers: &skill.meta.triggers,
@@ -190,6 +206,18 @@ fn usage(ctx: &Ctx) -> HashMap<String, Usage> {
     })
 }
 
+/// The AUDIT column: `-` not audited, `ok`, `N low/medium`, `held back`
+/// (a high finding), `allowed` (a high finding `[audit] allow` lets in).
+fn audit_cell(audit: Option<&SkillAudit>) -> String {
+    match audit {
+        None => "-".into(),
+        Some(a) if a.held_back() => "held back".into(),
+        Some(a) if a.flagged() => "allowed".into(),
+        Some(a) if a.findings.is_empty() => "ok".into(),
+        Some(a) => format!("{} low/medium", a.findings.len()),
+    }
+}
+
 fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode> {
     let usage = usage(ctx);
     let of = |s: &Skill| usage.get(&s.name).copied().unwrap_or_default();
@@ -198,7 +226,14 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
             let views: Vec<SkillView> = catalog
                 .skills()
                 .iter()
-                .map(|s| SkillView::new(s, of(s), catalog.shadowed_by(&s.name)))
+                .map(|s| {
+                    SkillView::new(
+                        s,
+                        of(s),
+                        catalog.shadowed_by(&s.name),
+                        catalog.audit(&s.name),
+                    )
+                })
                 .collect();
             outln!("{}", serde_json::to_string_pretty(&views)?)?;
         }
@@ -209,7 +244,7 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let rows: Vec<[String; 7]> = catalog
+            let rows: Vec<[String; 8]> = catalog
                 .skills()
                 .iter()
                 .map(|s| {
@@ -221,6 +256,7 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
                         u.uses.to_string(),
                         success_rate(&u),
                         u.last_used.map_or_else(|| "-".to_owned(), utc_minute),
+                        audit_cell(catalog.audit(&s.name)),
                         one_line(&s.description),
                     ]
                 })
@@ -233,10 +269,24 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
                     "USES",
                     "SUCCESS",
                     "LAST USED",
+                    "AUDIT",
                     "DESCRIPTION",
                 ],
                 &rows,
             )?;
+            let held: Vec<&str> = catalog
+                .skills()
+                .iter()
+                .filter(|s| catalog.held_back(&s.name))
+                .map(|s| s.name.as_str())
+                .collect();
+            if !held.is_empty() {
+                outln!()?;
+                outln!(
+                    "held back by the skill text audit (never offered to a model nor run): {}; see `skillhost skills audit NAME`, and `[audit] allow = [\"NAME\"]` in skillhost.toml to use one you trust",
+                    held.join(", ")
+                )?;
+            }
             // Which skill hides which: a name taken twice is worth seeing.
             if !catalog.shadowed().is_empty() {
                 outln!()?;

@@ -62,6 +62,9 @@ pub(crate) const MAX_SKILL_MD_BYTES: u64 = 4 << 20;
 pub enum RunError {
     #[error("no skill named `{0}`; see `skillhost skills list`")]
     UnknownSkill(String),
+    /// The skill text audit flagged it and `[audit] allow` does not name it.
+    #[error("{0}")]
+    HeldBack(String),
     #[error(
         "no skill matches this task; name one with --skill (see `skillhost skills search \"TASK\"`)"
     )]
@@ -77,6 +80,7 @@ impl RunError {
     pub fn class(&self) -> FailureClass {
         match self {
             RunError::UnknownSkill(_) => FailureClass::UnknownSkill,
+            RunError::HeldBack(_) => FailureClass::Denied,
             RunError::NoMatch => FailureClass::NoMatch,
             RunError::Context(_) => FailureClass::InvalidContext,
             RunError::Sandbox(_) => FailureClass::SandboxError,
@@ -462,9 +466,11 @@ impl Runner {
     /// under way keep the catalog they started with.
     pub fn reload_catalog(&self) -> u64 {
         let roots = self.shared.paths.roots();
-        self.shared
-            .catalog
-            .swap(Catalog::load(&roots, &crate::skill::LoadOptions::default()))
+        self.shared.catalog.swap(Catalog::load_audited(
+            &roots,
+            &crate::skill::LoadOptions::default(),
+            &self.shared.config.audit,
+        ))
     }
 
     pub fn config(&self) -> &Config {
@@ -534,6 +540,9 @@ impl Runner {
         req: &RunRequest,
     ) -> Result<(&'c Skill, String), RunError> {
         if let Some(name) = &req.skill {
+            if let Some(why) = catalog.held_back_reason(name) {
+                return Err(RunError::HeldBack(why));
+            }
             return catalog
                 .get(name)
                 .map(|s| (s, "--skill".to_owned()))
@@ -1355,6 +1364,9 @@ impl SkillInvoker for Invoker {
             })?;
             let runner = Runner { shared };
             let catalog = runner.catalog();
+            if let Some(why) = catalog.held_back_reason(skill) {
+                return Err(Failure::new(FailureClass::Denied, why));
+            }
             let s = catalog.get(skill).ok_or_else(|| {
                 Failure::new(
                     FailureClass::UnknownSkill,

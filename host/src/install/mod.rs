@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::audit::{self, Finding, Severity};
 use crate::fsutil;
 use crate::grants;
 use crate::paths::{INSTALL_STAGING, Paths};
@@ -57,6 +58,12 @@ pub const DEFAULT_REGISTRY: &str = "https://clawhub.ai";
 const LOCK_FILE: &str = "lock";
 /// Longest installed-skill name.
 const MAX_NAME: usize = 64;
+/// The catalog loads of an install ask for names, sources and paths only:
+/// the install audits the staged folder itself.
+const NAMES_ONLY: LoadOptions = LoadOptions {
+    audit: false,
+    ..LoadOptions::DEFAULT
+};
 
 /// `[install]` in skillhost.toml: where registry references resolve and
 /// how much one install may unpack.
@@ -177,6 +184,15 @@ pub enum InstallError {
         "{skill} is flagged as suspicious by the registry ({why}); read it first, then add --allow-suspicious to install it anyway"
     )]
     Suspicious { skill: String, why: String },
+    #[error(
+        "{skill}: the skill text audit found {} high-severity finding(s); read them, then add --allow-suspicious to install it anyway:\n{}",
+        .findings.iter().filter(|f| f.severity == Severity::High).count(),
+        list_findings(.findings)
+    )]
+    Flagged {
+        skill: String,
+        findings: Vec<Finding>,
+    },
     #[error("{url} answered {status}: {message}")]
     RegistryStatus {
         url: String,
@@ -260,7 +276,9 @@ pub struct InstallOptions {
     pub name: Option<String>,
     /// Replace an installed skill of the same name.
     pub force: bool,
-    /// Install a skill the registry flags as suspicious.
+    /// Install a skill the registry flags as suspicious, or one with a
+    /// high-severity finding of the skill text audit (the findings are
+    /// still recorded and reported).
     pub allow_suspicious: bool,
     /// The registry for this install, over `[install] registry`.
     pub registry: Option<String>,
@@ -331,6 +349,65 @@ pub struct Installed {
     pub shadowed_by: Option<Shadow>,
     /// What the catalog's parser noticed in its SKILL.md.
     pub warnings: Vec<String>,
+    /// What the skill text audit found in the staged folder (also in the
+    /// install record). A high finding means `--allow-suspicious` let it in.
+    pub audit: Vec<Finding>,
+    /// The install record: `$SKILLHOST_HOME/install-records/NAME.json`.
+    pub record: PathBuf,
+}
+
+/// What an install leaves beside the skill: where it came from and what
+/// the audit found then (`install-records/NAME.json` under the home).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InstallRecord {
+    pub name: String,
+    /// `Origin` as JSON (`kind` and its fields).
+    pub origin: serde_json::Value,
+    pub fingerprint: String,
+    /// Seconds since the Unix epoch.
+    pub installed_at: u64,
+    pub audit: RecordedAudit,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordedAudit {
+    pub findings: Vec<Finding>,
+    /// A high finding was let through by `--allow-suspicious`.
+    pub allowed_suspicious: bool,
+}
+
+/// The install record of skill `name` (see [`InstallRecord`]).
+pub fn record_path(paths: &Paths, name: &str) -> PathBuf {
+    paths
+        .home
+        .join("install-records")
+        .join(format!("{name}.json"))
+}
+
+/// Reads the install record of skill `name`, if there is one.
+pub fn read_record(paths: &Paths, name: &str) -> Option<InstallRecord> {
+    check_name(name).ok()?;
+    let text = fs::read(record_path(paths, name)).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// Findings one a line: `file:line:col: rule severity: excerpt`.
+pub fn list_findings(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| {
+            format!(
+                "  {}:{}:{}: {} {}: {}",
+                audit::escape(&f.file, 200),
+                f.line,
+                f.column,
+                f.rule,
+                f.severity,
+                f.excerpt
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The skill the catalog prefers over an installed one of the same name.
@@ -549,6 +626,8 @@ struct Staging {
     dir: PathBuf,
     /// The other roots of the invocation: names an install may not take.
     others: Vec<crate::skill::Root>,
+    /// Where install records go (see [`record_path`]).
+    records: PathBuf,
     _lock: File,
 }
 
@@ -582,6 +661,10 @@ impl Staging {
             root,
             dir,
             others,
+            records: record_path(paths, "x")
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
             _lock: lock,
         };
         staging.remove_leftovers();
@@ -632,7 +715,7 @@ impl Staging {
     /// would never use the installed skill under it. `alternative` (the
     /// source's own name) is suggested when no skill has it.
     fn check_free(&self, name: &str, alternative: &str) -> Result<(), InstallError> {
-        let catalog = Catalog::load(&self.others, &LoadOptions::default());
+        let catalog = Catalog::load(&self.others, &NAMES_ONLY);
         let Some(holder) = catalog.get(name) else {
             return Ok(());
         };
@@ -697,7 +780,7 @@ fn install_payload(
     }
     let mut installed = result?;
     drop(staging);
-    let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
+    let catalog = Catalog::load(&paths.roots(), &NAMES_ONLY);
     match catalog.get(&installed.name) {
         Some(s) if s.source != Source::Installed => {
             installed.shadowed_by = Some(Shadow {
@@ -793,6 +876,25 @@ fn stage_and_place(
     };
     let fingerprint = grants::fingerprint(&md, handler.as_ref().map(|(_, b)| b.as_slice()));
 
+    // The text audit of the staged folder, before anything is visible: a
+    // high finding refuses the install unless the caller allows it.
+    let findings = match audit::audit_folder(&skill_dir) {
+        Ok(report) => report.findings,
+        Err(e) => {
+            return Err(InstallError::Io {
+                action: "audit",
+                path: skill_dir.clone(),
+                source: io::Error::other(e.to_string()),
+            });
+        }
+    };
+    if audit::has_high(&findings) && !options.allow_suspicious {
+        return Err(InstallError::Flagged {
+            skill: name,
+            findings,
+        });
+    }
+
     let target = staging.root.join(&name);
     let replaced = place(
         staging,
@@ -803,6 +905,29 @@ fn stage_and_place(
         config.max_file_bytes,
     )?;
     fsutil::sync_dir(&staging.root);
+
+    let record = staging.records.join(format!("{name}.json"));
+    let written = InstallRecord {
+        name: name.clone(),
+        origin: serde_json::to_value(&origin).unwrap_or_default(),
+        fingerprint: fingerprint.clone(),
+        installed_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        audit: RecordedAudit {
+            allowed_suspicious: audit::has_high(&findings),
+            findings: findings.clone(),
+        },
+    };
+    let mut warnings = parsed.warnings;
+    if let Err(e) = write_record(&record, &written) {
+        // The skill is in place; the record is what `skills list` and a
+        // person read later. The catalog audits it again at every load.
+        warnings.push(format!(
+            "cannot write the install record {}: {e}",
+            record.display()
+        ));
+    }
 
     Ok(Installed {
         name,
@@ -817,8 +942,18 @@ fn stage_and_place(
         files: unpacked.files.len(),
         bytes: unpacked.bytes,
         shadowed_by: None,
-        warnings: parsed.warnings,
+        warnings,
+        audit: findings,
+        record,
     })
+}
+
+fn write_record(path: &Path, record: &InstallRecord) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let json = serde_json::to_vec_pretty(record).map_err(io::Error::other)?;
+    fsutil::write_atomic(path, &json)
 }
 
 /// The folder to strip: the single top-level folder when nothing else is
@@ -914,7 +1049,7 @@ fn place(
 /// (inside the folder, no link out).
 fn fingerprint_of(dir: &Path, max_handler: u64) -> Option<String> {
     let root = crate::skill::Root::new(dir.to_path_buf(), Source::Installed);
-    let catalog = Catalog::load(std::slice::from_ref(&root), &LoadOptions::default());
+    let catalog = Catalog::load(std::slice::from_ref(&root), &NAMES_ONLY);
     let skill = catalog.skills().iter().find(|s| s.dir == root.dir)?;
     let md = skill
         .read_file(&skill.file_name(), LoadOptions::default().max_file_bytes)
@@ -1025,11 +1160,11 @@ pub fn uninstall(paths: &Paths, name: &str) -> Result<Uninstalled, InstallError>
     } else {
         // Not a folder of that name: a skill of another source, or one
         // whose folder is named otherwise.
-        let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
+        let catalog = Catalog::load(&paths.roots(), &NAMES_ONLY);
         let installed = Catalog::load(
             &[crate::skill::Root::new(root.clone(), Source::Installed)
                 .skipping(paths.install_staging())],
-            &LoadOptions::default(),
+            &NAMES_ONLY,
         );
         match (installed.get(name), catalog.get(name)) {
             (Some(s), _) if s.dir.parent() == Some(root.as_path()) => s.dir.clone(),
@@ -1063,6 +1198,12 @@ pub fn uninstall(paths: &Paths, name: &str) -> Result<Uninstalled, InstallError>
     if let Err(e) = removed {
         // Out of the catalog already; the next install clears the rest.
         tracing::warn!("cannot delete {}: {e}", aside.display());
+    }
+    let record = staging.records.join(format!("{name}.json"));
+    if let Err(e) = fs::remove_file(&record)
+        && e.kind() != io::ErrorKind::NotFound
+    {
+        tracing::warn!("cannot delete {}: {e}", record.display());
     }
     tracing::info!(name, "uninstalled a skill");
     Ok(Uninstalled {

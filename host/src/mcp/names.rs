@@ -93,7 +93,8 @@ impl ToolTable {
     pub fn new(catalog: &Catalog) -> Self {
         let mut table = ToolTable::default();
         let mut taken: HashSet<String> = HashSet::new();
-        for skill in catalog.skills().iter().filter(|s| runs_without_model(s)) {
+        // A skill the audit holds back is no tool (see `Catalog::held_back`).
+        for skill in catalog.offered().filter(|s| runs_without_model(s)) {
             let name = tool_name(&skill.name, &taken);
             taken.insert(name.clone());
             table.by_tool.insert(name.clone(), skill.name.clone());

@@ -189,6 +189,9 @@ impl SkillServer {
         // skills) holds from this call on.
         self.runner.catch_up();
         let catalog = self.runner.catalog();
+        if let Some(why) = catalog.held_back_reason(skill_name) {
+            return failure_result(FailureClass::Denied, &why);
+        }
         let Some(skill) = catalog.get(skill_name) else {
             return failure_result(
                 FailureClass::UnknownSkill,
@@ -230,9 +233,10 @@ impl SkillServer {
 
     fn list_skills(&self) -> CallToolResult {
         let (catalog, table) = self.snapshot();
+        // What a client's model reads: a skill the audit holds back is
+        // not offered (see `Catalog::held_back`).
         let skills: Vec<Value> = catalog
-            .skills()
-            .iter()
+            .offered()
             .map(|s| {
                 json!({
                     "name": s.name,
@@ -260,7 +264,7 @@ impl SkillServer {
             );
         };
         let catalog = self.runner.catalog();
-        let Some(skill) = catalog.get(name) else {
+        let Some(skill) = catalog.get(name).filter(|_| !catalog.held_back(name)) else {
             return failure_result(
                 FailureClass::UnknownSkill,
                 &format!("no skill named `{name}`"),
@@ -294,7 +298,7 @@ impl SkillServer {
     /// Every file of every skill, as `skill://NAME/PATH` resources.
     pub fn resources(&self) -> Vec<Resource> {
         let mut out = Vec::new();
-        'skills: for skill in self.runner.catalog().skills().iter() {
+        'skills: for skill in self.runner.catalog().offered() {
             let files = match skill.list_files(MAX_FILES_PER_SKILL) {
                 Ok(f) => f,
                 Err(e) => {
@@ -335,9 +339,12 @@ impl SkillServer {
             )
         })?;
         let catalog = self.runner.catalog();
-        let skill = catalog.get(&name).ok_or_else(|| {
-            ErrorData::resource_not_found(format!("no skill named `{name}`"), None)
-        })?;
+        let skill = catalog
+            .get(&name)
+            .filter(|_| !catalog.held_back(&name))
+            .ok_or_else(|| {
+                ErrorData::resource_not_found(format!("no skill named `{name}`"), None)
+            })?;
         let bytes = skill.read_content(&path, MAX_READ_BYTES).map_err(|e| {
             let message = format!("resource {uri}: {e}");
             match e {
@@ -359,8 +366,7 @@ impl SkillServer {
     pub fn prompts(&self) -> Vec<Prompt> {
         let catalog = self.runner.catalog();
         catalog
-            .skills()
-            .iter()
+            .offered()
             .filter(|s| s.meta.user_invocable)
             .map(|s| {
                 let mut args = vec![
@@ -394,7 +400,7 @@ impl SkillServer {
         let (catalog, table) = self.snapshot();
         let skill = catalog
             .get(name)
-            .filter(|s| s.meta.user_invocable)
+            .filter(|s| s.meta.user_invocable && !catalog.held_back(name))
             .ok_or_else(|| ErrorData::invalid_params(format!("no prompt named `{name}`"), None))?;
         let task = match args.get("task") {
             Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),

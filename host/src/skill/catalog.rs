@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use super::load;
 use super::model::{Skill, Source};
 use super::search::{Match, SearchIndex, SearchOptions};
+use crate::audit::{self, Finding};
 
 /// A folder skills are discovered in, and what kind of root it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,15 +72,26 @@ pub struct LoadOptions {
     pub max_file_bytes: u64,
     /// Most SKILL.md files read per root (folders visited are capped at 8x).
     pub max_files: usize,
+    /// Audit the text of every skill whose source is audited (all but
+    /// bundled, see `Source::is_audited`): a skill with a high finding is
+    /// kept out of the prompt, retrieval and the MCP tools unless allowed
+    /// (see [`Catalog::allow_flagged`]). `[audit] enabled` in skillhost.toml.
+    pub audit: bool,
+}
+
+impl LoadOptions {
+    /// The defaults, as a constant.
+    pub const DEFAULT: LoadOptions = LoadOptions {
+        max_depth: 8,
+        max_file_bytes: 1 << 20,
+        max_files: 20_000,
+        audit: true,
+    };
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions {
-            max_depth: 8,
-            max_file_bytes: 1 << 20,
-            max_files: 20_000,
-        }
+        LoadOptions::DEFAULT
     }
 }
 
@@ -161,6 +173,30 @@ pub struct Catalog {
     warnings: Vec<Warning>,
     stats: LoadStats,
     index: SearchIndex,
+    /// What the text audit found, by skill (the order of `skills`); None
+    /// for a skill that was not audited (bundled, or the audit off).
+    audits: Vec<Option<SkillAudit>>,
+}
+
+/// What the text audit at load found in one skill.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SkillAudit {
+    pub findings: Vec<Finding>,
+    /// Named in `[audit] allow`: used despite a high finding.
+    pub allowed: bool,
+}
+
+impl SkillAudit {
+    /// Whether a finding is high: what keeps the skill out of sight.
+    pub fn flagged(&self) -> bool {
+        audit::has_high(&self.findings)
+    }
+
+    /// Flagged and not allowed: kept out of the `<available_skills>`
+    /// block, retrieval, the MCP tools, and refused by `run --skill`.
+    pub fn held_back(&self) -> bool {
+        self.flagged() && !self.allowed
+    }
 }
 
 impl Catalog {
@@ -177,12 +213,20 @@ impl Catalog {
         // skill is moved once into the sorted catalog, not once per sort step.
         let mut slots: Vec<Option<Skill>> = Vec::new();
         let mut chosen: HashMap<String, (usize, usize)> = HashMap::new();
+        // Audits by SKILL.md path (unique), matched to the chosen skills
+        // at the end.
+        let mut audited: HashMap<PathBuf, Vec<Finding>> = HashMap::new();
         for (ri, root) in roots.iter().enumerate() {
             let loaded = load::load_root(root, opts, &mut warnings);
             stats.files += loaded.len();
             for result in loaded {
                 let skill = match result {
-                    Ok(s) => s,
+                    Ok((s, findings)) => {
+                        if let Some(f) = findings {
+                            audited.insert(s.path.clone(), f);
+                        }
+                        s
+                    }
                     Err(w) => {
                         stats.dropped += 1;
                         warnings.push(w);
@@ -245,7 +289,34 @@ impl Catalog {
         for s in &skills {
             warnings.extend(s.warnings.iter().map(|w| Warning::new(&s.path, w.clone())));
         }
-        Catalog::build(skills, shadowed, warnings, stats)
+        let audits = skills
+            .iter()
+            .map(|s| {
+                audited.remove(&s.path).map(|findings| SkillAudit {
+                    findings,
+                    allowed: false,
+                })
+            })
+            .collect();
+        let mut catalog = Catalog::build(skills, shadowed, warnings, stats);
+        catalog.audits = audits;
+        catalog
+    }
+
+    /// [`load`](Self::load) with the audit as `[audit]` says: on or off,
+    /// and the flagged skills it allows.
+    pub fn load_audited(
+        roots: &[Root],
+        opts: &LoadOptions,
+        config: &audit::AuditConfig,
+    ) -> Catalog {
+        let opts = LoadOptions {
+            audit: config.enabled,
+            ..*opts
+        };
+        let mut catalog = Catalog::load(roots, &opts);
+        catalog.allow_flagged(&config.allow);
+        catalog
     }
 
     /// A catalog of ready-made skills (tests, generated skills). A later
@@ -296,6 +367,7 @@ impl Catalog {
             .enumerate()
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
+        let audits = vec![None; skills.len()];
         Catalog {
             skills,
             by_name,
@@ -303,7 +375,61 @@ impl Catalog {
             warnings,
             stats,
             index,
+            audits,
         }
+    }
+
+    /// Lets the skills named in `allow` (`[audit] allow`) be used despite a
+    /// high finding. A name no flagged skill has is ignored.
+    pub fn allow_flagged(&mut self, allow: &[String]) {
+        for name in allow {
+            if let Some(&i) = self.by_name.get(name)
+                && let Some(a) = &mut self.audits[i]
+            {
+                a.allowed = true;
+            }
+        }
+    }
+
+    /// What the text audit at load found in skill `name` (None when it was
+    /// not audited).
+    pub fn audit(&self, name: &str) -> Option<&SkillAudit> {
+        self.by_name
+            .get(name)
+            .and_then(|&i| self.audits[i].as_ref())
+    }
+
+    /// Whether skill `name` is held back by the audit: a high finding, not
+    /// allowed in config. Such a skill is listed, but never offered to a
+    /// model (prompt, retrieval, MCP tools) nor run.
+    pub fn held_back(&self, name: &str) -> bool {
+        self.audit(name).is_some_and(SkillAudit::held_back)
+    }
+
+    /// Why skill `name` is held back, for an error a person reads: its high
+    /// findings and the config key that allows it; None when it is not.
+    pub fn held_back_reason(&self, name: &str) -> Option<String> {
+        let a = self.audit(name).filter(|a| a.held_back())?;
+        let high: Vec<String> = a
+            .findings
+            .iter()
+            .filter(|f| f.severity == audit::Severity::High)
+            .take(5)
+            .map(|f| format!("{} at {}:{}:{}", f.rule, f.file, f.line, f.column))
+            .collect();
+        Some(format!(
+            "skill `{name}` is held back by the skill text audit ({}); read it with `skillhost skills audit {name}`, and if you trust it add `[audit] allow = [\"{name}\"]` to skillhost.toml",
+            high.join(", ")
+        ))
+    }
+
+    /// The skills a model may be offered: all but those held back.
+    pub fn offered(&self) -> impl Iterator<Item = &Skill> {
+        self.skills
+            .iter()
+            .zip(&self.audits)
+            .filter(|(_, a)| !a.as_ref().is_some_and(SkillAudit::held_back))
+            .map(|(s, _)| s)
     }
 
     /// All skills, sorted by name.
@@ -356,7 +482,12 @@ impl Catalog {
     /// [`search`](Self::search) with pinned skills first, a tag filter and
     /// usage breaking ties (see [`SearchOptions`]).
     pub fn search_with(&self, query: &str, k: usize, opts: &SearchOptions<'_>) -> Vec<Match<'_>> {
-        self.index.search(&self.skills, query, k, opts)
+        let held: Vec<bool> = self
+            .audits
+            .iter()
+            .map(|a| a.as_ref().is_some_and(SkillAudit::held_back))
+            .collect();
+        self.index.search(&self.skills, &held, query, k, opts)
     }
 }
 

@@ -34,6 +34,9 @@ pub(crate) struct Candidate {
     pub rel: PathBuf,
     pub folder_name: String,
     pub is_link: bool,
+    /// Whether the folder holds anything besides this file: the audit
+    /// reads the folder only then (most skills are one SKILL.md).
+    pub others: bool,
 }
 
 /// A folder whose subfolders are still to be visited.
@@ -205,7 +208,9 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
     ) -> Option<Vec<(OsString, bool)>> {
         let mut subdirs = Vec::new();
         let mut skill_file: Option<(usize, OsString, bool)> = None;
+        let mut listed = 0usize;
         for entry in entries.flatten() {
+            listed += 1;
             let name = entry.file_name();
             let Ok(ft) = entry.file_type() else { continue };
             let is_link = ft.is_symlink();
@@ -248,6 +253,7 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
                 rel: rel.join(&name),
                 folder_name,
                 is_link,
+                others: listed > 1,
             });
         }
 

@@ -11,6 +11,7 @@ use super::catalog::{LoadOptions, Root, Warning, content_version};
 use super::discover::{self, Candidate};
 use super::model::{Skill, Source};
 use super::parse::parse_skill;
+use crate::audit::{self, Finding};
 
 /// Skill files handed to a worker at a time. A root with fewer than this
 /// is loaded on the calling thread alone.
@@ -18,7 +19,8 @@ const BATCH: usize = 64;
 /// Most worker threads, whatever the core count.
 const MAX_WORKERS: usize = 8;
 
-type Loaded = Result<Skill, Warning>;
+/// A skill, with what the text audit found in it when it was audited.
+pub(crate) type Loaded = Result<(Skill, Option<Vec<Finding>>), Warning>;
 
 /// Every skill file under `root`, read and parsed, in walk order. A file
 /// that cannot be read or parsed is the warning that says why.
@@ -112,7 +114,8 @@ fn load_one(base: &Dir, c: &Candidate, source: Source, opts: &LoadOptions) -> Lo
         .map_err(|m| Warning::new(&c.path, format!("skipped: {m}")))?;
     let parsed = parse_skill(&bytes, &c.folder_name)
         .map_err(|e| Warning::new(&c.path, format!("skipped: {e}")))?;
-    Ok(Skill {
+    let findings = (opts.audit && source.is_audited()).then(|| audit_skill(c, &bytes));
+    let skill = Skill {
         name: parsed.name,
         description: parsed.description,
         body: parsed.body,
@@ -122,5 +125,28 @@ fn load_one(base: &Dir, c: &Candidate, source: Source, opts: &LoadOptions) -> Lo
         source,
         warnings: parsed.warnings,
         meta: parsed.meta,
-    })
+    };
+    Ok((skill, findings))
+}
+
+/// The text audit of one skill at load, on the worker that parsed it: the
+/// SKILL.md bytes in hand, then the folder's other files when it has any.
+fn audit_skill(c: &Candidate, bytes: &[u8]) -> Vec<Finding> {
+    let text = String::from_utf8_lossy(bytes);
+    let name = c
+        .path
+        .file_name()
+        .map_or_else(|| "SKILL.md".into(), |n| n.to_string_lossy());
+    if !c.others {
+        return audit::audit_text(&name, &text);
+    }
+    match audit::audit_folder_given(&c.dir, Some((&name, &text)), &audit::Limits::default()) {
+        Ok(report) => report.findings,
+        // The folder went away or cannot be listed: SKILL.md is still
+        // what the catalog uses, so its audit stands.
+        Err(e) => {
+            tracing::debug!("audit: {e}");
+            audit::audit_text(&name, &text)
+        }
+    }
 }

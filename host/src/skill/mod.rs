@@ -16,7 +16,8 @@ mod validate;
 mod yaml;
 
 pub use catalog::{
-    Catalog, CatalogConfig, LoadOptions, LoadStats, Root, Shadowed, Warning, content_version,
+    Catalog, CatalogConfig, LoadOptions, LoadStats, Root, Shadowed, SkillAudit, Warning,
+    content_version,
 };
 pub(crate) use discover::SKILL_FILES;
 pub use files::{FileIdentity, SkillFileError};

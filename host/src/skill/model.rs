@@ -41,6 +41,15 @@ impl Source {
     pub fn is_foreign(self) -> bool {
         matches!(self, Source::Installed)
     }
+
+    /// Whether the catalog audits a skill of this source's text at load
+    /// (see `audit`): every source but bundled. Bundled skills ship inside
+    /// the binary, written and tested with it; everything else is text
+    /// that came from somewhere (a registry, a repository, a model's
+    /// output for forged skills) and reaches the model.
+    pub fn is_audited(self) -> bool {
+        !matches!(self, Source::Bundled)
+    }
 }
 
 impl fmt::Display for Source {

@@ -4,10 +4,11 @@
 use super::catalog::Catalog;
 
 /// One `<skill>` per skill the model may invoke (not
-/// `disable-model-invocation`), everything XML-escaped.
+/// `disable-model-invocation`, not held back by the audit: see
+/// [`Catalog::held_back`]), everything XML-escaped.
 pub fn render_available_skills(catalog: &Catalog) -> String {
     let mut out = String::from("<available_skills>\n");
-    for s in catalog.skills().iter().filter(|s| s.model_invocable()) {
+    for s in catalog.offered().filter(|s| s.model_invocable()) {
         out.push_str("<skill>\n");
         element(&mut out, "name", &s.name);
         element(&mut out, "description", &s.description);

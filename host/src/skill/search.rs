@@ -328,9 +328,11 @@ impl SearchIndex {
         }
     }
 
+    /// `held[i]`: skill `i` is held back by the audit and never a result.
     pub(crate) fn search<'a>(
         &self,
         skills: &'a [Skill],
+        held: &[bool],
         query: &str,
         k: usize,
         opts: &SearchOptions<'_>,
@@ -388,6 +390,7 @@ impl SearchIndex {
         let mut h = 0;
         for (doc, &r) in bm25.iter().enumerate() {
             let skill = &skills[doc];
+            let held_back = held.get(doc).copied().unwrap_or(false);
             let doc = u32::try_from(doc).unwrap_or(u32::MAX);
             let (mut triggers, mut tags) = (0u32, 0u32);
             while h < hits.len() && hits[h].0 == doc {
@@ -397,7 +400,7 @@ impl SearchIndex {
                 }
                 h += 1;
             }
-            if r <= 0.0 && triggers == 0 && tags == 0 && !list_tagged {
+            if held_back || (r <= 0.0 && triggers == 0 && tags == 0 && !list_tagged) {
                 continue;
             }
             if !opts.tags.is_empty() && !opts.tags.iter().any(|t| skill.has_tag(t)) {
