@@ -492,3 +492,35 @@ fn a_flagged_skill_is_no_mcp_tool_until_allowed_and_bundled_skills_are_not_audit
     let catalog = load(Source::Bundled);
     assert!(catalog.audit("helper").is_none());
 }
+
+#[test]
+fn the_findings_kept_between_loads_never_let_an_edited_skill_through() {
+    let env = Env::new();
+    let clean = env.source("weather", CLEAN);
+    let out = env.run(&["skills", "install", clean.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", Env::stderr(&out));
+    let prompt = || stdout(&env.run(&["skills", "prompt"]));
+    assert!(prompt().contains("<name>weather</name>"));
+    // The load kept what it found, under the text's hash.
+    let cache = env.home.join("cache/audit-findings.json");
+    let kept = std::fs::read_to_string(&cache).expect("the findings are kept");
+    assert!(kept.contains("SKILL.md"), "{kept}");
+
+    // The installed text changes behind the host's back: audited again.
+    let md = env.home.join("installed/weather/SKILL.md");
+    let before = std::fs::read_to_string(&md).expect("read");
+    let hostile = before.replace(CLEAN, PIPE_TO_BASH);
+    assert_ne!(hostile, before);
+    std::fs::write(&md, &hostile).expect("rewrite");
+    let p = prompt();
+    assert!(!p.contains("<name>weather</name>"), "{p}");
+    let out = env.run(&["run", "zorblax", "--skill", "weather"]);
+    assert!(Env::stderr(&out).contains("pipe-to-shell"));
+    // A cache that says otherwise is not believed either: it is keyed by
+    // the text, so a planted clean entry for another text changes nothing.
+    std::fs::write(&cache, b"{\"rules\": \"x\", \"entries\": {}}").expect("plant");
+    assert!(!prompt().contains("<name>weather</name>"));
+    // Back to the clean text: in again.
+    std::fs::write(&md, &before).expect("restore");
+    assert!(prompt().contains("<name>weather</name>"));
+}

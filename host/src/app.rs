@@ -92,7 +92,12 @@ pub fn catalog(paths: &Paths) -> Catalog {
 
 /// [`catalog`] with the `[audit]` section given.
 pub fn catalog_with(paths: &Paths, audit: &crate::audit::AuditConfig) -> Catalog {
-    let catalog = Catalog::load_audited(&paths.roots(), &LoadOptions::default(), audit);
+    let cache = crate::audit::FindingsCache::open(&paths.audit_cache());
+    let catalog =
+        Catalog::load_audited(&paths.roots(), &LoadOptions::default(), audit, Some(&cache));
+    if let Err(e) = cache.save() {
+        tracing::debug!("cannot keep the audit's findings: {e}");
+    }
     for w in catalog.warnings() {
         tracing::warn!("{w}");
     }

@@ -181,6 +181,12 @@ impl Paths {
         }
     }
 
+    /// What the skill text audit found in texts it saw before
+    /// (`audit::FindingsCache`).
+    pub fn audit_cache(&self) -> PathBuf {
+        self.cache_dir().join("audit-findings.json")
+    }
+
     /// Skill roots, lowest priority first: a later root's skill replaces
     /// an earlier one of the same name, except that an installed skill
     /// never replaces one of another source (`Catalog::load`). So, highest

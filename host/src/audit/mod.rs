@@ -8,6 +8,7 @@
 //! zero-width characters, fullwidth letters and URL escapes do not hide a
 //! command; findings point at the text as written. See docs/audit.md.
 
+mod cache;
 mod normalize;
 mod rules;
 
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use cache::{FindingsCache, key as cache_key};
 pub use normalize::{Normalized, normalize};
 pub use rules::{RULES_TOML, Rule, RuleSet, decode_blob, rules, spoofed_host};
 

@@ -466,11 +466,17 @@ impl Runner {
     /// under way keep the catalog they started with.
     pub fn reload_catalog(&self) -> u64 {
         let roots = self.shared.paths.roots();
-        self.shared.catalog.swap(Catalog::load_audited(
+        let cache = crate::audit::FindingsCache::open(&self.shared.paths.audit_cache());
+        let catalog = Catalog::load_audited(
             &roots,
             &crate::skill::LoadOptions::default(),
             &self.shared.config.audit,
-        ))
+            Some(&cache),
+        );
+        if let Err(e) = cache.save() {
+            tracing::debug!("cannot keep the audit's findings: {e}");
+        }
+        self.shared.catalog.swap(catalog)
     }
 
     pub fn config(&self) -> &Config {

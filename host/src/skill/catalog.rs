@@ -206,6 +206,16 @@ impl Catalog {
     /// name is a warning. Never fails: a root or a skill that cannot be
     /// read becomes a warning.
     pub fn load(roots: &[Root], opts: &LoadOptions) -> Catalog {
+        Catalog::load_cached(roots, opts, None)
+    }
+
+    /// [`load`](Self::load), with what the audit found in texts it saw
+    /// before taken from `cache` (and what it finds now added to it).
+    pub fn load_cached(
+        roots: &[Root],
+        opts: &LoadOptions,
+        cache: Option<&audit::FindingsCache>,
+    ) -> Catalog {
         let mut warnings = Vec::new();
         let mut stats = LoadStats::default();
         let mut shadowed = Vec::new();
@@ -217,7 +227,7 @@ impl Catalog {
         // at the end.
         let mut audited: HashMap<PathBuf, Vec<Finding>> = HashMap::new();
         for (ri, root) in roots.iter().enumerate() {
-            let loaded = load::load_root(root, opts, &mut warnings);
+            let loaded = load::load_root(root, opts, cache, &mut warnings);
             stats.files += loaded.len();
             for result in loaded {
                 let skill = match result {
@@ -303,18 +313,19 @@ impl Catalog {
         catalog
     }
 
-    /// [`load`](Self::load) with the audit as `[audit]` says: on or off,
-    /// and the flagged skills it allows.
+    /// [`load_cached`](Self::load_cached) with the audit as `[audit]`
+    /// says: on or off, and the flagged skills it allows.
     pub fn load_audited(
         roots: &[Root],
         opts: &LoadOptions,
         config: &audit::AuditConfig,
+        cache: Option<&audit::FindingsCache>,
     ) -> Catalog {
         let opts = LoadOptions {
             audit: config.enabled,
             ..*opts
         };
-        let mut catalog = Catalog::load(roots, &opts);
+        let mut catalog = Catalog::load_cached(roots, &opts, cache);
         catalog.allow_flagged(&config.allow);
         catalog
     }

@@ -11,7 +11,7 @@ use super::catalog::{LoadOptions, Root, Warning, content_version};
 use super::discover::{self, Candidate};
 use super::model::{Skill, Source};
 use super::parse::parse_skill;
-use crate::audit::{self, Finding};
+use crate::audit::{self, Finding, FindingsCache};
 
 /// Skill files handed to a worker at a time. A root with fewer than this
 /// is loaded on the calling thread alone.
@@ -27,6 +27,7 @@ pub(crate) type Loaded = Result<(Skill, Option<Vec<Finding>>), Warning>;
 pub(crate) fn load_root(
     root: &Root,
     opts: &LoadOptions,
+    cache: Option<&FindingsCache>,
     warnings: &mut Vec<Warning>,
 ) -> Vec<Loaded> {
     let Some(base) = discover::open_root(root, warnings) else {
@@ -54,21 +55,21 @@ pub(crate) fn load_root(
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
             if workers > 1 && handles.is_empty() {
                 for _ in 0..workers {
-                    handles.push(scope.spawn(move || work(rx, base, source, opts)));
+                    handles.push(scope.spawn(move || work(rx, base, source, opts, cache)));
                 }
             }
             if handles.is_empty() {
-                parts.push((batches, load_batch(&full, base, source, opts)));
+                parts.push((batches, load_batch(&full, base, source, opts, cache)));
             } else if let Err(unsent) = tx.send((batches, full)) {
                 // Every worker has gone (which only a panic can do): load
                 // here rather than lose the batch.
                 let (n, full) = unsent.0;
-                parts.push((n, load_batch(&full, base, source, opts)));
+                parts.push((n, load_batch(&full, base, source, opts, cache)));
             }
             batches += 1;
         });
         drop(tx);
-        parts.push((batches, load_batch(&batch, base, source, opts)));
+        parts.push((batches, load_batch(&batch, base, source, opts, cache)));
         for h in handles {
             match h.join() {
                 Ok(done) => parts.extend(done),
@@ -88,6 +89,7 @@ fn work(
     base: &Dir,
     source: Source,
     opts: &LoadOptions,
+    cache: Option<&FindingsCache>,
 ) -> Vec<(usize, Vec<Loaded>)> {
     let mut done = Vec::new();
     loop {
@@ -96,32 +98,46 @@ fn work(
             Err(_) => break,
         };
         let Ok((n, batch)) = next else { break };
-        done.push((n, load_batch(&batch, base, source, opts)));
+        done.push((n, load_batch(&batch, base, source, opts, cache)));
     }
     done
 }
 
-fn load_batch(batch: &[Candidate], base: &Dir, source: Source, opts: &LoadOptions) -> Vec<Loaded> {
+fn load_batch(
+    batch: &[Candidate],
+    base: &Dir,
+    source: Source,
+    opts: &LoadOptions,
+    cache: Option<&FindingsCache>,
+) -> Vec<Loaded> {
     batch
         .iter()
-        .map(|c| load_one(base, c, source, opts))
+        .map(|c| load_one(base, c, source, opts, cache))
         .collect()
 }
 
 /// Reads and parses one SKILL.md.
-fn load_one(base: &Dir, c: &Candidate, source: Source, opts: &LoadOptions) -> Loaded {
+fn load_one(
+    base: &Dir,
+    c: &Candidate,
+    source: Source,
+    opts: &LoadOptions,
+    cache: Option<&FindingsCache>,
+) -> Loaded {
     let bytes = discover::read(base, c, opts.max_file_bytes)
         .map_err(|m| Warning::new(&c.path, format!("skipped: {m}")))?;
     let parsed = parse_skill(&bytes, &c.folder_name)
         .map_err(|e| Warning::new(&c.path, format!("skipped: {e}")))?;
-    let findings = (opts.audit && source.is_audited()).then(|| audit_skill(c, &bytes));
+    let version = content_version(&bytes);
+    let findings =
+        (opts.audit && source.is_audited()).then(|| audit_skill(c, &bytes, &version, cache));
     let skill = Skill {
         name: parsed.name,
         description: parsed.description,
         body: parsed.body,
         dir: c.dir.clone(),
         path: c.path.clone(),
-        version: content_version(&bytes),
+        version,
         source,
         warnings: parsed.warnings,
         meta: parsed.meta,
@@ -130,16 +146,29 @@ fn load_one(base: &Dir, c: &Candidate, source: Source, opts: &LoadOptions) -> Lo
 }
 
 /// The text audit of one skill at load, on the worker that parsed it: the
-/// SKILL.md bytes in hand, then the folder's other files when it has any.
-fn audit_skill(c: &Candidate, bytes: &[u8]) -> Vec<Finding> {
-    let text = String::from_utf8_lossy(bytes);
+/// SKILL.md bytes in hand (whose content version is `version`), then the
+/// folder's other files when it has any. A SKILL.md alone is looked up in
+/// `cache` first: the same text gives the same findings. A folder with
+/// other files is audited on every load (its files are not read to load
+/// the skill, so there is nothing in hand to key them by).
+fn audit_skill(
+    c: &Candidate,
+    bytes: &[u8],
+    version: &str,
+    cache: Option<&FindingsCache>,
+) -> Vec<Finding> {
     let name = c
         .path
         .file_name()
         .map_or_else(|| "SKILL.md".into(), |n| n.to_string_lossy());
     if !c.others {
-        return audit::audit_text(&name, &text);
+        let audit = || audit::audit_text(&name, &String::from_utf8_lossy(bytes));
+        return match cache {
+            Some(cache) => cache.get_or_audit(audit::cache_key(&name, version), audit),
+            None => audit(),
+        };
     }
+    let text = String::from_utf8_lossy(bytes);
     match audit::audit_folder_given(&c.dir, Some((&name, &text)), &audit::Limits::default()) {
         Ok(report) => report.findings,
         // The folder went away or cannot be listed: SKILL.md is still
