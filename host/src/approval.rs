@@ -793,6 +793,24 @@ mod tests {
         assert!(admission(&store, "t", "sha256:a", &none).is_err());
     }
 
+    /// A skill of `source` whose front matter says a model wrote its
+    /// handler (`handler_generated: true`).
+    fn says_a_model_wrote_its_handler(source: Source) -> crate::skill::Skill {
+        let md = b"---\nname: s\ndescription: d\nmetadata:\n  skillhost:\n    handler: h.wasm\n    handler_generated: true\n---\n";
+        let parsed = crate::skill::parse_skill(md, "s").expect("parses");
+        crate::skill::Skill {
+            name: parsed.name,
+            description: parsed.description,
+            body: parsed.body,
+            dir: "/s".into(),
+            path: "/s/SKILL.md".into(),
+            version: String::new(),
+            source,
+            warnings: Vec::new(),
+            meta: parsed.meta,
+        }
+    }
+
     #[test]
     fn the_default_approval_policy_depends_on_provenance_and_cases() {
         let c = GateConfig::default();
@@ -852,19 +870,7 @@ mod tests {
             vec!["files", "http", "tools", "llm", "kv"]
         );
         // A handler a model wrote is gated whatever its skill's source.
-        let md = b"---\nname: s\ndescription: d\nmetadata:\n  skillhost:\n    handler: h.wasm\n    handler_generated: true\n---\n";
-        let parsed = crate::skill::parse_skill(md, "s").expect("parses");
-        let mut skill = crate::skill::Skill {
-            name: parsed.name,
-            description: parsed.description,
-            body: parsed.body,
-            dir: "/s".into(),
-            path: "/s/SKILL.md".into(),
-            version: String::new(),
-            source: Source::Workspace,
-            warnings: Vec::new(),
-            meta: parsed.meta,
-        };
+        let mut skill = says_a_model_wrote_its_handler(Source::Workspace);
         assert!(c.gates_skill(&skill));
         skill.meta.skillhost.handler_generated = false;
         assert!(!c.gates_skill(&skill));
@@ -874,19 +880,7 @@ mod tests {
     fn provenance_is_what_the_host_recorded_never_what_the_skill_says() {
         let d = tempfile::tempdir().expect("tempdir");
         let store = SqliteStore::open(&d.path().join("s.db")).expect("open");
-        let md = b"---\nname: s\ndescription: d\nmetadata:\n  skillhost:\n    handler: h.wasm\n    handler_generated: true\n---\n";
-        let parsed = crate::skill::parse_skill(md, "s").expect("parses");
-        let mut skill = crate::skill::Skill {
-            name: parsed.name,
-            description: parsed.description,
-            body: parsed.body,
-            dir: "/s".into(),
-            path: "/s/SKILL.md".into(),
-            version: String::new(),
-            source: Source::Installed,
-            warnings: Vec::new(),
-            meta: parsed.meta,
-        };
+        let mut skill = says_a_model_wrote_its_handler(Source::Installed);
         let of = |skill: &crate::skill::Skill, artifact: &str| {
             Provenance::recorded(&store, skill, artifact).expect("store")
         };
