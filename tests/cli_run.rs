@@ -6,16 +6,6 @@ use crate::harness;
 
 use harness::{Workspace, guest};
 
-fn run_ok(ws: &Workspace, args: &[&str]) -> String {
-    let r = ws.run_cli(args);
-    assert_eq!(
-        r.code, 0,
-        "skillhost {args:?} failed:\n{}\n{}",
-        r.stdout, r.stderr
-    );
-    r.stdout
-}
-
 fn run_fails(ws: &Workspace, args: &[&str], class: &str) -> String {
     let r = ws.run_cli(args);
     assert_eq!(
@@ -34,17 +24,14 @@ fn run_fails(ws: &Workspace, args: &[&str], class: &str) -> String {
 #[test]
 fn email_writer_success_and_each_classified_failure() {
     let ws = Workspace::new();
-    let out = run_ok(
-        &ws,
-        &[
-            "run",
-            "Write an email to Dana about the budget review",
-            "-c",
-            "recipient=Dana",
-            "-c",
-            "sender=Sam",
-        ],
-    );
+    let out = ws.run_ok(&[
+        "run",
+        "Write an email to Dana about the budget review",
+        "-c",
+        "recipient=Dana",
+        "-c",
+        "sender=Sam",
+    ]);
     assert!(out.starts_with("Subject: The budget review"), "{out}");
     assert!(
         out.contains("Hello Dana,") && out.trim_end().ends_with("Sam"),
@@ -60,15 +47,12 @@ fn email_writer_success_and_each_classified_failure() {
         err.contains("`timezone`"),
         "the failure names the field that fixes it: {err}"
     );
-    let out = run_ok(
-        &ws,
-        &[
-            "run",
-            "Email the team about the call at 3pm",
-            "-c",
-            "timezone=UTC",
-        ],
-    );
+    let out = ws.run_ok(&[
+        "run",
+        "Email the team about the call at 3pm",
+        "-c",
+        "timezone=UTC",
+    ]);
     assert!(out.contains("3pm (UTC)"), "{out}");
 
     run_fails(
@@ -97,15 +81,12 @@ fn email_writer_success_and_each_classified_failure() {
         &["run", "Email Joe the quarterly report"],
         "AttachmentError",
     );
-    let out = run_ok(
-        &ws,
-        &[
-            "run",
-            "Email Joe the quarterly report",
-            "-c",
-            "attachments=q3.pdf,notes.txt",
-        ],
-    );
+    let out = ws.run_ok(&[
+        "run",
+        "Email Joe the quarterly report",
+        "-c",
+        "attachments=q3.pdf,notes.txt",
+    ]);
     assert!(
         out.contains("Please find attached: q3.pdf, notes.txt."),
         "{out}"
@@ -135,19 +116,16 @@ fn text_summarizer_success_and_failure() {
     let ws = Workspace::new();
     let text = "Rust compiles to WebAssembly. Cats sleep a lot. WebAssembly components run Rust safely in a sandbox. \
                 The weather was fine. Sandboxed WebAssembly keeps Rust handlers isolated.";
-    let out = run_ok(
-        &ws,
-        &[
-            "run",
-            "summarize this",
-            "--skill",
-            "text-summarizer",
-            "-c",
-            &format!("text={text}"),
-            "-c",
-            "sentences=2",
-        ],
-    );
+    let out = ws.run_ok(&[
+        "run",
+        "summarize this",
+        "--skill",
+        "text-summarizer",
+        "-c",
+        &format!("text={text}"),
+        "-c",
+        "sentences=2",
+    ]);
     assert!(!out.contains("Cats") && !out.contains("weather"), "{out}");
     assert_eq!(out.matches('.').count(), 2, "{out}");
     let err = run_fails(
@@ -182,15 +160,12 @@ fn text_summarizer_success_and_failure() {
 #[test]
 fn data_inspector_success_and_failure() {
     let ws = Workspace::new();
-    let out = run_ok(
-        &ws,
-        &[
-            "run",
-            "inspect this csv",
-            "-c",
-            "data=id,name\n1,Ana\n2,Bo\n",
-        ],
-    );
+    let out = ws.run_ok(&[
+        "run",
+        "inspect this csv",
+        "-c",
+        "data=id,name\n1,Ana\n2,Bo\n",
+    ]);
     assert!(out.starts_with("CSV: 2 rows x 2 columns"), "{out}");
     assert!(out.contains("id | integer | 0 | 2 | 1 | 2"), "{out}");
     let err = run_fails(
@@ -217,18 +192,12 @@ fn a_skill_without_handler_answers_from_its_template() {
         None,
     );
     let skills = ws.skills.to_string_lossy().into_owned();
-    let out = run_ok(
-        &ws,
-        &[
-            "--skills", &skills, "run", "say hi", "--skill", "greeter", "-c", "who=Ana",
-        ],
-    );
+    let out = ws.run_ok(&[
+        "--skills", &skills, "run", "say hi", "--skill", "greeter", "-c", "who=Ana",
+    ]);
     assert_eq!(out.trim(), "Hello Ana: say hi");
     ws.add_skill("plain", "", None);
-    let out = run_ok(
-        &ws,
-        &["--skills", &skills, "run", "do it", "--skill", "plain"],
-    );
+    let out = ws.run_ok(&["--skills", &skills, "run", "do it", "--skill", "plain"]);
     assert!(
         out.contains("Test skill."),
         "the default template hands back the instructions: {out}"
@@ -270,14 +239,14 @@ fn grant_revoke_and_a_stale_grant_through_the_cli() {
         r.stderr
     );
 
-    let out = run_ok(&ws, &["--skills", &skills, "skills", "grant", "counter"]);
+    let out = ws.run_ok(&["--skills", &skills, "skills", "grant", "counter"]);
     assert!(out.contains("granted `counter` kv"), "{out}");
     assert!(
         std::fs::read_to_string(ws.workspace.join("skillhost.toml"))
             .expect("config")
             .contains("[grants.counter]")
     );
-    assert_eq!(run_ok(&ws, &args).trim(), "42");
+    assert_eq!(ws.run_ok(&args).trim(), "42");
 
     std::fs::write(
         dir.join("SKILL.md"),
@@ -295,9 +264,9 @@ fn grant_revoke_and_a_stale_grant_through_the_cli() {
         r.stderr
     );
 
-    run_ok(&ws, &["--skills", &skills, "skills", "grant", "counter"]);
-    assert_eq!(run_ok(&ws, &args).trim(), "42");
-    run_ok(&ws, &["--skills", &skills, "skills", "revoke", "counter"]);
+    ws.run_ok(&["--skills", &skills, "skills", "grant", "counter"]);
+    assert_eq!(ws.run_ok(&args).trim(), "42");
+    ws.run_ok(&["--skills", &skills, "skills", "revoke", "counter"]);
     assert_eq!(ws.run_cli(&args).code, 1);
     let r = ws.run_cli(&["--skills", &skills, "skills", "revoke", "counter"]);
     assert!(r.stderr.contains("no grant"), "{}", r.stderr);

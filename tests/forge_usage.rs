@@ -23,14 +23,8 @@ fn by_name<'a>(items: &'a [Value], name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{name} not in {items:?}"))
 }
 
-fn ok(ws: &Workspace, args: &[&str]) -> String {
-    let r = ws.run_cli(args);
-    assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
-    r.stdout
-}
-
 fn json_list(ws: &Workspace, args: &[&str]) -> Vec<Value> {
-    serde_json::from_str(&ok(ws, args)).expect("a JSON array")
+    serde_json::from_str(&ws.run_ok(args)).expect("a JSON array")
 }
 
 fn record(at: i64, skill: &str, success: bool, steps: Vec<StepRecord>) -> RunRecord {
@@ -113,7 +107,7 @@ fn list_shows_each_source_and_the_usage_that_runs_recorded() {
     );
     assert_eq!(same, items);
 
-    let table = ok(&ws, &["--skills", &skills, "skills", "list"]);
+    let table = ws.run_ok(&["--skills", &skills, "skills", "list"]);
     let header = table.lines().next().unwrap_or_default();
     for col in [
         "NAME",
@@ -174,8 +168,8 @@ fn pinned_skills_come_first_usage_breaks_ties_and_tags_filter() {
             .collect()
     };
     let selected = |ws: &Workspace| -> String {
-        let out: Value =
-            serde_json::from_str(&ok(ws, &["run", "convert this", "--json"])).expect("run --json");
+        let out: Value = serde_json::from_str(&ws.run_ok(&["run", "convert this", "--json"]))
+            .expect("run --json");
         out["skill"].as_str().unwrap_or_default().to_owned()
     };
 
@@ -203,7 +197,7 @@ fn pinned_skills_come_first_usage_breaks_ties_and_tags_filter() {
         r.stderr
     );
     assert_eq!(selected(&ws), "zeta");
-    let table = ok(&ws, &["skills", "search", "convert"]);
+    let table = ws.run_ok(&["skills", "search", "convert"]);
     assert!(
         table.lines().nth(1).is_some_and(|l| l.starts_with("zeta")),
         "{table}"
@@ -283,7 +277,7 @@ mod mining {
         }
         store_runs(&ws, &runs);
 
-        let table = ok(&ws, &["forge", "mine", "--dry-run"]);
+        let table = ws.run_ok(&["forge", "mine", "--dry-run"]);
         let row = table
             .lines()
             .find(|l| l.contains("find_file → read_file → write_file"))
@@ -297,7 +291,7 @@ mod mining {
         assert!(!table.contains("a → b"), "{table}");
 
         let report: Value =
-            serde_json::from_str(&ok(&ws, &["forge", "mine", "--dry-run", "--json"]))
+            serde_json::from_str(&ws.run_ok(&["forge", "mine", "--dry-run", "--json"]))
                 .expect("JSON report");
         let best = &report["candidates"][0];
         assert_eq!(
@@ -316,7 +310,7 @@ mod mining {
         assert_eq!(report["runs"], 11);
 
         // Stricter settings from the flags leave nothing.
-        let strict = ok(&ws, &["forge", "mine", "--dry-run", "--min-success", "0.9"]);
+        let strict = ws.run_ok(&["forge", "mine", "--dry-run", "--min-success", "0.9"]);
         assert!(strict.contains("no candidates"), "{strict}");
         let r = ws.run_cli(&["forge", "mine", "--dry-run", "--max-len", "12"]);
         assert_ne!(r.code, 0);
@@ -363,7 +357,7 @@ mod mining {
         assert!(text.contains("find_file"), "{text}");
 
         // Mining again finds the same sequence: now a near-duplicate.
-        let again = ok(&ws, &["forge", "mine"]);
+        let again = ws.run_ok(&["forge", "mine"]);
         let line = again
             .lines()
             .find(|l| l.contains("skipped find_file → read_file → write_file"))

@@ -123,18 +123,8 @@ fn plant(ws: &Workspace, folder: &str, skill_md: &str) -> PathBuf {
     md
 }
 
-fn ok(ws: &Workspace, args: &[&str]) -> String {
-    let r = ws.run_cli(args);
-    assert_eq!(
-        r.code, 0,
-        "skillhost {args:?} failed:\n{}\n{}",
-        r.stdout, r.stderr
-    );
-    r.stdout
-}
-
 fn json_of(ws: &Workspace, args: &[&str]) -> Value {
-    serde_json::from_str(&ok(ws, args)).expect("JSON")
+    serde_json::from_str(&ws.run_ok(args)).expect("JSON")
 }
 
 fn by_name<'a>(items: &'a Value, name: &str) -> &'a Value {
@@ -239,7 +229,7 @@ fn a_planted_installed_skill_never_replaces_the_bundled_one_of_its_name() {
     assert_bundled_email_writer_answered(&v);
 
     // The model's block names the bundled skill, once.
-    let prompt = ok(&ws, &["skills", "prompt"]);
+    let prompt = ws.run_ok(&["skills", "prompt"]);
     assert!(prompt.contains(EMAIL_WRITER), "{prompt}");
     assert!(!prompt.contains("HIJACKED"), "{prompt}");
     assert!(!prompt.contains(&planted.display().to_string()), "{prompt}");

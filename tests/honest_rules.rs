@@ -6,12 +6,6 @@ use crate::harness;
 use harness::Workspace;
 use serde_json::Value;
 
-fn ok(ws: &Workspace, args: &[&str]) -> String {
-    let r = ws.run_cli(args);
-    assert_eq!(r.code, 0, "skillhost {args:?}:\n{}\n{}", r.stdout, r.stderr);
-    r.stdout
-}
-
 fn rule<'a>(rules: &'a Value, id: &str) -> Option<&'a Value> {
     rules["rules"]
         .as_array()
@@ -26,15 +20,15 @@ fn a_removed_rule_is_not_learned_again_until_restored() {
     let task = "Email Dana about the review at 3pm";
     let id = "prevent-timezoneerror-email-writer";
     assert_eq!(ws.run_cli(&["run", task]).code, 1);
-    assert!(ok(&ws, &["learn"]).contains(&format!("+ {id}")));
+    assert!(ws.run_ok(&["learn"]).contains(&format!("+ {id}")));
 
-    let removed = ok(&ws, &["rules", "remove", id]);
+    let removed = ws.run_ok(&["rules", "remove", id]);
     assert!(removed.contains("rules restore"), "{removed}");
     // The class keeps failing; the next cycles leave the rule removed.
     for _ in 0..3 {
         assert_eq!(ws.run_cli(&["run", task]).code, 1);
     }
-    let learned = ok(&ws, &["learn"]);
+    let learned = ws.run_ok(&["learn"]);
     assert!(
         !learned.contains(&format!("+ {id}")) && learned.contains("removed by the operator"),
         "{learned}"
@@ -49,16 +43,17 @@ fn a_removed_rule_is_not_learned_again_until_restored() {
             .all(|a| a["id"] != id),
         "a removed rule does not fire: {v}"
     );
-    let rules: Value = serde_json::from_str(&ok(&ws, &["rules", "list", "--json"])).expect("json");
+    let rules: Value =
+        serde_json::from_str(&ws.run_ok(&["rules", "list", "--json"])).expect("json");
     assert_eq!(rule(&rules, id).expect("tombstone")["removed"], true);
-    let listed = ok(&ws, &["rules", "list"]);
+    let listed = ws.run_ok(&["rules", "list"]);
     assert!(listed.contains("removed by the operator"), "{listed}");
 
     let e = ws.run_cli(&["rules", "enable", id]);
     assert_ne!(e.code, 0);
     assert!(e.stderr.contains("rules restore"), "{}", e.stderr);
 
-    assert!(ok(&ws, &["rules", "restore", id]).contains("restored"));
+    assert!(ws.run_ok(&["rules", "restore", id]).contains("restored"));
     let r = ws.run_cli(&["run", task, "--json"]);
     let fired = r.json()["rules_applied"]
         .as_array()
@@ -74,7 +69,10 @@ fn a_learned_flag_takes_effect_over_its_declared_default() {
     let task = "Email customers about our free upgrade";
     let r = ws.run_cli(&["run", task, "--json"]);
     assert_eq!(r.json()["failure"]["class"], "SpamTriggerError");
-    assert!(ok(&ws, &["learn"]).contains("+ prevent-spamtriggererror-email-writer"));
+    assert!(
+        ws.run_ok(&["learn"])
+            .contains("+ prevent-spamtriggererror-email-writer")
+    );
     // `rephrase_spam` is declared with default false: the prevention rule
     // still sets it, so the first attempt succeeds (no validation retry).
     let v = ws.run_cli(&["run", task, "--json"]).json();
@@ -117,7 +115,7 @@ fn a_persons_verdict_feeds_the_learning_cycle() {
     assert_eq!(r.code, 0, "no validator catches it: {}", r.stderr);
     let id = r.json()["run_id"].as_i64().expect("recorded").to_string();
     assert!(
-        ok(&ws, &["learn"]).contains("0 rule(s) added"),
+        ws.run_ok(&["learn"]).contains("0 rule(s) added"),
         "nothing failed yet"
     );
 
@@ -134,28 +132,25 @@ fn a_persons_verdict_feeds_the_learning_cycle() {
         "--failed or --ok"
     );
 
-    let marked = ok(
-        &ws,
-        &[
-            "runs",
-            "mark",
-            &id,
-            "--failed",
-            "--class",
-            "SpamTriggerError",
-            "--note",
-            "reads like spam",
-        ],
-    );
+    let marked = ws.run_ok(&[
+        "runs",
+        "mark",
+        &id,
+        "--failed",
+        "--class",
+        "SpamTriggerError",
+        "--note",
+        "reads like spam",
+    ]);
     assert!(marked.contains("SpamTriggerError"), "{marked}");
-    let shown = ok(&ws, &["runs", "show", &id]);
+    let shown = ws.run_ok(&["runs", "show", &id]);
     assert!(
         shown.contains("succeeded")
             && shown.contains("marked by a person: failed (SpamTriggerError): reads like spam"),
         "the record is kept beside the verdict: {shown}"
     );
     // The shipped pattern for the class turns the verdict into a rule.
-    let learned = ok(&ws, &["learn"]);
+    let learned = ws.run_ok(&["learn"]);
     assert!(
         learned.contains("+ prevent-spamtriggererror-promo"),
         "{learned}"
@@ -177,8 +172,11 @@ fn a_failure_marked_ok_is_no_evidence_for_a_rule() {
     let r = ws.run_cli(&["run", "Email Dana about the review at 3pm", "--json"]);
     assert_eq!(r.json()["failure"]["class"], "TimezoneError");
     let id = r.json()["run_id"].as_i64().expect("recorded").to_string();
-    assert!(ok(&ws, &["runs", "mark", &id, "--ok"]).contains("marked run"));
-    let learned = ok(&ws, &["learn"]);
+    assert!(
+        ws.run_ok(&["runs", "mark", &id, "--ok"])
+            .contains("marked run")
+    );
+    let learned = ws.run_ok(&["learn"]);
     assert!(
         !learned.contains("timezoneerror"),
         "an accepted failure teaches nothing: {learned}"

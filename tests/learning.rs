@@ -7,12 +7,6 @@ use crate::harness;
 use harness::Workspace;
 use serde_json::{Value, json};
 
-fn ok(ws: &Workspace, args: &[&str]) -> String {
-    let r = ws.run_cli(args);
-    assert_eq!(r.code, 0, "skillhost {args:?}:\n{}\n{}", r.stdout, r.stderr);
-    r.stdout
-}
-
 #[test]
 fn handler_path_timezone_error_learned_without_guessing() {
     let ws = Workspace::new();
@@ -22,16 +16,16 @@ fn handler_path_timezone_error_learned_without_guessing() {
         assert_eq!(r.code, 1);
         assert_eq!(r.json()["failure"]["class"], "TimezoneError");
     }
-    let runs: Value = serde_json::from_str(&ok(&ws, &["runs", "list", "--json"])).expect("json");
+    let runs: Value = serde_json::from_str(&ws.run_ok(&["runs", "list", "--json"])).expect("json");
     assert_eq!(runs.as_array().expect("runs").len(), 3);
     assert_eq!(runs[0]["failure_class"], "TimezoneError");
 
-    let learned = ok(&ws, &["learn"]);
+    let learned = ws.run_ok(&["learn"]);
     assert!(
         learned.contains("+ prevent-timezoneerror-email-writer"),
         "{learned}"
     );
-    let again = ok(&ws, &["learn"]);
+    let again = ws.run_ok(&["learn"]);
     assert!(
         again.contains("0 rule(s) added"),
         "a second cycle duplicates nothing: {again}"
@@ -108,7 +102,7 @@ fn handler_path_timezone_error_learned_without_guessing() {
         .collect();
     assert_eq!(fired, vec!["prevent-timezoneerror-email-writer"]);
     let run_id = v["run_id"].as_i64().expect("recorded");
-    let explained = ok(&ws, &["rules", "explain", &run_id.to_string()]);
+    let explained = ws.run_ok(&["rules", "explain", &run_id.to_string()]);
     assert!(
         explained.contains("prevent-timezoneerror-email-writer")
             && explained.contains("set timezone"),
@@ -116,7 +110,8 @@ fn handler_path_timezone_error_learned_without_guessing() {
     );
 
     // The rule's statistics went up; it can be disabled and enabled.
-    let rules: Value = serde_json::from_str(&ok(&ws, &["rules", "list", "--json"])).expect("json");
+    let rules: Value =
+        serde_json::from_str(&ws.run_ok(&["rules", "list", "--json"])).expect("json");
     let rule = rules["rules"]
         .as_array()
         .expect("rules")
@@ -129,10 +124,7 @@ fn handler_path_timezone_error_learned_without_guessing() {
         (Some(3), Some(2)),
         "fired on the refused run and the two with the default; not on the one with a timezone"
     );
-    ok(
-        &ws,
-        &["rules", "disable", "prevent-timezoneerror-email-writer"],
-    );
+    ws.run_ok(&["rules", "disable", "prevent-timezoneerror-email-writer"]);
     // The disabled rule no longer fires. The handler fails on its own, with
     // no answer: the validation rule has no output to find its evidence in,
     // so it does not fire on the class name alone.
@@ -140,14 +132,11 @@ fn handler_path_timezone_error_learned_without_guessing() {
     assert_eq!(v["rules_applied"], json!([]), "{v}");
     assert_eq!(v["attempts"], 1);
     assert_eq!(v["failure"]["class"], "TimezoneError", "{v}");
-    ok(
-        &ws,
-        &["rules", "enable", "prevent-timezoneerror-email-writer"],
-    );
+    ws.run_ok(&["rules", "enable", "prevent-timezoneerror-email-writer"]);
     assert_eq!(ws.run_cli(&["run", task]).code, 0);
 
     // Export is JSON Lines, one run per line.
-    let export = ok(&ws, &["runs", "export"]);
+    let export = ws.run_ok(&["runs", "export"]);
     assert_eq!(export.lines().count(), 9);
     for line in export.lines() {
         serde_json::from_str::<Value>(line).expect("each line is JSON");
@@ -198,7 +187,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
     // The failed answers are kept in the record: a validation rule is
     // replayed against what the skill wrote.
     let runs: Value =
-        serde_json::from_str(&ok(&ws, &["runs", "list", "--json"])).expect("runs json");
+        serde_json::from_str(&ws.run_ok(&["runs", "list", "--json"])).expect("runs json");
     let failed = runs
         .as_array()
         .expect("runs")
@@ -214,7 +203,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
     );
 
     // Without a model the classes are only reported.
-    let plain = ok(&ws, &["--skills", &skills, "learn"]);
+    let plain = ws.run_ok(&["--skills", &skills, "learn"]);
     assert_eq!(
         plain.matches("no pattern for this class").count(),
         2,
@@ -243,7 +232,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
     ]);
     std::fs::write(&script, turns.to_string()).expect("write script");
     let model = format!("scripted:{}", script.display());
-    let learned = ok(&ws, &["--skills", &skills, "learn", "--model", &model]);
+    let learned = ws.run_ok(&["--skills", &skills, "learn", "--model", &model]);
     assert!(
         learned.contains("+ proposed-toneerror-greeter")
             && learned
@@ -257,7 +246,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
     );
 
     let shown: Value =
-        serde_json::from_str(&ok(&ws, &["rules", "show", "proposed-signatureerror-memo"]))
+        serde_json::from_str(&ws.run_ok(&["rules", "show", "proposed-signatureerror-memo"]))
             .expect("rule json");
     assert_eq!(shown["rejected"], true);
     assert_eq!(shown["origin"]["pattern"], "model");
@@ -268,7 +257,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
         ),
         (Some(3), Some(3))
     );
-    let listed = ok(&ws, &["rules", "list"]);
+    let listed = ws.run_ok(&["rules", "list"]);
     assert!(
         listed.contains("rejected: too many successful runs"),
         "{listed}"
@@ -292,7 +281,7 @@ fn a_model_proposes_rules_for_unknown_classes_and_replay_decides() {
     // The model is not asked again about classes it has answered for: an
     // empty script would fail if it were.
     std::fs::write(&script, "[]").expect("empty script");
-    let again = ok(&ws, &["--skills", &skills, "learn", "--model", &model]);
+    let again = ws.run_ok(&["--skills", &skills, "learn", "--model", &model]);
     assert!(
         again.contains("0 rule(s) added") && !again.contains("asking the model failed"),
         "{again}"
@@ -320,7 +309,7 @@ fn a_harmful_rule_is_disabled_with_its_reason() {
         let r = ws.run_cli(&args);
         assert_eq!(r.code, 1, "run {i}: the rule breaks the run");
     }
-    let set: Value = serde_json::from_str(&ok(&ws, &["rules", "list", "--json"])).expect("json");
+    let set: Value = serde_json::from_str(&ws.run_ok(&["rules", "list", "--json"])).expect("json");
     let r = &set["rules"][0];
     assert_eq!(r["enabled"], false);
     assert!(
@@ -330,7 +319,7 @@ fn a_harmful_rule_is_disabled_with_its_reason() {
             .contains("0 of 8"),
         "{r}"
     );
-    ok(&ws, &args);
+    ws.run_ok(&args);
 }
 
 #[test]
@@ -369,8 +358,9 @@ fn concurrent_processes_lose_no_runs() {
     for c in children {
         c.join().expect("writer thread");
     }
-    let runs: Value = serde_json::from_str(&ok(&ws, &["runs", "list", "--limit", "100", "--json"]))
-        .expect("json");
+    let runs: Value =
+        serde_json::from_str(&ws.run_ok(&["runs", "list", "--limit", "100", "--json"]))
+            .expect("json");
     assert_eq!(runs.as_array().expect("runs").len(), 30);
 }
 
@@ -398,7 +388,7 @@ fn ablation_shows_the_gain_on_seen_and_new_phrasings() {
             "--json",
         ];
         args.extend(extra);
-        let report: Value = serde_json::from_str(&ok(&ws, &args)).expect("json");
+        let report: Value = serde_json::from_str(&ws.run_ok(&args)).expect("json");
         let base = arm(&report, "none")["mean_success"].as_f64().expect("rate");
         let prevention = arm(&report, "prevention-only")["mean_success"]
             .as_f64()

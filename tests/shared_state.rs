@@ -18,12 +18,6 @@ use crate::harness::{Workspace, guest, runtime};
 
 const TASK: &str = "Email Dana about the review at 3pm";
 
-fn ok(ws: &Workspace, args: &[&str]) -> String {
-    let r = ws.run_cli(args);
-    assert_eq!(r.code, 0, "skillhost {args:?}:\n{}\n{}", r.stdout, r.stderr);
-    r.stdout
-}
-
 /// The failure class of a skill call's result (None: it succeeded).
 fn failure_class(result: &Value) -> Option<String> {
     if result["isError"] != true {
@@ -113,7 +107,7 @@ fn a_rule_learned_on_one_host_fires_on_another_without_a_restart() {
             r.stdout
         );
     }
-    let learned = ok(&a, &["learn"]);
+    let learned = a.run_ok(&["learn"]);
     assert!(
         learned.contains("+ prevent-timezoneerror-email-writer"),
         "{learned}"
@@ -139,15 +133,12 @@ fn a_rule_learned_on_one_host_fires_on_another_without_a_restart() {
 
     // B sees the rule by its CLI as well, and disabling it there holds on
     // B's server.
-    let listed = ok(&b, &["rules", "list"]);
+    let listed = b.run_ok(&["rules", "list"]);
     assert!(
         listed.contains("prevent-timezoneerror-email-writer"),
         "{listed}"
     );
-    ok(
-        &b,
-        &["rules", "disable", "prevent-timezoneerror-email-writer"],
-    );
+    b.run_ok(&["rules", "disable", "prevent-timezoneerror-email-writer"]);
     let disabled = call_until(&rt, &session, &mut id, ("email-writer", TASK), |r| {
         failure_class(r).as_deref() != Some("RequiredField")
     });
@@ -204,7 +195,7 @@ fn a_skill_and_its_grant_shared_by_one_host_hold_on_another_without_a_restart() 
     )
     .expect("write SKILL.md");
     std::fs::copy(guest("hostile-guest"), dir.join("handler.wasm")).expect("copy handler");
-    ok(&a, &["skills", "list"]);
+    a.run_ok(&["skills", "list"]);
 
     // Announced (LISTEN/NOTIFY): B takes the skill in before any of its
     // clients asks. (The wait is a guard, not a measure.)
@@ -222,7 +213,7 @@ fn a_skill_and_its_grant_shared_by_one_host_hold_on_another_without_a_restart() 
         "not granted yet: {denied}"
     );
 
-    let granted = ok(&a, &["skills", "grant", "counter"]);
+    let granted = a.run_ok(&["skills", "grant", "counter"]);
     assert!(granted.contains("shared by the hosts"), "{granted}");
     let mut id = 100;
     let counted = call_until(&rt, &session, &mut id, ("counter", "kv"), |r| {
@@ -231,7 +222,7 @@ fn a_skill_and_its_grant_shared_by_one_host_hold_on_another_without_a_restart() 
     assert_eq!(failure_class(&counted), None, "{counted}");
     assert_eq!(text(&counted).trim(), "42", "{counted}");
 
-    let revoked = ok(&a, &["skills", "revoke", "counter"]);
+    let revoked = a.run_ok(&["skills", "revoke", "counter"]);
     assert!(revoked.contains("shared by the hosts"), "{revoked}");
     let denied = call_until(&rt, &session, &mut id, ("counter", "kv"), |r| {
         failure_class(r).is_some()
@@ -240,7 +231,7 @@ fn a_skill_and_its_grant_shared_by_one_host_hold_on_another_without_a_restart() 
 
     // A removes the skill: B removes it too.
     std::fs::remove_dir_all(&dir).expect("remove");
-    ok(&a, &["skills", "list"]);
+    a.run_ok(&["skills", "list"]);
     wait_until("B kept the skill A removed", || !arrived.exists());
     assert!(!tools(6).contains(&"skill_counter".to_owned()));
 }

@@ -12,14 +12,8 @@ use skillhost::store::{RunRecord, RunStore, SqliteStore};
 use crate::harness::Workspace;
 use crate::harness::postgres::{TestDatabase, use_database};
 
-fn ok(ws: &Workspace, args: &[&str]) -> String {
-    let r = ws.run_cli(args);
-    assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
-    r.stdout
-}
-
 fn json(ws: &Workspace, args: &[&str]) -> Value {
-    serde_json::from_str(&ok(ws, args)).expect("JSON")
+    serde_json::from_str(&ws.run_ok(args)).expect("JSON")
 }
 
 const RUNS: usize = 300;
@@ -44,10 +38,7 @@ fn migrate_copies_a_workspace_store_once_and_another_host_reads_it() {
         ids
     };
     let marked = ids[1].to_string();
-    ok(
-        &a,
-        &["runs", "mark", &marked, "--failed", "--class", "ToneError"],
-    );
+    a.run_ok(&["runs", "mark", &marked, "--failed", "--class", "ToneError"]);
     a.write_harmful_summarizer_rule();
 
     let copied = json(&a, &["store", "migrate", "--to", &db.url, "--json"]);
@@ -69,10 +60,10 @@ fn migrate_copies_a_workspace_store_once_and_another_host_reads_it() {
     use_database(&b, &db.url);
     let listed = json(&b, &["runs", "list", "--limit", "1000", "--json"]);
     assert_eq!(listed.as_array().map(Vec::len), Some(RUNS));
-    let shown = ok(&b, &["runs", "show", &marked]);
+    let shown = b.run_ok(&["runs", "show", &marked]);
     assert!(shown.contains("ToneError"), "{shown}");
     // The rules A had learned are the ones every host on the store reads.
-    let rules = ok(&b, &["rules", "list"]);
+    let rules = b.run_ok(&["rules", "list"]);
     assert!(rules.contains("prevent-bad-text-summarizer"), "{rules}");
     let skills = json(&b, &["skills", "list", "--json"]);
     assert!(skills.is_array(), "{skills}");
@@ -162,7 +153,7 @@ fn three_hosts_recording_at_once_lose_no_run() {
             scope.spawn(move || {
                 for i in 0..PER_HOST {
                     let task = format!("write an email to Bob about lunch, host {h} run {i}");
-                    ok(ws, &["run", "--skill", "email-writer", &task]);
+                    ws.run_ok(&["run", "--skill", "email-writer", &task]);
                 }
             });
         }

@@ -193,6 +193,17 @@ impl Workspace {
         let out = self.cli().args(args).output().expect("run skillhost");
         CliResult::from(out)
     }
+
+    /// `run_cli` that must succeed; its stdout.
+    pub fn run_ok(&self, args: &[&str]) -> String {
+        let r = self.run_cli(args);
+        assert_eq!(
+            r.code, 0,
+            "skillhost {args:?} failed:\n{}\n{}",
+            r.stdout, r.stderr
+        );
+        r.stdout
+    }
 }
 
 pub struct CliResult {
