@@ -1089,38 +1089,12 @@ fn run_limited(
     run: Run,
     slot: &Path,
     limit: Duration,
-    mut filter: LogFilter,
+    filter: LogFilter,
 ) -> Result<Duration, BuildError> {
-    let Run {
-        mut cmd,
-        status: status_reader,
-        child_fds,
-    } = run;
-    let log_path = slot.join(BUILD_LOG);
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd as _;
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        close_inherited_fds(&mut cmd, child_fds.iter().map(|f| f.as_raw_fd()).collect());
-    }
+    let status_reader = run.status;
     let boxed = status_reader.is_some();
     let started = Instant::now();
-    let spawned = cmd.spawn();
-    // The box's status reaches us only through bwrap's copy.
-    drop(child_fds);
-    let mut child = spawned.map_err(|e| {
-        if boxed {
-            BuildError::ToolchainMissing {
-                what: "bubblewrap (bwrap)".into(),
-                hint: format!("cannot run {}: {e}", cmd.get_program().to_string_lossy()),
-            }
-        } else {
-            io_err("run", Path::new(cmd.get_program()))(e)
-        }
-    })?;
+    let mut child = spawn_build(run.cmd, run.child_fds, boxed)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {
@@ -1132,61 +1106,27 @@ fn run_limited(
         readers.push(std::thread::spawn(move || read_lines(err, tx, false)));
     }
     drop(tx);
-    let mut log = Log::default();
-    let mut bwrap_said = Vec::new();
-    let mut take = |line: Line, log: &mut Log| {
-        let kept = match line {
-            Line::Out(l) => filter.stdout(&l),
-            Line::Err(l) => {
-                if boxed && l.starts_with("bwrap: ") {
-                    bwrap_said.push(l.clone());
-                }
-                filter.stderr(&l)
-            }
-            Line::TooLong => filter.too_long(),
-        };
-        if let Some(k) = kept {
-            log.push(&k);
-        }
-    };
-    let write_log = |log: &mut Log| {
-        // Only the filtered text: nothing the compiler quoted from a file
-        // outside the slot's src/ is kept, here either.
-        let _ = fs::write(&log_path, log.text());
-    };
-    let drain = |log: &mut Log, take: &mut dyn FnMut(Line, &mut Log), until: Instant| loop {
-        let left = until.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) => take(line, log),
-            Err(_) => break,
-        }
+    let mut output = BuildOutput {
+        rx,
+        filter,
+        log: Log::default(),
+        bwrap_said: Vec::new(),
+        boxed,
+        log_path: slot.join(BUILD_LOG),
     };
     let status: ExitStatus = loop {
-        while let Ok(line) = rx.try_recv() {
-            take(line, &mut log);
-        }
+        output.take_ready();
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() >= limit => {
                 kill_group(&mut child, status_reader.as_ref());
-                drain(&mut log, &mut take, Instant::now() + Duration::from_secs(2));
-                if let Some(l) = filter.finish() {
-                    log.push(&l);
-                }
-                write_log(&mut log);
-                return Err(BuildError::TimedOut {
-                    limit,
-                    log: tail(&log.text()),
-                });
+                let log = output.finish(Duration::from_secs(2));
+                return Err(BuildError::TimedOut { limit, log });
             }
-            Ok(None) => {
-                if let Ok(line) = rx.recv_timeout(Duration::from_millis(20)) {
-                    take(line, &mut log);
-                }
-            }
+            Ok(None) => output.take_one(Duration::from_millis(20)),
             Err(e) => {
                 kill_group(&mut child, status_reader.as_ref());
-                write_log(&mut log);
+                output.finish(Duration::ZERO);
                 return Err(io_err("wait for", Path::new("the build"))(e));
             }
         }
@@ -1194,34 +1134,124 @@ fn run_limited(
     let duration = started.elapsed();
     // The rest of the output: the readers end when the last writer in the
     // box is gone, which is now (bwrap's pid namespace ends with it).
-    drain(&mut log, &mut take, Instant::now() + Duration::from_secs(5));
-    if let Some(l) = filter.finish() {
-        log.push(&l);
-    }
-    write_log(&mut log);
-    if let Some(reader) = &status_reader {
-        let box_status = read_status(reader);
-        if box_status.exit_code.is_none() && status.code().is_some() {
-            return Err(BuildError::ToolchainMissing {
-                what: "bubblewrap (bwrap)".into(),
-                hint: format!(
-                    "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" to build unboxed (unsafe)",
-                    if bwrap_said.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", bwrap_said.join(" "))
-                    }
-                ),
-            });
-        }
+    let log = output.finish(Duration::from_secs(5));
+    if let Some(reader) = &status_reader
+        && read_status(reader).exit_code.is_none()
+        && status.code().is_some()
+    {
+        return Err(BuildError::ToolchainMissing {
+            what: "bubblewrap (bwrap)".into(),
+            hint: format!(
+                "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" to build unboxed (unsafe)",
+                if output.bwrap_said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", output.bwrap_said.join(" "))
+                }
+            ),
+        });
     }
     if !status.success() {
         return Err(BuildError::Failed {
             status: status.to_string(),
-            log: tail(&log.text()),
+            log,
         });
     }
     Ok(duration)
+}
+
+/// Starts `cmd` in a process group of its own with its output piped and
+/// no descriptor of the host's but `child_fds`.
+fn spawn_build(
+    mut cmd: Command,
+    child_fds: Vec<std::os::fd::OwnedFd>,
+    boxed: bool,
+) -> Result<std::process::Child, BuildError> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd as _;
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        close_inherited_fds(&mut cmd, child_fds.iter().map(|f| f.as_raw_fd()).collect());
+    }
+    let spawned = cmd.spawn();
+    // The box's status reaches us only through bwrap's copy.
+    drop(child_fds);
+    spawned.map_err(|e| {
+        if boxed {
+            BuildError::ToolchainMissing {
+                what: "bubblewrap (bwrap)".into(),
+                hint: format!("cannot run {}: {e}", cmd.get_program().to_string_lossy()),
+            }
+        } else {
+            io_err("run", Path::new(cmd.get_program()))(e)
+        }
+    })
+}
+
+/// A build's output as it arrives: filtered line by line into the log,
+/// bwrap's own lines kept apart.
+struct BuildOutput {
+    rx: std::sync::mpsc::Receiver<Line>,
+    filter: LogFilter,
+    log: Log,
+    bwrap_said: Vec<String>,
+    boxed: bool,
+    log_path: PathBuf,
+}
+
+impl BuildOutput {
+    fn take(&mut self, line: Line) {
+        let kept = match line {
+            Line::Out(l) => self.filter.stdout(&l),
+            Line::Err(l) => {
+                if self.boxed && l.starts_with("bwrap: ") {
+                    self.bwrap_said.push(l.clone());
+                }
+                self.filter.stderr(&l)
+            }
+            Line::TooLong => self.filter.too_long(),
+        };
+        if let Some(k) = kept {
+            self.log.push(&k);
+        }
+    }
+
+    /// Every line already there.
+    fn take_ready(&mut self) {
+        while let Ok(line) = self.rx.try_recv() {
+            self.take(line);
+        }
+    }
+
+    /// One line, if it comes within `wait`.
+    fn take_one(&mut self, wait: Duration) {
+        if let Ok(line) = self.rx.recv_timeout(wait) {
+            self.take(line);
+        }
+    }
+
+    /// Takes what comes within `wait`, closes the filter, writes
+    /// `build.log` and returns its tail. Only the filtered text: nothing
+    /// the compiler quoted from a file outside the slot's src/ is kept,
+    /// here either.
+    fn finish(&mut self, wait: Duration) -> String {
+        let until = Instant::now() + wait;
+        while let Ok(line) = self
+            .rx
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            self.take(line);
+        }
+        if let Some(l) = self.filter.finish() {
+            self.log.push(&l);
+        }
+        let text = self.log.text();
+        let _ = fs::write(&self.log_path, &text);
+        tail(&text)
+    }
 }
 
 /// What bwrap wrote on its status pipe; it is written before bwrap exits,

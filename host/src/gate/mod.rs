@@ -432,99 +432,12 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         .handler
         .clone()
         .ok_or_else(|| GateError::NoHandler(skill.name.clone()))?;
-    let (bytes, skill_md) = {
-        let (owned, rel) = (skill.clone(), rel.clone());
-        tokio::task::spawn_blocking(move || {
-            let md = owned.read_file(&owned.file_name(), crate::exec::MAX_SKILL_MD_BYTES)?;
-            Ok((owned.read_file(&rel, MAX_READ_BYTES)?, md))
-        })
-        .await
-        .unwrap_or_else(|e| {
-            Err(SkillFileError::Io {
-                path: String::new(),
-                source: std::io::Error::other(e),
-            })
-        })
-        .map_err(|source| GateError::Read {
-            skill: skill.name.clone(),
-            source,
-        })?
-    };
+    let (bytes, skill_md) = read_files(skill, &rel).await?;
     // What a run of the skill as it is would get: the gate's cases run
     // with exactly that.
     let effective =
         runner.effective_grants(skill, &crate::grants::fingerprint(&skill_md, Some(&bytes)));
-    let config = runner.config();
-    let gate = &config.gate;
-    let kib = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
-    let declared = &skill.meta.skillhost.capabilities;
-    let input = statics::Input {
-        skill: &skill.name,
-        declared,
-        parent: subject.parent.as_ref().map(|(n, c)| (n.as_str(), c)),
-        provenance: subject.provenance,
-        config: gate,
-        max_bytes: kib(gate.max_artifact_kb)
-            .min(kib(config.sandbox.max_component_mb.saturating_mul(1 << 10))),
-        max_function_bytes: kib(config.sandbox.max_function_kb),
-    };
-
-    let mut checks = Vec::with_capacity(Check::ALL.len());
-    let mut cases = Vec::new();
-    let (artifact_verdict, inspection) = statics::artifact(&bytes, &input);
-    checks.push(artifact_verdict);
-    match inspection {
-        None => skip_rest(
-            &mut checks,
-            "not run: the artifact is not a component that can be checked",
-        ),
-        Some(inspection) => {
-            let world = statics::world(&inspection);
-            let imports = statics::imports(&inspection, &input);
-            let capabilities = statics::capabilities(&input);
-            let static_ok = world.is_ok()
-                && imports.status == Status::Pass
-                && capabilities.status == Status::Pass;
-            if !static_ok {
-                checks.push(world.err().unwrap_or_else(|| {
-                    skipped(
-                        Check::World,
-                        "exports `handle`; its type is checked by linking, which waits for the static checks to pass",
-                    )
-                }));
-                checks.push(imports);
-                checks.push(capabilities);
-                skip_rest(
-                    &mut checks,
-                    "not run: a static check failed; nothing was compiled or instantiated",
-                );
-            } else {
-                let sandbox = runner.sandbox().map_err(GateError::Sandbox)?;
-                match sandbox.load_async(Arc::from(bytes.as_slice())).await {
-                    Err(e) => {
-                        checks.push(link_failure(&e));
-                        checks.push(imports);
-                        checks.push(capabilities);
-                        skip_rest(&mut checks, "not run: the component did not link");
-                    }
-                    Ok(handler) => {
-                        checks.push(pass(
-                            Check::World,
-                            "exports `handle` of the skillhost:skill handler world (its type checked by linking against wit/skill.wit)",
-                        ));
-                        checks.push(imports);
-                        checks.push(capabilities);
-                        let (verdicts, ran) =
-                            run_cases(runner, subject, &effective, sandbox.clone(), handler)
-                                .await?;
-                        checks.extend(verdicts);
-                        cases = ran;
-                    }
-                }
-            }
-        }
-    }
-
+    let (checks, cases) = run_checks(runner, subject, &bytes, &effective).await?;
     let outcome = if checks.iter().all(|v| v.status == Status::Pass) {
         Outcome::Passed
     } else {
@@ -548,10 +461,112 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         hand_only: not_live_in_the_gate(&effective.capabilities),
     };
-    let id = approval::store_report(runner.store()?, &report)?;
-    if !subject.in_catalog && in_quarantine(runner.paths(), &skill.dir) {
-        let path = skill.dir.join(QUARANTINE_REPORT);
-        let json = serde_json::to_vec_pretty(&report).unwrap_or_default();
+    let id = store(runner, subject, &report)?;
+    Ok((id, report))
+}
+
+/// The handler's bytes (`rel`) and the SKILL.md's, off the async threads.
+async fn read_files(skill: &Skill, rel: &str) -> Result<(Vec<u8>, Vec<u8>), GateError> {
+    let (owned, rel) = (skill.clone(), rel.to_owned());
+    tokio::task::spawn_blocking(move || {
+        let md = owned.read_file(&owned.file_name(), crate::exec::MAX_SKILL_MD_BYTES)?;
+        Ok((owned.read_file(&rel, MAX_READ_BYTES)?, md))
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(SkillFileError::Io {
+            path: String::new(),
+            source: std::io::Error::other(e),
+        })
+    })
+    .map_err(|source| GateError::Read {
+        skill: skill.name.clone(),
+        source,
+    })
+}
+
+/// Every check's verdict, in [`Check::ALL`] order, and the cases as they
+/// ran: the static checks, then linking, then the cases, each stage only
+/// when the one before passed.
+async fn run_checks(
+    runner: &Runner,
+    subject: &Subject,
+    bytes: &[u8],
+    effective: &Effective,
+) -> Result<(Vec<Verdict>, Vec<approval::CaseRun>), GateError> {
+    let config = runner.config();
+    let gate = &config.gate;
+    let kib = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
+    let skill = &subject.skill;
+    let input = statics::Input {
+        skill: &skill.name,
+        declared: &skill.meta.skillhost.capabilities,
+        parent: subject.parent.as_ref().map(|(n, c)| (n.as_str(), c)),
+        provenance: subject.provenance,
+        config: gate,
+        max_bytes: kib(gate.max_artifact_kb)
+            .min(kib(config.sandbox.max_component_mb.saturating_mul(1 << 10))),
+        max_function_bytes: kib(config.sandbox.max_function_kb),
+    };
+    let mut checks = Vec::with_capacity(Check::ALL.len());
+    let (artifact_verdict, inspection) = statics::artifact(bytes, &input);
+    checks.push(artifact_verdict);
+    let Some(inspection) = inspection else {
+        skip_rest(
+            &mut checks,
+            "not run: the artifact is not a component that can be checked",
+        );
+        return Ok((checks, Vec::new()));
+    };
+    let world = statics::world(&inspection);
+    let imports = statics::imports(&inspection, &input);
+    let capabilities = statics::capabilities(&input);
+    let static_ok =
+        world.is_ok() && imports.status == Status::Pass && capabilities.status == Status::Pass;
+    if !static_ok {
+        checks.push(world.err().unwrap_or_else(|| {
+            skipped(
+                Check::World,
+                "exports `handle`; its type is checked by linking, which waits for the static checks to pass",
+            )
+        }));
+        checks.extend([imports, capabilities]);
+        skip_rest(
+            &mut checks,
+            "not run: a static check failed; nothing was compiled or instantiated",
+        );
+        return Ok((checks, Vec::new()));
+    }
+    let sandbox = runner.sandbox().map_err(GateError::Sandbox)?;
+    let handler = match sandbox.load_async(Arc::from(bytes)).await {
+        Ok(handler) => handler,
+        Err(e) => {
+            checks.extend([link_failure(&e), imports, capabilities]);
+            skip_rest(&mut checks, "not run: the component did not link");
+            return Ok((checks, Vec::new()));
+        }
+    };
+    checks.extend([
+        pass(
+            Check::World,
+            "exports `handle` of the skillhost:skill handler world (its type checked by linking against wit/skill.wit)",
+        ),
+        imports,
+        capabilities,
+    ]);
+    let (verdicts, cases) = run_cases(runner, subject, effective, sandbox.clone(), handler).await?;
+    checks.extend(verdicts);
+    Ok((checks, cases))
+}
+
+/// Stores `report` (and, in a quarantine slot, writes it beside the
+/// artifact); its id.
+fn store(runner: &Runner, subject: &Subject, report: &Report) -> Result<i64, GateError> {
+    let id = approval::store_report(runner.store()?, report)?;
+    let dir = &subject.skill.dir;
+    if !subject.in_catalog && in_quarantine(runner.paths(), dir) {
+        let path = dir.join(QUARANTINE_REPORT);
+        let json = serde_json::to_vec_pretty(report).unwrap_or_default();
         crate::fsutil::write_atomic(&path, &json)
             .map_err(|source| GateError::Write { path, source })?;
     }
@@ -561,7 +576,7 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         outcome = ?report.outcome,
         "gate report {id}"
     );
-    Ok((id, report))
+    Ok(id)
 }
 
 fn in_quarantine(paths: &Paths, dir: &Path) -> bool {

@@ -859,41 +859,14 @@ fn stage_and_place(
     };
 
     let handler = match &parsed.meta.skillhost.handler {
-        Some(rel) => {
-            let inside = extract::relative_path(rel.as_bytes(), config.max_depth)
-                .ok()
-                .flatten()
-                .map(|p| top.join(p))
-                .filter(|p| unpacked.files.contains(p))
-                .ok_or_else(|| InstallError::HandlerMissing(rel.clone()))?;
-            let path = work.join(inside);
-            Some((
-                rel.clone(),
-                fs::read(&path).map_err(InstallError::io("read", &path))?,
-            ))
-        }
+        Some(rel) => Some((
+            rel.clone(),
+            read_handler(work, &top, rel, &unpacked.files, config)?,
+        )),
         None => None,
     };
     let fingerprint = grants::fingerprint(&md, handler.as_ref().map(|(_, b)| b.as_slice()));
-
-    // The text audit of the staged folder, before anything is visible: a
-    // high finding refuses the install unless the caller allows it.
-    let findings = match audit::audit_folder(&skill_dir) {
-        Ok(report) => report.findings,
-        Err(e) => {
-            return Err(InstallError::Io {
-                action: "audit",
-                path: skill_dir.clone(),
-                source: io::Error::other(e.to_string()),
-            });
-        }
-    };
-    if audit::has_high(&findings) && !options.allow_suspicious {
-        return Err(InstallError::Flagged {
-            skill: name,
-            findings,
-        });
-    }
+    let findings = audit_staged(&skill_dir, &name, options)?;
 
     let target = staging.root.join(&name);
     let replaced = place(
@@ -920,14 +893,11 @@ fn stage_and_place(
         },
     };
     let mut warnings = parsed.warnings;
-    if let Err(e) = write_record(&record, &written) {
+    warnings.extend(write_record(&record, &written).err().map(|e| {
         // The skill is in place; the record is what `skills list` and a
         // person read later. The catalog audits it again at every load.
-        warnings.push(format!(
-            "cannot write the install record {}: {e}",
-            record.display()
-        ));
-    }
+        format!("cannot write the install record {}: {e}", record.display())
+    }));
 
     Ok(Installed {
         name,
@@ -946,6 +916,48 @@ fn stage_and_place(
         audit: findings,
         record,
     })
+}
+
+/// The bytes of the handler `rel` that the staged SKILL.md names: a file
+/// of the unpacked folder `top`, or the install is refused.
+fn read_handler(
+    work: &Path,
+    top: &Path,
+    rel: &str,
+    files: &[PathBuf],
+    config: &InstallConfig,
+) -> Result<Vec<u8>, InstallError> {
+    let inside = extract::relative_path(rel.as_bytes(), config.max_depth)
+        .ok()
+        .flatten()
+        .map(|p| top.join(p))
+        .filter(|p| files.contains(p))
+        .ok_or_else(|| InstallError::HandlerMissing(rel.to_owned()))?;
+    let path = work.join(inside);
+    fs::read(&path).map_err(InstallError::io("read", &path))
+}
+
+/// The text audit of the staged folder, before anything is visible: a
+/// high finding refuses the install unless the caller allows it.
+fn audit_staged(
+    skill_dir: &Path,
+    name: &str,
+    options: &InstallOptions,
+) -> Result<Vec<audit::Finding>, InstallError> {
+    let findings = audit::audit_folder(skill_dir)
+        .map_err(|e| InstallError::Io {
+            action: "audit",
+            path: skill_dir.to_path_buf(),
+            source: io::Error::other(e.to_string()),
+        })?
+        .findings;
+    if audit::has_high(&findings) && !options.allow_suspicious {
+        return Err(InstallError::Flagged {
+            skill: name.to_owned(),
+            findings,
+        });
+    }
+    Ok(findings)
 }
 
 fn write_record(path: &Path, record: &InstallRecord) -> io::Result<()> {

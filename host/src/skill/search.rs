@@ -346,44 +346,8 @@ impl SearchIndex {
         for (i, name) in opts.pinned.iter().enumerate() {
             pinned.entry(name.as_str()).or_insert(i);
         }
-        // Trigger and tag hits, each (skill, phrase) once.
-        let mut hits: Vec<Hit> = Vec::new();
-        let qwords = words(query);
-        for (i, w) in qwords.iter().enumerate() {
-            let Some(ids) = self.by_first_word.get(w) else {
-                continue;
-            };
-            for &id in ids {
-                let p = &self.phrases[id as usize];
-                if qwords[i..].starts_with(&p.words) {
-                    hits.push((p.doc, id));
-                }
-            }
-        }
-        let offset = self.phrases.len();
-        for (j, p) in self.patterns.iter().enumerate() {
-            if p.regex.is_match(query) {
-                hits.push((p.doc, u32::try_from(offset + j).unwrap_or(u32::MAX)));
-            }
-        }
-        hits.sort_unstable();
-        hits.dedup();
-
-        let mut bm25 = vec![0f32; skills.len()];
-        let mut qterms: Vec<u32> = Vec::new();
-        for_each_term(query, &mut String::new(), |term| {
-            if let Some(&id) = self.terms.get(term) {
-                qterms.push(id);
-            }
-        });
-        qterms.sort_unstable();
-        qterms.dedup();
-        for &id in &qterms {
-            let t = &self.term_data[id as usize];
-            for &(doc, w) in &t.postings {
-                bm25[doc as usize] += t.idf * w;
-            }
-        }
+        let hits = self.hits(query);
+        let bm25 = self.bm25(query, skills.len());
 
         // One pass over all skills, with a cursor over the sorted hits.
         let mut scored: Vec<Scored> = Vec::new();
@@ -456,41 +420,82 @@ impl SearchIndex {
 
         scored
             .into_iter()
-            .map(|m| {
-                let Scored {
-                    pin,
-                    score,
-                    doc,
-                    capped,
-                    ..
-                } = m;
-                let pinned = pin != usize::MAX;
-                let mut why: Vec<String> = Vec::new();
-                if pinned {
-                    why.push("pinned".to_owned());
-                }
-                why.extend(
-                    hits.iter()
-                        .filter(|h| h.0 == doc)
-                        .map(|h| self.hit_label(h.1)),
-                );
-                if capped {
-                    why.push("installed: one trigger and one tag count".to_owned());
-                }
-                if bm25[doc as usize] > 0.0 {
-                    why.push("bm25".to_owned());
-                }
-                if why.is_empty() {
-                    why.push("tag filter".to_owned());
-                }
-                Match {
-                    skill: &skills[doc as usize],
-                    score,
-                    why: why.join(", "),
-                    pinned,
-                }
+            .map(|m| Match {
+                skill: &skills[m.doc as usize],
+                score: m.score,
+                why: self.why(&m, &hits, bm25[m.doc as usize] > 0.0),
+                pinned: m.pin != usize::MAX,
             })
             .collect()
+    }
+
+    /// Trigger and tag hits of `query`, each (skill, phrase) once, sorted.
+    fn hits(&self, query: &str) -> Vec<Hit> {
+        let mut hits: Vec<Hit> = Vec::new();
+        let qwords = words(query);
+        for (i, w) in qwords.iter().enumerate() {
+            let Some(ids) = self.by_first_word.get(w) else {
+                continue;
+            };
+            for &id in ids {
+                let p = &self.phrases[id as usize];
+                if qwords[i..].starts_with(&p.words) {
+                    hits.push((p.doc, id));
+                }
+            }
+        }
+        let offset = self.phrases.len();
+        for (j, p) in self.patterns.iter().enumerate() {
+            if p.regex.is_match(query) {
+                hits.push((p.doc, u32::try_from(offset + j).unwrap_or(u32::MAX)));
+            }
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        hits
+    }
+
+    /// Each of the `docs` skills' BM25 score for `query`.
+    fn bm25(&self, query: &str, docs: usize) -> Vec<f32> {
+        let mut bm25 = vec![0f32; docs];
+        let mut qterms: Vec<u32> = Vec::new();
+        for_each_term(query, &mut String::new(), |term| {
+            if let Some(&id) = self.terms.get(term) {
+                qterms.push(id);
+            }
+        });
+        qterms.sort_unstable();
+        qterms.dedup();
+        for &id in &qterms {
+            let t = &self.term_data[id as usize];
+            for &(doc, w) in &t.postings {
+                bm25[doc as usize] += t.idf * w;
+            }
+        }
+        bm25
+    }
+
+    /// Why `m` matched, in words: pinned, each hit, the cap, the text.
+    fn why(&self, m: &Scored, hits: &[Hit], text: bool) -> String {
+        let mut why: Vec<String> = Vec::new();
+        if m.pin != usize::MAX {
+            why.push("pinned".to_owned());
+        }
+        why.extend(
+            hits.iter()
+                .filter(|h| h.0 == m.doc)
+                .map(|h| self.hit_label(h.1)),
+        );
+        if m.capped {
+            why.push("installed: one trigger and one tag count".to_owned());
+        }
+        if text {
+            why.push("bm25".to_owned());
+        }
+        if why.is_empty() {
+            why.push("tag filter".to_owned());
+        }
+        why.join(", ")
     }
 }
 
