@@ -199,54 +199,7 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        RunsCommand::Show { id, json } => {
-            let run = store
-                .get_run(id)?
-                .with_context(|| format!("no run {id}; see `skillhost runs list`"))?;
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&run)?)?;
-            } else {
-                outln!(
-                    "run {} of skill {} ({}), tier {}",
-                    run.id,
-                    run.skill,
-                    run.skill_version,
-                    run.tier
-                )?;
-                outln!("task: {}", run.task)?;
-                outln!("context: {}", run.context)?;
-                match (&run.failure_class, &run.failure_message) {
-                    (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
-                    _ => outln!("succeeded")?,
-                }
-                if let Some(v) = store.verdict(id)? {
-                    let judged = match (v.ok, &v.class) {
-                        (true, _) => "ok".to_owned(),
-                        (false, Some(c)) => format!("failed ({c})"),
-                        (false, None) => "failed".to_owned(),
-                    };
-                    let note = v.note.map(|n| format!(": {n}")).unwrap_or_default();
-                    outln!("marked by a person: {judged}{note}")?;
-                }
-                for a in &run.rules_applied {
-                    outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
-                }
-                for s in &run.steps {
-                    outln!(
-                        "step {} {}{}",
-                        s.kind,
-                        s.tool.clone().unwrap_or_default(),
-                        s.error
-                            .as_ref()
-                            .map(|e| format!(" error: {e}"))
-                            .unwrap_or_default()
-                    )?;
-                }
-                if let Some(o) = &run.output {
-                    outln!("output:\n{o}")?;
-                }
-            }
-        }
+        RunsCommand::Show { id, json } => show_run(store.as_ref(), id, json)?,
         RunsCommand::Mark {
             id,
             failed,
@@ -277,28 +230,85 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 )?;
             }
         }
-        RunsCommand::Export { out } => {
-            let runs = store.all_runs()?;
-            let Some(p) = out else {
-                // A terminal may be reading: through the printing layer,
-                // which keeps JSON the same JSON (see `terminal_safe`).
-                for r in &runs {
-                    outln!("{}", serde_json::to_string(r)?)?;
-                }
-                return Ok(ExitCode::SUCCESS);
-            };
-            let mut w = std::io::BufWriter::new(
-                std::fs::File::create(&p)
-                    .with_context(|| format!("cannot create {}", p.display()))?,
-            );
-            for r in &runs {
-                writeln!(w, "{}", serde_json::to_string(r)?)?;
-            }
-            w.flush()?;
-            tracing::info!("exported {} runs to {}", runs.len(), p.display());
-        }
+        RunsCommand::Export { out } => export_runs(store.as_ref(), out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `runs show ID`.
+fn show_run(store: &dyn crate::store::RunStore, id: i64, json: bool) -> anyhow::Result<()> {
+    let run = store
+        .get_run(id)?
+        .with_context(|| format!("no run {id}; see `skillhost runs list`"))?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&run)?)?;
+    } else {
+        outln!(
+            "run {} of skill {} ({}), tier {}",
+            run.id,
+            run.skill,
+            run.skill_version,
+            run.tier
+        )?;
+        outln!("task: {}", run.task)?;
+        outln!("context: {}", run.context)?;
+        match (&run.failure_class, &run.failure_message) {
+            (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
+            _ => outln!("succeeded")?,
+        }
+        if let Some(v) = store.verdict(id)? {
+            let judged = match (v.ok, &v.class) {
+                (true, _) => "ok".to_owned(),
+                (false, Some(c)) => format!("failed ({c})"),
+                (false, None) => "failed".to_owned(),
+            };
+            let note = v.note.map(|n| format!(": {n}")).unwrap_or_default();
+            outln!("marked by a person: {judged}{note}")?;
+        }
+        for a in &run.rules_applied {
+            outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
+        }
+        for s in &run.steps {
+            outln!(
+                "step {} {}{}",
+                s.kind,
+                s.tool.clone().unwrap_or_default(),
+                s.error
+                    .as_ref()
+                    .map(|e| format!(" error: {e}"))
+                    .unwrap_or_default()
+            )?;
+        }
+        if let Some(o) = &run.output {
+            outln!("output:\n{o}")?;
+        }
+    }
+    Ok(())
+}
+
+/// `runs export [--out FILE]`: JSON Lines.
+fn export_runs(
+    store: &dyn crate::store::RunStore,
+    out: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    let runs = store.all_runs()?;
+    let Some(p) = out else {
+        // A terminal may be reading: through the printing layer, which
+        // keeps JSON the same JSON (see `terminal_safe`).
+        for r in &runs {
+            outln!("{}", serde_json::to_string(r)?)?;
+        }
+        return Ok(());
+    };
+    let mut w = std::io::BufWriter::new(
+        std::fs::File::create(&p).with_context(|| format!("cannot create {}", p.display()))?,
+    );
+    for r in &runs {
+        writeln!(w, "{}", serde_json::to_string(r)?)?;
+    }
+    w.flush()?;
+    tracing::info!("exported {} runs to {}", runs.len(), p.display());
+    Ok(())
 }
 
 pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
