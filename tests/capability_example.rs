@@ -12,36 +12,43 @@ use crate::harness::{repo_root, target_dir};
 
 /// The ```text block after "Adding one" in the grants module's docs.
 fn example_from_docs(grants_mod: &str) -> String {
-    let mut lines = grants_mod
+    example_block(grants_mod, "///")
+}
+
+/// The ```text block after the doc line starting "Adding one", in doc
+/// comments that start with `marker` (`///` or `//!`).
+pub(crate) fn example_block(source: &str, marker: &str) -> String {
+    let adding = format!("{marker} Adding one");
+    let (open, close) = (format!("{marker} ```text"), format!("{marker} ```"));
+    let mut lines = source
         .lines()
         .map(|l| l.trim_start())
-        .skip_while(|l| !l.starts_with("/// Adding one"))
-        .skip_while(|l| *l != "/// ```text")
+        .skip_while(|l| !l.starts_with(&adding))
+        .skip_while(|l| *l != open)
         .skip(1);
     let mut out = String::new();
     for l in lines.by_ref() {
-        if l == "/// ```" {
+        if l == close {
             return out;
         }
-        let text = l.strip_prefix("///").unwrap_or(l);
+        let text = l.strip_prefix(marker).unwrap_or(l);
         out.push_str(text.strip_prefix(' ').unwrap_or(text));
         out.push('\n');
     }
-    panic!("the grants module documents the clock example in a ```text block");
+    panic!("no example after {adding:?} in a ```text block");
 }
 
-fn replace_once(path: &Path, from: &str, to: &str) {
+pub(crate) fn replace_once(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).expect("read");
     assert_eq!(text.matches(from).count(), 1, "{from:?} once in {path:?}");
     std::fs::write(path, text.replacen(from, to, 1)).expect("write");
 }
 
-#[test]
-fn a_new_capability_is_one_file_one_field_and_its_entry() {
-    let root = repo_root();
+/// The files git tracks in `root`, copied into a new temporary folder.
+pub(crate) fn copy_checkout(root: &Path) -> tempfile::TempDir {
     let listed = Command::new("git")
         .args(["ls-files", "-z"])
-        .current_dir(&root)
+        .current_dir(root)
         .output()
         .expect("git ls-files (the example test copies the checkout)");
     assert!(listed.status.success(), "git ls-files failed");
@@ -55,6 +62,13 @@ fn a_new_capability_is_one_file_one_field_and_its_entry() {
         std::fs::create_dir_all(to.parent().expect("a parent")).expect("mkdir");
         std::fs::copy(&from, &to).expect("copy");
     }
+    copy
+}
+
+#[test]
+fn a_new_capability_is_one_file_one_field_and_its_entry() {
+    let root = repo_root();
+    let copy = copy_checkout(&root);
     let src = copy.path().join("host/src");
     let grants = src.join("grants/mod.rs");
     let example = example_from_docs(&std::fs::read_to_string(&grants).expect("grants docs"));

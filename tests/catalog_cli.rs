@@ -1,64 +1,37 @@
 //! `skillhost skills ...` through the real binary. Every run gets its own
 //! `SKILLHOST_HOME` and workspace, so the user's real skills are never read.
 
+use crate::harness::Workspace;
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use support::{write, write_skill};
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
+/// The user root of the workspace's home.
+fn user_root(env: &Workspace) -> PathBuf {
+    env.home.join("skills")
 }
 
-impl Env {
-    fn new() -> Env {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let home = tmp.path().join("home");
-        let ws = tmp.path().join("ws");
-        std::fs::create_dir_all(&home).expect("mkdir home");
-        std::fs::create_dir_all(&ws).expect("mkdir ws");
-        Env {
-            _tmp: tmp,
-            home,
-            ws,
-        }
-    }
+/// Runs `args`, which must succeed; stdout and stderr.
+fn ok(env: &Workspace, args: &[&str]) -> (String, String) {
+    let out = env.output(args);
+    let (stdout, stderr) = texts(&out);
+    assert!(
+        out.status.success(),
+        "skillhost {args:?} failed:\n{stdout}\n{stderr}"
+    );
+    (stdout, stderr)
+}
 
-    fn user_root(&self) -> PathBuf {
-        self.home.join("skills")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_skillhost"))
-            .args(args)
-            .current_dir(&self.ws)
-            .env("SKILLHOST_HOME", &self.home)
-            .env_remove("RUST_LOG")
-            .output()
-            .expect("run skillhost")
-    }
-
-    fn ok(&self, args: &[&str]) -> (String, String) {
-        let out = self.run(args);
-        let (stdout, stderr) = texts(&out);
-        assert!(
-            out.status.success(),
-            "skillhost {args:?} failed:\n{stdout}\n{stderr}"
-        );
-        (stdout, stderr)
-    }
-
-    fn json(&self, args: &[&str]) -> Vec<Value> {
-        let (stdout, _) = self.ok(args);
-        match serde_json::from_str(&stdout) {
-            Ok(Value::Array(items)) => items,
-            other => panic!("not a JSON array: {other:?}\n{stdout}"),
-        }
+/// Runs `args`, which must succeed and print a JSON array; its items.
+fn json(env: &Workspace, args: &[&str]) -> Vec<Value> {
+    let (stdout, _) = ok(env, args);
+    match serde_json::from_str(&stdout) {
+        Ok(Value::Array(items)) => items,
+        other => panic!("not a JSON array: {other:?}\n{stdout}"),
     }
 }
 
@@ -82,16 +55,16 @@ fn sha256_hex(path: &Path) -> String {
 
 #[test]
 fn list_json_has_the_documented_shape_and_sources() {
-    let env = Env::new();
-    let extra = env.ws.join("extra");
-    let user = write_skill(&env.user_root(), "cat-user", "From the user root.");
+    let env = Workspace::new();
+    let extra = env.workspace.join("extra");
+    let user = write_skill(&user_root(&env), "cat-user", "From the user root.");
     write_skill(
-        &env.ws.join(".skillhost/skills"),
+        &env.workspace.join(".skillhost/skills"),
         "cat-ws",
         "From the workspace.",
     );
     write_skill(
-        &env.ws.join(".agents/skills"),
+        &env.workspace.join(".agents/skills"),
         "cat-agents",
         "From .agents.",
     );
@@ -102,7 +75,7 @@ fn list_json_has_the_documented_shape_and_sources() {
         "---\nname: cat-odd\ndescription: Name differs.\n---\n",
     );
 
-    let out = env.run(&["skills", "list", "--skills", "extra", "--format", "json"]);
+    let out = env.output(&["skills", "list", "--skills", "extra", "--format", "json"]);
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stderr}");
     let items: Vec<Value> = serde_json::from_str(&stdout).expect("JSON array");
@@ -145,17 +118,24 @@ fn list_json_has_the_documented_shape_and_sources() {
 
 #[test]
 fn later_roots_override_earlier_ones() {
-    let env = Env::new();
-    write_skill(&env.user_root(), "cat-shared", "user");
-    write_skill(&env.ws.join(".skillhost/skills"), "cat-shared", "workspace");
-    write_skill(&env.ws.join("one"), "cat-shared", "first --skills");
-    write_skill(&env.ws.join("two"), "cat-shared", "second --skills");
+    let env = Workspace::new();
+    write_skill(&user_root(&env), "cat-shared", "user");
+    write_skill(
+        &env.workspace.join(".skillhost/skills"),
+        "cat-shared",
+        "workspace",
+    );
+    write_skill(&env.workspace.join("one"), "cat-shared", "first --skills");
+    write_skill(&env.workspace.join("two"), "cat-shared", "second --skills");
 
-    let items = env.json(&["skills", "list", "--format", "json"]);
+    let items = json(&env, &["skills", "list", "--format", "json"]);
     assert_eq!(by_name(&items, "cat-shared")["description"], "workspace");
-    let items = env.json(&[
-        "skills", "--skills", "one", "--skills", "two", "list", "--format", "json",
-    ]);
+    let items = json(
+        &env,
+        &[
+            "skills", "--skills", "one", "--skills", "two", "list", "--format", "json",
+        ],
+    );
     let s = by_name(&items, "cat-shared");
     assert_eq!(s["description"], "second --skills");
     assert_eq!(s["source"], "path");
@@ -167,14 +147,14 @@ fn later_roots_override_earlier_ones() {
 
 #[test]
 fn list_table_is_readable_and_bad_skills_only_warn() {
-    let env = Env::new();
-    write_skill(&env.user_root(), "cat-good", "A good skill.");
+    let env = Workspace::new();
+    write_skill(&user_root(&env), "cat-good", "A good skill.");
     write(
-        &env.user_root(),
+        &user_root(&env),
         "cat-bad/SKILL.md",
         "---\n- not\n- a mapping\n---\n",
     );
-    let (stdout, stderr) = env.ok(&["skills", "list"]);
+    let (stdout, stderr) = ok(&env, &["skills", "list"]);
     let header = stdout.lines().next().unwrap_or_default();
     for col in ["NAME", "SOURCE", "VERSION", "DESCRIPTION"] {
         assert!(header.contains(col), "{stdout}");
@@ -196,8 +176,8 @@ fn list_table_is_readable_and_bad_skills_only_warn() {
 
 #[test]
 fn search_ranks_triggers_then_tags_then_text() {
-    let env = Env::new();
-    let root = env.user_root();
+    let env = Workspace::new();
+    let root = user_root(&env);
     write(
         &root,
         "cat-trigger/SKILL.md",
@@ -210,15 +190,18 @@ fn search_ranks_triggers_then_tags_then_text() {
     );
     write_skill(&root, "cat-text", "Mentions the zebracorn in passing.");
 
-    let items = env.json(&[
-        "skills",
-        "search",
-        "write the zebracorn report",
-        "-k",
-        "3",
-        "--format",
-        "json",
-    ]);
+    let items = json(
+        &env,
+        &[
+            "skills",
+            "search",
+            "write the zebracorn report",
+            "-k",
+            "3",
+            "--format",
+            "json",
+        ],
+    );
     let names: Vec<&str> = items.iter().filter_map(|m| m["name"].as_str()).collect();
     assert_eq!(names, ["cat-trigger", "cat-tag", "cat-text"]);
     assert!(
@@ -234,18 +217,21 @@ fn search_ranks_triggers_then_tags_then_text() {
     assert_eq!(items[2]["why"], "bm25");
     assert!(items[0]["score"].as_f64() > items[1]["score"].as_f64());
 
-    let items = env.json(&[
-        "skills",
-        "search",
-        "zebracorn",
-        "-k",
-        "1",
-        "--format",
-        "json",
-    ]);
+    let items = json(
+        &env,
+        &[
+            "skills",
+            "search",
+            "zebracorn",
+            "-k",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(items.len(), 1);
 
-    let (stdout, _) = env.ok(&["skills", "search", "zebracorn report"]);
+    let (stdout, _) = ok(&env, &["skills", "search", "zebracorn report"]);
     assert!(
         stdout
             .lines()
@@ -257,8 +243,8 @@ fn search_ranks_triggers_then_tags_then_text() {
 
 #[test]
 fn prompt_escapes_and_leaves_out_hidden_skills() {
-    let env = Env::new();
-    let root = env.user_root();
+    let env = Workspace::new();
+    let root = user_root(&env);
     let path = write(
         &root,
         "cat-xml/SKILL.md",
@@ -269,7 +255,7 @@ fn prompt_escapes_and_leaves_out_hidden_skills() {
         "cat-hidden/SKILL.md",
         "---\nname: cat-hidden\ndescription: Only by hand.\ndisable-model-invocation: true\n---\n",
     );
-    let (stdout, _) = env.ok(&["skills", "prompt"]);
+    let (stdout, _) = ok(&env, &["skills", "prompt"]);
     assert!(
         stdout.starts_with("<available_skills>\n") && stdout.ends_with("</available_skills>\n")
     );
@@ -281,27 +267,27 @@ fn prompt_escapes_and_leaves_out_hidden_skills() {
     assert!(stdout.contains(&expected), "{stdout}");
     assert!(!stdout.contains("cat-hidden"));
     // Hidden from the model, still listed for the user.
-    let items = env.json(&["skills", "list", "--format", "json"]);
+    let items = json(&env, &["skills", "list", "--format", "json"]);
     assert_eq!(by_name(&items, "cat-hidden")["model_invocable"], false);
 }
 
 #[test]
 fn show_prints_the_file_and_unknown_names_say_what_to_do() {
-    let env = Env::new();
+    let env = Workspace::new();
     let text =
         "---\nname: cat-show\ndescription: Shown.\n---\n# Title\n\nBody with **markdown**.\n";
-    write(&env.user_root(), "cat-show/SKILL.md", text);
-    let (stdout, _) = env.ok(&["skills", "show", "cat-show"]);
+    write(&user_root(&env), "cat-show/SKILL.md", text);
+    let (stdout, _) = ok(&env, &["skills", "show", "cat-show"]);
     assert_eq!(stdout, text);
 
-    let out = env.run(&["skills", "show", "cat-nope"]);
+    let out = env.output(&["skills", "show", "cat-nope"]);
     let (_, stderr) = texts(&out);
     assert!(!out.status.success());
     assert!(
         stderr.contains("no skill named 'cat-nope'") && stderr.contains("skillhost skills list"),
         "{stderr}"
     );
-    let out = env.run(&["skills", "show", "cat-sho"]);
+    let out = env.output(&["skills", "show", "cat-sho"]);
     assert!(
         texts(&out).1.contains("did you mean 'cat-show'"),
         "{}",
@@ -311,23 +297,23 @@ fn show_prints_the_file_and_unknown_names_say_what_to_do() {
 
 #[test]
 fn validate_reports_one_line_per_problem_and_fails_on_errors() {
-    let env = Env::new();
+    let env = Workspace::new();
     let good = write(
-        &env.ws,
+        &env.workspace,
         "pdf-tools/SKILL.md",
         "---\nname: pdf-tools\ndescription: Works with PDF files.\nlicense: MIT\n---\nBody.\n",
     );
-    let (stdout, _) = env.ok(&["skills", "validate", "pdf-tools"]);
+    let (stdout, _) = ok(&env, &["skills", "validate", "pdf-tools"]);
     assert_eq!(stdout, "");
-    let (stdout, _) = env.ok(&["skills", "validate", &good.to_string_lossy()]);
+    let (stdout, _) = ok(&env, &["skills", "validate", &good.to_string_lossy()]);
     assert_eq!(stdout, "");
 
     write(
-        &env.ws,
+        &env.workspace,
         "bad-one/SKILL.md",
         "---\nname: Bad_One\ndescription: ''\ntags: [x]\n---\n",
     );
-    let out = env.run(&["skills", "validate", "pdf-tools", "bad-one", "missing"]);
+    let out = env.output(&["skills", "validate", "pdf-tools", "bad-one", "missing"]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();

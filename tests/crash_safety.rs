@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use skillhost::store::RunStore;
+use skillhost::store::RunLog;
 
 use crate::harness::mcp_http::{McpHttpServer, McpSession};
 use crate::harness::{Workspace, guest};

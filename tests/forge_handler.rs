@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use harness::Workspace;
 use serde_json::json;
-use skillhost::approval::{self, Check, FindingClass, HandlerState, Status};
 use skillhost::config::Config;
 use skillhost::exec::{Runner, Tier};
 use skillhost::forge::handler::HandlerLang;
 use skillhost::gate::author::{self, AttemptOutcome, Authored};
+use skillhost::gate::policy::{self as approval, Check, FindingClass, HandlerState, Status};
 use skillhost::llm::{Message, ScriptTurn, ScriptedProvider};
 
 const SKILL: &str = "shout";

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use skillhost::store::{RunRecord, RunStore, SqliteStore, StepRecord};
+use skillhost::store::{RunLog, RunRecord, SqliteStore, StepRecord};
 
 use crate::harness::Workspace;
 use crate::support::write;

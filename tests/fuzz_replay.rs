@@ -5,7 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use skillhost::fuzzing::TARGETS;
+// The bodies of the fuzz targets, which the targets in fuzz/ call too.
+#[path = "../fuzz/harness.rs"]
+mod fuzzing;
+
+use fuzzing::TARGETS;
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
@@ -89,7 +93,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 /// start from inputs that reach the checks behind it.
 #[test]
 fn seeds_reach_past_the_first_parse() {
-    use skillhost::approval::{GateConfig, Status};
+    use skillhost::gate::policy::{GateConfig, Status};
     use skillhost::learn::rules::RuleSet;
 
     let rules = seeds("rule_condition");

@@ -9,9 +9,9 @@ use crate::harness;
 use std::path::{Path, PathBuf};
 
 use harness::{Workspace, guest};
-use skillhost::approval::{Check, FindingClass, HandlerState, Provenance, Report, Status};
 use skillhost::config::Config;
 use skillhost::exec::Runner;
+use skillhost::gate::policy::{Check, FindingClass, HandlerState, Provenance, Report, Status};
 use skillhost::gate::{self, Subject};
 use skillhost::store::RunRecord;
 
@@ -64,7 +64,7 @@ fn gate_report(ws: &Workspace, config: Config, name: &str) -> Report {
     gate_skill(ws, config, name).1.report
 }
 
-fn verdict(r: &Report, check: Check) -> &skillhost::approval::Verdict {
+fn verdict(r: &Report, check: Check) -> &skillhost::gate::policy::Verdict {
     r.verdict(check).expect("every check has a verdict")
 }
 
@@ -875,7 +875,7 @@ fn cases_that_compare_no_answer_leave_approval_to_the_operator() {
     write_skill(&installed, "loose", HANDLER, &echo(), Some(&class_only));
     write_skill(&installed, "silent", HANDLER, &echo(), None);
     let mut auto = Config::default();
-    auto.gate.approve = Some(skillhost::approval::Approve::Auto);
+    auto.gate.approve = Some(skillhost::gate::policy::Approve::Auto);
     for name in ["loose", "silent"] {
         let (_, gated) = gate_skill(&ws, auto.clone(), name);
         assert!(gated.report.passed(), "{name}: {:#?}", gated.report);

@@ -1,15 +1,19 @@
-//! Issue 13, the evaluation half: the retry-only control, identical-prompt
-//! retries, ground truth against the validators, and the support scenario
-//! whose rules come only from proposals and feedback.
+//! The learning ablation as a sceptic would check it (issues 13 and 33):
+//! the retry-only and feedback-retry controls, identical-prompt retries,
+//! ground truth from labels against the validators (they disagree), an
+//! effect that follows what a rule says and not one word in it, and the
+//! support scenario whose rules come only from proposals that must read
+//! their evidence, with a noisy reviewer.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Map;
 use skillhost::config::Config;
-use skillhost::eval::ablation::{self, ArmSummary, Options, Report, Scenario};
+use skillhost::eval::ablation::{self, Arm, ArmSummary, Options, Report, Scenario};
+use skillhost::eval::tasks::{Vocabulary, support_tasks};
 use skillhost::exec::{Extras, Runner};
-use skillhost::learn::rules::{Kind, Origin, Replay, Rule, RuleSet};
+use skillhost::learn::rules::{Action, Kind, Origin, Replay, Rule, RuleSet};
 use skillhost::learn::{Learning, RuleFilter};
 use skillhost::llm::{ChatRequest, ChatResponse, LlmError, Provider, Usage};
 use skillhost::skill::{Catalog, LoadOptions};
@@ -61,28 +65,32 @@ fn with_email_writer(md: &str) -> (Workspace, Arc<Catalog>) {
     (ws, catalog)
 }
 
-fn ablation(ws: &Workspace, catalog: Arc<Catalog>, scenario: Scenario, seeds: u64) -> Report {
-    let opts = Options {
-        scenario,
-        train: 40,
-        eval: 40,
-        seeds,
-        eval_tasks: None,
-        model: None,
-        on_seed: None,
-    };
-    let rt = harness::runtime();
-    rt.block_on(ablation::run(
-        &ws.paths(),
-        catalog,
-        &Config::default(),
-        &opts,
-    ))
-    .expect("ablation")
+fn ablation(ws: &Workspace, catalog: Arc<Catalog>, opts: &Options) -> Report {
+    harness::runtime()
+        .block_on(ablation::run(
+            &ws.paths(),
+            catalog,
+            &Config::default(),
+            opts,
+        ))
+        .expect("ablation")
 }
 
-fn arm(report: &Report, arm: RuleFilter) -> &ArmSummary {
-    report.summary.iter().find(|a| a.arm == arm).expect("arm")
+/// One seed at one compliance, small: a debug test build stays fast.
+fn small(scenario: Scenario) -> Options {
+    let mut o = Options::new(scenario);
+    o.seeds = 1;
+    o.eval = 40;
+    o.compliance = vec![0.7];
+    o
+}
+
+fn arm(report: &Report, arm: Arm) -> &ArmSummary {
+    report.sweeps[0].arm(arm).expect("arm")
+}
+
+fn truth(a: &ArmSummary) -> f64 {
+    a.truth_success.expect("labelled tasks have ground truth")
 }
 
 #[test]
@@ -135,105 +143,6 @@ fn retry_only_asks_again_with_the_same_prompt_and_no_rule() {
     assert_eq!(
         baseline.failure.map(|f| f.class.to_string()).as_deref(),
         Some("FormatError")
-    );
-}
-
-#[test]
-fn all_rules_retry_only_with_new_information_and_beat_retry_only() {
-    let (ws, catalog) = with_email_writer(&email_writer_md());
-    let report = ablation(&ws, catalog, Scenario::Email, 1);
-    let retry = arm(&report, RuleFilter::RetryOnly);
-    let all = arm(&report, RuleFilter::All);
-    assert!(retry.retries > 0 && retry.identical_retries == retry.retries);
-    assert!(all.retries > 0, "validation rules retried some runs");
-    assert_eq!(all.identical_retries, 0, "every remedy adds information");
-    let truth = |a: &ArmSummary| a.mean_truth_success.expect("ground truth");
-    assert!(
-        truth(all) > truth(retry),
-        "{} vs {}",
-        truth(all),
-        truth(retry)
-    );
-    assert!(all.model_calls_per_task <= retry.model_calls_per_task);
-    // With the shipped validators the two verdicts agree on this stream.
-    for (class, t) in &all.truth_by_class {
-        assert_eq!(t.missed, 0, "{class}");
-    }
-}
-
-#[test]
-fn ground_truth_sees_what_a_weakened_validator_misses() {
-    // The timezone validator cut down to "3pm"-style times only.
-    let md = email_writer_md();
-    let start = md.find("- class: TimezoneError").expect("validator");
-    let line_start = start
-        + md[start..]
-            .find("- { field: output.body")
-            .expect("first condition");
-    let line_end = line_start + md[line_start..].find('\n').expect("end of line");
-    let weak = format!(
-        "{}- {{ field: output.body, op: matches, value: \"\\\\b\\\\d{{1,2}}pm\\\\b\" }}{}",
-        &md[..line_start],
-        &md[line_end..]
-    );
-    let (ws, catalog) = with_email_writer(&weak);
-    let report = ablation(&ws, catalog, Scenario::Email, 1);
-    let base = arm(&report, RuleFilter::None);
-    let tz = &base.truth_by_class["TimezoneError"];
-    assert!(tz.mistakes > 0 && tz.missed > 0, "{tz:?}");
-    assert!(
-        base.mean_truth_success.expect("truth") < base.mean_success,
-        "the validators pass answers that have the mistake: {} vs {}",
-        base.mean_truth_success.expect("truth"),
-        base.mean_success
-    );
-    // The classes whose validators were left alone miss nothing.
-    assert_eq!(base.truth_by_class["SpamTriggerError"].missed, 0);
-}
-
-#[test]
-fn support_rules_come_from_proposals_and_feedback_and_say_so() {
-    let ws = Workspace::new();
-    let catalog = Arc::new(Catalog::load(&ws.paths().roots(), &LoadOptions::default()));
-    let report = ablation(&ws, catalog, Scenario::Support, 1);
-    let live: Vec<&Rule> = report
-        .last_rules
-        .iter()
-        .filter(|r| r.enabled && !r.rejected)
-        .collect();
-    assert!(!live.is_empty());
-    for r in &live {
-        assert_eq!(r.origin.pattern, "model", "{}: no shipped pattern", r.id);
-        let line = r.origin_line(&report.last_marked);
-        assert!(
-            line.contains("proposed by simulated-proposer; replay kept: matches"),
-            "{line}"
-        );
-    }
-    // The class no validator sees was learned from the runs a person marked.
-    let tone = live
-        .iter()
-        .find(|r| r.class == "ToneError")
-        .expect("a ToneError rule");
-    assert!(
-        tone.origin
-            .failures
-            .iter()
-            .all(|id| report.last_marked.contains(id)),
-        "{:?} vs {:?}",
-        tone.origin.failures,
-        report.last_marked
-    );
-    assert!(
-        tone.origin_line(&report.last_marked)
-            .contains("marked failed by a person")
-    );
-    let truth = |f| arm(&report, f).mean_truth_success.expect("truth");
-    assert!(
-        truth(RuleFilter::All) >= truth(RuleFilter::None) + 0.15,
-        "{} vs {}",
-        truth(RuleFilter::All),
-        truth(RuleFilter::None)
     );
 }
 
@@ -355,4 +264,303 @@ fn a_learned_validation_rule_catches_what_no_validator_knows_and_rechecks_the_re
     let (clean, requests) = run(vec!["Thank you."]);
     assert!(clean.failure.is_none() && clean.rules_applied.is_empty());
     assert_eq!(requests.len(), 1);
+}
+
+#[test]
+fn feedback_retry_carries_the_validators_message() {
+    let (ws, catalog) = with_email_writer(&email_writer_md());
+    let model = Arc::new(Scripted {
+        answers: Mutex::new(vec![
+            "Hello,\n\nAbout the budget.\n".into(),
+            "Subject: Budget\n\nHello,\n\nAbout the budget.\n".into(),
+        ]),
+        requests: Mutex::new(Vec::new()),
+    });
+    let skill = catalog.get("email-writer").expect("skill");
+    let feedback = ablation::feedback_rules("email-writer", &skill.meta.skillhost.validators);
+    let runner = Runner::with_catalog(
+        ws.paths(),
+        Config::default(),
+        catalog.clone(),
+        Extras {
+            provider: Some(model.clone()),
+            learning: Some(Arc::new(
+                Arm::FeedbackRetry.learning(&RuleSet::default(), &feedback),
+            )),
+            prefer_model: true,
+            store: None,
+        },
+    );
+    let outcome = harness::runtime()
+        .block_on(runner.run_skill(
+            skill,
+            "test".into(),
+            "Email Dana about the budget",
+            &Map::new(),
+            Instant::now(),
+        ))
+        .expect("run");
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+    let requests = model.requests.lock().expect("lock").clone();
+    assert_eq!(requests.len(), 2);
+    let retry = requests[1].system.clone().unwrap_or_default();
+    assert!(
+        retry.contains("Your previous answer was rejected: the email has no 'Subject:' line"),
+        "{retry}"
+    );
+    assert_eq!(ablation::identical_retries(&requests), (1, 0));
+}
+
+#[test]
+fn every_arm_is_judged_by_validators_and_by_labels_and_they_disagree() {
+    let (ws, catalog) = with_email_writer(&email_writer_md());
+    let report = ablation(&ws, catalog, &small(Scenario::Email));
+    let sweep = &report.sweeps[0];
+    assert_eq!(sweep.compliance, Some(0.7));
+    assert_eq!(sweep.summary.len(), ablation::ARMS.len());
+    for a in &sweep.summary {
+        assert!(
+            a.truth_success.is_some() && a.agreement.is_some(),
+            "{:?}",
+            a.arm
+        );
+        assert!(a.model_calls_per_task >= 1.0);
+    }
+    let retry = arm(&report, Arm::RetryOnly);
+    assert!(retry.retries > 0 && retry.identical_retries == retry.retries);
+    for a in [Arm::FeedbackRetry, Arm::AllRules, Arm::RulesAndFeedback] {
+        assert_eq!(
+            arm(&report, a).identical_retries,
+            0,
+            "{a:?}: every retry adds information"
+        );
+    }
+    // The checker and the validators disagree both ways on the shipped
+    // tasks: mistakes no validator flags, and flags on right answers.
+    let base = arm(&report, Arm::Baseline);
+    assert!(base.agreement.expect("agreement") < 1.0);
+    let missed: u64 = base.by_class.values().map(|t| t.missed).sum();
+    let false_alarms: u64 = base.by_class.values().map(|t| t.false_alarms).sum();
+    assert!(missed > 0 && false_alarms > 0, "{:?}", base.by_class);
+    // Learning helps over doing nothing; the report, not this test, says
+    // by how much against feedback-retry.
+    assert!(truth(arm(&report, Arm::AllRules)) > truth(base));
+}
+
+/// The shipped rules' instructions, said three ways for the timezone and
+/// attachment classes: as shipped, in other words without the keyword, and
+/// with the keyword but the opposite meaning.
+fn reworded(words: &'static str) -> ablation::EditRules {
+    Arc::new(move |set: &mut RuleSet| {
+        for r in &mut set.rules {
+            let text = match (words, r.class.as_str(), r.kind) {
+                ("synonyms", "TimezoneError", Kind::Prevention) => {
+                    "Beside every hour of the day you write, name its UTC offset or local time region; if nobody gave one, say it is unknown rather than guessing."
+                }
+                ("synonyms", "TimezoneError", _) => {
+                    "The draft gives {evidence} with no UTC offset: beside every hour of the day, name its UTC offset or local time region; if nobody gave one, say it is unknown rather than guessing."
+                }
+                ("synonyms", "AttachmentError", Kind::Prevention) => {
+                    "When the request asks to send files along, end the email with a line that names each enclosed file (or 'the requested document')."
+                }
+                ("synonyms", "AttachmentError", _) => {
+                    "The request mentions {evidence} but the draft encloses no file: end the email with a line that names each enclosed file."
+                }
+                ("opposite", "TimezoneError", _) => {
+                    "Timezone names confuse readers: never mention a timezone next to a time."
+                }
+                ("opposite", "AttachmentError", _) => {
+                    "Attachments are handled by the mail client: do not list or mention them in the email."
+                }
+                _ => continue,
+            };
+            for a in &mut r.actions {
+                if let Action::AddInstruction { text: t } = a {
+                    *t = text.to_owned();
+                }
+            }
+        }
+    })
+}
+
+#[test]
+fn the_effect_follows_what_a_rule_means_not_one_word() {
+    let (ws, catalog) = with_email_writer(&email_writer_md());
+    // Mistakes of the two classes the prevention rules speak to, counted
+    // by ground truth in the prevention arm (no retry: the text alone).
+    let misses = |edit: Option<ablation::EditRules>| {
+        let mut o = small(Scenario::Email);
+        o.eval = 60;
+        o.edit_rules = edit;
+        let report = ablation(&ws, catalog.clone(), &o);
+        let count = |a: Arm| {
+            let by = &arm(&report, a).by_class;
+            ["TimezoneError", "AttachmentError"]
+                .iter()
+                .map(|c| by.get(*c).map_or(0, |t| t.truth_misses))
+                .sum::<u64>() as f64
+        };
+        (count(Arm::Baseline), count(Arm::Prevention))
+    };
+    let (base, shipped) = misses(None);
+    let (_, synonyms) = misses(Some(reworded("synonyms")));
+    let (_, opposite) = misses(Some(reworded("opposite")));
+    let gain = base - shipped;
+    assert!(gain >= 4.0, "the shipped rules help: {base} -> {shipped}");
+    assert!(
+        base - synonyms >= 0.7 * gain,
+        "other words, same meaning, the gain remains: {base} -> {synonyms} (shipped {shipped})"
+    );
+    assert!(
+        base - opposite <= 0.2 * gain,
+        "the keyword with the opposite meaning gains nothing: {base} -> {opposite} (shipped {shipped})"
+    );
+}
+
+#[test]
+fn support_rules_come_from_evidence_and_say_so() {
+    let ws = Workspace::new();
+    let catalog = Arc::new(Catalog::load(&ws.paths().roots(), &LoadOptions::default()));
+    let mut o = small(Scenario::Support);
+    o.mark_noise = 0.0;
+    let report = ablation(&ws, catalog, &o);
+    let live: Vec<&Rule> = report
+        .last_rules
+        .iter()
+        .filter(|r| r.enabled && !r.rejected)
+        .collect();
+    assert!(!live.is_empty());
+    for r in &live {
+        assert_eq!(r.origin.pattern, "model", "{}: no shipped pattern", r.id);
+        let line = r.origin_line(&report.last_marked);
+        assert!(
+            line.contains("proposed by simulated-proposer; replay kept: matches"),
+            "{line}"
+        );
+    }
+    // The class no validator sees was learned from the runs a reviewer
+    // marked, and the validators miss it entirely.
+    let tone = live
+        .iter()
+        .find(|r| r.class == "ToneError")
+        .expect("a ToneError rule");
+    assert!(
+        tone.origin_line(&report.last_marked)
+            .contains("marked failed by a person")
+    );
+    let base = arm(&report, Arm::Baseline);
+    let t = &base.by_class["ToneError"];
+    assert!(t.truth_misses > 0 && t.missed == t.truth_misses, "{t:?}");
+    assert!(
+        arm(&report, Arm::AllRules).by_class["ToneError"].truth_misses < t.truth_misses,
+        "the learned rule catches what no validator sees"
+    );
+    assert_eq!(report.sweeps[0].seeds[0].marks.wrong, 0);
+}
+
+/// A proposer that ignores its evidence: the rule it would write for a
+/// class whatever the runs say (the cue words chosen in advance).
+struct Blind;
+
+impl Provider for Blind {
+    fn name(&self) -> String {
+        "blind-proposer".into()
+    }
+
+    fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        let prompt = format!("{:?}", req.messages);
+        let (cue, has, text) = if prompt.contains("Failure class `ToneError`") {
+            (
+                "(?i)\\b(unacceptable|furious|ridiculous|third time|fed up|worst)\\b",
+                "(?i)sorry|apologi",
+                "Open the reply with a sincere apology.",
+            )
+        } else {
+            (
+                "(?i)\\b(outage|is down|went down|breach|data loss|hacked)\\b",
+                "(?i)escalat",
+                "Say that it has been escalated to the on-call team.",
+            )
+        };
+        let text = serde_json::json!({
+            "kind": "validation",
+            "conditions": [
+                {"field": "task.description", "op": "matches", "value": cue},
+                {"field": "output.body", "op": "matches", "value": has, "not": true}
+            ],
+            "actions": [{"action": "add_instruction", "text": text}],
+            "rationale": "known in advance"
+        })
+        .to_string();
+        Box::pin(async move {
+            Ok(ChatResponse {
+                response_bytes: text.len(),
+                text: Some(text),
+                tool_calls: Vec::new(),
+                usage: Usage::default(),
+                request_bytes: 0,
+                retries: 0,
+            })
+        })
+    }
+}
+
+#[test]
+fn a_proposer_that_ignores_its_evidence_learns_nothing_where_the_words_differ() {
+    let ws = Workspace::new();
+    let catalog = Arc::new(Catalog::load(&ws.paths().roots(), &LoadOptions::default()));
+    let tone_misses = |proposer: Option<Arc<dyn Provider>>| {
+        let mut o = small(Scenario::Support);
+        o.mark_noise = 0.0;
+        o.train_tasks = Some(support_tasks(11, 150, Vocabulary::Shifted));
+        o.eval_tasks = Some(support_tasks(12, 60, Vocabulary::Shifted));
+        o.proposer = proposer;
+        let report = ablation(&ws, catalog.clone(), &o);
+        let misses = |a: Arm| {
+            arm(&report, a)
+                .by_class
+                .get("ToneError")
+                .map_or(0, |t| t.truth_misses)
+        };
+        (misses(Arm::Baseline), misses(Arm::AllRules), report)
+    };
+    let (base, reading, report) = tone_misses(None);
+    assert!(
+        reading * 2 <= base,
+        "the evidence reader learns the new words: {base} -> {reading}; rules {:?}",
+        report
+            .last_rules
+            .iter()
+            .map(|r| (&r.id, &r.conditions))
+            .collect::<Vec<_>>()
+    );
+    let (base_blind, blind, report) = tone_misses(Some(Arc::new(Blind)));
+    assert_eq!(base, base_blind, "the same world");
+    assert!(
+        blind + 2 >= base,
+        "a proposer that ignores the runs gains nothing: {base} -> {blind}"
+    );
+    assert!(
+        report
+            .last_rules
+            .iter()
+            .filter(|r| r.class == "ToneError")
+            .all(|r| r.rejected),
+        "the replay rejects its rule"
+    );
+}
+
+#[test]
+fn a_noisy_reviewer_is_counted_and_reported() {
+    let ws = Workspace::new();
+    let catalog = Arc::new(Catalog::load(&ws.paths().roots(), &LoadOptions::default()));
+    let mut o = small(Scenario::Support);
+    o.mark_noise = 0.3;
+    o.eval = 10;
+    let report = ablation(&ws, catalog, &o);
+    assert_eq!(report.mark_noise, 0.3);
+    let marks = &report.sweeps[0].seeds[0].marks;
+    let share = (marks.wrong + marks.overlooked) as f64 / marks.reviewed as f64;
+    assert!((share - 0.3).abs() < 0.08, "{marks:?}");
+    assert!(marks.wrong > 0 && marks.marked >= marks.wrong);
 }

@@ -12,8 +12,10 @@ mod harness;
 #[path = "support/catalog.rs"]
 mod support;
 
+mod ablation_real_model;
 mod architecture;
 mod audit;
+mod capability_counter;
 mod capability_example;
 mod catalog_cli;
 mod catalog_corpus;

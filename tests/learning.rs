@@ -1,6 +1,6 @@
 //! The learning loop end to end through the CLI: runs recorded, failures
 //! turned into rules, rules firing and keeping statistics, a harmful rule
-//! disabled, concurrent writers, and the ablation.
+//! disabled, concurrent writers, and the ablation command.
 
 use crate::harness;
 
@@ -364,8 +364,8 @@ fn concurrent_processes_lose_no_runs() {
     assert_eq!(runs.as_array().expect("runs").len(), 30);
 }
 
-fn arm<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["summary"]
+fn arm<'a>(sweep: &'a Value, name: &str) -> &'a Value {
+    sweep["summary"]
         .as_array()
         .expect("summary")
         .iter()
@@ -374,64 +374,65 @@ fn arm<'a>(report: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
-fn ablation_shows_the_gain_on_seen_and_new_phrasings() {
+fn ablation_reports_every_arm_both_verdicts_and_the_compliance_sweep() {
     let ws = Workspace::new();
-    let phrasings = harness::repo_root().join("tests/data/email-new-phrasings.txt");
-    for extra in [vec![], vec!["--tasks", phrasings.to_str().expect("utf8")]] {
+    let open_world = harness::repo_root().join("tests/data/learning/email-open-world.jsonl");
+    for extra in [vec![], vec!["--tasks", open_world.to_str().expect("utf8")]] {
         let mut args = vec![
             "eval",
             "ablation",
             "--scenario",
             "email",
             "--seeds",
-            "3",
+            "1",
+            "--train",
+            "30",
+            "--eval",
+            "30",
+            "--compliance",
+            "0.5,0.9",
             "--json",
         ];
         args.extend(extra);
         let report: Value = serde_json::from_str(&ws.run_ok(&args)).expect("json");
-        let base = arm(&report, "none")["mean_success"].as_f64().expect("rate");
-        let prevention = arm(&report, "prevention-only")["mean_success"]
-            .as_f64()
-            .expect("rate");
-        let all = arm(&report, "all")["mean_success"].as_f64().expect("rate");
+        let sweeps = report["sweeps"].as_array().expect("sweeps");
+        assert_eq!(sweeps.len(), 2);
+        for sweep in sweeps {
+            for name in [
+                "baseline",
+                "retry-only",
+                "feedback-retry",
+                "prevention",
+                "all-rules",
+                "rules+feedback",
+            ] {
+                let a = arm(sweep, name);
+                for field in [
+                    "validator_success",
+                    "truth_success",
+                    "agreement",
+                    "model_calls_per_task",
+                ] {
+                    assert!(a[field].is_number(), "{name}.{field}: {a}");
+                }
+            }
+        }
+        // Compliance is a parameter of the model, not a constant: the
+        // instructions in its prompt are followed more at 0.9.
+        let truth = |sweep: &Value| {
+            sweep["summary"]
+                .as_array()
+                .expect("summary")
+                .iter()
+                .map(|a| a["truth_success"].as_f64().expect("truth"))
+                .sum::<f64>()
+        };
         assert!(
-            base < 0.85,
-            "the baseline has the scenario's errors: {base}"
+            truth(&sweeps[1]) > truth(&sweeps[0]),
+            "{} vs {}",
+            truth(&sweeps[1]),
+            truth(&sweeps[0])
         );
-        assert!(
-            prevention > base,
-            "prevention helps: {prevention} vs {base}"
-        );
-        assert!(
-            all >= 0.93 && all >= prevention,
-            "validation catches the rest: {all}"
-        );
-        // The control: asking twice with the same prompt is worth less,
-        // and all rules never retry with an unchanged prompt.
-        let retry = arm(&report, "retry-only");
-        assert_eq!(retry["identical_retries"], retry["retries"]);
-        assert_eq!(arm(&report, "all")["identical_retries"], 0);
-        let truth = |a: &Value| a["mean_truth_success"].as_f64().expect("truth");
-        assert!(
-            truth(arm(&report, "all")) > truth(retry),
-            "all rules beat retry-only by ground truth"
-        );
-        let calls_base = arm(&report, "none")["model_calls_per_task"]
-            .as_f64()
-            .expect("calls");
-        let calls_all = arm(&report, "all")["model_calls_per_task"]
-            .as_f64()
-            .expect("calls");
-        assert!(
-            calls_all <= calls_base * 1.15,
-            "{calls_all} vs {calls_base}"
-        );
-        assert!(
-            arm(&report, "all")["failures_by_class"]
-                .get("TimezoneError")
-                .is_none()
-                || arm(&report, "none")["failures_by_class"]["TimezoneError"].as_u64()
-                    > arm(&report, "all")["failures_by_class"]["TimezoneError"].as_u64()
-        );
+        assert!(arm(&sweeps[0], "baseline")["agreement"].as_f64() < Some(1.0));
     }
 }

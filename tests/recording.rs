@@ -5,7 +5,7 @@
 //! past `record_queue_mb`, answers wait for the writer.
 
 use serde_json::Value;
-use skillhost::store::RunStore;
+use skillhost::store::RunLog;
 
 use crate::harness::mcp_http::{McpHttpServer, McpSession};
 use crate::harness::{Workspace, guest, runtime};

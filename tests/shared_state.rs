@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use skillhost::store::{PgStore, RunRecord, RunStore};
+use skillhost::store::{PgStore, RunLog, RunRecord};
 
 use crate::harness::mcp_http::{McpHttpServer, McpSession};
 use crate::harness::postgres::{TestDatabase, use_database};

@@ -7,7 +7,7 @@
 //! skipped without it, except under CI, where that is a failure.
 
 use serde_json::Value;
-use skillhost::store::{RunRecord, RunStore, SqliteStore};
+use skillhost::store::{KvStore, RunLog, RunRecord, SqliteStore};
 
 use crate::harness::Workspace;
 use crate::harness::postgres::{TestDatabase, use_database};

@@ -21,7 +21,7 @@ use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use skillhost::eval::ablation::Rng;
 use skillhost::forge::mine::{self, MineConfig};
-use skillhost::store::{RunRecord, RunStore, SqliteStore, StepRecord};
+use skillhost::store::{RunLog, RunRecord, SqliteStore, StepRecord};
 
 /// The tools of the mix, with how their arguments are written. A tool
 /// keeps its shape from call to call, as real ones do.

@@ -14,7 +14,7 @@ use skillhost::learn::cycle::{self, Thresholds};
 use skillhost::learn::patterns::Library;
 use skillhost::learn::rules::{Action, Kind, Origin, Rule, RuleSet};
 use skillhost::learn::{Learning, RuleFilter};
-use skillhost::store::{RunRecord, RunStore, SqliteStore};
+use skillhost::store::{RunLog, RunRecord, SqliteStore};
 
 const CLASSES: [&str; 5] = [
     "TimezoneError",

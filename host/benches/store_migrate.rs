@@ -11,7 +11,8 @@ use std::time::Instant;
 use serde_json::json;
 use skillhost::store::copy::{self, Copied};
 use skillhost::store::{
-    AppliedRecord, KvQuota, PgStore, RunRecord, RunStore, SqliteStore, StepRecord, Verdict,
+    AppliedRecord, KvQuota, KvStore, PgStore, RunLog, RunRecord, RunStore, SqliteStore, StepRecord,
+    Verdict,
 };
 
 const RUNS: usize = 100_000;

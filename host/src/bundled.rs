@@ -28,7 +28,7 @@ pub fn bundle_id() -> String {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     }
-    hex(&h.finalize()[..8])
+    crate::types::hex(&h.finalize()[..8])
 }
 
 /// Makes sure the bundle exists under `home/bundled/<id>` and returns that
@@ -69,16 +69,6 @@ pub fn materialize(home: &Path) -> io::Result<PathBuf> {
         }
         Err(e) => Err(e),
     }
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 #[cfg(test)]

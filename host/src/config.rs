@@ -1,7 +1,8 @@
 //! `skillhost.toml`: the operator's settings. Read from the user file
 //! (`$SKILLHOST_HOME/skillhost.toml`) and then the workspace file
 //! (`./skillhost.toml`), the workspace winning key by key. Grants live here
-//! because they are the operator's decision, not the skill's.
+//! because they are the operator's decision, not the skill's; `grants`
+//! writes them.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -25,11 +26,6 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -55,7 +51,7 @@ pub struct Config {
     #[serde(skip_serializing)]
     pub forge: Option<toml::Value>,
     /// The validation gate for installed and generated handlers.
-    pub gate: crate::approval::GateConfig,
+    pub gate: crate::gate::policy::GateConfig,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
     /// Retrieval: pinned skills.
@@ -70,7 +66,7 @@ pub struct Config {
     /// of guessing (see `learn::rules::Action::UseDefault`).
     pub defaults: serde_json::Map<String, serde_json::Value>,
     /// `skillhost mcp --http`: calls at once, queued calls, sessions.
-    pub mcp: crate::admission::McpConfig,
+    pub mcp: crate::mcp::admission::McpConfig,
     /// Where runs and the rest are stored.
     pub store: crate::store::StoreConfig,
 }
@@ -214,118 +210,6 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
-/// Whether the config file at `path` itself (not merged) grants `skill`.
-pub fn file_grants(path: &Path, skill: &str) -> Result<bool, ConfigError> {
-    Ok(read_table(path)?
-        .and_then(|t| t.get("grants").cloned())
-        .is_some_and(|g| g.get(skill).is_some()))
-}
-
-/// Sets or removes one skill's grant in a config file, keeping the rest of
-/// the file (comments included) as it was.
-pub fn write_grant(path: &Path, skill: &str, grant: Option<&Grant>) -> Result<(), ConfigError> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let edited = with_grant(&text, path, skill, grant)?;
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|source| ConfigError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    }
-    crate::fsutil::write_atomic(path, edited.as_bytes()).map_err(|source| ConfigError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-/// `text` (the config file at `path`) with `skill`'s grant set or removed,
-/// the rest kept as it was: what [`write_grant`] writes.
-#[doc(hidden)]
-pub fn with_grant(
-    text: &str,
-    path: &Path,
-    skill: &str,
-    grant: Option<&Grant>,
-) -> Result<String, ConfigError> {
-    let mut doc: toml_edit::DocumentMut =
-        text.parse()
-            .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?;
-    let grants = doc
-        .entry("grants")
-        .or_insert_with(|| {
-            let mut t = toml_edit::Table::new();
-            t.set_implicit(true);
-            toml_edit::Item::Table(t)
-        })
-        .as_table_mut()
-        .ok_or_else(|| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            message: "`grants` must be a table".into(),
-        })?;
-    match grant {
-        Some(g) => {
-            let value = toml::to_string(g).map_err(|e| ConfigError::Invalid {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?;
-            let table: toml_edit::DocumentMut =
-                value
-                    .parse()
-                    .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
-                        path: path.to_path_buf(),
-                        message: e.to_string(),
-                    })?;
-            grants.insert(skill, toml_edit::Item::Table(table.as_table().clone()));
-        }
-        None => {
-            grants.remove(skill);
-        }
-    }
-    let edited = doc.to_string();
-    reads_back(&edited, path, skill, grant)?;
-    Ok(edited)
-}
-
-/// Whether `text` reads back with exactly `grant` for `skill` (or none):
-/// a name the TOML library gives a meaning of its own (`$__toml_private_
-/// datetime`, found by fuzzing) would otherwise be written into a file
-/// that no later command could read.
-fn reads_back(
-    text: &str,
-    path: &Path,
-    skill: &str,
-    grant: Option<&Grant>,
-) -> Result<(), ConfigError> {
-    let refused = |why: String| ConfigError::Invalid {
-        path: path.to_path_buf(),
-        message: format!("the grant of `{skill}` cannot be written there: {why}"),
-    };
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| refused(format!("the file would not read back ({e})")))?;
-    let written = table.get("grants").and_then(|g| g.get(skill)).cloned();
-    let read = written
-        .map(|v| v.try_into::<Grant>())
-        .transpose()
-        .map_err(|e| refused(format!("it would not read back ({e})")))?;
-    if read.as_ref() != grant {
-        return Err(refused("it would read back as another grant".into()));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,24 +341,6 @@ mod tests {
         assert!(e.contains("tiered"), "{e}");
     }
 
-    /// Found by fuzzing (`config_toml`): a skill named as the TOML
-    /// library's own datetime key would have made skillhost.toml unreadable
-    /// for every later command. The grant is refused, the file untouched.
-    #[test]
-    fn a_grant_the_file_could_not_read_back_is_refused_and_nothing_written() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let path = d.path().join("skillhost.toml");
-        std::fs::write(&path, "[limits]\nmemory_mb = 10\n").expect("write");
-        let e = write_grant(&path, "$__toml_private_datetime", Some(&Grant::default()))
-            .expect_err("refused");
-        assert!(e.to_string().contains("cannot be written"), "{e}");
-        assert_eq!(
-            std::fs::read_to_string(&path).expect("read"),
-            "[limits]\nmemory_mb = 10\n"
-        );
-        write_grant(&path, "mailer", Some(&Grant::default())).expect("an ordinary name");
-    }
-
     #[test]
     fn write_grant_keeps_comments_and_round_trips() {
         let d = tempfile::tempdir().expect("tempdir");
@@ -493,13 +359,13 @@ mod tests {
                 ..LimitSpec::default()
             },
         };
-        write_grant(&path, "mailer", Some(&g)).expect("grant");
+        crate::grants::write_grant(&path, "mailer", Some(&g)).expect("grant");
         let text = fs::read_to_string(&path).expect("read");
         assert!(text.contains("# my settings"), "{text}");
         let c: Config = toml::from_str(&text).expect("parse back");
         assert_eq!(c.grants["mailer"], g);
         assert_eq!(c.limits.memory_mb, 32);
-        write_grant(&path, "mailer", None).expect("revoke");
+        crate::grants::write_grant(&path, "mailer", None).expect("revoke");
         let c: Config = toml::from_str(&fs::read_to_string(&path).expect("read")).expect("parse");
         assert!(c.grants.is_empty());
     }

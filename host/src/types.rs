@@ -1,7 +1,7 @@
 //! Values and errors every stage shares: a handler's answer and failure,
 //! the failure classes the host itself raises, a service's refusal, a
-//! tool's description, and an error's causes on one line. This module
-//! depends on nothing in the crate.
+//! tool's description, an error's causes on one line, bytes as hex. This
+//! module depends on nothing in the crate.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -286,6 +286,18 @@ impl UtcTime {
             second: rem % 60,
         }
     }
+}
+
+/// `bytes` as lowercase hex digits: how content hashes are written
+/// (`sha256:` and these), and short ids cut from them.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// Describes a tool to a model.

@@ -64,7 +64,7 @@ pub fn guest(name: &str) -> PathBuf {
             let status = Command::new(env!("CARGO"))
                 .current_dir(repo_root())
                 .args(["build", "--quiet", "--profile", "guest", "--target", "wasm32-wasip2"])
-                .args(["-p", "echo-guest", "-p", "hostile-guest"])
+                .args(["-p", "echo-guest", "-p", "hostile-guest", "-p", "counter-guest"])
                 .arg("--target-dir")
                 .arg(&out)
                 .env_remove("RUSTFLAGS")
@@ -187,6 +187,17 @@ impl Workspace {
             // Diagnostics at the default level, whatever the shell asks.
             .env_remove("RUST_LOG");
         c
+    }
+
+    /// `cli` with its caches in this workspace's home, as a user's are,
+    /// not in the component cache the tests share (the audit's findings
+    /// cache included); the raw output.
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.cli()
+            .env_remove("SKILLHOST_CACHE_DIR")
+            .args(args)
+            .output()
+            .expect("run skillhost")
     }
 
     pub fn run_cli(&self, args: &[&str]) -> CliResult {

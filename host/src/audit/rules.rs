@@ -148,26 +148,52 @@ pub fn parse(text: &str) -> Result<RuleSet, String> {
     if file.rule.len() > MAX_RULES {
         return Err(format!("more than {MAX_RULES} rules"));
     }
-    let mut rules = Vec::with_capacity(file.rule.len());
-    // Each keyword once (lowercase), with the rules that name it.
-    let mut keywords: Vec<String> = Vec::new();
-    let mut keyword_rules: Vec<Mask> = Vec::new();
+    let mut rules: Vec<Rule> = Vec::with_capacity(file.rule.len());
+    let mut keywords = Keywords::default();
     for spec in file.rule {
-        if rules.iter().any(|r: &Rule| r.id == spec.id) {
-            return Err(format!("rule {} is defined twice", spec.id));
-        }
-        if spec.patterns.is_empty() {
-            return Err(format!("rule {} has no pattern", spec.id));
-        }
-        if spec.downgrade_if.is_some() != spec.downgrade_to.is_some() {
-            return Err(format!(
-                "rule {}: downgrade_if and downgrade_to go together",
-                spec.id
-            ));
-        }
-        if !spec.also.is_empty() && spec.keywords.is_empty() {
-            return Err(format!("rule {}: `also` needs `keywords`", spec.id));
-        }
+        check_spec(&spec, &rules)?;
+        keywords.add(&spec, rules.len())?;
+        rules.push(Rule::compile(spec)?);
+    }
+    let (prefilter, keyword_rules) = keywords.prefilter()?;
+    Ok(RuleSet {
+        rules,
+        prefilter,
+        keyword_rules,
+    })
+}
+
+/// What a rule must be beyond its TOML shape, given the rules before it.
+fn check_spec(spec: &RuleSpec, earlier: &[Rule]) -> Result<(), String> {
+    if earlier.iter().any(|r| r.id == spec.id) {
+        return Err(format!("rule {} is defined twice", spec.id));
+    }
+    if spec.patterns.is_empty() {
+        return Err(format!("rule {} has no pattern", spec.id));
+    }
+    if spec.downgrade_if.is_some() != spec.downgrade_to.is_some() {
+        return Err(format!(
+            "rule {}: downgrade_if and downgrade_to go together",
+            spec.id
+        ));
+    }
+    if !spec.also.is_empty() && spec.keywords.is_empty() {
+        return Err(format!("rule {}: `also` needs `keywords`", spec.id));
+    }
+    Ok(())
+}
+
+/// The prefilter's keywords, each once (lowercase), with the rules that
+/// name it.
+#[derive(Default)]
+struct Keywords {
+    words: Vec<String>,
+    rules: Vec<Mask>,
+}
+
+impl Keywords {
+    /// Adds the keywords and `also` keywords of rule number `rule`.
+    fn add(&mut self, spec: &RuleSpec, rule: usize) -> Result<(), String> {
         let tagged = spec
             .keywords
             .iter()
@@ -178,15 +204,46 @@ pub fn parse(text: &str) -> Result<RuleSet, String> {
                 return Err(format!("rule {}: keyword {k:?} is not ASCII", spec.id));
             }
             let k = k.to_ascii_lowercase();
-            let bit: Mask = 1 << (rules.len() + shift);
-            match keywords.iter().position(|x| *x == k) {
-                Some(i) => keyword_rules[i] |= bit,
+            let bit: Mask = 1 << (rule + shift);
+            match self.words.iter().position(|x| *x == k) {
+                Some(i) => self.rules[i] |= bit,
                 None => {
-                    keywords.push(k);
-                    keyword_rules.push(bit);
+                    self.words.push(k);
+                    self.rules.push(bit);
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The automaton over every keyword, and each keyword's rules.
+    fn prefilter(mut self) -> Result<(AhoCorasick, Vec<Mask>), String> {
+        let words = &self.words;
+        // A keyword found stands for the keywords inside it too: "logins.json"
+        // holds "login". (Overlapping search finds both anyway; this keeps a
+        // line's rule set right whatever the search reports.)
+        for i in 0..words.len() {
+            for j in 0..words.len() {
+                if i != j && words[i].contains(words[j].as_str()) {
+                    self.rules[i] |= self.rules[j];
+                }
+            }
+        }
+        // A DFA: one table lookup per byte of text, which is what one pass
+        // over every skill of a catalog costs.
+        let automaton = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(words)
+            .map_err(|e| e.to_string())?;
+        Ok((automaton, self.rules))
+    }
+}
+
+impl Rule {
+    /// Compiles a checked spec.
+    fn compile(spec: RuleSpec) -> Result<Rule, String> {
         // A rule on the normalised text matches ASCII word boundaries: the
         // lazy DFA handles them on any text, where a Unicode `\b` makes
         // it give up on a line with one non-ASCII character. Normalising
@@ -201,7 +258,7 @@ pub fn parse(text: &str) -> Result<RuleSet, String> {
         let compile_all = |ps: &[String]| -> Result<Vec<Regex>, String> {
             ps.iter().map(|p| compile(&ascii_b(p), &spec.id)).collect()
         };
-        rules.push(Rule {
+        Ok(Rule {
             patterns: compile_all(&spec.patterns)?,
             unless: compile_all(&spec.unless)?,
             downgrade_if: spec
@@ -222,31 +279,8 @@ pub fn parse(text: &str) -> Result<RuleSet, String> {
             raw: spec.raw,
             only_non_ascii: spec.only_non_ascii,
             check: spec.check,
-        });
+        })
     }
-    // A keyword found stands for the keywords inside it too: "logins.json"
-    // holds "login". (Overlapping search finds both anyway; this keeps a
-    // line's rule set right whatever the search reports.)
-    for i in 0..keywords.len() {
-        for j in 0..keywords.len() {
-            if i != j && keywords[i].contains(keywords[j].as_str()) {
-                keyword_rules[i] |= keyword_rules[j];
-            }
-        }
-    }
-    // A DFA: one table lookup per byte of text, which is what one pass
-    // over every skill of a catalog costs.
-    let prefilter = AhoCorasickBuilder::new()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::Standard)
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(&keywords)
-        .map_err(|e| e.to_string())?;
-    Ok(RuleSet {
-        rules,
-        prefilter,
-        keyword_rules,
-    })
 }
 
 /// The embedded rules, compiled on first use. The file is part of the
@@ -310,119 +344,40 @@ impl RuleSet {
 
     fn scan_normalized(&self, text: &str, norm: &Normalized<'_>, decode: bool) -> Vec<Hit> {
         let (spans, keyed) = self.spans(&norm.text);
-        let ascii = text.is_ascii();
-        // The raw rules look for characters few texts hold: one pass to
-        // know whether they can match at all.
-        let (invisible, lookalike) = if ascii {
-            (false, false)
-        } else {
-            rare_characters(text)
-        };
-        // Blobs are runs of 20 or more base64 or hex characters, or `\x`
-        // escapes: most texts have none, and then the blob search is not
-        // run at all.
-        let blobs = decode && may_hold_blob(norm.text.as_bytes());
+        let present = Present::of(text, norm, keyed, decode);
         let mut hits = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
-            let bit: Mask = 1 << i;
-            // Both a keyword and, when the rule has them, an `also` word.
-            let need: Mask = if rule.has_also { bit | bit << 64 } else { bit };
-            if (rule.has_keywords && keyed & need != need)
-                || (rule.only_non_ascii && ascii)
-                || (rule.raw && rule.check.is_none() && !invisible)
-                || (rule.check == Some(Check::MixedScriptHost) && !lookalike)
-                || (rule.check == Some(Check::DecodedBlob) && !blobs)
-            {
+            let need = rule.need(i);
+            if !rule.may_match(need, &present) {
                 continue;
             }
-            let hay: &str = if rule.raw { text } else { &norm.text };
-            let place = |s: usize, e: usize| -> (usize, usize) {
-                if rule.raw {
-                    (s, e)
-                } else {
-                    (norm.original_offset(s), norm.original_end(e, text.len()))
-                }
+            let hay = Haystack {
+                text,
+                norm,
+                raw: rule.raw,
             };
             for re in &rule.patterns {
                 match rule.check {
-                    None => {
-                        let whole = [Span {
-                            start: 0,
-                            end: hay.len(),
-                            rules: bit,
-                        }];
-                        let lines: &[Span] = if rule.has_keywords && !rule.raw {
-                            &spans
-                        } else {
-                            &whole
-                        };
-                        for m in lines
-                            .iter()
-                            .filter(|l| l.rules & need == need)
-                            .flat_map(|l| {
-                                re.find_iter(&hay[l.start..l.end])
-                                    .map(move |m| (l.start, m))
-                            })
-                        {
-                            let (base, m) = m;
-                            let found = m.as_str();
-                            if rule.unless.iter().any(|u| u.is_match(found)) {
-                                continue;
-                            }
-                            let severity = match (&rule.downgrade_if, rule.downgrade_to) {
-                                (Some(d), Some(to))
-                                    if d.is_match(found) && found.matches("://").count() == 1 =>
-                                {
-                                    to
-                                }
-                                _ => rule.severity,
-                            };
-                            let (start, end) = place(base + m.start(), base + m.end());
-                            hits.push(Hit {
-                                rule: i,
-                                severity,
-                                start,
-                                end,
-                                note: None,
-                            });
-                        }
-                    }
-                    Some(Check::DecodedBlob) => {
-                        for m in re.find_iter(hay).take(MAX_BLOBS) {
-                            let Some(note) = self.decoded_note(m.as_str()) else {
-                                continue;
-                            };
-                            let (start, end) = place(m.start(), m.end());
-                            hits.push(Hit {
-                                rule: i,
-                                severity: rule.severity,
-                                start,
-                                end,
-                                note: Some(note),
-                            });
-                        }
-                    }
+                    None => rule.find(i, need, re, &hay, &spans, &mut hits),
+                    Some(Check::DecodedBlob) => self.find_blobs(i, re, &hay, &mut hits),
                     Some(Check::MixedScriptHost) => {
-                        for c in re.captures_iter(hay) {
-                            let (Some(all), Some(host)) = (c.get(0), c.get(1)) else {
-                                continue;
-                            };
-                            if spoofed_host(host.as_str()) {
-                                let (start, end) = place(all.start(), all.end());
-                                hits.push(Hit {
-                                    rule: i,
-                                    severity: rule.severity,
-                                    start,
-                                    end,
-                                    note: None,
-                                });
-                            }
-                        }
+                        find_spoofed_hosts(i, rule.severity, re, &hay, &mut hits)
                     }
                 }
             }
         }
         hits
+    }
+
+    /// The blobs `re` finds that decode to text a high-severity rule flags.
+    fn find_blobs(&self, rule: usize, re: &Regex, hay: &Haystack<'_, '_>, hits: &mut Vec<Hit>) {
+        let severity = self.rules[rule].severity;
+        for m in re.find_iter(hay.text()).take(MAX_BLOBS) {
+            let Some(note) = self.decoded_note(m.as_str()) else {
+                continue;
+            };
+            hits.push(hay.hit(rule, severity, m.start(), m.end(), Some(note)));
+        }
     }
 
     /// When `blob` decodes to text a high-severity rule flags: what it
@@ -440,6 +395,160 @@ impl RuleSet {
             "decodes to {shown:?} ({})",
             self.rules[hit.rule].id
         ))
+    }
+}
+
+/// What a text may hold, learned before any rule runs, so that a rule
+/// that cannot match is not run.
+struct Present {
+    /// The rules whose keywords occur (see `RuleSet::spans`).
+    keyed: Mask,
+    ascii: bool,
+    invisible: bool,
+    lookalike: bool,
+    blobs: bool,
+}
+
+impl Present {
+    fn of(text: &str, norm: &Normalized<'_>, keyed: Mask, decode: bool) -> Present {
+        let ascii = text.is_ascii();
+        // The raw rules look for characters few texts hold: one pass to
+        // know whether they can match at all.
+        let (invisible, lookalike) = if ascii {
+            (false, false)
+        } else {
+            rare_characters(text)
+        };
+        // Blobs are runs of 20 or more base64 or hex characters, or `\x`
+        // escapes: most texts have none, and then the blob search is not
+        // run at all.
+        let blobs = decode && may_hold_blob(norm.text.as_bytes());
+        Present {
+            keyed,
+            ascii,
+            invisible,
+            lookalike,
+            blobs,
+        }
+    }
+}
+
+/// The text a rule runs on (the original for a raw rule, else the
+/// normalised one), and how its offsets map back to the original.
+struct Haystack<'a, 'n> {
+    text: &'a str,
+    norm: &'a Normalized<'n>,
+    raw: bool,
+}
+
+impl Haystack<'_, '_> {
+    fn text(&self) -> &str {
+        if self.raw { self.text } else { &self.norm.text }
+    }
+
+    /// A hit of rule `rule` at `start..end` of the haystack.
+    fn hit(
+        &self,
+        rule: usize,
+        severity: Severity,
+        start: usize,
+        end: usize,
+        note: Option<String>,
+    ) -> Hit {
+        let (start, end) = if self.raw {
+            (start, end)
+        } else {
+            (
+                self.norm.original_offset(start),
+                self.norm.original_end(end, self.text.len()),
+            )
+        };
+        Hit {
+            rule,
+            severity,
+            start,
+            end,
+            note,
+        }
+    }
+}
+
+impl Rule {
+    /// The keyword bits rule number `i` needs: a keyword and, when the
+    /// rule has them, an `also` word.
+    fn need(&self, i: usize) -> Mask {
+        let bit: Mask = 1 << i;
+        if self.has_also { bit | bit << 64 } else { bit }
+    }
+
+    /// Whether the rule can match a text that holds what `present` says.
+    fn may_match(&self, need: Mask, present: &Present) -> bool {
+        !((self.has_keywords && present.keyed & need != need)
+            || (self.only_non_ascii && present.ascii)
+            || (self.raw && self.check.is_none() && !present.invisible)
+            || (self.check == Some(Check::MixedScriptHost) && !present.lookalike)
+            || (self.check == Some(Check::DecodedBlob) && !present.blobs))
+    }
+
+    /// The matches of `re`, rule number `i`'s pattern, on the lines that
+    /// hold the rule's keywords (or the whole text): but those an `unless`
+    /// pattern matches, and downgraded where `downgrade_if` says.
+    fn find(
+        &self,
+        i: usize,
+        need: Mask,
+        re: &Regex,
+        hay: &Haystack<'_, '_>,
+        spans: &[Span],
+        hits: &mut Vec<Hit>,
+    ) {
+        let text = hay.text();
+        let whole = [Span {
+            start: 0,
+            end: text.len(),
+            rules: 1 << i,
+        }];
+        let lines: &[Span] = if self.has_keywords && !self.raw {
+            spans
+        } else {
+            &whole
+        };
+        for (base, m) in lines
+            .iter()
+            .filter(|l| l.rules & need == need)
+            .flat_map(|l| {
+                re.find_iter(&text[l.start..l.end])
+                    .map(move |m| (l.start, m))
+            })
+        {
+            let found = m.as_str();
+            if self.unless.iter().any(|u| u.is_match(found)) {
+                continue;
+            }
+            let severity = match (&self.downgrade_if, self.downgrade_to) {
+                (Some(d), Some(to)) if d.is_match(found) && found.matches("://").count() == 1 => to,
+                _ => self.severity,
+            };
+            hits.push(hay.hit(i, severity, base + m.start(), base + m.end(), None));
+        }
+    }
+}
+
+/// The matches of `re` whose host (capture group 1) is spoofed.
+fn find_spoofed_hosts(
+    rule: usize,
+    severity: Severity,
+    re: &Regex,
+    hay: &Haystack<'_, '_>,
+    hits: &mut Vec<Hit>,
+) {
+    for c in re.captures_iter(hay.text()) {
+        let (Some(all), Some(host)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        if spoofed_host(host.as_str()) {
+            hits.push(hay.hit(rule, severity, all.start(), all.end(), None));
+        }
     }
 }
 

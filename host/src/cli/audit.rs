@@ -189,9 +189,37 @@ pub fn eval_audit(args: EvalAuditArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    let malicious = audit_malicious(&malicious_dir)?;
+    if malicious.is_empty() {
+        bail!("no skills in {}", malicious_dir.display());
+    }
+
+    let benign = audit_listed(&manifest, &corpus)?;
+    let risky_file = manifest.with_file_name("corpus-risky.txt");
+    let risky = if risky_file.is_file() {
+        audit_listed(&risky_file, &corpus)?
+    } else {
+        Vec::new()
+    };
+
+    let report = score(malicious, &benign, &risky);
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        print_eval(&report, &malicious_dir, &manifest, &corpus)?;
+    }
+    Ok(if report.met {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Audits each skill folder and `.md` file in `dir`, in name order.
+fn audit_malicious(dir: &Path) -> anyhow::Result<Vec<Sample>> {
     let mut malicious = Vec::new();
-    let entries = std::fs::read_dir(&malicious_dir)
-        .with_context(|| format!("cannot read {}", malicious_dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
     let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     paths.sort();
     for path in paths {
@@ -210,18 +238,12 @@ pub fn eval_audit(args: EvalAuditArgs) -> anyhow::Result<ExitCode> {
         };
         malicious.push(Sample { name, findings });
     }
-    if malicious.is_empty() {
-        bail!("no skills in {}", malicious_dir.display());
-    }
+    Ok(malicious)
+}
 
-    let benign = audit_listed(&manifest, &corpus)?;
-    let risky_file = manifest.with_file_name("corpus-risky.txt");
-    let risky = if risky_file.is_file() {
-        audit_listed(&risky_file, &corpus)?
-    } else {
-        Vec::new()
-    };
-
+/// Recall on the malicious samples, false positives on the benign ones
+/// and how many risky ones are flagged, against the targets.
+fn score(malicious: Vec<Sample>, benign: &[Sample], risky: &[Sample]) -> EvalReport {
     let caught = malicious
         .iter()
         .filter(|s| audit::has_high(&s.findings))
@@ -245,7 +267,7 @@ pub fn eval_audit(args: EvalAuditArgs) -> anyhow::Result<ExitCode> {
     } else {
         flagged.len() as f64 / benign.len() as f64
     };
-    let report = EvalReport {
+    EvalReport {
         malicious: malicious.len(),
         caught,
         recall,
@@ -265,17 +287,7 @@ pub fn eval_audit(args: EvalAuditArgs) -> anyhow::Result<ExitCode> {
             .filter(|s| !audit::has_high(&s.findings))
             .collect(),
         flagged,
-    };
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&report)?)?;
-    } else {
-        print_eval(&report, &malicious_dir, &manifest, &corpus)?;
     }
-    Ok(if report.met {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }
 
 /// Audits every file a manifest lists (one path relative to `corpus` a

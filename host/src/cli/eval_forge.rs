@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::Ctx;
-use crate::eval::forge::{self, Options, Stat};
+use crate::eval::forge::{self, ArmSummary, Options, Report, SeedResult, Stat};
 
 pub struct Settings {
     pub seeds: u64,
@@ -42,8 +42,15 @@ pub fn run(s: Settings, model: &super::run::ModelArgs, ctx: &Ctx) -> anyhow::Res
     let report = rt.block_on(forge::run(&ctx.paths, &config, &opts))?;
     if s.json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        print_report(&report)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report as text: the run, each seed's arms, the summary table and
+/// the comparison.
+fn print_report(report: &Report) -> anyhow::Result<()> {
     outln!(
         "eval forge: scenario {}, model {}, {} training and {} evaluation tasks ({}), {} seeds ({:.1} s)",
         report.scenario,
@@ -55,25 +62,49 @@ pub fn run(s: Settings, model: &super::run::ModelArgs, ctx: &Ctx) -> anyhow::Res
         report.seconds
     )?;
     for seed in &report.seeds {
-        let arms: Vec<String> = seed
-            .arms
-            .iter()
-            .map(|a| {
-                format!(
-                    "{} {:.0}% {:.2} calls",
-                    a.arm,
-                    a.success_rate * 100.0,
-                    a.model_calls_per_task
-                )
-            })
-            .collect();
-        outln!(
-            "seed {:>2}: {} forged skill(s); {}",
-            seed.seed,
-            seed.forged_skills.len(),
-            arms.join(", ")
-        )?;
+        print_seed(seed)?;
     }
+    print_summary(&report.summary)?;
+    let c = &report.comparison;
+    outln!()?;
+    outln!(
+        "after/before: model calls x{:.2}, tool steps {:.0}% fewer, success {:+.1} points",
+        c.model_calls_ratio,
+        c.tool_steps_reduction * 100.0,
+        c.success_change * 100.0
+    )?;
+    let stray: u64 = report.summary.iter().map(|a| a.calls_not_offered).sum();
+    if stray > 0 {
+        outln!("warning: the model called {stray} tool(s) it was not offered")?;
+    }
+    Ok(())
+}
+
+/// One seed: its forged skills and each arm's success and model calls.
+fn print_seed(seed: &SeedResult) -> anyhow::Result<()> {
+    let arms: Vec<String> = seed
+        .arms
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {:.0}% {:.2} calls",
+                a.arm,
+                a.success_rate * 100.0,
+                a.model_calls_per_task
+            )
+        })
+        .collect();
+    outln!(
+        "seed {:>2}: {} forged skill(s); {}",
+        seed.seed,
+        seed.forged_skills.len(),
+        arms.join(", ")
+    )?;
+    Ok(())
+}
+
+/// Each arm's means with their 95% intervals.
+fn print_summary(summary: &[ArmSummary]) -> anyhow::Result<()> {
     outln!()?;
     outln!(
         "{:<7} {:>24} {:>20} {:>20} {:>20} {:>20}",
@@ -93,7 +124,7 @@ pub fn run(s: Settings, model: &super::run::ModelArgs, ctx: &Ctx) -> anyhow::Res
             s.ci95.1 * k
         )
     };
-    for a in &report.summary {
+    for a in summary {
         outln!(
             "{:<7} {:>24} {:>20} {:>20} {:>20} {:>20}",
             a.arm,
@@ -104,17 +135,5 @@ pub fn run(s: Settings, model: &super::run::ModelArgs, ctx: &Ctx) -> anyhow::Res
             cell(&a.ms_per_task, false)
         )?;
     }
-    let c = &report.comparison;
-    outln!()?;
-    outln!(
-        "after/before: model calls x{:.2}, tool steps {:.0}% fewer, success {:+.1} points",
-        c.model_calls_ratio,
-        c.tool_steps_reduction * 100.0,
-        c.success_change * 100.0
-    )?;
-    let stray: u64 = report.summary.iter().map(|a| a.calls_not_offered).sum();
-    if stray > 0 {
-        outln!("warning: the model called {stray} tool(s) it was not offered")?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -6,8 +6,8 @@ use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 
 use super::Ctx;
 use crate::config::ConfigFile;
+use crate::grants::edit;
 use crate::grants::{CAPABILITIES, GrantRequest, describe, describe_limits};
-use crate::ops;
 use crate::skill::Capabilities;
 
 #[derive(Debug, Args)]
@@ -51,7 +51,7 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         limits: args.limits,
     };
     let shared = ctx.shared_store()?;
-    let g = ops::grant(
+    let g = edit::grant(
         &ctx.paths,
         &ctx.catalog(),
         &args.name,
@@ -81,8 +81,8 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         g.written_to
     )?;
     match g.written_to {
-        ops::GrantedIn::File(_) => outln!("{}", readers(&ctx.paths, args.user))?,
-        ops::GrantedIn::Shared(_) => outln!(
+        edit::GrantedIn::File(_) => outln!("{}", readers(&ctx.paths, args.user))?,
+        edit::GrantedIn::Shared(_) => outln!(
             "read by every host on that store at its next run, this one's workspace file notwithstanding"
         )?,
     }
@@ -107,7 +107,7 @@ fn readers(paths: &crate::paths::Paths, user: bool) -> String {
 
 pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let shared = ctx.shared_store()?;
-    let from = ops::revoke(
+    let from = edit::revoke(
         &ctx.paths,
         &args.name,
         config_file(args.user),

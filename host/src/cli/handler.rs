@@ -9,10 +9,10 @@ use clap::builder::PossibleValue;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::Ctx;
-use crate::approval::{HandlerState, Outcome, Provenance, Report, Status};
 use crate::gate;
+use crate::gate::policy::{HandlerState, Outcome, Provenance, Report, Status};
 use crate::sandbox::inspect::inspect;
-use crate::scaffold::{Lang, scaffold};
+use crate::toolchain::scaffold::{Lang, scaffold};
 use crate::types::Chain;
 
 #[derive(Debug, Args)]

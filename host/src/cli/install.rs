@@ -5,12 +5,12 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::Ctx;
-use crate::approval::HandlerState;
 use crate::audit::Severity;
 use crate::config::Config;
-use crate::gate;
+use crate::gate::policy::HandlerState;
+use crate::gate::{self, Gated};
 use crate::grants::describe;
-use crate::install::{self, InstallOptions, InstallSource};
+use crate::install::{self, InstallOptions, InstallSource, Installed};
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
@@ -64,37 +64,49 @@ pub fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?
         .block_on(install::install(&ctx.paths, &source, &options, &config))
         .with_context(|| format!("cannot install {}", args.source))?;
-    // Its handler goes through the gate before it can run; the runner is
-    // made now so that its catalog holds the new skill.
-    let gated = match installed.handler {
-        Some(_) => {
-            let runner = ctx.runner()?;
-            let gated = super::runtime()
-                .context("cannot start the async runtime")?
-                .block_on(gate::after_install(&runner, &installed))
-                .with_context(|| format!("cannot gate the handler of `{}`", installed.name))?;
-            runner.flush();
-            gated
-        }
-        None => None,
-    };
+    let gated = gate_handler(&installed, ctx)?;
     if args.json {
-        let mut v = serde_json::to_value(&installed)?;
-        if let (Some(g), Some(obj)) = (&gated, v.as_object_mut()) {
-            obj.insert(
-                "gate".into(),
-                serde_json::json!({
-                    "report_id": g.report_id,
-                    "passed": g.report.passed(),
-                    "state": g.state,
-                    "report": g.report,
-                }),
-            );
-        }
-        outln!("{}", serde_json::to_string_pretty(&v)?)?;
-        return Ok(ExitCode::SUCCESS);
+        print_json(&installed, gated.as_ref())?;
+    } else {
+        print_installed(&installed, gated.as_ref())?;
     }
-    let i = &installed;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Its handler goes through the gate before it can run; the runner is
+/// made now so that its catalog holds the new skill.
+fn gate_handler(installed: &Installed, ctx: &Ctx) -> anyhow::Result<Option<Gated>> {
+    if installed.handler.is_none() {
+        return Ok(None);
+    }
+    let runner = ctx.runner()?;
+    let gated = super::runtime()
+        .context("cannot start the async runtime")?
+        .block_on(gate::after_install(&runner, installed))
+        .with_context(|| format!("cannot gate the handler of `{}`", installed.name))?;
+    runner.flush();
+    Ok(gated)
+}
+
+/// The install report as JSON, with the gate's under `gate`.
+fn print_json(installed: &Installed, gated: Option<&Gated>) -> anyhow::Result<()> {
+    let mut v = serde_json::to_value(installed)?;
+    if let (Some(g), Some(obj)) = (gated, v.as_object_mut()) {
+        obj.insert(
+            "gate".into(),
+            serde_json::json!({
+                "report_id": g.report_id,
+                "passed": g.report.passed(),
+                "state": g.state,
+                "report": g.report,
+            }),
+        );
+    }
+    outln!("{}", serde_json::to_string_pretty(&v)?)?;
+    Ok(())
+}
+
+fn print_installed(i: &Installed, gated: Option<&Gated>) -> anyhow::Result<()> {
     for w in &i.warnings {
         tracing::warn!("{}: {w}", i.name);
     }
@@ -114,53 +126,14 @@ pub fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     outln!("  files:       {} ({} bytes)", i.files, i.bytes)?;
     outln!("  handler:     {}", i.handler.as_deref().unwrap_or("none"))?;
     outln!("  fingerprint: {}", i.fingerprint)?;
-    if i.audit.is_empty() {
-        outln!("  audit:       no findings")?;
-    } else {
-        let high = i
-            .audit
-            .iter()
-            .filter(|f| f.severity == Severity::High)
-            .count();
-        outln!(
-            "  audit:       {} finding(s), {high} high (recorded in {})",
-            i.audit.len(),
-            i.record.display()
-        )?;
-        outln!("{}", install::list_findings(&i.audit))?;
-        if high > 0 {
-            outln!(
-                "  held back:   the catalog keeps it from models until `[audit] allow = [\"{}\"]` is in skillhost.toml",
-                i.name
-            )?;
-        }
-    }
+    print_audit(i)?;
     outln!("  declares:    {}", describe(&i.declared))?;
     outln!(
         "  granted:     nothing (`skillhost skills grant {}` grants what it declares)",
         i.name
     )?;
-    if let Some(g) = &gated {
-        let n = &i.name;
-        if g.report.passed() {
-            let state = match g.state {
-                _ if !g.gated_at_run_time => {
-                    "installed skills are not gated here ([gate] sources): it runs without approval"
-                        .to_owned()
-                }
-                Some(HandlerState::Enabled) => "enabled".to_owned(),
-                _ => format!("it runs once approved: `skillhost handler approve {n}`"),
-            };
-            outln!(
-                "  gate:        passed ({} case(s)); {state}",
-                g.report.cases_passed()
-            )?;
-        } else {
-            outln!(
-                "  gate:        rejected: {}; its handler stays quarantined and does not run (`skillhost handler report {n}`)",
-                g.report.first_failure().unwrap_or_default()
-            )?;
-        }
+    if let Some(g) = gated {
+        print_gate(&i.name, g)?;
     }
     if let Some(s) = &i.shadowed_by {
         tracing::warn!(
@@ -169,7 +142,57 @@ pub fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             s.path.display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The audit's findings, and whether they hold the skill back.
+fn print_audit(i: &Installed) -> anyhow::Result<()> {
+    if i.audit.is_empty() {
+        outln!("  audit:       no findings")?;
+        return Ok(());
+    }
+    let high = i
+        .audit
+        .iter()
+        .filter(|f| f.severity == Severity::High)
+        .count();
+    outln!(
+        "  audit:       {} finding(s), {high} high (recorded in {})",
+        i.audit.len(),
+        i.record.display()
+    )?;
+    outln!("{}", install::list_findings(&i.audit))?;
+    if high > 0 {
+        outln!(
+            "  held back:   the catalog keeps it from models until `[audit] allow = [\"{}\"]` is in skillhost.toml",
+            i.name
+        )?;
+    }
+    Ok(())
+}
+
+/// What the gate made of the handler of skill `n`.
+fn print_gate(n: &str, g: &Gated) -> anyhow::Result<()> {
+    if g.report.passed() {
+        let state = match g.state {
+            _ if !g.gated_at_run_time => {
+                "installed skills are not gated here ([gate] sources): it runs without approval"
+                    .to_owned()
+            }
+            Some(HandlerState::Enabled) => "enabled".to_owned(),
+            _ => format!("it runs once approved: `skillhost handler approve {n}`"),
+        };
+        outln!(
+            "  gate:        passed ({} case(s)); {state}",
+            g.report.cases_passed()
+        )?;
+    } else {
+        outln!(
+            "  gate:        rejected: {}; its handler stays quarantined and does not run (`skillhost handler report {n}`)",
+            g.report.first_failure().unwrap_or_default()
+        )?;
+    }
+    Ok(())
 }
 
 pub fn uninstall(args: UninstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {

@@ -10,9 +10,9 @@ use clap::{Args, Subcommand};
 
 use super::Ctx;
 use crate::eval::ablation;
+use crate::learn;
 use crate::learn::book::RulesAt;
 use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule_at};
-use crate::learn::{self, RuleFilter};
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {
@@ -119,28 +119,11 @@ enum EvalCommand {
     /// The skill text audit: recall on malicious skills and false
     /// positives on benign ones (high findings); exit 1 below target.
     Audit(super::audit::EvalAuditArgs),
-    /// Baseline, retry-only, prevention rules and all learned rules, on the
-    /// same tasks and seeds; success by the validators and by ground truth.
-    Ablation {
-        /// The scenario: `email` (rules from the shipped patterns) or
-        /// `support` (no pattern knows its classes: rules from model
-        /// proposals and `runs mark` feedback).
-        #[arg(long, default_value = "email")]
-        scenario: String,
-        #[arg(long, default_value_t = 50)]
-        train: usize,
-        #[arg(long, default_value_t = 50)]
-        eval: usize,
-        #[arg(long, default_value_t = 10)]
-        seeds: u64,
-        /// Evaluation tasks, one per line (replaces the generated ones).
-        #[arg(long, value_name = "FILE")]
-        tasks: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        model: super::run::ModelArgs,
-    },
+    /// Baseline, retry-only, feedback-retry, prevention rules, all learned
+    /// rules, and rules with feedback, on the same tasks and seeds, swept
+    /// over the simulated model's compliance; success by the validators
+    /// and by ground truth.
+    Ablation(AblationArgs),
     /// Before vs after forging: the same note-brief tasks and seeds, with
     /// success by ground truth, model calls and tool steps per task.
     #[cfg(feature = "forge")]
@@ -162,6 +145,40 @@ enum EvalCommand {
         #[command(flatten)]
         model: super::run::ModelArgs,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct AblationArgs {
+    /// The scenario: `email` (rules from the shipped patterns) or
+    /// `support` (no pattern knows its classes: rules from model proposals
+    /// and `runs mark` feedback).
+    #[arg(long, default_value = "email")]
+    scenario: String,
+    /// Training tasks per seed (default: 50 for email, 150 for support).
+    #[arg(long)]
+    train: Option<usize>,
+    #[arg(long, default_value_t = 50)]
+    eval: usize,
+    #[arg(long, default_value_t = 10)]
+    seeds: u64,
+    /// Evaluation tasks: JSON Lines with ground-truth labels, or plain
+    /// lines (no ground truth); replaces the generated ones. See
+    /// docs/learning-eval.md.
+    #[arg(long, value_name = "FILE")]
+    tasks: Option<PathBuf>,
+    /// Training tasks, in the same format (replaces the generated ones).
+    #[arg(long, value_name = "FILE")]
+    train_tasks: Option<PathBuf>,
+    /// The simulated model's compliances to sweep (ignored with --model).
+    #[arg(long, value_delimiter = ',', default_values_t = ablation::COMPLIANCE)]
+    compliance: Vec<f64>,
+    /// Share of the simulated reviewer's marks that are wrong (support).
+    #[arg(long, default_value_t = ablation::MARK_NOISE)]
+    mark_noise: f64,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    model: super::run::ModelArgs,
 }
 
 fn rules_file(ctx: &Ctx) -> PathBuf {
@@ -320,64 +337,8 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         None => RulesAt::File(&path),
     };
     match args.command {
-        RulesCommand::List { json } => {
-            let set = at.load()?;
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&set)?)?;
-            } else if set.rules.is_empty() {
-                outln!(
-                    "no rules yet; they are learned from recorded failures (`skillhost learn`)"
-                )?;
-            } else {
-                outln!(
-                    "{:<48} {:<10} {:<16} {:>5} {:>7}  state",
-                    "id",
-                    "kind",
-                    "scope",
-                    "conf",
-                    "applied"
-                )?;
-                for r in &set.rules {
-                    outln!(
-                        "{:<48} {:<10} {:<16} {:>5.2} {:>3}/{:<3}  {}",
-                        r.id,
-                        r.kind.to_string(),
-                        r.scope,
-                        r.confidence,
-                        r.succeeded,
-                        r.applied,
-                        r.state()
-                    )?;
-                }
-            }
-        }
-        RulesCommand::Show { id } => {
-            let set = at.load()?;
-            let r = set
-                .get(&id)
-                .ok_or_else(|| RuleEditError::NoSuchRule(id.clone()))?;
-            // Which of the runs it was learned from a person marked failed.
-            let marked: Vec<i64> = match ctx.store() {
-                Ok(store) => {
-                    let mut ids = Vec::new();
-                    for id in &r.origin.failures {
-                        if store.verdict(*id)?.is_some_and(|v| !v.ok) {
-                            ids.push(*id);
-                        }
-                    }
-                    ids
-                }
-                // No store yet: no verdicts to show.
-                Err(_) => Vec::new(),
-            };
-            // The rule as stored, plus its origin in one readable line (still
-            // one JSON object, for scripts).
-            let mut shown = serde_json::to_value(r)?;
-            if let Some(object) = shown.as_object_mut() {
-                object.insert("origin_summary".into(), r.origin_line(&marked).into());
-            }
-            outln!("{}", serde_json::to_string_pretty(&shown)?)?;
-        }
+        RulesCommand::List { json } => list_rules(&at.load()?, json)?,
+        RulesCommand::Show { id } => show_rule(&at.load()?, &id, ctx)?,
         RulesCommand::Disable { id } => {
             edit_rule_at(at, &id, RuleEdit::Disable)?;
             outln!("disabled {id}")?;
@@ -410,6 +371,65 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rules list`: a table, or the rules as JSON.
+fn list_rules(set: &crate::learn::rules::RuleSet, json: bool) -> anyhow::Result<()> {
+    if json {
+        outln!("{}", serde_json::to_string_pretty(set)?)?;
+    } else if set.rules.is_empty() {
+        outln!("no rules yet; they are learned from recorded failures (`skillhost learn`)")?;
+    } else {
+        outln!(
+            "{:<48} {:<10} {:<16} {:>5} {:>7}  state",
+            "id",
+            "kind",
+            "scope",
+            "conf",
+            "applied"
+        )?;
+        for r in &set.rules {
+            outln!(
+                "{:<48} {:<10} {:<16} {:>5.2} {:>3}/{:<3}  {}",
+                r.id,
+                r.kind.to_string(),
+                r.scope,
+                r.confidence,
+                r.succeeded,
+                r.applied,
+                r.state()
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `rules show ID`: the rule as stored, plus its origin in one readable
+/// line (still one JSON object, for scripts).
+fn show_rule(set: &crate::learn::rules::RuleSet, id: &str, ctx: &Ctx) -> anyhow::Result<()> {
+    let r = set
+        .get(id)
+        .ok_or_else(|| RuleEditError::NoSuchRule(id.to_owned()))?;
+    // Which of the runs it was learned from a person marked failed.
+    let marked: Vec<i64> = match ctx.store() {
+        Ok(store) => {
+            let mut ids = Vec::new();
+            for id in &r.origin.failures {
+                if store.verdict(*id)?.is_some_and(|v| !v.ok) {
+                    ids.push(*id);
+                }
+            }
+            ids
+        }
+        // No store yet: no verdicts to show.
+        Err(_) => Vec::new(),
+    };
+    let mut shown = serde_json::to_value(r)?;
+    if let Some(object) = shown.as_object_mut() {
+        object.insert("origin_summary".into(), r.origin_line(&marked).into());
+    }
+    outln!("{}", serde_json::to_string_pretty(&shown)?)?;
+    Ok(())
 }
 
 pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -458,17 +478,9 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 }
 
 pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let (scenario, train, eval, seeds, tasks, json, model) = match args.command {
-        EvalCommand::Audit(a) => return super::audit::eval_audit(a),
-        EvalCommand::Ablation {
-            scenario,
-            train,
-            eval,
-            seeds,
-            tasks,
-            json,
-            model,
-        } => (scenario, train, eval, seeds, tasks, json, model),
+    match args.command {
+        EvalCommand::Audit(a) => super::audit::eval_audit(a),
+        EvalCommand::Ablation(a) => eval_ablation(a, ctx),
         #[cfg(feature = "forge")]
         EvalCommand::Forge {
             seeds,
@@ -485,160 +497,104 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 tasks,
                 json,
             };
-            return super::eval_forge::run(opts, &model, ctx);
+            super::eval_forge::run(opts, &model, ctx)
         }
-    };
-    let Some(scenario) = ablation::Scenario::parse(&scenario) else {
-        let names: Vec<&str> = ablation::Scenario::ALL.iter().map(|s| s.name()).collect();
-        anyhow::bail!(
-            "unknown scenario `{scenario}`; available: {}",
-            names.join(", ")
-        );
-    };
-    let eval_tasks = match &tasks {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read {}", p.display()))?;
-            let lines: Vec<String> = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(str::to_owned)
-                .collect();
-            if lines.is_empty() {
-                anyhow::bail!("{} has no tasks (one per line)", p.display());
-            }
-            Some(lines)
-        }
-        None => None,
-    };
-    let config = crate::app::config_with_overrides(&ctx.paths, &model.overrides())?;
-    let real_model = if model.model.is_some() {
+    }
+}
+
+/// `eval ablation`: options from the arguments, the run, the report.
+fn eval_ablation(args: AblationArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let config = crate::app::config_with_overrides(&ctx.paths, &args.model.overrides())?;
+    let real_model = if args.model.model.is_some() {
         config.model.build()?
     } else {
         None
     };
-    let catalog = Arc::new(ctx.catalog());
-    let bar = super::progress::bar(super::progress::shown(json), seeds, "seeds");
-    let on_seed = {
+    let mut opts = ablation_options(&args)?;
+    opts.model = real_model;
+    let bar = super::progress::bar(super::progress::shown(args.json), opts.runs(), "seeds");
+    opts.on_seed = {
         let bar = bar.clone();
-        Arc::new(move |done: u64| bar.set_position(done))
+        Some(Arc::new(move |done: u64| bar.set_position(done)))
     };
-    let opts = ablation::Options {
-        scenario,
-        train,
-        eval,
-        seeds,
-        eval_tasks,
-        model: real_model,
-        on_seed: Some(on_seed),
-    };
+    let catalog = Arc::new(ctx.catalog());
     let rt = super::runtime()?;
     let report = rt.block_on(ablation::run(&ctx.paths, catalog, &config, &opts));
     bar.finish_and_clear();
     let report = report?;
-    if json {
+    if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        print_ablation(&report)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ablation_options(args: &AblationArgs) -> anyhow::Result<ablation::Options> {
+    let Some(scenario) = ablation::Scenario::parse(&args.scenario) else {
+        let names: Vec<&str> = ablation::Scenario::ALL.iter().map(|s| s.name()).collect();
+        anyhow::bail!(
+            "unknown scenario `{}`; available: {}",
+            args.scenario,
+            names.join(", ")
+        );
+    };
+    if let Some(c) = args.compliance.iter().find(|c| !(0.0..=1.0).contains(*c)) {
+        anyhow::bail!("--compliance {c}: each must be between 0 and 1");
+    }
+    if !(0.0..=1.0).contains(&args.mark_noise) {
+        anyhow::bail!("--mark-noise {}: must be between 0 and 1", args.mark_noise);
+    }
+    let mut opts = ablation::Options::new(scenario);
+    opts.train = args.train.unwrap_or(opts.train);
+    opts.eval = args.eval;
+    opts.seeds = args.seeds;
+    opts.compliance = args.compliance.clone();
+    opts.mark_noise = args.mark_noise;
+    opts.eval_tasks = args.tasks.as_deref().map(read_task_file).transpose()?;
+    opts.train_tasks = args
+        .train_tasks
+        .as_deref()
+        .map(read_task_file)
+        .transpose()?;
+    Ok(opts)
+}
+
+/// A task file (see `eval::tasks`); at least one task.
+fn read_task_file(path: &std::path::Path) -> anyhow::Result<Vec<crate::eval::tasks::LabelledTask>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let tasks = crate::eval::tasks::parse(&text)
+        .with_context(|| format!("{} is not a task file", path.display()))?;
+    if tasks.is_empty() {
+        anyhow::bail!("{} has no tasks (one per line)", path.display());
+    }
+    Ok(tasks)
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".to_owned(), |x| format!("{:.1}%", x * 100.0))
+}
+
+fn interval(ci: Option<(f64, f64)>) -> String {
+    ci.map_or("-".to_owned(), |(lo, hi)| {
+        format!("{:.1}%-{:.1}%", lo * 100.0, hi * 100.0)
+    })
+}
+
+fn print_ablation(report: &ablation::Report) -> anyhow::Result<()> {
+    let seeds = report.sweeps.first().map_or(0, |s| s.seeds.len());
     outln!(
         "ablation: scenario {}, model {}, {} training and {} evaluation tasks, {} seeds ({:.1} s)",
         report.scenario,
         report.model,
         report.train,
         report.eval,
-        report.seeds.len(),
+        seeds,
         report.seconds
     )?;
-    let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:.1}%", x * 100.0));
-    for s in &report.seeds {
-        let rates: Vec<String> = s
-            .arms
-            .iter()
-            .map(|a| {
-                format!(
-                    "{} {:.0}%/{}",
-                    arm_name(a.arm),
-                    a.success_rate * 100.0,
-                    pct(a.truth_success_rate)
-                )
-            })
-            .collect();
-        let marked = if s.runs_marked > 0 {
-            format!(", {} training runs marked failed", s.runs_marked)
-        } else {
-            String::new()
-        };
-        outln!(
-            "seed {:>2}: {} rules learned{marked}; {}",
-            s.seed,
-            s.rules_learned.len(),
-            rates.join(", ")
-        )?;
-    }
-    outln!("(per seed: success by validators/by ground truth)")?;
-    outln!()?;
-    outln!(
-        "{:<16} {:>9} {:>15} {:>9} {:>15} {:>10} {:>8} {:>9}  failures by class (validators)",
-        "arm",
-        "validated",
-        "95% interval",
-        "truth",
-        "95% interval",
-        "calls/task",
-        "applied",
-        "same/retr"
-    )?;
-    for a in &report.summary {
-        let failures: Vec<String> = a
-            .failures_by_class
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let truth_ci = a.truth_ci95.map_or("-".to_owned(), |(lo, hi)| {
-            format!("{:.1}%-{:.1}%", lo * 100.0, hi * 100.0)
-        });
-        outln!(
-            "{:<16} {:>8.1}% {:>15} {:>9} {:>15} {:>10.2} {:>8} {:>9}  {}",
-            arm_name(a.arm),
-            a.mean_success * 100.0,
-            format!("{:.1}%-{:.1}%", a.ci95.0 * 100.0, a.ci95.1 * 100.0),
-            pct(a.mean_truth_success),
-            truth_ci,
-            a.model_calls_per_task,
-            a.rules_applied,
-            format!("{}/{}", a.identical_retries, a.retries),
-            failures.join(", ")
-        )?;
-    }
-    // Ground truth per class is the same in every arm's terms; shown for
-    // the baseline (the model unhelped) and all rules.
-    for a in report
-        .summary
-        .iter()
-        .filter(|a| matches!(a.arm, RuleFilter::None | RuleFilter::All))
-    {
-        if a.truth_by_class.is_empty() {
-            continue;
-        }
-        let classes: Vec<String> = a
-            .truth_by_class
-            .iter()
-            .map(|(k, t)| {
-                format!(
-                    "{k} {} made, {} missed ({:.1}%), {} false alarms",
-                    t.mistakes,
-                    t.missed,
-                    t.miss_rate() * 100.0,
-                    t.false_alarms
-                )
-            })
-            .collect();
-        outln!(
-            "validators vs ground truth, final answers, {}: {}",
-            arm_name(a.arm),
-            classes.join("; ")
-        )?;
+    for sweep in &report.sweeps {
+        print_sweep(sweep, report.mark_noise)?;
     }
     if !report.last_rules.is_empty() {
         outln!()?;
@@ -652,15 +608,86 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             )?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-/// An arm as the report names it.
-fn arm_name(arm: RuleFilter) -> &'static str {
-    match arm {
-        RuleFilter::None => "baseline",
-        RuleFilter::RetryOnly => "retry-only",
-        RuleFilter::PreventionOnly => "prevention",
-        RuleFilter::All => "all rules",
+/// One compliance: the arms, the reviewer, validators against truth.
+fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
+    outln!()?;
+    match sweep.compliance {
+        Some(c) => outln!("simulated compliance {c:.2}:")?,
+        None => outln!("real model:")?,
     }
+    outln!(
+        "{:<15} {:>9} {:>13} {:>7} {:>13} {:>6} {:>10} {:>7} {:>9}  failures by class (validators)",
+        "arm",
+        "validated",
+        "95% interval",
+        "truth",
+        "95% interval",
+        "agree",
+        "calls/task",
+        "applied",
+        "same/retr"
+    )?;
+    for a in &sweep.summary {
+        let failures: Vec<String> = a
+            .failures_by_class
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        outln!(
+            "{:<15} {:>8.1}% {:>13} {:>7} {:>13} {:>6} {:>10.2} {:>7} {:>9}  {}",
+            a.arm.name(),
+            a.validator_success * 100.0,
+            interval(Some(a.validator_ci95)),
+            pct(a.truth_success),
+            interval(a.truth_ci95),
+            pct(a.agreement),
+            a.model_calls_per_task,
+            a.rules_applied,
+            format!("{}/{}", a.identical_retries, a.retries),
+            failures.join(", ")
+        )?;
+    }
+    let marks = sweep
+        .seeds
+        .iter()
+        .fold(ablation::Marks::default(), |mut m, s| {
+            m.reviewed += s.marks.reviewed;
+            m.marked += s.marks.marked;
+            m.wrong += s.marks.wrong;
+            m.overlooked += s.marks.overlooked;
+            m
+        });
+    if marks.reviewed > 0 {
+        outln!(
+            "reviewer (wrong {:.0}% of the time): read {} training answers, marked {} failed ({} wrongly), overlooked {} mistakes",
+            noise * 100.0,
+            marks.reviewed,
+            marks.marked,
+            marks.wrong,
+            marks.overlooked
+        )?;
+    }
+    if let Some(base) = sweep.arm(ablation::Arm::Baseline) {
+        let classes: Vec<String> = base
+            .by_class
+            .iter()
+            .filter(|(_, t)| t.truth_misses + t.validator_flags > 0)
+            .map(|(k, t)| {
+                format!(
+                    "{k} {} wrong, {} missed, {} false alarms",
+                    t.truth_misses, t.missed, t.false_alarms
+                )
+            })
+            .collect();
+        if !classes.is_empty() {
+            outln!(
+                "validators vs ground truth, baseline answers: {}",
+                classes.join("; ")
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -124,10 +124,10 @@ fn share_workspace_state(ctx: &Ctx, to: &PgStore) -> anyhow::Result<SharedCopied
         out.rules = added;
     }
     let file = crate::config::workspace_file(&ctx.paths);
-    let there = crate::exec::shared::shared_grants(shared)?;
+    let there = crate::grants::shared::shared_grants(shared)?;
     for (skill, grant) in crate::config::Config::load(&ctx.paths)?.grants {
-        if crate::config::file_grants(&file, &skill)? && !there.contains_key(&skill) {
-            crate::exec::shared::write_shared_grant(shared, &skill, Some(&grant))?;
+        if crate::grants::file_grants(&file, &skill)? && !there.contains_key(&skill) {
+            crate::grants::shared::write_shared_grant(shared, &skill, Some(&grant))?;
             out.grants += 1;
         }
     }

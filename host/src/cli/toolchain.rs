@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::Ctx;
-use crate::scaffold::Lang;
+use crate::toolchain::scaffold::Lang;
 use crate::toolchain::{self, LangReport, ToolEnv};
 
 #[derive(Debug, Args)]

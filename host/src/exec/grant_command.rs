@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use crate::config::{self, ConfigFile};
+use crate::grants::file_grants;
 use crate::paths::{Paths, WorkspaceOrigin};
 use crate::skill::{Skill, Source};
 
@@ -25,13 +26,12 @@ pub enum GrantFile {
 pub fn grant_command(paths: &Paths, skill: &Skill, which: GrantFile, extra: &[&str]) -> String {
     let file = match which {
         GrantFile::Renew
-            if config::file_grants(&config::workspace_file(paths), &skill.name)
-                .unwrap_or(false) =>
+            if file_grants(&config::workspace_file(paths), &skill.name).unwrap_or(false) =>
         {
             ConfigFile::Workspace
         }
         GrantFile::Renew
-            if config::file_grants(&config::user_file(paths), &skill.name).unwrap_or(false) =>
+            if file_grants(&config::user_file(paths), &skill.name).unwrap_or(false) =>
         {
             ConfigFile::User
         }

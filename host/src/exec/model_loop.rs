@@ -8,9 +8,11 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::{RunOutcome, Runner, Step, micros};
+use super::outcome::micros;
+use super::{RunOutcome, Runner, Step};
 use crate::grants::Effective;
-use crate::llm::{ChatRequest, Message, Provider, ToolCall, ToolSpec};
+use crate::learn::Applied;
+use crate::llm::{ChatRequest, ChatResponse, Message, Provider, ToolCall};
 use crate::skill::Skill;
 use crate::tools::pipeline::as_text;
 use crate::tools::{CallContext, Caller, ToolError};
@@ -60,72 +62,34 @@ pub(super) async fn run(
     turn: Turn<'_>,
     outcome: &mut RunOutcome,
 ) {
-    let Turn {
-        skill,
-        task,
-        grants,
-        instructions,
-        max_steps,
-        depth,
-    } = turn;
     let toolbox = runner.toolbox();
-    let cx_for = |caller| CallContext {
-        skill,
-        grants: &grants.capabilities,
-        trusted: grants.is_trusted(),
-        caller,
-        depth,
+    let cx = CallContext {
+        skill: turn.skill,
+        grants: &turn.grants.capabilities,
+        trusted: turn.grants.is_trusted(),
+        caller: Caller::Model,
+        depth: turn.depth,
     };
-    let tools: Vec<ToolSpec> = toolbox.allowed(&cx_for(Caller::Model));
     let context_json = Value::Object(outcome.context.clone()).to_string();
     let mut request = ChatRequest {
-        system: Some(system_prompt(skill, instructions)),
+        system: Some(system_prompt(turn.skill, turn.instructions)),
         messages: vec![Message::User(format!(
-            "Task: {task}\n\nContext (JSON): {context_json}"
+            "Task: {}\n\nContext (JSON): {context_json}",
+            turn.task
         ))],
-        tools,
+        tools: toolbox.allowed(&cx),
         max_tokens: None,
     };
-
     let mut tool_step = 0u32;
-    for step in 0..max_steps {
-        let started = Instant::now();
-        let reply = tracing::Instrument::instrument(
-            provider.chat(&request),
-            tracing::debug_span!("model_call", provider = %provider.name(), step),
-        )
-        .await;
-        let reply = match reply {
-            Ok(r) => {
-                outcome.timings.model_retries += r.retries;
-                r
-            }
-            Err(e) => {
-                outcome.timings.model_retries += e.retries();
-                outcome.trajectory.push(Step::Model {
-                    step,
-                    request_bytes: 0,
-                    response_bytes: 0,
-                    tool_calls: 0,
-                    duration_us: micros(started),
-                    error: Some(e.to_string()),
-                });
-                outcome.failure = Some(Failure::new(FailureClass::ModelError, e.to_string()));
-                return;
-            }
+    for step in 0..turn.max_steps {
+        let Some(reply) = ask(provider, &request, step, outcome).await else {
+            return;
         };
-        outcome.trajectory.push(Step::Model {
-            step,
-            request_bytes: reply.request_bytes,
-            response_bytes: reply.response_bytes,
-            tool_calls: reply.tool_calls.len(),
-            duration_us: micros(started),
-            error: None,
-        });
         if reply.tool_calls.is_empty() {
             outcome.output = Some(Output {
                 body: reply.text.unwrap_or_default(),
-                content_type: skill
+                content_type: turn
+                    .skill
                     .meta
                     .output_type
                     .clone()
@@ -134,12 +98,9 @@ pub(super) async fn run(
             });
             return;
         }
-
         // Run this turn's calls concurrently; results keep the call order.
-        let cx = cx_for(Caller::Model);
         let calls = reply.tool_calls.iter().map(|call| {
-            let toolbox = &toolbox;
-            let cx = &cx;
+            let (toolbox, cx) = (&toolbox, &cx);
             async move {
                 let started = Instant::now();
                 let result = match parse_arguments(call) {
@@ -150,51 +111,131 @@ pub(super) async fn run(
             }
         });
         let results = futures::future::join_all(calls).await;
-
         request.messages.push(Message::Assistant {
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),
         });
-        for (call, ((arguments, result), duration_us)) in reply.tool_calls.iter().zip(results) {
-            let (content, is_error, recovery) = match &result {
-                Ok(v) => (truncate(as_text(v)), false, None),
-                Err(e) => {
-                    let applied = runner.recover(skill, task, e, &mut outcome.context);
-                    let recovery = applied.as_ref().map(|a| a.effect.clone());
-                    if let Some(a) = applied {
-                        outcome.rules_applied.push(a);
-                    }
-                    (e.to_string(), true, recovery)
-                }
-            };
-            let note = recovery.as_ref().map(|r| format!("Recovery applied: {r}"));
-            outcome.trajectory.push(Step::Tool {
-                step: tool_step,
-                caller: Caller::Model,
-                tool: call.name.clone(),
-                arguments,
-                result: result.as_ref().ok().cloned(),
-                error: result.as_ref().err().map(ToString::to_string),
-                error_class: result.as_ref().err().map(ToolError::class),
-                recovery,
-                duration_us,
-            });
+        for (call, (result, duration_us)) in reply.tool_calls.iter().zip(results) {
+            let answer = tool_result(runner, &turn, call, result, duration_us, tool_step, outcome);
+            request.messages.push(answer);
             tool_step += 1;
-            request.messages.push(Message::ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content,
-                is_error,
-                note,
-            });
         }
     }
     outcome.failure = Some(Failure::new(
         FailureClass::StepLimitExceeded,
         format!(
-            "the model did not finish within {max_steps} steps (raise [agent] max_steps or --max-steps)"
+            "the model did not finish within {} steps (raise [agent] max_steps or --max-steps)",
+            turn.max_steps
         ),
     ));
+}
+
+/// One model turn, recorded in the trajectory; `None` (and the run's
+/// failure) when the model could not be asked.
+async fn ask(
+    provider: &dyn Provider,
+    request: &ChatRequest,
+    step: u32,
+    outcome: &mut RunOutcome,
+) -> Option<ChatResponse> {
+    let started = Instant::now();
+    let reply = tracing::Instrument::instrument(
+        provider.chat(request),
+        tracing::debug_span!("model_call", provider = %provider.name(), step),
+    )
+    .await;
+    match reply {
+        Ok(r) => {
+            outcome.timings.model_retries += r.retries;
+            outcome.trajectory.push(Step::Model {
+                step,
+                request_bytes: r.request_bytes,
+                response_bytes: r.response_bytes,
+                tool_calls: r.tool_calls.len(),
+                duration_us: micros(started),
+                error: None,
+            });
+            Some(r)
+        }
+        Err(e) => {
+            outcome.timings.model_retries += e.retries();
+            outcome.trajectory.push(Step::Model {
+                step,
+                request_bytes: 0,
+                response_bytes: 0,
+                tool_calls: 0,
+                duration_us: micros(started),
+                error: Some(e.to_string()),
+            });
+            outcome.failure = Some(Failure::new(FailureClass::ModelError, e.to_string()));
+            None
+        }
+    }
+}
+
+/// A tool call's result as the model gets it back, recorded in the
+/// trajectory: a tool error first gives learned recovery rules their
+/// chance to fix the context, and the model is told what they did.
+fn tool_result(
+    runner: &Runner,
+    turn: &Turn<'_>,
+    call: &ToolCall,
+    (arguments, result): (Value, Result<Value, ToolError>),
+    duration_us: u64,
+    tool_step: u32,
+    outcome: &mut RunOutcome,
+) -> Message {
+    let (content, is_error, recovery) = match &result {
+        Ok(v) => (truncate(as_text(v)), false, None),
+        Err(e) => {
+            let applied = runner.recover(turn.skill, turn.task, e, &mut outcome.context);
+            let recovery = applied.as_ref().map(|a| a.effect.clone());
+            if let Some(a) = applied {
+                outcome.rules_applied.push(a);
+            }
+            (e.to_string(), true, recovery)
+        }
+    };
+    let note = recovery.as_ref().map(|r| format!("Recovery applied: {r}"));
+    outcome.trajectory.push(Step::Tool {
+        step: tool_step,
+        caller: Caller::Model,
+        tool: call.name.clone(),
+        arguments,
+        result: result.as_ref().ok().cloned(),
+        error: result.as_ref().err().map(ToString::to_string),
+        error_class: result.as_ref().err().map(ToolError::class),
+        recovery,
+        duration_us,
+    });
+    Message::ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content,
+        is_error,
+        note,
+    }
+}
+
+impl Runner {
+    /// A tool error in the model loop: the learned recovery rule for it, if
+    /// any, edits the context.
+    fn recover(
+        &self,
+        skill: &Skill,
+        task: &str,
+        error: &ToolError,
+        context: &mut Map<String, Value>,
+    ) -> Option<Applied> {
+        self.shared.learning.as_ref()?.recover(
+            &skill.name,
+            task,
+            error.class().as_str(),
+            &error.to_string(),
+            context,
+            Some(&self.config().defaults),
+        )
+    }
 }
 
 /// The model's arguments as a JSON object; empty text counts as `{}`.

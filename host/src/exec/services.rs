@@ -1,8 +1,8 @@
 //! The services a handler reaches through the host interface, adapted
 //! from the stages that provide them: tools from the toolbox, `complete`
 //! from the model provider, key-value storage from the workspace store.
-//! The sandbox defines what it needs (`ToolHost`, `ModelHost`, `KvHost`);
-//! the stages know nothing of the sandbox.
+//! Each capability defines the service it needs (`grants::ToolHost`,
+//! `ModelHost`, `KvHost`); the stages know nothing of the sandbox.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -10,12 +10,12 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::Runner;
-use crate::grants::Effective;
+use super::files::lock;
+use super::{Invoker, Runner};
+use crate::grants::{Effective, KvHost, ModelHost, ToolHost};
 use crate::llm::{ChatRequest, Message, Provider};
-use crate::sandbox::{KvHost, ModelHost, ToolHost};
 use crate::store::{KvQuota, RunStore, StoreConfig, StoreError};
-use crate::tools::{CallContext, Caller, ToolError};
+use crate::tools::{CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, ServiceError};
 
 /// A handler's `call-tool`: the same toolbox and policy as everyone else.
@@ -182,6 +182,33 @@ fn kv_error(e: StoreError) -> ServiceError {
     match e {
         StoreError::KvQuota { .. } => ServiceError::Limit(e.to_string()),
         e => ServiceError::Failed(e.to_string()),
+    }
+}
+
+impl Runner {
+    /// The tool registry with the configured policy, created on first use
+    /// and again after the catalog changed.
+    pub fn toolbox(&self) -> Arc<Toolbox> {
+        let s = &self.shared;
+        let generation = s.catalog.generation();
+        let mut cached = lock(&s.toolbox);
+        if let Some((g, tb)) = cached.as_ref()
+            && *g == generation
+        {
+            return tb.clone();
+        }
+        let invoker: Arc<dyn SkillInvoker> = Arc::new(Invoker(s.me.clone()));
+        let mut tb = Toolbox::standard(
+            Policy::new(s.config.tools.clone()),
+            s.paths.workspace.clone(),
+            s.catalog.get(),
+            invoker,
+        );
+        tb.net = crate::netguard::NetPolicy::new(s.config.network.allow_private.clone());
+        tb.control = self.control_paths().clone();
+        let tb = Arc::new(tb);
+        *cached = Some((generation, tb.clone()));
+        tb
     }
 }
 

@@ -1,6 +1,6 @@
 //! State that hosts on one shared store hold in common (see
-//! [`SharedState`]): the learned rules ([`crate::learn::book`]), the
-//! workspace's grants ([`GRANTS_DOC`]) and the forged and installed skills
+//! [`SharedState`](crate::store::SharedState)): the learned rules ([`crate::learn::book`]), the
+//! workspace's grants (`grants::shared`) and the forged and installed skills
 //! ([`super::shared_skills`]). A runner catches up with it before each run
 //! once the store announced a change, so what one host changes is what
 //! every other host uses, milliseconds later, without a restart.
@@ -9,12 +9,8 @@ use std::sync::Arc;
 
 use super::{Runner, lock};
 use crate::grants::Grants;
-use crate::store::{SharedState, StoreError};
-
-/// The shared document holding the workspace grants (JSON, skill name to
-/// grant), written by `skillhost skills grant` on any host. A skill's
-/// grant here replaces one in a host's own skillhost.toml.
-pub const GRANTS_DOC: &str = "grants";
+use crate::grants::shared::shared_grants;
+use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SharedError {
@@ -29,58 +25,6 @@ pub enum SharedError {
     },
 }
 
-/// The grants in the shared store (none written yet: none).
-pub fn shared_grants(shared: &dyn SharedState) -> Result<Grants, SharedError> {
-    match shared.read(GRANTS_DOC)? {
-        Some(doc) => serde_json::from_slice(&doc.body).map_err(|e| SharedError::Invalid {
-            doc: GRANTS_DOC.into(),
-            message: e.to_string(),
-        }),
-        None => Ok(Grants::new()),
-    }
-}
-
-/// Sets (`Some`) or removes (`None`) the shared grant of `skill`; answers
-/// whether there was one before.
-pub fn write_shared_grant(
-    shared: &dyn SharedState,
-    skill: &str,
-    grant: Option<&crate::grants::Grant>,
-) -> Result<bool, SharedError> {
-    let mut outcome: Result<bool, SharedError> = Ok(false);
-    shared.update(GRANTS_DOC, &mut |current| {
-        let mut grants: Grants = match current.map(serde_json::from_slice).transpose() {
-            Ok(g) => g.unwrap_or_default(),
-            Err(e) => {
-                outcome = Err(SharedError::Invalid {
-                    doc: GRANTS_DOC.into(),
-                    message: e.to_string(),
-                });
-                return None;
-            }
-        };
-        let had = match grant {
-            Some(g) => grants.insert(skill.to_owned(), g.clone()).is_some(),
-            None => grants.remove(skill).is_some(),
-        };
-        outcome = Ok(had);
-        if grant.is_none() && !had {
-            return None;
-        }
-        match serde_json::to_vec_pretty(&grants) {
-            Ok(body) => Some(body),
-            Err(e) => {
-                outcome = Err(SharedError::Invalid {
-                    doc: GRANTS_DOC.into(),
-                    message: e.to_string(),
-                });
-                None
-            }
-        }
-    })?;
-    outcome
-}
-
 /// The grants of a host's own files with the shared ones over them.
 fn merged(files: &Grants, shared: Grants) -> Grants {
     let mut all = files.clone();
@@ -93,7 +37,7 @@ impl Runner {
     /// runner last looked: rules, grants, skills. Nothing to do on a store
     /// of one host's own. On a shared one the first call reads the store,
     /// and later calls read it again only once the store announced a
-    /// change (see [`SharedState::changes`]): a check of a counter, no
+    /// change (see [`SharedState::changes`](crate::store::SharedState::changes)): a check of a counter, no
     /// query, so the run path costs what it costs on one host. (Asking the
     /// store on every call tripled a call's median time under load.) A
     /// change on another host thus holds here once its announcement
@@ -173,7 +117,7 @@ impl Runner {
     }
 
     /// A receiver that hears when another host on a shared store may have
-    /// changed something (see [`SharedState::changes`]); None on a store
+    /// changed something (see [`SharedState::changes`](crate::store::SharedState::changes)); None on a store
     /// of this host's own.
     pub fn shared_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         let Some(Ok(store)) = self.shared.store.existing_store() else {

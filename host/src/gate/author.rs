@@ -7,18 +7,18 @@
 //! policy applies to it as a generated handler. The pure parts (request,
 //! source checks, build) are `forge::handler`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
 use super::{GateError, Subject, cases, check, quarantine_slot, run::recorded_compare};
-use crate::approval::{self, HandlerState, Provenance, Report, Status};
 use crate::exec::Runner;
 use crate::forge::handler::{
-    self as forge_handler, Admitted, BuildError, BuildSettings, Example, HandlerLang,
+    self as forge_handler, Admitted, BuildError, BuildSettings, Built, Example, HandlerLang,
 };
 use crate::forge::{ForgeError, SkillWriter};
+use crate::gate::policy::{self, HandlerState, Provenance, Report, Status};
 use crate::llm::{LlmError, Provider};
 use crate::skill::Skill;
 
@@ -174,9 +174,8 @@ pub async fn author(
                 reason.clone()
             }
             AttemptOutcome::Rejected { report_id, .. } => {
-                let stored =
-                    approval::latest_report(runner.store().map_err(GateError::from)?, name)
-                        .map_err(GateError::from)?;
+                let stored = policy::latest_report(runner.store().map_err(GateError::from)?, name)
+                    .map_err(GateError::from)?;
                 match stored.filter(|s| s.id == *report_id) {
                     Some(s) => report_feedback(&s.report),
                     None => String::from("The validation gate rejected it."),
@@ -258,52 +257,25 @@ async fn attempt(
     number: u32,
     reply: &str,
 ) -> Result<(Attempt, Option<Vec<u8>>), AuthorError> {
-    let refused = |reason: String| Attempt {
-        number,
-        slot: None,
-        build_ms: None,
-        artifact: None,
-        outcome: AttemptOutcome::Refused { reason },
-    };
     let source = match forge_handler::extract_source(reply, lang)
         .and_then(|s| forge_handler::check_source(&s, lang).map(|()| s))
     {
         Ok(s) => s,
-        Err(e) => return Ok((refused(e.to_string()), None)),
+        Err(e) => {
+            let refused = Attempt {
+                number,
+                slot: None,
+                build_ms: None,
+                artifact: None,
+                outcome: AttemptOutcome::Refused {
+                    reason: e.to_string(),
+                },
+            };
+            return Ok((refused, None));
+        }
     };
-    // The slot is named by the source's hash: the artifact's is not known
-    // before it is built, and the same source builds in the same slot.
-    let source_hash = crate::sandbox::artifact_hash(source.as_bytes());
-    let slot = quarantine_slot(runner.paths(), &skill.name, &source_hash)?;
-    if slot.exists() {
-        std::fs::remove_dir_all(&slot).map_err(|source| {
-            AuthorError::Slot(BuildError::Io {
-                action: "clear",
-                path: slot.clone(),
-                source,
-            })
-        })?;
-    }
-    std::fs::create_dir_all(&slot).map_err(|source| {
-        AuthorError::Slot(BuildError::Io {
-            action: "create",
-            path: slot.clone(),
-            source,
-        })
-    })?;
+    let slot = fresh_slot(runner, &skill.name, &source)?;
     forge_handler::write_project(&slot, &source, lang, build).map_err(AuthorError::Slot)?;
-    let built = {
-        let (slot, build) = (slot.clone(), build.clone());
-        tokio::task::spawn_blocking(move || forge_handler::build(&slot, lang, &build))
-            .await
-            .unwrap_or_else(|e| {
-                Err(BuildError::Io {
-                    action: "build in",
-                    path: PathBuf::new(),
-                    source: std::io::Error::other(e),
-                })
-            })
-    };
     let mut attempt = Attempt {
         number,
         slot: Some(slot.clone()),
@@ -313,7 +285,7 @@ async fn attempt(
             reason: String::new(),
         },
     };
-    let built = match built {
+    let built = match build_in(&slot, lang, build).await {
         Ok(b) => b,
         Err(e @ BuildError::ToolchainMissing { .. }) => {
             return Err(AuthorError::Toolchain { source: e, lang });
@@ -334,12 +306,73 @@ async fn attempt(
     };
     attempt.build_ms = Some(millis(built.duration));
     attempt.artifact = Some(crate::sandbox::artifact_hash(&built.wasm));
+    stage_for_gate(skill, &slot, &built.wasm)?;
+    let subject = Subject::folder(runner, &slot, Some(Provenance::Generated))?;
+    let (report_id, report) = check(runner, &subject).await?;
+    attempt.outcome = if report.passed() {
+        AttemptOutcome::Passed { report_id }
+    } else {
+        AttemptOutcome::Rejected {
+            report_id,
+            reason: report.first_failure().unwrap_or_default(),
+        }
+    };
+    let passed = report.passed().then_some(built.wasm);
+    Ok((attempt, passed))
+}
+
+/// The quarantine slot `source` builds in, empty. It is named by the
+/// source's hash: the artifact's is not known before it is built, and the
+/// same source builds in the same slot.
+fn fresh_slot(runner: &Runner, skill: &str, source: &str) -> Result<PathBuf, AuthorError> {
+    let source_hash = crate::sandbox::artifact_hash(source.as_bytes());
+    let slot = quarantine_slot(runner.paths(), skill, &source_hash)?;
+    if slot.exists() {
+        std::fs::remove_dir_all(&slot).map_err(|source| {
+            AuthorError::Slot(BuildError::Io {
+                action: "clear",
+                path: slot.clone(),
+                source,
+            })
+        })?;
+    }
+    std::fs::create_dir_all(&slot).map_err(|source| {
+        AuthorError::Slot(BuildError::Io {
+            action: "create",
+            path: slot.clone(),
+            source,
+        })
+    })?;
+    Ok(slot)
+}
+
+/// Builds the project in `slot` off the async runtime.
+async fn build_in(
+    slot: &Path,
+    lang: HandlerLang,
+    build: &BuildSettings,
+) -> Result<Built, BuildError> {
+    let (slot, build) = (slot.to_path_buf(), build.clone());
+    tokio::task::spawn_blocking(move || forge_handler::build(&slot, lang, &build))
+        .await
+        .unwrap_or_else(|e| {
+            Err(BuildError::Io {
+                action: "build in",
+                path: PathBuf::new(),
+                source: std::io::Error::other(e),
+            })
+        })
+}
+
+/// Makes `slot` a skill folder the gate checks: the artifact, and the
+/// skill's SKILL.md pointing at it as a generated handler.
+fn stage_for_gate(skill: &Skill, slot: &Path, wasm: &[u8]) -> Result<(), AuthorError> {
     let write = |rel: &str, bytes: &[u8]| {
         let path = slot.join(rel);
         crate::fsutil::write_atomic(&path, bytes)
             .map_err(|source| GateError::Write { path, source })
     };
-    write(forge_handler::HANDLER_FILE, &built.wasm)?;
+    write(forge_handler::HANDLER_FILE, wasm)?;
     let current = std::fs::read(&skill.path).map_err(|source| GateError::Write {
         path: skill.path.clone(),
         source,
@@ -353,18 +386,7 @@ async fn attempt(
         Err(e) => return Err(AuthorError::Admit(ForgeError::Invalid(e))),
     };
     write("SKILL.md", md.as_bytes())?;
-    let subject = Subject::folder(runner, &slot, Some(Provenance::Generated))?;
-    let (report_id, report) = check(runner, &subject).await?;
-    attempt.outcome = if report.passed() {
-        AttemptOutcome::Passed { report_id }
-    } else {
-        AttemptOutcome::Rejected {
-            report_id,
-            reason: report.first_failure().unwrap_or_default(),
-        }
-    };
-    let passed = report.passed().then_some(built.wasm);
-    Ok((attempt, passed))
+    Ok(())
 }
 
 /// Puts a passed artifact into the skill, reloads the catalog and applies

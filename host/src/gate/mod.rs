@@ -1,7 +1,7 @@
 //! The validation gate: the checks a handler passes before a gated source's
 //! skill may run it (installed and machine-written handlers, by default),
 //! and the approval policy. Each check gives one verdict, each failure
-//! classified and explained, in a report that is stored (see `approval`)
+//! classified and explained, in a report that is stored (see `policy`)
 //! and shown by `skillhost handler report`:
 //!
 //! 1. artifact: the bytes are a component within the size caps;
@@ -41,6 +41,7 @@
 #[cfg(feature = "forge")]
 pub mod author;
 mod cases;
+pub mod policy;
 mod run;
 mod statics;
 
@@ -50,11 +51,11 @@ use std::time::Instant;
 
 pub use cases::{CASES_FILE, Case, Compare, Expected, parse_cases_file};
 
-use crate::approval::{
-    self, ApprovalError, ApprovedBy, Check, FindingClass, HandlerState, Outcome, Provenance,
-    Report, Status, StoredReport, Verdict, skill_pin,
-};
 use crate::exec::Runner;
+use crate::gate::policy::{
+    ApprovalError, ApprovedBy, Check, FindingClass, HandlerState, Outcome, Provenance, Report,
+    Status, StoredReport, Verdict, skill_pin,
+};
 use crate::grants::Effective;
 use crate::paths::Paths;
 use crate::sandbox::{self, FileRoots, Limits, SandboxError};
@@ -102,7 +103,7 @@ pub enum GateError {
     #[error(transparent)]
     Approval(#[from] ApprovalError),
     #[error(transparent)]
-    Refusal(#[from] approval::Refusal),
+    Refusal(#[from] policy::Refusal),
     #[error("`{0}` is not an artifact hash (`sha256:` and hex digits)")]
     BadArtifact(String),
     #[error("cannot write {}: {source}", .path.display())]
@@ -247,7 +248,7 @@ fn load_folder(dir: &Path) -> Result<Skill, GateError> {
 pub fn static_checks(
     bytes: &[u8],
     declared: &Capabilities,
-    config: &approval::GateConfig,
+    config: &policy::GateConfig,
     max_bytes: usize,
     max_function_bytes: usize,
 ) -> (Vec<Verdict>, Option<sandbox::inspect::Inspection>) {
@@ -340,16 +341,16 @@ pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
     let pin = skill_pin(&skill);
-    let state = approval::state(store, name, &artifact, &pin)?;
+    let state = policy::state(store, name, &artifact, &pin)?;
     if state != HandlerState::Passed {
         return Ok(state);
     }
-    let Some(latest) = approval::latest_report_for(store, name, &artifact)? else {
+    let Some(latest) = policy::latest_report_for(store, name, &artifact)? else {
         return Ok(state);
     };
     let config = &runner.config().gate;
     if config.auto_approves(&latest.report) {
-        approval::approve(store, name, &artifact, &pin, ApprovedBy::Policy)?;
+        policy::approve(store, name, &artifact, &pin, ApprovedBy::Policy)?;
         return Ok(HandlerState::Enabled);
     }
     Ok(state)
@@ -359,7 +360,7 @@ pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
 /// now, on its latest report for these bytes, which must have passed.
 pub fn approve(runner: &Runner, name: &str) -> Result<ApprovalRow, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
-    Ok(approval::approve(
+    Ok(policy::approve(
         runner.store()?,
         name,
         &artifact,
@@ -385,11 +386,11 @@ pub fn status(runner: &Runner, name: &str) -> Result<HandlerStatus, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
     let pin = skill_pin(&skill);
-    let refusal = approval::admission(store, name, &artifact, &pin).err();
-    let state = approval::state(store, name, &artifact, &pin)?;
-    let report = match approval::latest_report_for(store, name, &artifact)? {
+    let refusal = policy::admission(store, name, &artifact, &pin).err();
+    let state = policy::state(store, name, &artifact, &pin)?;
+    let report = match policy::latest_report_for(store, name, &artifact)? {
         Some(r) => Some(r),
-        None => approval::latest_report(store, name)?,
+        None => policy::latest_report(store, name)?,
     };
     Ok(HandlerStatus {
         state,
@@ -493,7 +494,7 @@ async fn run_checks(
     subject: &Subject,
     bytes: &[u8],
     effective: &Effective,
-) -> Result<(Vec<Verdict>, Vec<approval::CaseRun>), GateError> {
+) -> Result<(Vec<Verdict>, Vec<policy::CaseRun>), GateError> {
     let config = runner.config();
     let gate = &config.gate;
     let kib = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
@@ -562,7 +563,7 @@ async fn run_checks(
 /// Stores `report` (and, in a quarantine slot, writes it beside the
 /// artifact); its id.
 fn store(runner: &Runner, subject: &Subject, report: &Report) -> Result<i64, GateError> {
-    let id = approval::store_report(runner.store()?, report)?;
+    let id = policy::store_report(runner.store()?, report)?;
     let dir = &subject.skill.dir;
     if !subject.in_catalog && in_quarantine(runner.paths(), dir) {
         let path = dir.join(QUARANTINE_REPORT);
@@ -641,7 +642,7 @@ async fn run_cases(
     effective: &Effective,
     sandbox: Arc<sandbox::Sandbox>,
     handler: sandbox::Handler,
-) -> Result<([Verdict; 3], Vec<approval::CaseRun>), GateError> {
+) -> Result<([Verdict; 3], Vec<policy::CaseRun>), GateError> {
     let skill = &subject.skill;
     let config = runner.config();
     let gate = &config.gate;

@@ -19,10 +19,10 @@ use serde_json::{Map, Value};
 
 use super::cases::{Case, Compare};
 use super::statics::{fail, pass};
-use crate::approval::{CaseRun, Check, FindingClass, Verdict};
-use crate::grants::Effective;
+use crate::gate::policy::{CaseRun, Check, FindingClass, Verdict};
+use crate::grants::{Effective, KvHost, Services};
 use crate::learn::condition::Facts;
-use crate::sandbox::{CallRequest, Entropy, FileRoots, Handler, KvHost, Limits, Sandbox, Services};
+use crate::sandbox::{CallRequest, Entropy, FileRoots, Handler, Limits, Sandbox};
 use crate::skill::{Capabilities, Skill};
 use crate::types::{Failure, FailureClass, Output, ServiceError};
 
@@ -126,11 +126,8 @@ impl Bench {
             capabilities: self.capabilities.clone(),
             ..Effective::none()
         };
-        let services = Services {
-            tools: None,
-            model: None,
-            kv: Some(Arc::new(ScratchKv::new(self.kv_quota_bytes))),
-        };
+        let scratch: Arc<dyn KvHost> = Arc::new(ScratchKv::new(self.kv_quota_bytes));
+        let services = Services::default().with(scratch);
         self.sandbox
             .call(
                 &self.handler,
@@ -256,19 +253,19 @@ fn shorten(s: &str) -> String {
 /// run (each an explanation naming it).
 pub(super) fn verdicts(ran: &[Ran], invalid: &[String], left_out: usize) -> [Verdict; 3] {
     let judged: Vec<&Ran> = ran.iter().filter(|r| r.limit.is_none()).collect();
-    let wrong: Vec<String> = judged
-        .iter()
-        .filter(|r| !r.run.passed)
-        .map(|r| {
-            format!(
-                "{}: expected ({}) `{}`, got `{}`",
-                r.run.origin, r.run.compare, r.run.expected, r.run.got
-            )
-        })
-        .collect();
-    let passed = judged.len() - wrong.len();
     let hit = ran.len() - judged.len();
-    let note = match (hit, left_out) {
+    let note = unjudged_note(hit, left_out);
+    [
+        answers_verdict(ran, &judged, invalid, &note),
+        determinism_verdict(&judged),
+        limits_verdict(ran, hit),
+    ]
+}
+
+/// What the answers verdict adds about the cases it did not judge: those
+/// that hit a limit, and the recorded runs left out.
+fn unjudged_note(hit: usize, left_out: usize) -> String {
+    match (hit, left_out) {
         (0, 0) => String::new(),
         (h, 0) => format!("; {} hit a limit (see limits)", cases(h)),
         (0, l) => {
@@ -282,8 +279,24 @@ pub(super) fn verdicts(ran: &[Ran], invalid: &[String], left_out: usize) -> [Ver
             cases(h),
             count(l, "recorded run")
         ),
-    };
-    let answers = if !wrong.is_empty() || !invalid.is_empty() {
+    }
+}
+
+/// Verdict 5: the judged cases (those within the limits) gave the
+/// expected answers, and every case could run.
+fn answers_verdict(ran: &[Ran], judged: &[&Ran], invalid: &[String], note: &str) -> Verdict {
+    let wrong: Vec<String> = judged
+        .iter()
+        .filter(|r| !r.run.passed)
+        .map(|r| {
+            format!(
+                "{}: expected ({}) `{}`, got `{}`",
+                r.run.origin, r.run.compare, r.run.expected, r.run.got
+            )
+        })
+        .collect();
+    let passed = judged.len() - wrong.len();
+    if !wrong.is_empty() || !invalid.is_empty() {
         let class = if wrong.is_empty() {
             FindingClass::InvalidCase
         } else {
@@ -322,8 +335,11 @@ pub(super) fn verdicts(ran: &[Ran], invalid: &[String], left_out: usize) -> [Ver
             Check::Cases,
             format!("{} gave the expected answer{note}", cases(passed)),
         )
-    };
+    }
+}
 
+/// Verdict 6: each judged case answered the same under both seeds.
+fn determinism_verdict(judged: &[&Ran]) -> Verdict {
     let differing: Vec<String> = judged
         .iter()
         .filter(|r| !r.run.deterministic)
@@ -334,53 +350,52 @@ pub(super) fn verdicts(ran: &[Ran], invalid: &[String], left_out: usize) -> [Ver
             )
         })
         .collect();
-    let determinism = if differing.is_empty() {
-        pass(
+    if differing.is_empty() {
+        return pass(
             Check::Determinism,
             format!(
                 "{} gave the same answer under two different clocks and random seeds",
                 cases(judged.len())
             ),
-        )
-    } else {
-        let mut v = fail(
-            Check::Determinism,
-            FindingClass::Nondeterministic,
-            format!(
-                "{} answered differently under other clocks or random seeds: the answer depends on the time or on random numbers",
-                cases(differing.len())
-            ),
         );
-        v.details = differing;
-        v
-    };
+    }
+    let mut v = fail(
+        Check::Determinism,
+        FindingClass::Nondeterministic,
+        format!(
+            "{} answered differently under other clocks or random seeds: the answer depends on the time or on random numbers",
+            cases(differing.len())
+        ),
+    );
+    v.details = differing;
+    v
+}
 
-    let limits = match ran.iter().find_map(|r| r.limit) {
-        None => pass(
+/// Verdict 7: no case hit a limit; `hit` of them did.
+fn limits_verdict(ran: &[Ran], hit: usize) -> Verdict {
+    let Some(class) = ran.iter().find_map(|r| r.limit) else {
+        return pass(
             Check::Limits,
             format!("{} ran within the gate's limits", cases(ran.len())),
-        ),
-        Some(class) => {
-            let mut v = fail(
-                Check::Limits,
-                class,
-                format!("{} hit a limit of the gate", cases(hit)),
-            );
-            v.details = ran
-                .iter()
-                .filter(|r| r.limit.is_some())
-                .map(|r| {
-                    format!(
-                        "{}: {}",
-                        r.run.origin,
-                        r.run.limit.as_deref().unwrap_or_default()
-                    )
-                })
-                .collect();
-            v
-        }
+        );
     };
-    [answers, determinism, limits]
+    let mut v = fail(
+        Check::Limits,
+        class,
+        format!("{} hit a limit of the gate", cases(hit)),
+    );
+    v.details = ran
+        .iter()
+        .filter(|r| r.limit.is_some())
+        .map(|r| {
+            format!(
+                "{}: {}",
+                r.run.origin,
+                r.run.limit.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    v
 }
 
 /// A key-value store of one run: empty at its start, gone at its end,

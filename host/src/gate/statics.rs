@@ -3,7 +3,7 @@
 //! `handle` (2, whose type linking checks later), what it imports (3) and
 //! what its skill declares (4).
 
-use crate::approval::{Check, FindingClass, GateConfig, Provenance, Status, Verdict};
+use crate::gate::policy::{Check, FindingClass, GateConfig, Provenance, Status, Verdict};
 use crate::grants::{self, Permitter};
 use crate::sandbox::inspect::{InspectError, Inspection, inspect};
 use crate::skill::Capabilities;
@@ -167,25 +167,52 @@ fn exemption_covers(entry: &str, interface: &str, function: Option<&str>) -> boo
 pub(super) fn imports(inspection: &Inspection, input: &Input<'_>) -> Verdict {
     let ceiling = input.config.ceiling(input.provenance);
     let declared = grants::used(input.declared);
+    let review = review_imports(inspection, input, &declared, &ceiling);
+    if review.refused.is_empty() {
+        imports_passed(review)
+    } else {
+        imports_failed(review, input, &declared, &ceiling)
+    }
+}
+
+/// What check 3 found among a component's imports.
+struct ImportReview {
+    /// The imports looked at (type imports only name types: not counted).
+    count: usize,
+    refused: Vec<(FindingClass, String)>,
+    /// Refused, but let through by `[gate.allow_imports]`: why, and by what.
+    let_through: Vec<String>,
+}
+
+/// Each import, and each function of it the component asks for, judged
+/// against what the skill may use and what the operator let through.
+fn review_imports(
+    inspection: &Inspection,
+    input: &Input<'_>,
+    declared: &[&str],
+    ceiling: &[&str],
+) -> ImportReview {
     let exempt = input
         .config
         .allow_imports
         .get(input.skill)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let mut refused: Vec<(FindingClass, String)> = Vec::new();
-    let mut let_through = Vec::new();
-    let mut count = 0;
+    let mut review = ImportReview {
+        count: 0,
+        refused: Vec::new(),
+        let_through: Vec::new(),
+    };
     for import in &inspection.imports {
         // `NAME (KIND)`; type imports only name types of the instances.
         let (name, kind) = import.rsplit_once(" (").unwrap_or((import, ""));
         if kind == "type)" {
             continue;
         }
-        count += 1;
+        review.count += 1;
         let interface = interface_of(name);
         if kind != "instance)" {
-            refused.push((
+            review.refused.push((
                 FindingClass::UnknownImport,
                 format!(
                     "`{name}`: a {} import, which skillhost does not provide",
@@ -203,39 +230,8 @@ pub(super) fn imports(inspection: &Inspection, input: &Input<'_>) -> Verdict {
             None => vec![None],
         };
         for function in asked {
-            let what = match function {
-                Some(f) => format!("`{interface}#{f}`"),
-                None => format!("`{interface}`"),
-            };
-            let problem = match grants::permitter(interface, function) {
-                Permitter::Computation => None,
-                Permitter::Capability(key) if declared.contains(&key) && ceiling.contains(&key) => {
-                    None
-                }
-                Permitter::Capability(key) if declared.contains(&key) => Some((
-                    FindingClass::UndeclaredImport,
-                    format!(
-                        "{what} needs the `{key}` capability, which the [gate] {} ceiling does not allow",
-                        input.provenance
-                    ),
-                )),
-                Permitter::Capability(key) => Some((
-                    FindingClass::UndeclaredImport,
-                    format!(
-                        "{what} needs the `{key}` capability, which skill `{}` does not declare",
-                        input.skill
-                    ),
-                )),
-                Permitter::Nothing if provided(interface) => Some((
-                    FindingClass::UndeclaredImport,
-                    format!("{what}: no capability permits it"),
-                )),
-                Permitter::Nothing => Some((
-                    FindingClass::UnknownImport,
-                    format!("{what}: skillhost does not provide it"),
-                )),
-            };
-            let Some((class, why)) = problem else {
+            let Some((class, why)) = import_problem(interface, function, input, declared, ceiling)
+            else {
                 continue;
             };
             // Only what the sandbox provides (and refuses without a
@@ -247,29 +243,84 @@ pub(super) fn imports(inspection: &Inspection, input: &Input<'_>) -> Verdict {
                 _ => None,
             };
             match exempted {
-                Some(entry) => let_through.push(format!(
+                Some(entry) => review.let_through.push(format!(
                     "let through by [gate.allow_imports] {} = \"{entry}\": {why}; the sandbox refuses its calls unless the skill is granted them",
                     input.skill
                 )),
-                None => refused.push((class, why)),
+                None => review.refused.push((class, why)),
             }
         }
     }
-    if refused.is_empty() {
-        let mut v = pass(
-            Check::Imports,
-            match let_through.len() {
-                0 => format!("{count} imports, each permitted by what the skill may use"),
-                n => format!(
-                    "{count} imports: permitted by what the skill may use, {n} only by the operator's [gate.allow_imports] setting"
-                ),
-            },
-        );
-        v.details = let_through;
-        return v;
+    review
+}
+
+/// Why `function` of `interface` (the whole interface when `None`) is
+/// beyond what the skill may use; `None` when something permits it.
+fn import_problem(
+    interface: &str,
+    function: Option<&str>,
+    input: &Input<'_>,
+    declared: &[&str],
+    ceiling: &[&str],
+) -> Option<(FindingClass, String)> {
+    let what = match function {
+        Some(f) => format!("`{interface}#{f}`"),
+        None => format!("`{interface}`"),
+    };
+    match grants::permitter(interface, function) {
+        Permitter::Computation => None,
+        Permitter::Capability(key) if declared.contains(&key) && ceiling.contains(&key) => None,
+        Permitter::Capability(key) if declared.contains(&key) => Some((
+            FindingClass::UndeclaredImport,
+            format!(
+                "{what} needs the `{key}` capability, which the [gate] {} ceiling does not allow",
+                input.provenance
+            ),
+        )),
+        Permitter::Capability(key) => Some((
+            FindingClass::UndeclaredImport,
+            format!(
+                "{what} needs the `{key}` capability, which skill `{}` does not declare",
+                input.skill
+            ),
+        )),
+        Permitter::Nothing if provided(interface) => Some((
+            FindingClass::UndeclaredImport,
+            format!("{what}: no capability permits it"),
+        )),
+        Permitter::Nothing => Some((
+            FindingClass::UnknownImport,
+            format!("{what}: skillhost does not provide it"),
+        )),
     }
+}
+
+/// Check 3 passed: what was let through is listed.
+fn imports_passed(review: ImportReview) -> Verdict {
+    let count = review.count;
+    let mut v = pass(
+        Check::Imports,
+        match review.let_through.len() {
+            0 => format!("{count} imports, each permitted by what the skill may use"),
+            n => format!(
+                "{count} imports: permitted by what the skill may use, {n} only by the operator's [gate.allow_imports] setting"
+            ),
+        },
+    );
+    v.details = review.let_through;
+    v
+}
+
+/// Check 3 failed: every refused import, then what was let through.
+fn imports_failed(
+    review: ImportReview,
+    input: &Input<'_>,
+    declared: &[&str],
+    ceiling: &[&str],
+) -> Verdict {
     // An import nothing provides is the graver finding.
-    let class = if refused
+    let class = if review
+        .refused
         .iter()
         .any(|(c, _)| *c == FindingClass::UnknownImport)
     {
@@ -287,7 +338,7 @@ pub(super) fn imports(inspection: &Inspection, input: &Input<'_>) -> Verdict {
         class,
         format!(
             "{} of its imports are beyond what skill `{}` may use ({may_use}; [gate] {} ceiling: {})",
-            refused.len(),
+            review.refused.len(),
             input.skill,
             input.provenance,
             if ceiling.is_empty() {
@@ -297,8 +348,8 @@ pub(super) fn imports(inspection: &Inspection, input: &Input<'_>) -> Verdict {
             }
         ),
     );
-    v.details = refused.into_iter().map(|(_, why)| why).collect();
-    v.details.extend(let_through);
+    v.details = review.refused.into_iter().map(|(_, why)| why).collect();
+    v.details.extend(review.let_through);
     v
 }
 

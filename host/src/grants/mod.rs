@@ -11,11 +11,27 @@ use sha2::{Digest, Sha256};
 
 use crate::skill::{Capabilities, LimitSpec, Source};
 
+mod call;
+mod config_file;
 mod files;
 mod http;
 mod kv;
 mod llm;
 mod tools;
+
+// The operator's grant edits and the grants in the store the hosts share:
+// units of their own in the module map (lib.rs), above what they use.
+pub mod edit;
+pub mod shared;
+
+pub use call::{
+    CallSetup, CallStates, CapabilityHost, HostFn, HostInterface, Refusal, Services,
+    is_host_interface, link_host_interfaces,
+};
+pub use config_file::{GrantFileError, file_grants, with_grant, write_grant};
+pub use kv::{KvCall, KvHost, MAX_KV_KEY, MAX_KV_VALUE};
+pub use llm::{LlmCall, MAX_PROMPT, ModelHost};
+pub use tools::{MAX_TOOL_ARGS, ToolHost, ToolsCall};
 
 /// One kind of thing a handler may be granted. Each is a file of this
 /// folder and one field of [`Capabilities`], which is what the skill
@@ -108,6 +124,19 @@ pub trait Capability: Sync {
     /// import when its skill may use this capability: what the validation
     /// gate checks a component's imports against before it runs.
     fn imports(&self) -> &'static [Permit] {
+        &[]
+    }
+    /// Its state for one call, made from the call's grant and the host's
+    /// services when the call starts; `None` when it keeps none. The
+    /// sandbox holds it for the call, found by its type
+    /// ([`CallStates::get`]).
+    fn call_state(&self, _call: &CallSetup<'_>) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
+    /// Interfaces of its own whose functions the host implements (the
+    /// shared `skillhost:skill/host` interface is linked by the sandbox,
+    /// which hands each of its functions to the capability's state).
+    fn host_interfaces(&self) -> &'static [HostInterface] {
         &[]
     }
 }
@@ -378,7 +407,7 @@ pub fn fingerprint(skill_md: &[u8], handler: Option<&[u8]>) -> String {
         h.update(b"handler");
         h.update(bytes);
     }
-    format!("sha256:{}", crate::bundled::hex(&h.finalize()))
+    format!("sha256:{}", crate::types::hex(&h.finalize()))
 }
 
 /// declared ∩ granted, with trust by source. Limits above the defaults

@@ -273,23 +273,62 @@ pub(super) async fn fetch(
     config: &InstallConfig,
     allow_suspicious: bool,
 ) -> Result<Fetched, InstallError> {
+    let (base_url, client) = open_registry(base, named_by, config).await?;
+    let (slug, version) = resolve(&client, &base_url, reference, allow_suspicious).await?;
+    let download_url = endpoint(
+        &base_url,
+        &["api", "v1", "download"],
+        &[
+            ("slug", &slug),
+            ("ownerHandle", &reference.owner),
+            ("version", &version),
+        ],
+    )?;
+    let archive = client
+        .get(&download_url, config.max_archive_bytes, reference)
+        .await?;
+    Ok(Fetched {
+        archive,
+        slug,
+        version,
+        registry: base.to_owned(),
+    })
+}
+
+/// The registry at `base` and the client its requests go through; refused
+/// before any request is made, naming the registry, when a request may not
+/// go there.
+async fn open_registry<'a>(
+    base: &str,
+    named_by: NamedBy,
+    config: &'a InstallConfig,
+) -> Result<(Url, Fetcher<'a>), InstallError> {
     let bad = |reason: String| InstallError::BadRegistry {
         url: base.to_owned(),
         reason,
     };
     let base_url = Url::parse(base).map_err(|e| bad(e.to_string()))?;
     let policy = HopPolicy::new(&base_url, named_by, NetPolicy::default(), config).map_err(bad)?;
-    // Refused before any request is made, naming the registry.
     policy.check(&base_url).await.map_err(|why| match named_by {
         NamedBy::ConfigFile => bad(format!(
             "{why} (a registry named in skillhost.toml must be public; name one on this machine with --registry)"
         )),
         NamedBy::Operator => bad(why),
     })?;
-    let client = Fetcher { policy, config };
+    Ok((base_url, Fetcher { policy, config }))
+}
 
+/// The slug and version to download for `reference`, from the registry's
+/// metadata of the skill: listed under the owner asked for, not blocked,
+/// and not flagged unless that is allowed.
+async fn resolve(
+    client: &Fetcher<'_>,
+    base_url: &Url,
+    reference: &RegistryRef,
+    allow_suspicious: bool,
+) -> Result<(String, String), InstallError> {
     let meta_url = endpoint(
-        &base_url,
+        base_url,
         &["api", "v1", "skills", &reference.slug],
         &[("ownerHandle", &reference.owner)],
     )?;
@@ -304,30 +343,9 @@ pub(super) async fn fetch(
     let Some(skill) = meta.skill else {
         return Err(InstallError::NotInRegistry(reference.to_string()));
     };
-    let owner = meta
-        .owner
-        .and_then(|o| o.handle)
-        .map(|h| h.trim_start_matches('@').to_ascii_lowercase());
-    if owner.as_deref() != Some(reference.owner.as_str()) {
-        return Err(InstallError::OwnerMismatch {
-            asked: reference.to_string(),
-            owner: owner.map_or_else(|| "nobody".into(), |o| quote(o.as_bytes())),
-        });
-    }
+    check_owner(meta.owner, reference)?;
     if let Some(m) = &meta.moderation {
-        let why = m.summary.clone().unwrap_or_default();
-        if m.is_malware_blocked {
-            return Err(InstallError::Blocked {
-                skill: reference.to_string(),
-                why: quote(why.as_bytes()),
-            });
-        }
-        if m.is_suspicious && !allow_suspicious {
-            return Err(InstallError::Suspicious {
-                skill: reference.to_string(),
-                why: quote(why.as_bytes()),
-            });
-        }
+        check_moderation(m, reference, allow_suspicious)?;
     }
     let slug = if RegistryRef::parse(&format!("{}/{}", reference.owner, skill.slug)).is_some() {
         skill.slug.to_ascii_lowercase()
@@ -353,25 +371,44 @@ pub(super) async fn fetch(
             ),
         });
     }
+    Ok((slug, version))
+}
 
-    let download_url = endpoint(
-        &base_url,
-        &["api", "v1", "download"],
-        &[
-            ("slug", &slug),
-            ("ownerHandle", &reference.owner),
-            ("version", &version),
-        ],
-    )?;
-    let archive = client
-        .get(&download_url, config.max_archive_bytes, reference)
-        .await?;
-    Ok(Fetched {
-        archive,
-        slug,
-        version,
-        registry: base.to_owned(),
-    })
+/// The skill's owner on the registry must be the one the reference names.
+fn check_owner(owner: Option<OwnerInfo>, reference: &RegistryRef) -> Result<(), InstallError> {
+    let owner = owner
+        .and_then(|o| o.handle)
+        .map(|h| h.trim_start_matches('@').to_ascii_lowercase());
+    if owner.as_deref() != Some(reference.owner.as_str()) {
+        return Err(InstallError::OwnerMismatch {
+            asked: reference.to_string(),
+            owner: owner.map_or_else(|| "nobody".into(), |o| quote(o.as_bytes())),
+        });
+    }
+    Ok(())
+}
+
+/// A skill the registry blocks is refused; one it flags as suspicious
+/// unless `allow_suspicious`.
+fn check_moderation(
+    m: &Moderation,
+    reference: &RegistryRef,
+    allow_suspicious: bool,
+) -> Result<(), InstallError> {
+    let why = m.summary.clone().unwrap_or_default();
+    if m.is_malware_blocked {
+        return Err(InstallError::Blocked {
+            skill: reference.to_string(),
+            why: quote(why.as_bytes()),
+        });
+    }
+    if m.is_suspicious && !allow_suspicious {
+        return Err(InstallError::Suspicious {
+            skill: reference.to_string(),
+            why: quote(why.as_bytes()),
+        });
+    }
+    Ok(())
 }
 
 /// Makes the requests of one fetch, each to where [`HopPolicy`] allows.

@@ -19,6 +19,7 @@
 //! (`LimitExceeded: ...`); the server keeps serving. Stdout is the protocol:
 //! nothing else may print there.
 
+pub mod admission;
 mod lanes;
 pub mod names;
 pub mod resources;
@@ -31,10 +32,10 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 
-use crate::admission::{
+use crate::exec::Runner;
+use admission::{
     CallGate, CallPermit, HeldPlace, HostCapacity, Limits, McpConfig, RETRY_AFTER_SECS,
 };
-use crate::exec::Runner;
 
 pub use server::{
     BUSY_CODE, LIST_SKILLS, MAX_READ_BYTES, PAGE_SIZE, READ_SKILL, SkillServer, busy_error,
@@ -60,7 +61,7 @@ pub enum McpError {
     #[error("the MCP bearer token is missing: environment variable {0} is unset or empty")]
     TokenEnv(String),
     #[error("invalid MCP limits: {0}")]
-    Limits(#[source] crate::admission::AdmissionError),
+    Limits(#[source] admission::AdmissionError),
     #[error("cannot serve MCP on {0}")]
     Bind(SocketAddr, #[source] std::io::Error),
 }

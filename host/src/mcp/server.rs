@@ -18,9 +18,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
+use super::admission::{CallGate, RETRY_AFTER_SECS};
 use super::names::{self, ToolTable};
 use super::resources;
-use crate::admission::{CallGate, RETRY_AFTER_SECS};
 use crate::exec::{Progress, ProgressSink, RunOutcome, Runner, context, with_progress};
 use crate::skill::{Catalog, Skill, SkillFileError};
 use crate::types::{Chain, FailureClass};

@@ -15,7 +15,7 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 pub(crate) fn content_hash(wasm: &[u8]) -> String {
-    format!("sha256:{}", crate::bundled::hex(&Sha256::digest(wasm)))
+    format!("sha256:{}", crate::types::hex(&Sha256::digest(wasm)))
 }
 
 pub(crate) struct DiskCache {

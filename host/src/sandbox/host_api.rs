@@ -1,41 +1,17 @@
-//! The `skillhost:skill/host` interface as the handler sees it. Every call
-//! is checked against the effective grants at the moment it is made; the
-//! services behind it (tools, model, key-value store) are injected so that
-//! the sandbox does not depend on the stages that provide them.
+//! The `skillhost:skill/host` interface as the handler sees it: `log` is
+//! the sandbox's own; every other function is handed to its capability's
+//! per-call state (`grants::KvCall`, `LlmCall`, `ToolsCall`), which checks
+//! the effective grant at the moment of the call and reaches the host
+//! service injected for it. A capability with an interface of its own is
+//! linked through `grants::link_host_interfaces` instead.
 
 use std::sync::Arc;
 
 use super::bindings::skillhost::skill::host::{self, HostError, Level};
 use super::state::HostState;
 
-use crate::types::{BoxFuture, ServiceError};
-
-/// Host tools a handler can call. One is made per call, bound to the
-/// calling skill and its grants, so it needs no skill argument.
-pub trait ToolHost: Send + Sync {
-    /// Runs `name` with JSON `args`; the result is JSON text.
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: &'a str,
-    ) -> BoxFuture<'a, Result<String, ServiceError>>;
-}
-
-/// The configured model (the llm stage implements this).
-pub trait ModelHost: Send + Sync {
-    fn complete<'a>(
-        &'a self,
-        system: Option<&'a str>,
-        prompt: &'a str,
-    ) -> BoxFuture<'a, Result<String, ServiceError>>;
-}
-
-/// Per-skill key-value storage (the store implements this).
-pub trait KvHost: Send + Sync {
-    fn get(&self, skill: &str, key: &str) -> Result<Option<Vec<u8>>, ServiceError>;
-    fn set(&self, skill: &str, key: &str, value: &[u8]) -> Result<(), ServiceError>;
-    fn delete(&self, skill: &str, key: &str) -> Result<(), ServiceError>;
-}
+use crate::grants::{CallStates, CapabilityHost, KvCall, KvHost, LlmCall, Refusal, ToolsCall};
+use crate::types::ServiceError;
 
 impl From<ServiceError> for HostError {
     fn from(e: ServiceError) -> Self {
@@ -48,30 +24,8 @@ impl From<ServiceError> for HostError {
     }
 }
 
-/// What the host offers handlers; any part may be absent.
-#[derive(Clone, Default)]
-pub struct Services {
-    pub tools: Option<Arc<dyn ToolHost>>,
-    pub model: Option<Arc<dyn ModelHost>>,
-    pub kv: Option<Arc<dyn KvHost>>,
-}
-
-impl std::fmt::Debug for Services {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Services")
-            .field("tools", &self.tools.is_some())
-            .field("model", &self.model.is_some())
-            .field("kv", &self.kv.is_some())
-            .finish()
-    }
-}
-
-/// Size limits on what a handler can push through the host interface.
+/// Bytes of one log line a handler may write.
 pub(crate) const MAX_LOG_LINE: usize = 4 * 1024;
-pub(crate) const MAX_KV_KEY: usize = 256;
-pub(crate) const MAX_KV_VALUE: usize = 64 * 1024;
-pub(crate) const MAX_TOOL_ARGS: usize = 1024 * 1024;
-pub(crate) const MAX_PROMPT: usize = 256 * 1024;
 
 /// One line a handler logged.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -102,9 +56,34 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 impl HostState {
-    fn deny(&mut self, what: String) -> HostError {
-        self.event(format!("denied: {what}"));
-        HostError::Denied(what)
+    /// A refusal as the guest sees it; a denial is noted among the events.
+    fn refused(&mut self, refusal: Refusal) -> HostError {
+        match refusal {
+            Refusal::Denied(what) => {
+                self.event(format!("denied: {what}"));
+                HostError::Denied(what)
+            }
+            Refusal::Limit(m) => HostError::Limit(m),
+            Refusal::NotFound(m) => HostError::NotFound(m),
+        }
+    }
+
+    /// The state of capability state type `T` (every registered
+    /// capability's state is made when the call starts).
+    fn capability<T: std::any::Any>(&self) -> Result<&T, HostError> {
+        self.calls
+            .get::<T>()
+            .ok_or_else(|| HostError::Failed("the capability is not set up for this call".into()))
+    }
+}
+
+impl CapabilityHost for HostState {
+    fn call_states(&mut self) -> &mut CallStates {
+        &mut self.calls
+    }
+
+    fn event(&mut self, event: String) {
+        HostState::event(self, event);
     }
 }
 
@@ -131,24 +110,10 @@ impl host::Host for HostState {
     }
 
     async fn call_tool(&mut self, name: String, args_json: String) -> Result<String, HostError> {
-        if !self.capabilities.tools.contains(&name) {
-            let skill = self.skill.clone();
-            return Err(self.deny(format!(
-                "tool `{}` is not granted to skill `{skill}`",
-                truncate(&name, 64)
-            )));
-        }
-        if args_json.len() > MAX_TOOL_ARGS {
-            return Err(HostError::Limit(format!(
-                "tool arguments are {} bytes, the limit is {MAX_TOOL_ARGS}",
-                args_json.len()
-            )));
-        }
-        let Some(tools) = self.services.tools.clone() else {
-            return Err(HostError::NotFound(format!(
-                "no tool `{name}` on this host"
-            )));
-        };
+        let access = self
+            .capability::<ToolsCall>()?
+            .access(&name, args_json.len());
+        let tools = access.map_err(|r| self.refused(r))?;
         let result = tools.call(&name, &args_json).await;
         self.event(format!(
             "tool {name}: {}",
@@ -162,20 +127,9 @@ impl host::Host for HostState {
         system: Option<String>,
         prompt: String,
     ) -> Result<String, HostError> {
-        if !self.capabilities.llm {
-            let skill = self.skill.clone();
-            return Err(self.deny(format!(
-                "the model is not granted to skill `{skill}` (capability `llm`)"
-            )));
-        }
-        if prompt.len() + system.as_ref().map_or(0, String::len) > MAX_PROMPT {
-            return Err(HostError::Limit(format!(
-                "prompt is over {MAX_PROMPT} bytes"
-            )));
-        }
-        let Some(model) = self.services.model.clone() else {
-            return Err(HostError::NotFound("no model is configured".into()));
-        };
+        let bytes = prompt.len() + system.as_ref().map_or(0, String::len);
+        let access = self.capability::<LlmCall>()?.access(bytes);
+        let model = access.map_err(|r| self.refused(r))?;
         model
             .complete(system.as_deref(), &prompt)
             .await
@@ -190,12 +144,7 @@ impl host::Host for HostState {
 
     async fn kv_set(&mut self, key: String, value: Vec<u8>) -> Result<(), HostError> {
         let kv = self.kv_access(&key)?;
-        if value.len() > MAX_KV_VALUE {
-            return Err(HostError::Limit(format!(
-                "value is {} bytes, the limit is {MAX_KV_VALUE}",
-                value.len()
-            )));
-        }
+        KvCall::check_value(value.len()).map_err(|r| self.refused(r))?;
         let skill = self.skill.clone();
         off_the_runtime(move || kv.set(&skill, &key, &value)).await
     }
@@ -223,20 +172,7 @@ async fn off_the_runtime<T: Send + 'static>(
 
 impl HostState {
     fn kv_access(&mut self, key: &str) -> Result<Arc<dyn KvHost>, HostError> {
-        if !self.capabilities.kv {
-            let skill = self.skill.clone();
-            return Err(self.deny(format!(
-                "the key-value store is not granted to skill `{skill}` (capability `kv`)"
-            )));
-        }
-        if key.is_empty() || key.len() > MAX_KV_KEY {
-            return Err(HostError::Limit(format!(
-                "keys must be 1 to {MAX_KV_KEY} bytes"
-            )));
-        }
-        self.services
-            .kv
-            .clone()
-            .ok_or_else(|| HostError::NotFound("no key-value store on this host".into()))
+        let access = self.capability::<KvCall>()?.access(key);
+        access.map_err(|r| self.refused(r))
     }
 }

@@ -7,11 +7,16 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use wasmparser::component_types::ComponentEntityType;
+use wasmparser::types::Types;
 use wasmparser::{
-    ComponentExternalKind, ComponentTypeRef, KnownCustom, Parser, Payload, Validator, WasmFeatures,
+    ComponentExportSectionReader, ComponentExternalKind, ComponentImportSectionReader,
+    ComponentTypeRef, KnownCustom, Parser, Payload, ProducersSectionReader, Validator,
+    WasmFeatures,
 };
 
 /// Imports a handler may have: our host interface and WASI.
+/// Interfaces the sandbox links itself; a capability's own interfaces are
+/// found in the capability registry (`grants::is_host_interface`).
 const ALLOWED_IMPORT_PREFIXES: &[&str] = &["skillhost:skill/", "wasi:"];
 
 #[derive(Debug, Clone, Serialize)]
@@ -49,6 +54,49 @@ pub enum InspectError {
 }
 
 pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
+    check_header(bytes)?;
+    let mut validator = Validator::new_with_features(WasmFeatures::all());
+    let types = validator
+        .validate_all(bytes)
+        .map_err(InspectError::Invalid)?;
+    let mut found = Contents::default();
+    // Nesting: 1 is the outer component, whose imports and exports count.
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        let payload = payload.map_err(InspectError::Invalid)?;
+        match payload {
+            Payload::Version { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(reader) if depth == 1 => {
+                found.read_imports(reader, &types)?;
+            }
+            Payload::ComponentExportSection(reader) if depth == 1 => found.read_exports(reader)?,
+            Payload::CodeSectionEntry(body) => {
+                found.largest_function = found.largest_function.max(body.range().len());
+            }
+            Payload::CustomSection(reader) => {
+                if let KnownCustom::Producers(p) = reader.as_known() {
+                    found.read_producers(p);
+                }
+            }
+            _ => {}
+        }
+    }
+    let problems = found.problems();
+    Ok(Inspection {
+        size: bytes.len(),
+        language: guess_language(&found.producers),
+        imports: found.imports,
+        import_functions: found.import_functions,
+        exports: found.exports,
+        producers: found.producers,
+        problems,
+        largest_function: found.largest_function,
+    })
+}
+
+/// Refuses what is not a component: no wasm header, or a core module.
+fn check_header(bytes: &[u8]) -> Result<(), InspectError> {
     if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
         return Err(InspectError::NotComponent(
             "missing the \\0asm header".into(),
@@ -60,113 +108,114 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
                 .into(),
         ));
     }
-    let mut validator = Validator::new_with_features(WasmFeatures::all());
-    let types = validator
-        .validate_all(bytes)
-        .map_err(InspectError::Invalid)?;
-    let mut import_functions = BTreeMap::new();
+    Ok(())
+}
 
-    let mut imports = Vec::new();
-    let mut exports = Vec::new();
-    let mut handle_is_func = false;
-    let mut producers = Vec::new();
-    let mut depth = 0usize;
-    let mut largest_function = 0usize;
-    for payload in Parser::new(0).parse_all(bytes) {
-        let payload = payload.map_err(InspectError::Invalid)?;
-        match payload {
-            Payload::Version { .. } => depth += 1,
-            Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::ComponentImportSection(reader) if depth == 1 => {
-                for import in reader {
-                    let import = import.map_err(InspectError::Invalid)?;
-                    if let ComponentTypeRef::Instance(_) = import.ty
-                        && let Some(item) =
-                            types.as_ref().component_item_for_import(import.name.name)
-                        && let ComponentEntityType::Instance(id) = item.ty
-                    {
-                        let functions = types[id]
-                            .exports
-                            .iter()
-                            .filter(|(_, e)| matches!(e.ty, ComponentEntityType::Func(_)))
-                            .map(|(name, _)| name.clone())
-                            .collect();
-                        import_functions.insert(import.name.name.to_owned(), functions);
-                    }
-                    let kind = match import.ty {
-                        ComponentTypeRef::Instance(_) => "instance",
-                        ComponentTypeRef::Func(_) => "func",
-                        ComponentTypeRef::Type(_) => "type",
-                        ComponentTypeRef::Module(_) => "module",
-                        ComponentTypeRef::Component(_) => "component",
-                        ComponentTypeRef::Value(_) => "value",
-                    };
-                    imports.push(format!("{} ({kind})", import.name.name));
+/// What the sections of a component hold, gathered as they are parsed.
+#[derive(Default)]
+struct Contents {
+    imports: Vec<String>,
+    import_functions: BTreeMap<String, Vec<String>>,
+    exports: Vec<String>,
+    handle_is_func: bool,
+    producers: Vec<String>,
+    largest_function: usize,
+}
+
+impl Contents {
+    /// The outer component's imports, and the functions of each imported
+    /// instance.
+    fn read_imports(
+        &mut self,
+        reader: ComponentImportSectionReader<'_>,
+        types: &Types,
+    ) -> Result<(), InspectError> {
+        for import in reader {
+            let import = import.map_err(InspectError::Invalid)?;
+            if let ComponentTypeRef::Instance(_) = import.ty
+                && let Some(item) = types.as_ref().component_item_for_import(import.name.name)
+                && let ComponentEntityType::Instance(id) = item.ty
+            {
+                let functions = types[id]
+                    .exports
+                    .iter()
+                    .filter(|(_, e)| matches!(e.ty, ComponentEntityType::Func(_)))
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                self.import_functions
+                    .insert(import.name.name.to_owned(), functions);
+            }
+            let kind = match import.ty {
+                ComponentTypeRef::Instance(_) => "instance",
+                ComponentTypeRef::Func(_) => "func",
+                ComponentTypeRef::Type(_) => "type",
+                ComponentTypeRef::Module(_) => "module",
+                ComponentTypeRef::Component(_) => "component",
+                ComponentTypeRef::Value(_) => "value",
+            };
+            self.imports.push(format!("{} ({kind})", import.name.name));
+        }
+        Ok(())
+    }
+
+    /// The outer component's exports; whether `handle` is a function.
+    fn read_exports(
+        &mut self,
+        reader: ComponentExportSectionReader<'_>,
+    ) -> Result<(), InspectError> {
+        for export in reader {
+            let export = export.map_err(InspectError::Invalid)?;
+            let kind = match export.kind {
+                ComponentExternalKind::Func => "func",
+                ComponentExternalKind::Instance => "instance",
+                ComponentExternalKind::Type => "type",
+                ComponentExternalKind::Module => "module",
+                ComponentExternalKind::Component => "component",
+                ComponentExternalKind::Value => "value",
+            };
+            if export.name.name == "handle" && export.kind == ComponentExternalKind::Func {
+                self.handle_is_func = true;
+            }
+            self.exports.push(format!("{} ({kind})", export.name.name));
+        }
+        Ok(())
+    }
+
+    /// Each `producers` entry once, unreadable ones skipped.
+    fn read_producers(&mut self, producers: ProducersSectionReader<'_>) {
+        for field in producers.into_iter().flatten() {
+            for value in field.values.into_iter().flatten() {
+                let entry = format!("{}: {} {}", field.name, value.name, value.version);
+                if !self.producers.contains(&entry) {
+                    self.producers.push(entry);
                 }
             }
-            Payload::ComponentExportSection(reader) if depth == 1 => {
-                for export in reader {
-                    let export = export.map_err(InspectError::Invalid)?;
-                    let kind = match export.kind {
-                        ComponentExternalKind::Func => "func",
-                        ComponentExternalKind::Instance => "instance",
-                        ComponentExternalKind::Type => "type",
-                        ComponentExternalKind::Module => "module",
-                        ComponentExternalKind::Component => "component",
-                        ComponentExternalKind::Value => "value",
-                    };
-                    if export.name.name == "handle" && export.kind == ComponentExternalKind::Func {
-                        handle_is_func = true;
-                    }
-                    exports.push(format!("{} ({kind})", export.name.name));
-                }
-            }
-            Payload::CodeSectionEntry(body) => {
-                largest_function = largest_function.max(body.range().len());
-            }
-            Payload::CustomSection(reader) => {
-                if let KnownCustom::Producers(p) = reader.as_known() {
-                    for field in p.into_iter().flatten() {
-                        for value in field.values.into_iter().flatten() {
-                            let entry = format!("{}: {} {}", field.name, value.name, value.version);
-                            if !producers.contains(&entry) {
-                                producers.push(entry);
-                            }
-                        }
-                    }
-                }
-            }
-            _ => {}
         }
     }
 
-    let mut problems = Vec::new();
-    if !handle_is_func {
-        problems.push(
-            "it does not export the function `handle` of the skillhost:skill handler world"
-                .to_owned(),
-        );
-    }
-    // Type imports (`task`, `output`, ...) only name types of the instances
-    // above; the instances are what must be provided.
-    for import in imports.iter().filter(|i| !i.ends_with("(type)")) {
-        let name = import.split(' ').next().unwrap_or(import);
-        if !ALLOWED_IMPORT_PREFIXES.iter().any(|p| name.starts_with(p)) {
-            problems.push(format!(
-                "it imports `{name}`, which skillhost does not provide"
-            ));
+    /// What stops the component from running as a handler.
+    fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !self.handle_is_func {
+            problems.push(
+                "it does not export the function `handle` of the skillhost:skill handler world"
+                    .to_owned(),
+            );
         }
+        // Type imports (`task`, `output`, ...) only name types of the instances
+        // above; the instances are what must be provided.
+        for import in self.imports.iter().filter(|i| !i.ends_with("(type)")) {
+            let name = import.split(' ').next().unwrap_or(import);
+            let provided = ALLOWED_IMPORT_PREFIXES.iter().any(|p| name.starts_with(p))
+                || crate::grants::is_host_interface(name);
+            if !provided {
+                problems.push(format!(
+                    "it imports `{name}`, which skillhost does not provide"
+                ));
+            }
+        }
+        problems
     }
-    Ok(Inspection {
-        size: bytes.len(),
-        language: guess_language(&producers),
-        imports,
-        import_functions,
-        exports,
-        producers,
-        problems,
-        largest_function,
-    })
 }
 
 /// The toolchain markers that identify each language's components.

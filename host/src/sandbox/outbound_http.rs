@@ -91,36 +91,8 @@ async fn send_to_checked(
     checked: &Checked,
     https: bool,
 ) -> SendResult {
-    let connect_timeout = options
-        .and_then(|o| o.connect_timeout)
-        .unwrap_or(DEFAULT_TIMEOUT);
-    let first_byte_timeout = options
-        .and_then(|o| o.first_byte_timeout)
-        .unwrap_or(DEFAULT_TIMEOUT);
-    let between_bytes_timeout = options
-        .and_then(|o| o.between_bytes_timeout)
-        .unwrap_or(DEFAULT_TIMEOUT);
-
-    let tcp = timeout(connect_timeout, TcpStream::connect(checked.addr))
-        .await
-        .map_err(|_| Error::ConnectionTimeout)?
-        .map_err(Error::Connect)?;
-    let stream: Box<dyn Stream> = if https {
-        let name = rustls::pki_types::ServerName::try_from(checked.host.clone())?;
-        let tls = timeout(connect_timeout, tls_connector()?.connect(name, tcp))
-            .await
-            .map_err(|_| Error::ConnectionTimeout)?
-            .map_err(Error::Tls)?;
-        Box::new(tls)
-    } else {
-        Box::new(tcp)
-    };
-    let (mut sender, conn) = timeout(
-        connect_timeout,
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
-    )
-    .await
-    .map_err(|_| Error::ConnectionTimeout)??;
+    let timeouts = Timeouts::of(options);
+    let (sender, conn) = connect(checked, https, timeouts.connect).await?;
 
     // The request carries the scheme and authority; the wire gets the
     // origin form (the Host header is already set).
@@ -134,8 +106,99 @@ async fn send_to_checked(
         .build()
         .map_err(|_| Error::HttpRequestUriInvalid)?;
 
+    let (response, conn) = response_head(sender, conn, request, timeouts.first_byte).await?;
+    let idle = timeouts.between_bytes;
+    let response = response.map(|incoming| {
+        TimedBody {
+            inner: incoming,
+            idle,
+            deadline: Box::pin(tokio::time::sleep_until(deadline(idle))),
+        }
+        .boxed_unsync()
+    });
+    let io: IoFuture = Box::new(async move {
+        match conn {
+            None => Ok(()),
+            Some(c) => c.await.map_err(|e| {
+                if e.is_timeout() {
+                    Error::HttpResponseTimeout
+                } else {
+                    Error::from(e)
+                }
+            }),
+        }
+    });
+    Ok((response, io))
+}
+
+/// The guest's timeouts for one request, [`DEFAULT_TIMEOUT`] where it set
+/// none.
+struct Timeouts {
+    connect: Duration,
+    first_byte: Duration,
+    between_bytes: Duration,
+}
+
+impl Timeouts {
+    fn of(options: Option<RequestOptions>) -> Self {
+        Timeouts {
+            connect: options
+                .and_then(|o| o.connect_timeout)
+                .unwrap_or(DEFAULT_TIMEOUT),
+            first_byte: options
+                .and_then(|o| o.first_byte_timeout)
+                .unwrap_or(DEFAULT_TIMEOUT),
+            between_bytes: options
+                .and_then(|o| o.between_bytes_timeout)
+                .unwrap_or(DEFAULT_TIMEOUT),
+        }
+    }
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<WasiBody>;
+type Connection = hyper::client::conn::http1::Connection<TokioIo<Box<dyn Stream>>, WasiBody>;
+
+/// An HTTP/1.1 connection to `checked.addr`: TCP, TLS for `https` (server
+/// name: `checked.host`), then the handshake, each within `limit`.
+async fn connect(
+    checked: &Checked,
+    https: bool,
+    limit: Duration,
+) -> wasmtime_wasi_http::Result<(Sender, Connection)> {
+    let tcp = timeout(limit, TcpStream::connect(checked.addr))
+        .await
+        .map_err(|_| Error::ConnectionTimeout)?
+        .map_err(Error::Connect)?;
+    let stream: Box<dyn Stream> = if https {
+        let name = rustls::pki_types::ServerName::try_from(checked.host.clone())?;
+        let tls = timeout(limit, tls_connector()?.connect(name, tcp))
+            .await
+            .map_err(|_| Error::ConnectionTimeout)?
+            .map_err(Error::Tls)?;
+        Box::new(tls)
+    } else {
+        Box::new(tcp)
+    };
+    let (sender, conn) = timeout(
+        limit,
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+    )
+    .await
+    .map_err(|_| Error::ConnectionTimeout)??;
+    Ok((sender, conn))
+}
+
+/// Sends `request` and waits for the response head, the first byte within
+/// `first_byte`. Returns the connection still to be driven (None once it
+/// has ended).
+async fn response_head(
+    mut sender: Sender,
+    conn: Connection,
+    request: http::Request<WasiBody>,
+    first_byte: Duration,
+) -> wasmtime_wasi_http::Result<(http::Response<Incoming>, Option<Connection>)> {
     let mut send = Box::pin(async move {
-        timeout(first_byte_timeout, sender.send_request(request))
+        timeout(first_byte, sender.send_request(request))
             .await
             .map_err(|_| Error::ConnectionReadTimeout)?
             .map_err(Error::from)
@@ -163,28 +226,7 @@ async fn send_to_checked(
         }
     })
     .await?;
-
-    let response = response.map(|incoming| {
-        TimedBody {
-            inner: incoming,
-            idle: between_bytes_timeout,
-            deadline: Box::pin(tokio::time::sleep_until(deadline(between_bytes_timeout))),
-        }
-        .boxed_unsync()
-    });
-    let io: IoFuture = Box::new(async move {
-        match conn {
-            None => Ok(()),
-            Some(c) => c.await.map_err(|e| {
-                if e.is_timeout() {
-                    Error::HttpResponseTimeout
-                } else {
-                    Error::from(e)
-                }
-            }),
-        }
-    });
-    Ok((response, io))
+    Ok((response, conn))
 }
 
 /// The Web PKI roots, the ring provider, no client certificate; built once.

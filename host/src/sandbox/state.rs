@@ -13,10 +13,11 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::Entropy;
 use super::fs_guard::FsGuard;
-use super::host_api::{LogLine, Services};
+use super::host_api::LogLine;
 use super::host_budget::HostBudget;
 use super::limits::{Limiter, Limits, MAX_EVENTS};
 use super::outbound_http::HttpGuard;
+use crate::grants::{CallSetup, CallStates, Services};
 use crate::paths::{ControlPathDenied, ControlPaths, OwnSkill};
 use crate::skill::Capabilities;
 
@@ -64,8 +65,8 @@ pub(crate) struct HostState {
     pub(crate) http_guard: HttpGuard,
     pub(crate) limiter: Limiter,
     pub(crate) skill: String,
-    pub(crate) capabilities: Capabilities,
-    pub(crate) services: Services,
+    /// Each capability's state for this call (see `grants::CallStates`).
+    pub(crate) calls: CallStates,
     pub(crate) log: Vec<LogLine>,
     pub(crate) log_budget: usize,
     pub(crate) log_truncated: bool,
@@ -210,8 +211,11 @@ impl HostState {
             },
             limiter: Limiter::new(limits),
             skill: skill.to_owned(),
-            capabilities,
-            services,
+            calls: CallStates::new(&CallSetup {
+                skill,
+                granted: &capabilities,
+                services: &services,
+            }),
             log: Vec::new(),
             log_budget: limits.log_bytes,
             log_truncated: false,

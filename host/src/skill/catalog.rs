@@ -217,83 +217,20 @@ impl Catalog {
         cache: Option<&audit::FindingsCache>,
     ) -> Catalog {
         let mut warnings = Vec::new();
-        let mut stats = LoadStats::default();
-        let mut shadowed = Vec::new();
-        // Skills live in `slots`; `chosen` maps a name to (root, slot), so a
-        // skill is moved once into the sorted catalog, not once per sort step.
-        let mut slots: Vec<Option<Skill>> = Vec::new();
-        let mut chosen: HashMap<String, (usize, usize)> = HashMap::new();
-        // Audits by SKILL.md path (unique), matched to the chosen skills
-        // at the end.
-        let mut audited: HashMap<PathBuf, Vec<Finding>> = HashMap::new();
+        let mut merge = Merge::default();
         for (ri, root) in roots.iter().enumerate() {
             let loaded = load::load_root(root, opts, cache, &mut warnings);
-            stats.files += loaded.len();
-            for result in loaded {
-                let skill = match result {
-                    Ok((s, findings)) => {
-                        if let Some(f) = findings {
-                            audited.insert(s.path.clone(), f);
-                        }
-                        s
-                    }
-                    Err(w) => {
-                        stats.dropped += 1;
-                        warnings.push(w);
-                        continue;
-                    }
-                };
-                stats.parsed += 1;
-                match chosen.entry(skill.name.clone()) {
-                    Entry::Occupied(o) if o.get().0 == ri => {
-                        stats.duplicates += 1;
-                        let first = slots[o.get().1]
-                            .as_ref()
-                            .map(|s| s.path.display().to_string());
-                        warnings.push(Warning::new(
-                            &skill.path,
-                            format!(
-                                "skipped: skill '{}' is already defined by {} in the same root",
-                                skill.name,
-                                first.unwrap_or_default()
-                            ),
-                        ));
-                    }
-                    Entry::Occupied(mut o) => {
-                        stats.overridden += 1;
-                        let slot = &mut slots[o.get().1];
-                        let held = slot.as_ref().map_or(Source::Installed, |s| s.source);
-                        let loser = if replaces(held, skill.source) {
-                            o.get_mut().0 = ri;
-                            slot.replace(skill)
-                        } else {
-                            Some(skill)
-                        };
-                        shadowed.extend(loser.map(Shadowed::of));
-                    }
-                    Entry::Vacant(v) => {
-                        v.insert((ri, slots.len()));
-                        slots.push(Some(skill));
-                    }
-                }
-            }
+            merge.add_root(ri, loaded, &mut warnings);
         }
+        let Merge {
+            slots,
+            shadowed,
+            stats,
+            mut audited,
+            ..
+        } = merge;
         let skills = sorted_by_name(slots);
-        // An installed skill that lost its name says to which skill: a
-        // name its author chose is not one it gets.
-        for s in shadowed.iter().filter(|s| s.source.is_foreign()) {
-            if let Some(w) = find(&skills, &s.name) {
-                warnings.push(Warning::new(
-                    &s.path,
-                    format!(
-                        "not used: the {} skill '{}' ({}) has its name, and an installed skill never takes the name of a skill of another source; uninstall it, or install it under a name of its own with `skillhost skills install SOURCE --name NEW`",
-                        w.source,
-                        s.name,
-                        w.path.display()
-                    ),
-                ));
-            }
-        }
+        warn_lost_names(&shadowed, &skills, &mut warnings);
         // Only the warnings of skills that made it into the catalog: an
         // overridden skill's problems are not the user's concern.
         for s in &skills {
@@ -499,6 +436,100 @@ impl Catalog {
             .map(|a| a.as_ref().is_some_and(SkillAudit::held_back))
             .collect();
         self.index.search(&self.skills, &held, query, k, opts)
+    }
+}
+
+/// The skills of every root merged by name as they load (see
+/// `replaces`), with what the merge counted and set aside.
+#[derive(Default)]
+struct Merge {
+    // Skills live in `slots`; `chosen` maps a name to (root, slot), so a
+    // skill is moved once into the sorted catalog, not once per sort step.
+    slots: Vec<Option<Skill>>,
+    chosen: HashMap<String, (usize, usize)>,
+    shadowed: Vec<Shadowed>,
+    stats: LoadStats,
+    /// Audits by SKILL.md path (unique), matched to the chosen skills at
+    /// the end.
+    audited: HashMap<PathBuf, Vec<Finding>>,
+}
+
+impl Merge {
+    /// Takes what root `ri` loaded: each skill is merged, each file that
+    /// did not become one is a warning.
+    fn add_root(&mut self, ri: usize, loaded: Vec<load::Loaded>, warnings: &mut Vec<Warning>) {
+        self.stats.files += loaded.len();
+        for result in loaded {
+            match result {
+                Ok((skill, findings)) => {
+                    if let Some(f) = findings {
+                        self.audited.insert(skill.path.clone(), f);
+                    }
+                    self.stats.parsed += 1;
+                    self.add(ri, skill, warnings);
+                }
+                Err(w) => {
+                    self.stats.dropped += 1;
+                    warnings.push(w);
+                }
+            }
+        }
+    }
+
+    /// Merges one skill of root `ri`: a second one of the same name in the
+    /// same root is skipped with a warning; across roots, the one that
+    /// `replaces` the other keeps the name and the other is shadowed.
+    fn add(&mut self, ri: usize, skill: Skill, warnings: &mut Vec<Warning>) {
+        match self.chosen.entry(skill.name.clone()) {
+            Entry::Occupied(o) if o.get().0 == ri => {
+                self.stats.duplicates += 1;
+                let first = self.slots[o.get().1]
+                    .as_ref()
+                    .map(|s| s.path.display().to_string());
+                warnings.push(Warning::new(
+                    &skill.path,
+                    format!(
+                        "skipped: skill '{}' is already defined by {} in the same root",
+                        skill.name,
+                        first.unwrap_or_default()
+                    ),
+                ));
+            }
+            Entry::Occupied(mut o) => {
+                self.stats.overridden += 1;
+                let slot = &mut self.slots[o.get().1];
+                let held = slot.as_ref().map_or(Source::Installed, |s| s.source);
+                let loser = if replaces(held, skill.source) {
+                    o.get_mut().0 = ri;
+                    slot.replace(skill)
+                } else {
+                    Some(skill)
+                };
+                self.shadowed.extend(loser.map(Shadowed::of));
+            }
+            Entry::Vacant(v) => {
+                v.insert((ri, self.slots.len()));
+                self.slots.push(Some(skill));
+            }
+        }
+    }
+}
+
+/// An installed skill that lost its name says to which skill: a name its
+/// author chose is not one it gets.
+fn warn_lost_names(shadowed: &[Shadowed], skills: &[Skill], warnings: &mut Vec<Warning>) {
+    for s in shadowed.iter().filter(|s| s.source.is_foreign()) {
+        if let Some(w) = find(skills, &s.name) {
+            warnings.push(Warning::new(
+                &s.path,
+                format!(
+                    "not used: the {} skill '{}' ({}) has its name, and an installed skill never takes the name of a skill of another source; uninstall it, or install it under a name of its own with `skillhost skills install SOURCE --name NEW`",
+                    w.source,
+                    s.name,
+                    w.path.display()
+                ),
+            ));
+        }
     }
 }
 

@@ -87,92 +87,28 @@ pub(crate) fn walk(
         depth_warned: false,
         warnings,
     };
-    let mut stack = Vec::new();
-    let listed = base
-        .entries()
-        .and_then(|entries| Ok((entries, base.try_clone()?)));
-    match listed {
-        Ok((entries, dir)) => {
-            if let Some(subdirs) = w.list(entries, &root.dir, Path::new(""), 0) {
-                stack.push(Frame {
-                    dir,
-                    path: root.dir.clone(),
-                    rel: PathBuf::new(),
-                    depth: 0,
-                    subdirs: subdirs.into_iter(),
-                });
-            }
-        }
-        Err(e) => w.warn(&root.dir, format!("cannot list folder: {e}")),
-    }
-
+    let mut stack: Vec<Frame> = w.root_frame(base, root).into_iter().collect();
     while let Some(top) = stack.last_mut() {
         let Some((name, is_link)) = top.subdirs.next() else {
             stack.pop();
             continue;
         };
-        let path = top.path.join(&name);
-        let rel = top.rel.join(&name);
-        let depth = top.depth + 1;
-        if root.skip.contains(&path) {
-            continue;
-        }
-        w.dirs += 1;
-        if w.dirs > w.max_dirs {
-            let msg = format!(
-                "stopped after {} folders (the cap): the rest of this root is not searched",
-                w.max_dirs
-            );
-            w.warn(&root.dir, msg);
-            break;
-        }
-        if is_link {
-            match top.dir.metadata(&name) {
-                Ok(m) if m.is_dir() => {}
-                Err(e) if is_escape(&e) => {
-                    w.warn(
-                        &path,
-                        "symlink leads outside the skill root: not followed".to_owned(),
-                    );
-                    continue;
-                }
-                // A link to a file, or dangling: nothing to search.
-                _ => continue,
-            }
-        }
-        // Listing by name from the parent costs one open; most skill
-        // folders have no subfolders and never need a handle of their own.
-        let entries = match top.dir.read_dir(&name) {
-            Ok(e) => e,
-            Err(e) if is_escape(&e) => {
-                w.warn(
-                    &path,
-                    "symlink leads outside the skill root: not followed".to_owned(),
-                );
-                continue;
-            }
-            Err(e) => {
-                w.warn(&path, format!("cannot list folder: {e}"));
-                continue;
-            }
-        };
-        let Some(subdirs) = w.list(entries, &path, &rel, depth) else {
-            break;
-        };
-        if subdirs.is_empty() {
-            continue;
-        }
-        match top.dir.open_dir(&name) {
-            Ok(dir) => stack.push(Frame {
-                dir,
-                path,
-                rel,
-                depth,
-                subdirs: subdirs.into_iter(),
-            }),
-            Err(e) => w.warn(&path, format!("cannot open folder: {e}")),
+        match w.enter(top, root, &name, is_link) {
+            Step::Descend(frame) => stack.push(frame),
+            Step::Next => {}
+            Step::Stop => break,
         }
     }
+}
+
+/// What the walk does after visiting a folder.
+enum Step {
+    /// Visit its subfolders next.
+    Descend(Frame),
+    /// Go on with its next sibling.
+    Next,
+    /// Stop: a cap is reached.
+    Stop,
 }
 
 /// Reads one candidate beneath the root, refusing escapes, non-files and
@@ -194,6 +130,105 @@ struct Walker<'a, F> {
 impl<F: FnMut(Candidate)> Walker<'_, F> {
     fn warn(&mut self, path: &Path, message: String) {
         self.warnings.push(Warning::new(path, message));
+    }
+
+    /// Lists the root itself: its frame, unless it cannot be listed or the
+    /// file cap is reached there.
+    fn root_frame(&mut self, base: &Dir, root: &Root) -> Option<Frame> {
+        let listed = base
+            .entries()
+            .and_then(|entries| Ok((entries, base.try_clone()?)));
+        match listed {
+            Ok((entries, dir)) => {
+                let subdirs = self.list(entries, &root.dir, Path::new(""), 0)?;
+                Some(Frame {
+                    dir,
+                    path: root.dir.clone(),
+                    rel: PathBuf::new(),
+                    depth: 0,
+                    subdirs: subdirs.into_iter(),
+                })
+            }
+            Err(e) => {
+                self.warn(&root.dir, format!("cannot list folder: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Visits subfolder `name` of `parent`: lists it (its SKILL.md becomes
+    /// a candidate) and descends when it has subfolders of its own.
+    fn enter(&mut self, parent: &Frame, root: &Root, name: &OsString, is_link: bool) -> Step {
+        let path = parent.path.join(name);
+        let rel = parent.rel.join(name);
+        let depth = parent.depth + 1;
+        if root.skip.contains(&path) {
+            return Step::Next;
+        }
+        self.dirs += 1;
+        if self.dirs > self.max_dirs {
+            let msg = format!(
+                "stopped after {} folders (the cap): the rest of this root is not searched",
+                self.max_dirs
+            );
+            self.warn(&root.dir, msg);
+            return Step::Stop;
+        }
+        if is_link && !self.link_is_dir(&parent.dir, name, &path) {
+            return Step::Next;
+        }
+        // Listing by name from the parent costs one open; most skill
+        // folders have no subfolders and never need a handle of their own.
+        let entries = match parent.dir.read_dir(name) {
+            Ok(e) => e,
+            Err(e) if is_escape(&e) => {
+                self.warn(
+                    &path,
+                    "symlink leads outside the skill root: not followed".to_owned(),
+                );
+                return Step::Next;
+            }
+            Err(e) => {
+                self.warn(&path, format!("cannot list folder: {e}"));
+                return Step::Next;
+            }
+        };
+        let Some(subdirs) = self.list(entries, &path, &rel, depth) else {
+            return Step::Stop;
+        };
+        if subdirs.is_empty() {
+            return Step::Next;
+        }
+        match parent.dir.open_dir(name) {
+            Ok(dir) => Step::Descend(Frame {
+                dir,
+                path,
+                rel,
+                depth,
+                subdirs: subdirs.into_iter(),
+            }),
+            Err(e) => {
+                self.warn(&path, format!("cannot open folder: {e}"));
+                Step::Next
+            }
+        }
+    }
+
+    /// Whether the symlink `name` in `dir` leads to a folder inside the
+    /// root; one that leads outside is a warning.
+    fn link_is_dir(&mut self, dir: &Dir, name: &OsString, path: &Path) -> bool {
+        match dir.metadata(name) {
+            Ok(m) if m.is_dir() => true,
+            Err(e) if is_escape(&e) => {
+                self.warn(
+                    path,
+                    "symlink leads outside the skill root: not followed".to_owned(),
+                );
+                false
+            }
+            // A link to a file, or dangling: nothing to search.
+            _ => false,
+        }
     }
 
     /// Takes one folder's listing: its SKILL.md (if any) becomes a

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::discover::SKILL_FILES;
 use super::parse::{Split, is_spec_name, split_front_matter};
@@ -71,15 +71,35 @@ const MAX_VALIDATE_BYTES: u64 = 16 << 20;
 /// means the skill is valid; any `Error` means some client may refuse it.
 pub fn validate_strict(path: &Path) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let (file, folder) = match locate(path, &mut problems) {
-        Some(found) => found,
-        None => return problems,
+    let Some((text, folder)) = read_text(path, &mut problems) else {
+        return problems;
     };
+    let Some(fm) = front_matter(&text, &mut problems) else {
+        return problems;
+    };
+    check_name(fm.get("name"), &folder, &mut problems);
+    check_description(fm.get("description"), &mut problems);
+    check_optional_fields(&fm, &mut problems);
+    for key in fm.keys() {
+        if !SPEC_KEYS.contains(&key.as_str()) {
+            problems.push(Problem::error(format!(
+                "unexpected top-level key `{key}`: the spec allows only {} (put others under `metadata`)",
+                SPEC_KEYS.join(", ")
+            )));
+        }
+    }
+    problems
+}
+
+/// The SKILL.md's text, UTF-8 with LF line ends and no byte order mark,
+/// and the name of its folder; None when there is no such text.
+fn read_text(path: &Path, problems: &mut Vec<Problem>) -> Option<(String, String)> {
+    let (file, folder) = locate(path, problems)?;
     let bytes = match read(&file) {
         Ok(b) => b,
         Err(msg) => {
             problems.push(Problem::error(msg));
-            return problems;
+            return None;
         }
     };
     let text = match std::str::from_utf8(&bytes) {
@@ -89,7 +109,7 @@ pub fn validate_strict(path: &Path) -> Vec<Problem> {
                 "not valid UTF-8 (first bad byte at offset {})",
                 e.valid_up_to()
             )));
-            return problems;
+            return None;
         }
     };
     if text.starts_with('\u{feff}') {
@@ -98,41 +118,47 @@ pub fn validate_strict(path: &Path) -> Vec<Problem> {
         ));
     }
     let text = text.trim_start_matches('\u{feff}').replace("\r\n", "\n");
+    Some((text, folder))
+}
+
+/// The front matter as a mapping (duplicate keys are problems too); None
+/// when there is none, it is never closed, or it is not a YAML mapping.
+fn front_matter(text: &str, problems: &mut Vec<Problem>) -> Option<Map<String, Value>> {
     if !text.starts_with("---") {
         problems.push(Problem::error(
             "the file must start with a `---` line opening the YAML front matter",
         ));
     }
-    let yaml_text = match split_front_matter(&text) {
+    let yaml_text = match split_front_matter(text) {
         Split::Closed { yaml, .. } => yaml,
         Split::None { .. } => {
             if text.starts_with("---") {
                 problems.push(Problem::error("no YAML front matter"));
             }
-            return problems;
+            return None;
         }
         Split::Unclosed { .. } => {
             problems.push(Problem::error(
                 "front matter is never closed with a `---` line",
             ));
-            return problems;
+            return None;
         }
     };
     let mut duplicates = Vec::new();
     let fm = match yaml::to_json(yaml_text, &mut duplicates) {
         Ok(Value::Object(m)) => m,
-        Ok(Value::Null) => serde_json::Map::new(),
+        Ok(Value::Null) => Map::new(),
         Ok(_) => {
             problems.push(Problem::error(
                 "front matter is not a mapping of keys to values",
             ));
-            return problems;
+            return None;
         }
         Err(e) => {
             problems.push(Problem::error(format!(
                 "front matter is not valid YAML: {e}"
             )));
-            return problems;
+            return None;
         }
     };
     for key in duplicates {
@@ -140,9 +166,12 @@ pub fn validate_strict(path: &Path) -> Vec<Problem> {
             "key `{key}` appears more than once"
         )));
     }
+    Some(fm)
+}
 
-    check_name(fm.get("name"), &folder, &mut problems);
-    check_description(fm.get("description"), &mut problems);
+/// `license`, `compatibility`, `metadata` and `allowed-tools`: each may be
+/// absent, and has a shape when present.
+fn check_optional_fields(fm: &Map<String, Value>, problems: &mut Vec<Problem>) {
     match fm.get("license") {
         None | Some(Value::String(_)) => {}
         Some(_) => problems.push(Problem::error("`license` must be a string")),
@@ -185,15 +214,6 @@ pub fn validate_strict(path: &Path) -> Vec<Problem> {
             "`allowed-tools` must be a space-separated string",
         )),
     }
-    for key in fm.keys() {
-        if !SPEC_KEYS.contains(&key.as_str()) {
-            problems.push(Problem::error(format!(
-                "unexpected top-level key `{key}`: the spec allows only {} (put others under `metadata`)",
-                SPEC_KEYS.join(", ")
-            )));
-        }
-    }
-    problems
 }
 
 /// The SKILL.md to check and the name of its folder.

@@ -389,7 +389,7 @@ pub fn replay(dir: &Path, store: &dyn RunStore) -> Result<Replayed, JournalError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::SqliteStore;
+    use crate::store::{RunLog, SqliteStore};
 
     fn run(id: i64, task: &str) -> RunRecord {
         RunRecord {

@@ -6,8 +6,8 @@ use std::path::{Component, Path, PathBuf};
 
 use super::doctor::{componentize_js_cli, install_command};
 use super::{HANDLER_WORLD, Lang, ToolEnv, ToolchainError, detect, run};
-use crate::scaffold::SKILL_WIT;
 use crate::skill::parse_skill;
+use crate::toolchain::scaffold::SKILL_WIT;
 
 /// A built handler.
 #[derive(Debug, Clone)]

@@ -62,7 +62,8 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let wit = d.path().join("wit");
         std::fs::create_dir_all(&wit).expect("mkdir");
-        std::fs::write(wit.join("skill.wit"), crate::scaffold::SKILL_WIT).expect("write");
+        std::fs::write(wit.join("skill.wit"), crate::toolchain::scaffold::SKILL_WIT)
+            .expect("write");
         let out = d.path().join("out");
         bindings(&wit, "handler", &out).expect("bindings");
         let header = std::fs::read_to_string(out.join("handler.h")).expect("handler.h");

@@ -420,106 +420,132 @@ pub fn install(
     lang: Lang,
     progress: &mut dyn FnMut(&str),
 ) -> Result<LangReport, ToolchainError> {
-    let need = |what: &str| ToolchainError::Missing {
+    match lang {
+        Lang::Rust => install_rust(env, progress)?,
+        Lang::Js => install_js(env, progress)?,
+        Lang::Python => install_python(env, progress)?,
+        Lang::C => install_c(env, progress)?,
+    }
+    Ok(report(env, lang))
+}
+
+/// `what` is missing and `lang`'s install needs it.
+fn needed(env: &ToolEnv, lang: Lang, what: &str) -> ToolchainError {
+    ToolchainError::Missing {
         what: what.to_owned(),
         looked_in: Vec::new(),
         install: install_command(env, lang),
-    };
-    let mkdir = |dir: &Path| {
-        std::fs::create_dir_all(dir).map_err(|source| ToolchainError::Write {
-            path: dir.to_path_buf(),
-            source,
-        })
-    };
-    match lang {
-        Lang::Rust => {
-            let rustup = env.find_on_path("rustup").ok_or_else(|| need("rustup"))?;
-            progress("rustup target add wasm32-wasip2");
-            run(
-                "rustup target add wasm32-wasip2",
-                env.command(&rustup)
-                    .args(["target", "add", "wasm32-wasip2"]),
-            )?;
-            if bwrap_missing(env) {
-                install_bubblewrap(env, progress)?;
-            }
-        }
-        Lang::Js => {
-            env.find_on_path("node").ok_or_else(|| need("node"))?;
-            let npm = env.find_on_path("npm").ok_or_else(|| need("npm"))?;
-            mkdir(&env.install_dir)?;
-            progress(&install_plan(env, lang).join("; "));
-            run(
-                "npm install",
-                env.command(&npm)
-                    .arg("install")
-                    .arg("--prefix")
-                    .arg(&env.install_dir)
-                    .args(["--no-audit", "--no-fund", "--loglevel=error"])
-                    .arg(format!(
-                        "@bytecodealliance/componentize-js@{COMPONENTIZE_JS_VERSION}"
-                    ))
-                    .arg(format!(
-                        "@bytecodealliance/preview2-shim@{PREVIEW2_SHIM_VERSION}"
-                    )),
-            )?;
-        }
-        Lang::Python => {
-            let python = env.find_on_path("python3").ok_or_else(|| need("python3"))?;
-            let venv = env.install_dir.join("venv");
-            mkdir(&env.install_dir)?;
-            if !venv.join("bin/python").exists() {
-                progress(&format!("python3 -m venv {}", venv.display()));
-                run(
-                    "python3 -m venv",
-                    env.command(&python).arg("-m").arg("venv").arg(&venv),
-                )
-                .map_err(|e| match e {
-                    ToolchainError::Failed { .. } => need("the python3 venv module"),
-                    e => e,
-                })?;
-            }
-            let plan = install_plan(env, lang);
-            progress(plan.last().map(String::as_str).unwrap_or_default());
-            run(
-                "pip install componentize-py",
-                Command::new(venv.join("bin/pip"))
-                    .env("PATH", env.path_var())
-                    .args(["install", "--disable-pip-version-check", "--quiet"])
-                    .arg(format!("componentize-py=={COMPONENTIZE_PY_VERSION}")),
-            )?;
-        }
-        Lang::C => {
-            let (_, missing) = c_checks(env);
-            if missing.is_empty() {
-                progress("the C toolchain is installed already");
-                return Ok(report(env, lang));
-            }
-            if !super::is_root() {
-                return Err(ToolchainError::Unsupported(format!(
-                    "the C toolchain is Debian packages, installed as root: {}",
-                    apt_command(&missing)
-                )));
-            }
-            let apt = env.find_on_path("apt-get").ok_or_else(|| {
-                ToolchainError::Unsupported(format!(
-                    "apt-get is not available: install clang {LLVM_VERSION}, lld, compiler-rt for wasm32 and wasi-libc (or set CC_WASM and WASI_SYSROOT to a wasi-sdk)"
-                ))
-            })?;
-            progress(&format!(
-                "apt-get install -y --no-install-recommends {}",
-                missing.join(" ")
-            ));
-            run(
-                "apt-get install",
-                env.command(&apt)
-                    .env("DEBIAN_FRONTEND", "noninteractive")
-                    .args(["install", "-y", "-qq", "--no-install-recommends"])
-                    .args(&missing),
-            )?;
-        }
     }
-    Ok(report(env, lang))
+}
+
+fn make_dir(dir: &Path) -> Result<(), ToolchainError> {
+    std::fs::create_dir_all(dir).map_err(|source| ToolchainError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// The wasm32-wasip2 target through rustup, and bubblewrap for the build
+/// box when it is missing.
+fn install_rust(env: &ToolEnv, progress: &mut dyn FnMut(&str)) -> Result<(), ToolchainError> {
+    let rustup = env
+        .find_on_path("rustup")
+        .ok_or_else(|| needed(env, Lang::Rust, "rustup"))?;
+    progress("rustup target add wasm32-wasip2");
+    run(
+        "rustup target add wasm32-wasip2",
+        env.command(&rustup)
+            .args(["target", "add", "wasm32-wasip2"]),
+    )?;
+    if bwrap_missing(env) {
+        install_bubblewrap(env, progress)?;
+    }
+    Ok(())
+}
+
+/// componentize-js and the preview2 shim, pinned, into the tool folder.
+fn install_js(env: &ToolEnv, progress: &mut dyn FnMut(&str)) -> Result<(), ToolchainError> {
+    env.find_on_path("node")
+        .ok_or_else(|| needed(env, Lang::Js, "node"))?;
+    let npm = env
+        .find_on_path("npm")
+        .ok_or_else(|| needed(env, Lang::Js, "npm"))?;
+    make_dir(&env.install_dir)?;
+    progress(&install_plan(env, Lang::Js).join("; "));
+    run(
+        "npm install",
+        env.command(&npm)
+            .arg("install")
+            .arg("--prefix")
+            .arg(&env.install_dir)
+            .args(["--no-audit", "--no-fund", "--loglevel=error"])
+            .arg(format!(
+                "@bytecodealliance/componentize-js@{COMPONENTIZE_JS_VERSION}"
+            ))
+            .arg(format!(
+                "@bytecodealliance/preview2-shim@{PREVIEW2_SHIM_VERSION}"
+            )),
+    )
+}
+
+/// componentize-py, pinned, into a venv in the tool folder.
+fn install_python(env: &ToolEnv, progress: &mut dyn FnMut(&str)) -> Result<(), ToolchainError> {
+    let python = env
+        .find_on_path("python3")
+        .ok_or_else(|| needed(env, Lang::Python, "python3"))?;
+    let venv = env.install_dir.join("venv");
+    make_dir(&env.install_dir)?;
+    if !venv.join("bin/python").exists() {
+        progress(&format!("python3 -m venv {}", venv.display()));
+        run(
+            "python3 -m venv",
+            env.command(&python).arg("-m").arg("venv").arg(&venv),
+        )
+        .map_err(|e| match e {
+            ToolchainError::Failed { .. } => needed(env, Lang::Python, "the python3 venv module"),
+            e => e,
+        })?;
+    }
+    let plan = install_plan(env, Lang::Python);
+    progress(plan.last().map(String::as_str).unwrap_or_default());
+    run(
+        "pip install componentize-py",
+        Command::new(venv.join("bin/pip"))
+            .env("PATH", env.path_var())
+            .args(["install", "--disable-pip-version-check", "--quiet"])
+            .arg(format!("componentize-py=={COMPONENTIZE_PY_VERSION}")),
+    )
+}
+
+/// The Debian packages of the C toolchain that are missing, as root only.
+fn install_c(env: &ToolEnv, progress: &mut dyn FnMut(&str)) -> Result<(), ToolchainError> {
+    let (_, missing) = c_checks(env);
+    if missing.is_empty() {
+        progress("the C toolchain is installed already");
+        return Ok(());
+    }
+    if !super::is_root() {
+        return Err(ToolchainError::Unsupported(format!(
+            "the C toolchain is Debian packages, installed as root: {}",
+            apt_command(&missing)
+        )));
+    }
+    let apt = env.find_on_path("apt-get").ok_or_else(|| {
+        ToolchainError::Unsupported(format!(
+            "apt-get is not available: install clang {LLVM_VERSION}, lld, compiler-rt for wasm32 and wasi-libc (or set CC_WASM and WASI_SYSROOT to a wasi-sdk)"
+        ))
+    })?;
+    progress(&format!(
+        "apt-get install -y --no-install-recommends {}",
+        missing.join(" ")
+    ));
+    run(
+        "apt-get install",
+        env.command(&apt)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&missing),
+    )
 }
 
 #[cfg(test)]

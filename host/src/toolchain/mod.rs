@@ -1,8 +1,9 @@
 //! The toolchains that build handlers: finding them (`ToolEnv`), building
 //! a handler folder in any of the four languages (`build`), saying what is
 //! present and what installs the rest (`doctor`), installing it
-//! (`install`), and the bubblewrap box a model's handler is built in
-//! (`buildbox`, for `forge handler`; `doctor` checks it can start).
+//! (`install`), the bubblewrap box a model's handler is built in
+//! (`buildbox`, for `forge handler`; `doctor` checks it can start), and a
+//! new handler folder from a template (`scaffold`, `handler new`).
 //!
 //! Tools are looked up where the project's installers put them:
 //! `$SKILLHOST_HOME/tools` (`skillhost toolchain install`), the checkout's
@@ -13,6 +14,7 @@ pub mod buildbox;
 #[cfg(feature = "handler-build")]
 mod c;
 mod doctor;
+pub mod scaffold;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +22,7 @@ use std::process::Command;
 pub use build::{Built, build};
 pub use doctor::{Check, LangReport, doctor, install, install_plan, report};
 
-pub use crate::scaffold::Lang;
+pub use scaffold::Lang;
 
 /// Pinned tool versions: what `toolchain install` installs and what the
 /// examples and scaffolds are tested with.

@@ -16,14 +16,69 @@ use crate::types::{BoxFuture, FailureClass};
 const MAX_FILE_BYTES: u64 = 1 << 20;
 const MAX_LISTED_FILES: usize = 500;
 
+/// A tool the host defines, as data: the face the model sees and the
+/// policy asks about, and the functions that check and run a call. One
+/// `Tool` impl serves every built-in tool; each is a constant.
+#[derive(Clone, Copy)]
+pub(super) struct Builtin {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// JSON Schema of the arguments object.
+    pub parameters: fn() -> Value,
+    /// See [`Tool::confined`].
+    pub confined: bool,
+    /// See [`Tool::authorize`]; given the tool's name, for its denials.
+    pub authorize: fn(&str, &CallContext<'_>, &Value) -> Result<(), Denied>,
+    pub call: for<'a> fn(
+        &'a Toolbox,
+        &'a CallContext<'a>,
+        Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>,
+}
+
+impl Tool for Builtin {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> String {
+        self.description.to_owned()
+    }
+    fn parameters(&self) -> Value {
+        (self.parameters)()
+    }
+    fn confined(&self) -> bool {
+        self.confined
+    }
+    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
+        (self.authorize)(self.name, cx, args)
+    }
+    fn call<'a>(
+        &'a self,
+        tools: &'a Toolbox,
+        cx: &'a CallContext<'a>,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        (self.call)(tools, cx, args)
+    }
+}
+
+/// The grant check of a tool whose calls need nothing from the grants.
+pub(super) fn no_grant_needed(_: &str, _: &CallContext<'_>, _: &Value) -> Result<(), Denied> {
+    Ok(())
+}
+
+/// The file tools (the skill's own and the workspace's), as `Tool`s.
 pub(super) fn all() -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(ReadSkillFile),
-        Arc::new(ListSkillFiles),
-        Arc::new(ReadFile),
-        Arc::new(WriteFile),
-        Arc::new(super::find::FindFiles),
+    [
+        READ_SKILL_FILE,
+        LIST_SKILL_FILES,
+        READ_FILE,
+        WRITE_FILE,
+        super::find::FIND_FILES,
     ]
+    .into_iter()
+    .map(|t| Arc::new(t) as Arc<dyn Tool>)
+    .collect()
 }
 
 /// The skill-file tools read the calling skill's own folder and nothing
@@ -45,16 +100,10 @@ fn file_error(e: crate::skill::SkillFileError) -> ToolError {
     ToolError::failed(FailureClass::FileError, e.to_string())
 }
 
-struct ReadSkillFile;
-
-impl Tool for ReadSkillFile {
-    fn name(&self) -> &str {
-        "read_skill_file"
-    }
-    fn description(&self) -> String {
-        "Read a file of the current skill (its SKILL.md, references, scripts), by path relative to the skill folder. Only this skill's own files.".into()
-    }
-    fn parameters(&self) -> Value {
+const READ_SKILL_FILE: Builtin = Builtin {
+    name: "read_skill_file",
+    description: "Read a file of the current skill (its SKILL.md, references, scripts), by path relative to the skill folder. Only this skill's own files.",
+    parameters: || {
         json!({
             "type": "object",
             "properties": {
@@ -62,59 +111,33 @@ impl Tool for ReadSkillFile {
             },
             "required": ["path"]
         })
-    }
-    fn confined(&self) -> bool {
-        true
-    }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
-        own_skill_only(self.name(), cx, args)
-    }
-    fn call<'a>(
-        &'a self,
-        _tools: &'a Toolbox,
-        cx: &'a CallContext<'a>,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let path = str_arg(&args, "path")?;
-            let bytes = cx
-                .skill
-                .read_content(path, MAX_FILE_BYTES)
-                .map_err(file_error)?;
-            Ok(Value::String(String::from_utf8_lossy(&bytes).into_owned()))
-        })
-    }
+    },
+    confined: true,
+    authorize: own_skill_only,
+    call: |_, cx, args| Box::pin(read_skill_file(cx, args)),
+};
+
+async fn read_skill_file(cx: &CallContext<'_>, args: Value) -> Result<Value, ToolError> {
+    let path = str_arg(&args, "path")?;
+    let bytes = cx
+        .skill
+        .read_content(path, MAX_FILE_BYTES)
+        .map_err(file_error)?;
+    Ok(Value::String(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-struct ListSkillFiles;
+const LIST_SKILL_FILES: Builtin = Builtin {
+    name: "list_skill_files",
+    description: "List the files of the current skill's folder.",
+    parameters: || json!({ "type": "object", "properties": {} }),
+    confined: true,
+    authorize: own_skill_only,
+    call: |_, cx, _| Box::pin(list_skill_files(cx)),
+};
 
-impl Tool for ListSkillFiles {
-    fn name(&self) -> &str {
-        "list_skill_files"
-    }
-    fn description(&self) -> String {
-        "List the files of the current skill's folder.".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({ "type": "object", "properties": {} })
-    }
-    fn confined(&self) -> bool {
-        true
-    }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
-        own_skill_only(self.name(), cx, args)
-    }
-    fn call<'a>(
-        &'a self,
-        _tools: &'a Toolbox,
-        cx: &'a CallContext<'a>,
-        _args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let files = cx.skill.list_files(MAX_LISTED_FILES).map_err(file_error)?;
-            Ok(json!(files))
-        })
-    }
+async fn list_skill_files(cx: &CallContext<'_>) -> Result<Value, ToolError> {
+    let files = cx.skill.list_files(MAX_LISTED_FILES).map_err(file_error)?;
+    Ok(json!(files))
 }
 
 /// A workspace path split into the granted folder it falls under and the
@@ -174,66 +197,47 @@ pub(super) fn open_granted_dir(tools: &Toolbox, dir: &str, write: bool) -> Resul
     Dir::open_ambient_dir(canonical, ambient_authority()).map_err(io)
 }
 
-struct ReadFile;
-
-impl Tool for ReadFile {
-    fn name(&self) -> &str {
-        "read_file"
-    }
-    fn description(&self) -> String {
-        "Read a text file of the workspace (within the folders granted to the skill).".into()
-    }
-    fn parameters(&self) -> Value {
+const READ_FILE: Builtin = Builtin {
+    name: "read_file",
+    description: "Read a text file of the workspace (within the folders granted to the skill).",
+    parameters: || {
         json!({
             "type": "object",
             "properties": { "path": { "type": "string", "description": "Path relative to the workspace" } },
             "required": ["path"]
         })
+    },
+    confined: false,
+    authorize: |_, cx, args| granted_workspace_path(path_arg(args), cx, false).map(|_| ()),
+    call: |tools, cx, args| Box::pin(read_file(tools, cx, args)),
+};
+
+async fn read_file(tools: &Toolbox, cx: &CallContext<'_>, args: Value) -> Result<Value, ToolError> {
+    let path = str_arg(&args, "path")?;
+    let (dir, rest) = granted_workspace_path(path, cx, false)?;
+    let dir = open_granted_dir(tools, &dir, false)?;
+    let meta = dir
+        .metadata(rest)
+        .map_err(|e| ToolError::failed(FailureClass::FileError, format!("{path}: {e}")))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ToolError::failed(
+            FailureClass::FileTooLarge,
+            format!(
+                "{path} is {} bytes, the limit is {MAX_FILE_BYTES}",
+                meta.len()
+            ),
+        ));
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or("");
-        granted_workspace_path(path, cx, false).map(|_| ())
-    }
-    fn call<'a>(
-        &'a self,
-        tools: &'a Toolbox,
-        cx: &'a CallContext<'a>,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let path = str_arg(&args, "path")?;
-            let (dir, rest) = granted_workspace_path(path, cx, false)?;
-            let dir = open_granted_dir(tools, &dir, false)?;
-            let meta = dir
-                .metadata(rest)
-                .map_err(|e| ToolError::failed(FailureClass::FileError, format!("{path}: {e}")))?;
-            if meta.len() > MAX_FILE_BYTES {
-                return Err(ToolError::failed(
-                    FailureClass::FileTooLarge,
-                    format!(
-                        "{path} is {} bytes, the limit is {MAX_FILE_BYTES}",
-                        meta.len()
-                    ),
-                ));
-            }
-            let text = dir
-                .read_to_string(rest)
-                .map_err(|e| ToolError::failed(FailureClass::FileError, format!("{path}: {e}")))?;
-            Ok(Value::String(text))
-        })
-    }
+    let text = dir
+        .read_to_string(rest)
+        .map_err(|e| ToolError::failed(FailureClass::FileError, format!("{path}: {e}")))?;
+    Ok(Value::String(text))
 }
 
-struct WriteFile;
-
-impl Tool for WriteFile {
-    fn name(&self) -> &str {
-        "write_file"
-    }
-    fn description(&self) -> String {
-        "Write a text file in the workspace (within the folders the skill may write).".into()
-    }
-    fn parameters(&self) -> Value {
+const WRITE_FILE: Builtin = Builtin {
+    name: "write_file",
+    description: "Write a text file in the workspace (within the folders the skill may write).",
+    parameters: || {
         json!({
             "type": "object",
             "properties": {
@@ -242,45 +246,45 @@ impl Tool for WriteFile {
             },
             "required": ["path", "content"]
         })
+    },
+    confined: false,
+    authorize: |_, cx, args| granted_workspace_path(path_arg(args), cx, true).map(|_| ()),
+    call: |tools, cx, args| Box::pin(write_file(tools, cx, args)),
+};
+
+async fn write_file(
+    tools: &Toolbox,
+    cx: &CallContext<'_>,
+    args: Value,
+) -> Result<Value, ToolError> {
+    let path = str_arg(&args, "path")?;
+    let content = str_arg(&args, "content")?;
+    if content.len() as u64 > MAX_FILE_BYTES {
+        return Err(ToolError::failed(
+            FailureClass::FileTooLarge,
+            format!("content over {MAX_FILE_BYTES} bytes"),
+        ));
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or("");
-        granted_workspace_path(path, cx, true).map(|_| ())
+    let (dir, rest) = granted_workspace_path(path, cx, true)?;
+    let dir = open_granted_dir(tools, &dir, true)?;
+    let io = |e: std::io::Error| ToolError::failed(FailureClass::FileError, format!("{path}: {e}"));
+    if let Some(parent) = rest.parent().filter(|p| !p.as_os_str().is_empty()) {
+        dir.create_dir_all(parent).map_err(io)?;
     }
-    fn call<'a>(
-        &'a self,
-        tools: &'a Toolbox,
-        cx: &'a CallContext<'a>,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let path = str_arg(&args, "path")?;
-            let content = str_arg(&args, "content")?;
-            if content.len() as u64 > MAX_FILE_BYTES {
-                return Err(ToolError::failed(
-                    FailureClass::FileTooLarge,
-                    format!("content over {MAX_FILE_BYTES} bytes"),
-                ));
-            }
-            let (dir, rest) = granted_workspace_path(path, cx, true)?;
-            let dir = open_granted_dir(tools, &dir, true)?;
-            let io = |e: std::io::Error| {
-                ToolError::failed(FailureClass::FileError, format!("{path}: {e}"))
-            };
-            if let Some(parent) = rest.parent().filter(|p| !p.as_os_str().is_empty()) {
-                dir.create_dir_all(parent).map_err(io)?;
-            }
-            // Atomic within the granted folder: temp file, then rename.
-            let name = rest
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let tmp = rest.with_file_name(format!(".{name}.skillhost-tmp"));
-            dir.write(&tmp, content.as_bytes()).map_err(io)?;
-            dir.rename(&tmp, &dir, rest).map_err(io)?;
-            Ok(json!({ "written": path, "bytes": content.len() }))
-        })
-    }
+    // Atomic within the granted folder: temp file, then rename.
+    let name = rest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = rest.with_file_name(format!(".{name}.skillhost-tmp"));
+    dir.write(&tmp, content.as_bytes()).map_err(io)?;
+    dir.rename(&tmp, &dir, rest).map_err(io)?;
+    Ok(json!({ "written": path, "bytes": content.len() }))
+}
+
+/// The `path` argument, empty when missing: the grant check refuses it.
+fn path_arg(args: &Value) -> &str {
+    args.get("path").and_then(Value::as_str).unwrap_or("")
 }
 
 /// A skill that runs without a model (handler or pipeline) as a tool.

@@ -8,25 +8,19 @@ use std::path::{Path, PathBuf};
 use cap_std::fs::Dir;
 use serde_json::{Value, json};
 
-use super::builtin::{granted_workspace_path, open_granted_dir};
-use super::{CallContext, Denied, Tool, ToolError, Toolbox, str_arg};
-use crate::types::{BoxFuture, FailureClass};
+use super::builtin::{Builtin, granted_workspace_path, open_granted_dir};
+use super::{CallContext, ToolError, Toolbox, str_arg};
+use crate::types::FailureClass;
 
 /// Files looked at, at most, in one search.
 const MAX_FILES: usize = 2000;
 /// Folders deep, at most, below the searched one.
 const MAX_DEPTH: usize = 8;
 
-pub(super) struct FindFiles;
-
-impl Tool for FindFiles {
-    fn name(&self) -> &str {
-        "find_files"
-    }
-    fn description(&self) -> String {
-        "Find the workspace file whose name best matches the words of a query (within the folders granted to the skill). Returns its path relative to the folder searched.".into()
-    }
-    fn parameters(&self) -> Value {
+pub(super) const FIND_FILES: Builtin = Builtin {
+    name: "find_files",
+    description: "Find the workspace file whose name best matches the words of a query (within the folders granted to the skill). Returns its path relative to the folder searched.",
+    parameters: || {
         json!({
             "type": "object",
             "properties": {
@@ -35,46 +29,43 @@ impl Tool for FindFiles {
             },
             "required": ["query"]
         })
-    }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
-        granted_workspace_path(folder(args), cx, false).map(|_| ())
-    }
-    fn call<'a>(
-        &'a self,
-        tools: &'a Toolbox,
-        cx: &'a CallContext<'a>,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let query = str_arg(&args, "query")?;
-            let folder = folder(&args);
-            let (dir, rest) = granted_workspace_path(folder, cx, false)?;
-            let root = open_granted_dir(tools, &dir, false)?;
-            let io = |e: std::io::Error| {
-                ToolError::failed(FailureClass::FileError, format!("{folder}: {e}"))
-            };
-            let base = if rest.as_os_str().is_empty() {
-                root
-            } else {
-                root.open_dir(rest).map_err(io)?
-            };
-            let mut files = Vec::new();
-            walk(&base, PathBuf::new(), 0, &mut files);
-            let wanted = tokens(query);
-            let best = files
-                .iter()
-                .map(|f| (score(&wanted, f), f))
-                .filter(|(s, _)| *s > 0)
-                // Highest score; among equals, the first name in order.
-                .max_by(|(a, fa), (b, fb)| a.cmp(b).then_with(|| fb.cmp(fa)));
-            match best {
-                Some((_, f)) => Ok(Value::String(f.to_string_lossy().replace('\\', "/"))),
-                None => Err(ToolError::failed(
-                    FailureClass::FileError,
-                    format!("no file under `{folder}` has a name matching `{query}`"),
-                )),
-            }
-        })
+    },
+    confined: false,
+    authorize: |_, cx, args| granted_workspace_path(folder(args), cx, false).map(|_| ()),
+    call: |tools, cx, args| Box::pin(find_files(tools, cx, args)),
+};
+
+async fn find_files(
+    tools: &Toolbox,
+    cx: &CallContext<'_>,
+    args: Value,
+) -> Result<Value, ToolError> {
+    let query = str_arg(&args, "query")?;
+    let folder = folder(&args);
+    let (dir, rest) = granted_workspace_path(folder, cx, false)?;
+    let root = open_granted_dir(tools, &dir, false)?;
+    let io =
+        |e: std::io::Error| ToolError::failed(FailureClass::FileError, format!("{folder}: {e}"));
+    let base = if rest.as_os_str().is_empty() {
+        root
+    } else {
+        root.open_dir(rest).map_err(io)?
+    };
+    let mut files = Vec::new();
+    walk(&base, PathBuf::new(), 0, &mut files);
+    let wanted = tokens(query);
+    let best = files
+        .iter()
+        .map(|f| (score(&wanted, f), f))
+        .filter(|(s, _)| *s > 0)
+        // Highest score; among equals, the first name in order.
+        .max_by(|(a, fa), (b, fb)| a.cmp(b).then_with(|| fb.cmp(fa)));
+    match best {
+        Some((_, f)) => Ok(Value::String(f.to_string_lossy().replace('\\', "/"))),
+        None => Err(ToolError::failed(
+            FailureClass::FileError,
+            format!("no file under `{folder}` has a name matching `{query}`"),
+        )),
     }
 }
 

@@ -11,23 +11,18 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{CallContext, Denied, Tool, ToolError, Toolbox, str_arg};
+use super::builtin::Builtin;
+use super::{CallContext, Denied, ToolError, Toolbox, str_arg};
 use crate::netguard;
-use crate::types::{BoxFuture, FailureClass};
+use crate::types::FailureClass;
 
 const MAX_BODY: usize = 1 << 20;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-pub(super) struct HttpFetch;
-
-impl Tool for HttpFetch {
-    fn name(&self) -> &str {
-        "http_fetch"
-    }
-    fn description(&self) -> String {
-        "Fetch a URL over HTTP(S) with GET or POST; only hosts granted to the skill, never internal addresses.".into()
-    }
-    fn parameters(&self) -> Value {
+pub(super) const HTTP_FETCH: Builtin = Builtin {
+    name: "http_fetch",
+    description: "Fetch a URL over HTTP(S) with GET or POST; only hosts granted to the skill, never internal addresses.",
+    parameters: || {
         json!({
             "type": "object",
             "properties": {
@@ -38,95 +33,100 @@ impl Tool for HttpFetch {
             },
             "required": ["url"]
         })
+    },
+    confined: false,
+    authorize: |_, cx, args| authorize(cx, args),
+    call: |tools, cx, args| Box::pin(fetch(tools, cx, args)),
+};
+
+/// The grant check: the URL's host is one the skill may reach.
+fn authorize(cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
+    let url = args.get("url").and_then(Value::as_str).unwrap_or("");
+    let (_, host, _) = parse_url(url).map_err(Denied::Url)?;
+    if netguard::host_granted(&host, &cx.grants.http) {
+        Ok(())
+    } else {
+        Err(netguard::NetDenied::HostNotGranted(host).into())
     }
-    fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
-        let url = args.get("url").and_then(Value::as_str).unwrap_or("");
-        let (_, host, _) = parse_url(url).map_err(Denied::Url)?;
-        if netguard::host_granted(&host, &cx.grants.http) {
-            Ok(())
-        } else {
-            Err(netguard::NetDenied::HostNotGranted(host).into())
+}
+
+async fn fetch(tools: &Toolbox, cx: &CallContext<'_>, args: Value) -> Result<Value, ToolError> {
+    let url = str_arg(&args, "url")?;
+    let method = args
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("GET")
+        .to_ascii_uppercase();
+    if method != "GET" && method != "POST" {
+        return Err(ToolError::InvalidArguments(format!(
+            "method must be GET or POST, got {method}"
+        )));
+    }
+    let (parsed, host, port) = parse_url(url)?;
+    let checked = netguard::check(
+        &host,
+        port,
+        &cx.grants.http,
+        &tools.net,
+        Duration::from_secs(5),
+    )
+    .await
+    .map_err(Denied::Net)?;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .no_proxy()
+        .dns_resolver(Arc::new(Pinned(checked.addr)))
+        .build()
+        .map_err(|e| ToolError::failed(FailureClass::HttpError, e.to_string()))?;
+    let mut req = if method == "POST" {
+        client.post(parsed)
+    } else {
+        client.get(parsed)
+    };
+    if let Some(body) = args.get("body").and_then(Value::as_str) {
+        req = req.body(body.to_owned());
+    }
+    if let Some(ct) = args.get("content_type").and_then(Value::as_str) {
+        req = req.header(reqwest::header::CONTENT_TYPE, ct);
+    }
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| ToolError::failed(FailureClass::HttpError, format!("{url}: {e}")))?;
+    read_response(resp, url).await
+}
+
+/// The tool's result: the status, the content type and the body, cut at
+/// [`MAX_BODY`] bytes.
+async fn read_response(mut resp: reqwest::Response, url: &str) -> Result<Value, ToolError> {
+    let status = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let mut body = Vec::new();
+    let mut truncated = false;
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ToolError::failed(FailureClass::HttpError, format!("{url}: {e}")))?
+    {
+        if body.len() + chunk.len() > MAX_BODY {
+            body.extend_from_slice(&chunk[..MAX_BODY - body.len()]);
+            truncated = true;
+            break;
         }
+        body.extend_from_slice(&chunk);
     }
-    fn call<'a>(
-        &'a self,
-        tools: &'a Toolbox,
-        cx: &'a CallContext<'a>,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let url = str_arg(&args, "url")?;
-            let method = args
-                .get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("GET")
-                .to_ascii_uppercase();
-            if method != "GET" && method != "POST" {
-                return Err(ToolError::InvalidArguments(format!(
-                    "method must be GET or POST, got {method}"
-                )));
-            }
-            let (parsed, host, port) = parse_url(url)?;
-            let checked = netguard::check(
-                &host,
-                port,
-                &cx.grants.http,
-                &tools.net,
-                Duration::from_secs(5),
-            )
-            .await
-            .map_err(Denied::Net)?;
-            let client = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(TIMEOUT)
-                .no_proxy()
-                .dns_resolver(Arc::new(Pinned(checked.addr)))
-                .build()
-                .map_err(|e| ToolError::failed(FailureClass::HttpError, e.to_string()))?;
-            let mut req = if method == "POST" {
-                client.post(parsed)
-            } else {
-                client.get(parsed)
-            };
-            if let Some(body) = args.get("body").and_then(Value::as_str) {
-                req = req.body(body.to_owned());
-            }
-            if let Some(ct) = args.get("content_type").and_then(Value::as_str) {
-                req = req.header(reqwest::header::CONTENT_TYPE, ct);
-            }
-            let mut resp = req
-                .send()
-                .await
-                .map_err(|e| ToolError::failed(FailureClass::HttpError, format!("{url}: {e}")))?;
-            let status = resp.status().as_u16();
-            let content_type = resp
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
-            let mut body = Vec::new();
-            let mut truncated = false;
-            while let Some(chunk) = resp
-                .chunk()
-                .await
-                .map_err(|e| ToolError::failed(FailureClass::HttpError, format!("{url}: {e}")))?
-            {
-                if body.len() + chunk.len() > MAX_BODY {
-                    body.extend_from_slice(&chunk[..MAX_BODY - body.len()]);
-                    truncated = true;
-                    break;
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(json!({
-                "status": status,
-                "content_type": content_type,
-                "body": String::from_utf8_lossy(&body),
-                "truncated": truncated,
-            }))
-        })
-    }
+    Ok(json!({
+        "status": status,
+        "content_type": content_type,
+        "body": String::from_utf8_lossy(&body),
+        "truncated": truncated,
+    }))
 }
 
 /// A resolver that answers every name with the address the guard checked.

@@ -167,8 +167,8 @@ impl Toolbox {
         for t in builtin::all() {
             tb.register(t);
         }
-        tb.register(Arc::new(http_fetch::HttpFetch));
-        tb.register(Arc::new(pipeline::ExecutePipeline));
+        tb.register(Arc::new(http_fetch::HTTP_FETCH));
+        tb.register(Arc::new(pipeline::EXECUTE_PIPELINE));
         for skill in catalog.skills() {
             if skill.meta.skillhost.handler.is_some() || skill.meta.skillhost.pipeline.is_some() {
                 tb.register(Arc::new(builtin::SkillTool::new(skill, invoker.clone())));

@@ -16,8 +16,8 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{CallContext, Caller, Denial, MAX_DEPTH, Tool, ToolError, Toolbox};
-use crate::types::BoxFuture;
+use super::builtin::{Builtin, no_grant_needed};
+use super::{CallContext, Caller, Denial, MAX_DEPTH, ToolError, Toolbox};
 
 pub const NAME: &str = "execute_pipeline";
 
@@ -51,16 +51,10 @@ pub enum ResultMode {
     Last,
 }
 
-pub(super) struct ExecutePipeline;
-
-impl Tool for ExecutePipeline {
-    fn name(&self) -> &str {
-        NAME
-    }
-    fn description(&self) -> String {
-        "Run several tool calls as one pipeline. A step's string arguments may use {{step[N].result}} for the result of an earlier step N (0-based). With parallel=true, steps that do not depend on each other run at the same time.".into()
-    }
-    fn parameters(&self) -> Value {
+pub(super) const EXECUTE_PIPELINE: Builtin = Builtin {
+    name: NAME,
+    description: "Run several tool calls as one pipeline. A step's string arguments may use {{step[N].result}} for the result of an earlier step N (0-based). With parallel=true, steps that do not depend on each other run at the same time.",
+    parameters: || {
         json!({
             "type": "object",
             "properties": {
@@ -77,19 +71,21 @@ impl Tool for ExecutePipeline {
             },
             "required": ["steps"]
         })
-    }
-    fn call<'a>(
-        &'a self,
-        tools: &'a Toolbox,
-        cx: &'a CallContext<'a>,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let pipeline: Pipeline = serde_json::from_value(args)
-                .map_err(|e| ToolError::InvalidArguments(format!("pipeline: {e}")))?;
-            run(tools, cx, &pipeline).await
-        })
-    }
+    },
+    confined: false,
+    authorize: no_grant_needed,
+    call: |tools, cx, args| Box::pin(parse_and_run(tools, cx, args)),
+};
+
+/// A call of `execute_pipeline`: its arguments are the pipeline.
+async fn parse_and_run(
+    tools: &Toolbox,
+    cx: &CallContext<'_>,
+    args: Value,
+) -> Result<Value, ToolError> {
+    let pipeline: Pipeline = serde_json::from_value(args)
+        .map_err(|e| ToolError::InvalidArguments(format!("pipeline: {e}")))?;
+    run(tools, cx, &pipeline).await
 }
 
 /// Validates, then runs a pipeline for the skill in `cx`.

@@ -75,8 +75,8 @@ fn toolbox(config: ToolsConfig, barrier: Option<Arc<tokio::sync::Barrier>>) -> T
     for t in builtin::all() {
         tb.register(t);
     }
-    tb.register(Arc::new(http_fetch::HttpFetch));
-    tb.register(Arc::new(pipeline::ExecutePipeline));
+    tb.register(Arc::new(http_fetch::HTTP_FETCH));
+    tb.register(Arc::new(pipeline::EXECUTE_PIPELINE));
     tb
 }
 

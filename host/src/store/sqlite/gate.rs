@@ -1,23 +1,18 @@
-//! The gate's records in SQLite (see [`crate::store::gate`]).
+//! The gate's records in the SQLite store.
 
 use rusqlite::{OptionalExtension, params};
 
 use super::SqliteStore;
 use crate::store::gate::REPORTS_KEPT;
-use crate::store::{ApprovalRow, GateReportRow, StoreError};
+use crate::store::schema::{APPROVAL_COLUMNS, REPORT_COLUMNS};
+use crate::store::{ApprovalRow, GateRecords, GateReportRow, StoreError};
 
 fn report_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GateReportRow> {
     Ok(record_from_row!(GateReportRow, r.get))
 }
 
-const REPORT_COLUMNS: &str =
-    "id, skill, artifact, capabilities_pin, at, passed, report_json FROM gate_reports";
-
-impl SqliteStore {
-    /// Stores a report (`id` in `row` is ignored) and returns its id.
-    /// Older reports of the skill beyond the latest few are dropped, except
-    /// the one its approval rests on.
-    pub(super) fn insert_gate_report(&self, row: &GateReportRow) -> Result<i64, StoreError> {
+impl GateRecords for SqliteStore {
+    fn insert_gate_report(&self, row: &GateReportRow) -> Result<i64, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         tx.execute(
@@ -43,23 +38,18 @@ impl SqliteStore {
         Ok(id)
     }
 
-    /// The latest report of `skill`, whatever artifact it was made for.
-    pub(super) fn latest_gate_report(
-        &self,
-        skill: &str,
-    ) -> Result<Option<GateReportRow>, StoreError> {
+    fn latest_gate_report(&self, skill: &str) -> Result<Option<GateReportRow>, StoreError> {
         Ok(self
             .conn()
             .query_row(
-                &format!("SELECT {REPORT_COLUMNS} WHERE skill = ?1 ORDER BY id DESC LIMIT 1"),
+                &format!("SELECT {REPORT_COLUMNS} FROM gate_reports WHERE skill = ?1 ORDER BY id DESC LIMIT 1"),
                 params![skill],
                 report_from_row,
             )
             .optional()?)
     }
 
-    /// The latest report of `skill` made for `artifact`.
-    pub(super) fn latest_gate_report_for(
+    fn latest_gate_report_for(
         &self,
         skill: &str,
         artifact: &str,
@@ -68,7 +58,7 @@ impl SqliteStore {
             .conn()
             .query_row(
                 &format!(
-                    "SELECT {REPORT_COLUMNS} WHERE skill = ?1 AND artifact = ?2 ORDER BY id DESC LIMIT 1"
+                    "SELECT {REPORT_COLUMNS} FROM gate_reports WHERE skill = ?1 AND artifact = ?2 ORDER BY id DESC LIMIT 1"
                 ),
                 params![skill, artifact],
                 report_from_row,
@@ -76,22 +66,18 @@ impl SqliteStore {
             .optional()?)
     }
 
-    pub(super) fn gate_report(&self, id: i64) -> Result<Option<GateReportRow>, StoreError> {
+    fn gate_report(&self, id: i64) -> Result<Option<GateReportRow>, StoreError> {
         Ok(self
             .conn()
             .query_row(
-                &format!("SELECT {REPORT_COLUMNS} WHERE id = ?1"),
+                &format!("SELECT {REPORT_COLUMNS} FROM gate_reports WHERE id = ?1"),
                 params![id],
                 report_from_row,
             )
             .optional()?)
     }
 
-    /// Records `approval`, replacing the skill's previous one, only if its
-    /// report exists, passed, and was made for the same skill, artifact and
-    /// capabilities (checked in the same transaction as the write). False
-    /// when it was not recorded for that reason.
-    pub(super) fn approve_handler(&self, approval: &ApprovalRow) -> Result<bool, StoreError> {
+    fn approve_handler(&self, approval: &ApprovalRow) -> Result<bool, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let matching: Option<i64> = tx
@@ -126,14 +112,16 @@ impl SqliteStore {
         Ok(true)
     }
 
-    pub(super) fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError> {
+    fn all_gate_reports(&self) -> Result<Vec<GateReportRow>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(&format!("SELECT {REPORT_COLUMNS} ORDER BY id"))?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {REPORT_COLUMNS} FROM gate_reports ORDER BY id"
+        ))?;
         let rows = stmt.query_map([], report_from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(super) fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError> {
+    fn import_gate_reports(&self, rows: &[GateReportRow]) -> Result<u64, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut new = 0;
@@ -157,31 +145,27 @@ impl SqliteStore {
         Ok(new)
     }
 
-    pub(super) fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
+    fn all_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT skill, artifact, capabilities_pin, report_id, at, by
-             FROM gate_approvals ORDER BY skill",
-        )?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {APPROVAL_COLUMNS} FROM gate_approvals ORDER BY skill"
+        ))?;
         let rows = stmt.query_map([], |r| Ok(record_from_row!(ApprovalRow, r.get)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The skill's approval, if it has one.
-    pub(super) fn handler_approval(&self, skill: &str) -> Result<Option<ApprovalRow>, StoreError> {
+    fn handler_approval(&self, skill: &str) -> Result<Option<ApprovalRow>, StoreError> {
         Ok(self
             .conn()
             .query_row(
-                "SELECT skill, artifact, capabilities_pin, report_id, at, by
-                 FROM gate_approvals WHERE skill = ?1",
+                &format!("SELECT {APPROVAL_COLUMNS} FROM gate_approvals WHERE skill = ?1"),
                 params![skill],
                 |r| Ok(record_from_row!(ApprovalRow, r.get)),
             )
             .optional()?)
     }
 
-    /// Removes the skill's approval; true if it had one.
-    pub(super) fn revoke_handler_approval(&self, skill: &str) -> Result<bool, StoreError> {
+    fn revoke_handler_approval(&self, skill: &str) -> Result<bool, StoreError> {
         let n = self.conn().execute(
             "DELETE FROM gate_approvals WHERE skill = ?1",
             params![skill],

@@ -1,0 +1,23 @@
+//! Which gated handlers may run: the `[gate]` settings, the report the
+//! validation gate writes (one verdict per check, each failure classified
+//! and explained), and approvals, each pinned to the artifact's bytes and
+//! to its skill as it was checked (its SKILL.md and what it declares).
+//! `exec` asks [`admission`] before it runs a handler of a gated source.
+//! This is the lower part of `gate`, a unit of its own in the module map:
+//! the checks run in the rest of `gate`, above `exec`, which needs only
+//! this part.
+
+mod approval;
+mod report;
+mod settings;
+#[cfg(test)]
+mod tests;
+
+pub use approval::{
+    ApprovalError, ApprovedBy, HandlerState, Refusal, admission, approve, pin, skill_pin, state,
+};
+pub use report::{
+    CaseRun, Check, FindingClass, Outcome, Report, Status, StoredReport, Verdict, latest_report,
+    latest_report_for, store_report,
+};
+pub use settings::{Approve, CapabilityKey, GateConfig, Provenance};
