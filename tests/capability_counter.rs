@@ -6,10 +6,8 @@
 //! host's tally, and is refused without the grant. Compiles the crate once
 //! more under another package name, like `capability_example`.
 
-use std::process::Command;
-
-use crate::capability_example::{copy_checkout, example_block, replace_once};
-use crate::harness::{guest, repo_root, target_dir};
+use crate::capability_example::{copy_checkout, example_block, replace_once, test_grants_of_copy};
+use crate::harness::{guest, repo_root};
 
 /// The check that goes into the example's folder: calls through the real
 /// sandbox, not the docs.
@@ -126,38 +124,11 @@ fn a_capability_with_host_services_is_one_folder_one_field_and_its_entry() {
         "    &kv::Kv,\n];",
         "    &kv::Kv,\n    &counter::Counter,\n];",
     );
-    // Another package name, as in `capability_example`.
-    let manifest = copy.path().join("host/Cargo.toml");
-    replace_once(
-        &manifest,
-        "name = \"skillhost\"\nversion",
-        "name = \"skillhost-counter-example\"\nversion",
+    let stdout = test_grants_of_copy(
+        copy.path(),
+        "skillhost-counter-example",
+        &[("COUNTER_GUEST_WASM", &wasm)],
     );
-    replace_once(
-        &manifest,
-        "[[bin]]\nname = \"skillhost\"\npath = \"src/main.rs\"\n",
-        "",
-    );
-
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "test",
-            "--offline",
-            "-p",
-            "skillhost-counter-example",
-            "--lib",
-            "grants::",
-        ])
-        .current_dir(copy.path())
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env("COUNTER_GUEST_WASM", &wasm)
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("run cargo");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(
         stdout.contains(
             "the_counter_counts_per_call_reports_to_its_service_and_needs_its_grant ... ok"

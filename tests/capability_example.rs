@@ -65,6 +65,41 @@ pub(crate) fn copy_checkout(root: &Path) -> tempfile::TempDir {
     copy
 }
 
+/// Renames the copy's package to `package` and runs its `grants::` unit
+/// tests with `env`, sharing this checkout's target folder; their output,
+/// once they passed. Another package name: cargo's unit hashes leave out
+/// a path package's location, so a copy named `skillhost` would build into
+/// the same artefacts (and build-script output) as this checkout's. The
+/// dependencies are shared all the same.
+pub(crate) fn test_grants_of_copy(copy: &Path, package: &str, env: &[(&str, &Path)]) -> String {
+    let manifest = copy.join("host/Cargo.toml");
+    replace_once(
+        &manifest,
+        "name = \"skillhost\"\nversion",
+        &format!("name = \"{package}\"\nversion"),
+    );
+    replace_once(
+        &manifest,
+        "[[bin]]\nname = \"skillhost\"\npath = \"src/main.rs\"\n",
+        "",
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args(["test", "--offline", "-p", package, "--lib", "grants::"])
+        .current_dir(copy)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let out = command.output().expect("run cargo");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    stdout
+}
+
 #[test]
 fn a_new_capability_is_one_file_one_field_and_its_entry() {
     let root = repo_root();
@@ -108,40 +143,7 @@ fn a_new_capability_is_one_file_one_field_and_its_entry() {
         "    &kv::Kv,\n    &clock::Clock,\n];",
     );
 
-    // Another package name: cargo's unit hashes leave out a path
-    // package's location, so a copy named `skillhost` would build into the
-    // same artefacts (and build-script output) as this checkout's. The
-    // dependencies are shared all the same.
-    let manifest = copy.path().join("host/Cargo.toml");
-    replace_once(
-        &manifest,
-        "name = \"skillhost\"\nversion",
-        "name = \"skillhost-clock-example\"\nversion",
-    );
-    replace_once(
-        &manifest,
-        "[[bin]]\nname = \"skillhost\"\npath = \"src/main.rs\"\n",
-        "",
-    );
-
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "test",
-            "--offline",
-            "-p",
-            "skillhost-clock-example",
-            "--lib",
-            "grants::",
-        ])
-        .current_dir(copy.path())
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("run cargo");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let stdout = test_grants_of_copy(copy.path(), "skillhost-clock-example", &[]);
     assert!(
         stdout.contains("the_clock_grant_is_declared_granted_and_described ... ok"),
         "{stdout}"

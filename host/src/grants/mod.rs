@@ -24,6 +24,7 @@ mod tools;
 pub mod edit;
 pub mod shared;
 
+pub(crate) use call::truncated;
 pub use call::{
     CallSetup, CallStates, CapabilityHost, HostFn, HostInterface, Refusal, Services,
     is_host_interface, link_host_interfaces,

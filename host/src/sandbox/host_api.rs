@@ -10,7 +10,9 @@ use std::sync::Arc;
 use super::bindings::skillhost::skill::host::{self, HostError, Level};
 use super::state::HostState;
 
-use crate::grants::{CallStates, CapabilityHost, KvCall, KvHost, LlmCall, Refusal, ToolsCall};
+use crate::grants::{
+    CallStates, CapabilityHost, KvCall, KvHost, LlmCall, Refusal, ToolsCall, truncated,
+};
 use crate::types::ServiceError;
 
 impl From<ServiceError> for HostError {
@@ -42,17 +44,6 @@ fn level_name(l: Level) -> &'static str {
         Level::Warn => "warn",
         Level::Error => "error",
     }
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [truncated {} bytes]", &s[..end], s.len() - end)
 }
 
 impl HostState {
@@ -91,7 +82,7 @@ impl super::bindings::skillhost::skill::types::Host for HostState {}
 
 impl host::Host for HostState {
     async fn log(&mut self, level: Level, message: String) {
-        let message = truncate(&message, MAX_LOG_LINE);
+        let message = truncated(&message, MAX_LOG_LINE);
         if self.log_budget < message.len() {
             if !self.log_truncated {
                 self.log_truncated = true;
