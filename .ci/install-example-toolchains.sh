@@ -87,7 +87,7 @@ rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add was
 
 # --- bubblewrap: the box `forge handler` builds a model's handler in -------
 # (docs/forge.md, "The build box"). Without it the forge's builds fail
-# closed, and so do tests/forge_handler.rs and forge::buildbox's tests.
+# closed, and so do tests/forge_handler/ and forge::buildbox's tests.
 step "bubblewrap (bwrap, the forge's build box)"
 if ! command -v bwrap >/dev/null; then
     command -v apt-get >/dev/null || fail bubblewrap "apt-get is not available to install bubblewrap"

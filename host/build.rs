@@ -5,6 +5,13 @@
 //!
 //! The guest build is a nested `cargo build` into its own target directory
 //! (`<target>/guests`): sharing the outer one would deadlock on cargo's lock.
+//!
+//! A build script reports failure by panicking (cargo prints the message and
+//! stops the build), so `expect` naming the step is its error path.
+#![allow(
+    clippy::expect_used,
+    reason = "a build script fails by panicking with the step named"
+)]
 
 use std::env;
 use std::fmt::Write as _;

@@ -8,81 +8,46 @@
 //! feedback-retry arm must do better than the baseline, and ground truth
 //! comes from the task file's labels, not from the model.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
 use crate::harness::{self, Workspace};
+use crate::support::model_server::ModelServer;
 
-/// Serves every connection on a thread; counts the requests.
+/// Serves every connection on a thread until the process ends; counts the
+/// requests.
 fn serve(anthropic: bool) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
     let count = Arc::new(AtomicUsize::new(0));
     let seen = count.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let seen = seen.clone();
-            std::thread::spawn(move || answer_all(stream, anthropic, &seen));
-        }
+    let server = ModelServer::answering("", move |request| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        answer(request, anthropic)
     });
+    let base = server.base.clone();
+    server.detach();
     (base, count)
 }
 
-fn answer_all(stream: std::net::TcpStream, anthropic: bool, seen: &AtomicUsize) {
-    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-    let mut out = stream;
-    loop {
-        let mut length = 0usize;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = l.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        seen.fetch_add(1, Ordering::SeqCst);
-        let request = String::from_utf8_lossy(&body);
-        let text = if request.contains("Your previous answer was rejected") {
-            "Subject: Your request\n\nHello,\n\nWe meet at 3pm (timezone not given).\nPlease find attached: the requested document.\n\nBest regards,\n"
-        } else {
-            "Hello,\n\nWe meet at 3pm (timezone not given).\nPlease find attached: the requested document.\n\nBest regards,\n"
-        };
-        let reply = if anthropic {
-            json!({"id": "m", "type": "message", "role": "assistant",
-                   "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                   "usage": {"input_tokens": 10, "output_tokens": 10}})
-        } else {
-            json!({"id": "c", "object": "chat.completion",
-                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                   "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
-        }
-        .to_string();
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            reply.len()
-        );
-        if out.write_all(head.as_bytes()).is_err() || out.write_all(reply.as_bytes()).is_err() {
-            return;
-        }
+/// The reply to `request`: an email without a subject line unless the
+/// prompt carries the validator's message from a rejected first answer.
+fn answer(request: &str, anthropic: bool) -> String {
+    let text = if request.contains("Your previous answer was rejected") {
+        "Subject: Your request\n\nHello,\n\nWe meet at 3pm (timezone not given).\nPlease find attached: the requested document.\n\nBest regards,\n"
+    } else {
+        "Hello,\n\nWe meet at 3pm (timezone not given).\nPlease find attached: the requested document.\n\nBest regards,\n"
+    };
+    if anthropic {
+        json!({"id": "m", "type": "message", "role": "assistant",
+               "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+               "usage": {"input_tokens": 10, "output_tokens": 10}})
+    } else {
+        json!({"id": "c", "object": "chat.completion",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
     }
+    .to_string()
 }
 
 fn arm<'a>(sweep: &'a Value, name: &str) -> &'a Value {

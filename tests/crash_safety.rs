@@ -3,7 +3,7 @@
 //! written to `skillhost.toml` (`skills grant|revoke`). After each kill
 //! every file parses, the store opens, no run whose answer a client got is
 //! lost, and the next command works without repair. (The forge's writer
-//! has its own: `forge::kill_9_in_the_middle_of_improvement_writes...`.)
+//! has its own: `forge::processes::kill_9_in_the_middle_of_improvement_writes...`.)
 //!
 //! Kills per test: `SKILLHOST_TEST_KILLS` (5 by default; the full check is
 //! `SKILLHOST_TEST_KILLS=100 cargo test -p skillhost --test integration

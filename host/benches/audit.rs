@@ -15,6 +15,12 @@
 //!
 //! Run: `cargo bench -p skillhost --bench audit` (release profile).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -2,6 +2,12 @@
 //! over them. Targets: the load well under a second, a query well under a
 //! millisecond.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;

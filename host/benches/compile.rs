@@ -15,6 +15,12 @@
 //!
 //! Run: `cargo bench -p skillhost --bench compile` (release profile).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
 

@@ -19,13 +19,19 @@
 //! Needs cargo with the wasm32-wasip2 target and bubblewrap
 //! (`apt-get install -y bubblewrap`).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use skillhost::forge::buildbox::BuildBox;
 use skillhost::forge::handler::{self, BuildSettings, HandlerConfig, HandlerLang};
 
-/// The handler `forge handler` wrote in tests/forge_handler.rs.
+/// The handler `forge handler` wrote in tests/forge_handler/.
 const SOURCE: &str = r#"use skillhost_guest::{HandlerResult, Output, Task};
 
 fn handle(task: Task) -> HandlerResult {

@@ -11,6 +11,12 @@
 //! `cargo bench -p skillhost --bench forge_mine` (release profile).
 //! `FORGE_MINE_RUNS=N` changes the run count (for a quick check).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
 

@@ -8,6 +8,12 @@
 //!
 //! `cargo bench -p skillhost --bench gate` (release profile).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
 

@@ -4,6 +4,12 @@
 //!   runs, over the default window) vs storing the runs between two;
 //! - prevention with 1,000 rules per task vs with 1 rule.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -18,6 +18,12 @@
 //! `SKILLHOST_LOAD_POSTGRES_URL` (or `SKILLHOST_TEST_POSTGRES_URL`) names,
 //! and each level gets a fresh database there.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
 

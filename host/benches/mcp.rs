@@ -6,6 +6,12 @@
 //! measured interleaved in the same run; the ratios are printed as
 //! `RATIO mcp: ...` and `RATIO mcp-http: ...`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
 

@@ -5,6 +5,12 @@
 //!
 //! Run: `cargo bench -p skillhost --bench mcp_spin` (release profile).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
 

@@ -2,6 +2,12 @@
 //! network) and a cheap confined tool, minus the tool's own time. Baseline
 //! in the same run: the same number of bare `Provider::chat` calls.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 #[path = "../../tests/harness/mod.rs"]
 mod harness;
 

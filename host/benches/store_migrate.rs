@@ -6,6 +6,12 @@
 //! database of its own). One timed pass each: a copy of 100,000 runs is
 //! long enough to time alone. `cargo bench --bench store_migrate`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench that cannot set up stops there, naming the step"
+)]
+
 use std::time::Instant;
 
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Values and errors every stage shares: a handler's answer and failure,
 //! the failure classes the host itself raises, a service's refusal, a
-//! tool's description, an error's causes on one line, bytes as hex. This
-//! module depends on nothing in the crate.
+//! tool's description, an error's causes on one line, bytes as hex, the
+//! host's own regex patterns. This module depends on nothing in the crate.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -298,6 +298,17 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
             let _ = write!(s, "{b:02x}");
             s
         })
+}
+
+/// A regex from a pattern written in this crate's source (`'static`, so
+/// never from input). The tests that use a pattern compile it, so a bad
+/// one is a bug in the host: it panics, naming the pattern.
+#[allow(
+    clippy::expect_used,
+    reason = "the pattern is a constant of the host, checked by its tests"
+)]
+pub(crate) fn constant_regex(pattern: &'static str) -> regex::Regex {
+    regex::Regex::new(pattern).expect(pattern)
 }
 
 /// Describes a tool to a model.

@@ -3,6 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+// tests/integration.rs loads this file as `support`: its modules are the
+// other files of tests/support/.
+pub mod model_server;
+
 /// `../shared/skill-corpus` from the repository root, or `$SKILLHOST_CORPUS`.
 /// `None` (and a printed note) when it is absent, so the suite runs anywhere.
 pub fn corpus_dir() -> Option<PathBuf> {

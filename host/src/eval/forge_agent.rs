@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 
 use super::simulated::splitmix;
 use crate::llm::{ChatRequest, ChatResponse, LlmError, Message, Provider, ToolCall, ToolSpec};
-use crate::types::BoxFuture;
+use crate::types::{BoxFuture, constant_regex};
 
 pub const GUESS_RATE: f64 = 0.30;
 pub const WRONG_READ_RATE: f64 = 0.25;
@@ -87,8 +87,7 @@ impl SimulatedBriefAgent {
     pub fn new(seed: u64) -> Self {
         SimulatedBriefAgent {
             seed,
-            forged: Regex::new(r#"^Runs (.+) as one pipeline, for tasks like "(.*)"\.?$"#)
-                .expect("constant regex"),
+            forged: constant_regex(r#"^Runs (.+) as one pipeline, for tasks like "(.*)"\.?$"#),
         }
     }
 

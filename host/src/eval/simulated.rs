@@ -37,7 +37,7 @@ use serde_json::Value;
 use super::reading::{Need, Prompt};
 use super::time_forms::{TIME_FORMS, TimeForm, find_time, render_time};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, Provider, Usage};
-use crate::types::BoxFuture;
+use crate::types::{BoxFuture, constant_regex as re};
 
 /// The model's tendencies, before any instruction.
 pub const ZONE_RATE: f64 = 0.40;
@@ -221,10 +221,6 @@ pub const NEED_ATTACHMENT: Need = Need {
     avoidance: false,
     contrary: &["handled by the mail client"],
 };
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("constant regex")
-}
 
 /// The model's own lexicons: what it takes for a timezone, a spam phrase,
 /// a request for an attachment and the thing to attach. Broader than the

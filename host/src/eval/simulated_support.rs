@@ -26,7 +26,7 @@ use regex::Regex;
 use super::reading::{Need, Prompt};
 use super::simulated::{next_attempt, text_answer, uniform_draw};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, Provider};
-use crate::types::BoxFuture;
+use crate::types::{BoxFuture, constant_regex as re};
 
 pub const SKILL: &str = "support-reply";
 /// The skill's SKILL.md, shipped with the scenario.
@@ -119,10 +119,6 @@ pub const NEED_GREETING: Need = Need {
     avoidance: false,
     contrary: &[],
 };
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("constant regex")
-}
 
 /// The model's reading of a ticket: an incident, an upset customer.
 static INCIDENT_RE: LazyLock<Regex> = LazyLock::new(|| {

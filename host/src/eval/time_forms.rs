@@ -8,14 +8,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::types::constant_regex as re;
+
 const NUMBERS: [&str; 13] = [
     "twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     "eleven", "twelve",
 ];
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("constant regex")
-}
 
 /// How a time is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +61,6 @@ pub struct FoundTime {
 }
 
 static TIME_PATTERNS: LazyLock<Vec<(TimeForm, Regex)>> = LazyLock::new(|| {
-    let words = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve";
     vec![
         (
             TimeForm::Dotted,
@@ -79,8 +76,10 @@ static TIME_PATTERNS: LazyLock<Vec<(TimeForm, Regex)>> = LazyLock::new(|| {
         (TimeForm::Named, re(r"(?i)\b(noon|midday|midnight)\b")),
         (
             TimeForm::Words,
-            re(&format!(
-                r"(?i)\b(half past|quarter past|quarter to) ({words})\b|\b({words}) o'clock\b"
+            re(concat!(
+                r"(?i)\b(half past|quarter past|quarter to) ",
+                r"(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+                r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve) o'clock\b"
             )),
         ),
     ]
@@ -104,7 +103,7 @@ pub fn find_time(text: &str) -> Option<FoundTime> {
     let mut best: Option<FoundTime> = None;
     for (form, re) in TIME_PATTERNS.iter() {
         let Some(c) = re.captures(text) else { continue };
-        let m = c.get(0).expect("whole match");
+        let Some(m) = c.get(0) else { continue };
         let num = |i: usize| c.get(i).and_then(|g| g.as_str().parse::<u32>().ok());
         let (hour, minute, form) = match form {
             TimeForm::Dotted | TimeForm::Compact => {

@@ -26,6 +26,7 @@ use serde::Serialize;
 use super::ForgeError;
 use crate::paths::Paths;
 use crate::skill::{Capabilities, LimitSpec, ParsedSkill, Source, parse_skill};
+use crate::types::constant_regex;
 
 /// Largest SKILL.md the forge writes.
 pub const MAX_SKILL_BYTES: usize = 64 << 10;
@@ -34,10 +35,7 @@ pub const SKILL_FILE: &str = "SKILL.md";
 const TMP_PREFIX: &str = ".SKILL.md.forge-";
 const LOCK_FILE: &str = "forge.lock";
 
-static SLUG: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"^[a-z0-9_-]{1,64}$").expect("a valid pattern")
-});
+static SLUG: LazyLock<Regex> = LazyLock::new(|| constant_regex(r"^[a-z0-9_-]{1,64}$"));
 
 /// Whether `slug` may name a forged skill (and its folder).
 pub fn check_slug(slug: &str) -> Result<(), ForgeError> {

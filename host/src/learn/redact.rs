@@ -6,25 +6,25 @@ use regex::Regex;
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
+use crate::types::constant_regex;
+
 pub const REDACTED: &str = "[redacted]";
 
 fn secret_key() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r"(?i)(pass(word|wd)?|secret|token|api[_-]?key|auth|credential|private[_-]?key|cookie|session)")
-            .expect("constant regex compiles")
+        constant_regex(r"(?i)(pass(word|wd)?|secret|token|api[_-]?key|auth|credential|private[_-]?key|cookie|session)")
     })
 }
 
 fn secret_value() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(concat!(
+        constant_regex(concat!(
             r"^(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}",
             r"|xox[abpr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
             r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$"
         ))
-        .expect("constant regex compiles")
     })
 }
 

@@ -100,6 +100,8 @@ pub struct CountingAllocator;
 // a thread-local and updates atomics, and never allocates.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract for this call,
+        // which is `System`'s contract too.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             charge(layout.size() as isize);
@@ -108,6 +110,8 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract for this call,
+        // which is `System`'s contract too.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             charge(layout.size() as isize);
@@ -116,11 +120,15 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract for this call,
+        // which is `System`'s contract too.
         unsafe { System.dealloc(ptr, layout) };
         charge(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract for this call,
+        // which is `System`'s contract too.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             charge(new_size as isize - layout.size() as isize);

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::model::{ContextField, FieldKind, SkillMeta, SkillhostMeta};
+use crate::types::constant_regex;
 
 /// The keys skillhost acts on, read where the ecosystem puts them.
 pub(crate) fn read_meta(
@@ -136,8 +137,7 @@ fn read_metadata_block<'a>(
 /// The text of a top-level `version:` number as written (`1.10`, not 1.1).
 fn version_literal(fm_text: &str) -> Option<String> {
     static VERSION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^version[ \t]*:[ \t]*([0-9][0-9A-Za-z._+\-]*)[ \t]*(?:#.*)?$")
-            .expect("static regex")
+        constant_regex(r"(?m)^version[ \t]*:[ \t]*([0-9][0-9A-Za-z._+\-]*)[ \t]*(?:#.*)?$")
     });
     VERSION.captures(fm_text).map(|c| c[1].to_owned())
 }

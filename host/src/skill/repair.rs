@@ -6,11 +6,14 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::types::constant_regex;
+
 /// `key: value` lines whose plain value is not quoted, bracketed or a block
 /// scalar header. Group 1: indent (and `- `), 2: key, 3: value.
 static KEY_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(\s*(?:-\s+)?)([A-Za-z0-9_][A-Za-z0-9_.\-]*|'[^']*'|\x22[^\x22]*\x22)[ \t]*:[ \t]+(\S.*)$")
-        .expect("static regex")
+    constant_regex(
+        r"^(\s*(?:-\s+)?)([A-Za-z0-9_][A-Za-z0-9_.\-]*|'[^']*'|\x22[^\x22]*\x22)[ \t]*:[ \t]+(\S.*)$",
+    )
 });
 
 /// The second attempt: quote plain values that contain `: ` (which YAML

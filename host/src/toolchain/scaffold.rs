@@ -222,6 +222,27 @@ fn standalone_sdk_manifest() -> Result<String, ScaffoldError> {
             table.insert(&key, value);
         }
     }
+    // `[lints] workspace = true` becomes the workspace's own lint table.
+    let inherits_lints = manifest
+        .get("lints")
+        .and_then(|l| l.get("workspace"))
+        .and_then(toml_edit::Item::as_bool)
+        == Some(true);
+    if inherits_lints {
+        let mut lints = workspace
+            .get("workspace")
+            .and_then(|w| w.get("lints"))
+            .and_then(toml_edit::Item::as_table)
+            .cloned()
+            .ok_or_else(|| bad("workspace.lints is not in the workspace"))?;
+        // The header comments speak of the workspace; the lints keep theirs.
+        for (_, tool) in lints.iter_mut() {
+            if let Some(t) = tool.as_table_mut() {
+                t.decor_mut().clear();
+            }
+        }
+        manifest.insert("lints", toml_edit::Item::Table(lints));
+    }
     Ok(manifest.to_string())
 }
 
@@ -496,6 +517,7 @@ mod tests {
         assert_eq!(materialize_guest_sdk(home.path()).expect("again"), krate);
         let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).expect("Cargo.toml");
         assert!(!manifest.contains("workspace"), "{manifest}");
+        assert!(manifest.contains("[lints.clippy]"), "{manifest}");
         assert!(manifest.contains("edition = \"2024\""), "{manifest}");
         assert!(
             manifest.contains("serde = { version = \"1\", features = [\"derive\"] }"),

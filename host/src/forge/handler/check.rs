@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{HandlerLang, MAX_SOURCE_BYTES, SourceError};
+use crate::types::constant_regex;
 
 /// Refuses a source that could read the host while it builds.
 pub fn check_source(source: &str, lang: HandlerLang) -> Result<(), SourceError> {
@@ -22,37 +23,21 @@ pub fn check_source(source: &str, lang: HandlerLang) -> Result<(), SourceError> 
 /// name: `include_str` and the rest are refused wherever they are named
 /// (a macro argument too); `env` where it is called or renamed.
 static RUST_READS: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(
+    constant_regex(
         r"\b(include_str|include_bytes|include|option_env)\b|\benv\s*(!|\bas\b)|\bas\s+env\b",
     )
-    .expect("a valid pattern")
 });
 /// `mod x;`: a module read from another file (`mod $n;` in a macro too).
-static RUST_OUT_OF_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"\bmod\s+(r#|\$\s*)?\w+\s*;").expect("a valid pattern")
-});
+static RUST_OUT_OF_LINE: LazyLock<Regex> =
+    LazyLock::new(|| constant_regex(r"\bmod\s+(r#|\$\s*)?\w+\s*;"));
 /// The start of an attribute at a `#`: `#[`, `#![`, with any spacing.
-static RUST_ATTRIBUTE_START: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"^#\s*!?\s*\[\s*").expect("a valid pattern")
-});
+static RUST_ATTRIBUTE_START: LazyLock<Regex> = LazyLock::new(|| constant_regex(r"^#\s*!?\s*\[\s*"));
 /// `extern crate`, with any spacing.
-static RUST_EXTERN_CRATE: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"\bextern\s+crate\b").expect("a valid pattern")
-});
+static RUST_EXTERN_CRATE: LazyLock<Regex> = LazyLock::new(|| constant_regex(r"\bextern\s+crate\b"));
 /// A macro called by a macro argument's name: `$m!(...)`.
-static RUST_METAVAR_CALL: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"\$\s*\w+\s*!").expect("a valid pattern")
-});
+static RUST_METAVAR_CALL: LazyLock<Regex> = LazyLock::new(|| constant_regex(r"\$\s*\w+\s*!"));
 /// A macro defined by the handler.
-static RUST_MACRO_RULES: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"\bmacro_rules\s*!").expect("a valid pattern")
-});
+static RUST_MACRO_RULES: LazyLock<Regex> = LazyLock::new(|| constant_regex(r"\bmacro_rules\s*!"));
 /// Attributes a handler may carry; every other one (`path`, `link`,
 /// `export_name`, `debugger_visualizer`, `cfg_attr` which could wrap them,
 /// ...) is refused, and so is one whose name is a macro argument.
@@ -288,22 +273,15 @@ fn raw_string_start(s: &[char], i: usize) -> Option<usize> {
 
 /// `import ... from "X"`, `import "X"`, `export ... from "X"`.
 static JS_STATIC_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(
+    constant_regex(
         r#"\b(?:import|export)\b[^;'"`]*?\bfrom\s*['"]([^'"]*)['"]|\bimport\s*['"]([^'"]*)['"]"#,
     )
-    .expect("a valid pattern")
 });
-static JS_DYNAMIC: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"\b(import|require)\s*\(").expect("a valid pattern")
-});
+static JS_DYNAMIC: LazyLock<Regex> = LazyLock::new(|| constant_regex(r"\b(import|require)\s*\("));
 /// A WIT interface (`skillhost:skill/host`, `wasi:cli/environment@0.2.0`):
 /// the only modules a handler may import.
 static WIT_SPECIFIER: LazyLock<Regex> = LazyLock::new(|| {
-    #[allow(clippy::expect_used)]
-    Regex::new(r"^[a-z][a-z0-9-]*:[a-z][a-z0-9-]*/[a-z][a-z0-9-]*(@[0-9A-Za-z.+-]+)?$")
-        .expect("a valid pattern")
+    constant_regex(r"^[a-z][a-z0-9-]*:[a-z][a-z0-9-]*/[a-z][a-z0-9-]*(@[0-9A-Za-z.+-]+)?$")
 });
 
 /// componentize-js bundles what a module imports: a handler may import

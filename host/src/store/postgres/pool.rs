@@ -38,6 +38,10 @@ pub(super) struct Conn<'a>(MutexGuard<'a, Option<Client>>);
 
 impl std::ops::Deref for Conn<'_> {
     type Target = Client;
+    #[allow(
+        clippy::expect_used,
+        reason = "the pool hands out connected slots only"
+    )]
     fn deref(&self) -> &Client {
         self.0
             .as_ref()
@@ -46,6 +50,10 @@ impl std::ops::Deref for Conn<'_> {
 }
 
 impl std::ops::DerefMut for Conn<'_> {
+    #[allow(
+        clippy::expect_used,
+        reason = "the pool hands out connected slots only"
+    )]
     fn deref_mut(&mut self) -> &mut Client {
         self.0
             .as_mut()
