@@ -323,8 +323,10 @@ impl Runner {
         given: &Map<String, Value>,
         started: Instant,
     ) -> Result<RunOutcome, RunError> {
-        self.run_at_depth(skill, selected_by, task, given, started, 0)
-            .await
+        // Boxed: the run's state is large, and a caller's future (an MCP
+        // request is a spawned task) is moved whole when it is spawned;
+        // a pointer moves for less than the state would.
+        Box::pin(self.run_at_depth(skill, selected_by, task, given, started, 0)).await
     }
 }
 

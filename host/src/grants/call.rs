@@ -104,7 +104,6 @@
 //! call offers a `Tally` with `Services::with`.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -118,7 +117,7 @@ use crate::skill::Capabilities;
 /// capability whose service is absent answers "not found".
 #[derive(Clone, Default)]
 pub struct Services {
-    by_type: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    by_type: ByType<Arc<dyn Any + Send + Sync>>,
 }
 
 impl Services {
@@ -131,7 +130,7 @@ impl Services {
     /// The service that implements `S`, if the host offers one.
     pub fn get<S: ?Sized + Send + Sync + 'static>(&self) -> Option<Arc<S>> {
         self.by_type
-            .get(&TypeId::of::<S>())?
+            .get(TypeId::of::<S>())?
             .downcast_ref::<Arc<S>>()
             .cloned()
     }
@@ -157,13 +156,15 @@ pub struct CallSetup<'a> {
 /// The per-call state of every capability that keeps one, by its type.
 #[derive(Default)]
 pub struct CallStates {
-    by_type: HashMap<TypeId, Box<dyn Any + Send>>,
+    by_type: ByType<Box<dyn Any + Send>>,
 }
 
 impl CallStates {
     /// Each capability's state for the call `setup` describes.
     pub fn new(setup: &CallSetup<'_>) -> Self {
-        let mut states = CallStates::default();
+        let mut states = CallStates {
+            by_type: ByType(Vec::with_capacity(CAPABILITIES.len())),
+        };
         for cap in CAPABILITIES {
             if let Some(state) = cap.call_state(setup) {
                 // `Box<dyn Any>` derefs to the state itself: its type is the key.
@@ -175,12 +176,46 @@ impl CallStates {
 
     /// The state of type `T`, if its capability keeps one.
     pub fn get<T: Any>(&self) -> Option<&T> {
-        self.by_type.get(&TypeId::of::<T>())?.downcast_ref()
+        self.by_type.get(TypeId::of::<T>())?.downcast_ref()
     }
 
     /// The state of type `T`, mutable.
     pub fn get_mut<T: Any>(&mut self) -> Option<&mut T> {
-        self.by_type.get_mut(&TypeId::of::<T>())?.downcast_mut()
+        self.by_type.get_mut(TypeId::of::<T>())?.downcast_mut()
+    }
+}
+
+/// Values keyed by their type. A call has a few (at most one per
+/// capability), built anew for every call: a list searched in order costs
+/// less there than a hash map's hashing, random seed and growth.
+#[derive(Clone)]
+struct ByType<V>(Vec<(TypeId, V)>);
+
+impl<V> Default for ByType<V> {
+    fn default() -> Self {
+        ByType(Vec::new())
+    }
+}
+
+impl<V> ByType<V> {
+    /// Sets the value of `key`, replacing one there was.
+    fn insert(&mut self, key: TypeId, value: V) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    fn get(&self, key: TypeId) -> Option<&V> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    fn get_mut(&mut self, key: TypeId) -> Option<&mut V> {
+        self.0.iter_mut().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -282,5 +317,24 @@ mod tests {
         );
         assert!(services.get::<En>().is_none(), "offered as the trait only");
         assert!(Services::default().get::<dyn Greeter>().is_none());
+    }
+
+    struct Fr;
+    impl Greeter for Fr {
+        fn hello(&self) -> &'static str {
+            "bonjour"
+        }
+    }
+
+    #[test]
+    fn a_service_offered_again_replaces_the_first() {
+        let services = Services::default()
+            .with::<dyn Greeter>(Arc::new(En))
+            .with::<dyn Greeter>(Arc::new(Fr));
+        assert_eq!(
+            services.get::<dyn Greeter>().map(|g| g.hello()),
+            Some("bonjour")
+        );
+        assert_eq!(format!("{services:?}"), "Services { offered: 1 }");
     }
 }
