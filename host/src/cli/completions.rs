@@ -39,8 +39,7 @@ pub fn script(shell: CompletionShell) -> Vec<u8> {
 }
 
 pub fn run(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
-    use std::io::Write as _;
-    std::io::stdout().lock().write_all(&script(args.shell))?;
+    super::print::out_own_bytes(&script(args.shell))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -65,6 +65,7 @@ pub(crate) fn read_meta(
         Some(v) => list_of_strings(v, "triggers", warnings),
         None => Vec::new(),
     };
+    let triggers = without_control_characters(triggers, warnings);
 
     let context_fields = seed("context_fields")
         .map(|v| read_context_fields(v, warnings))
@@ -248,6 +249,26 @@ fn read_bool(v: Option<&Value>, key: &str, default: bool, warnings: &mut Vec<Str
     }
 }
 
+/// `triggers` less those holding a control character, which no request
+/// holds: in a YAML double-quoted string `\b` is a backspace, so
+/// `"/\bmail\b/"` is a regex that never matches. Each one dropped is a
+/// warning saying so.
+fn without_control_characters(triggers: Vec<String>, warnings: &mut Vec<String>) -> Vec<String> {
+    triggers
+        .into_iter()
+        .filter(|t| match t.chars().find(|c| c.is_control()) {
+            None => true,
+            Some(c) => {
+                warnings.push(format!(
+                    "trigger {t:?} ignored: it holds the control character U+{:04X}, which no request holds (in a YAML double-quoted string `\\b` is a backspace: write a regex trigger in single quotes)",
+                    u32::from(c)
+                ));
+                false
+            }
+        })
+        .collect()
+}
+
 /// `/.../`: a regex trigger.
 pub(crate) fn is_regex_trigger(t: &str) -> bool {
     t.len() >= 2 && t.starts_with('/') && t.ends_with('/')
@@ -333,6 +354,49 @@ mod tests {
             p.meta.allowed_tools,
             Some(vec!["Read".to_owned(), "Write".into()])
         );
+    }
+
+    #[test]
+    fn a_trigger_with_a_control_character_is_dropped_with_a_warning() {
+        // `\b` in double quotes is YAML's backspace: the regex never matches.
+        let p = ok("---\ndescription: d\ntriggers: [mail, \"/\\bmail to\\b/\"]\n---\n");
+        assert_eq!(p.meta.triggers, vec!["mail"]);
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("U+0008") && w.contains("single quotes")),
+            "{:?}",
+            p.warnings
+        );
+        // In single quotes it is the regex's word boundary, kept.
+        let p =
+            ok("---\nname: my-skill\ndescription: d\ntriggers: [mail, '/\\bmail to\\b/']\n---\n");
+        assert_eq!(p.meta.triggers, vec!["mail", "/\\bmail to\\b/"]);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn every_skill_we_ship_parses_without_a_warning() {
+        // A warning in a skill of `skills/` (bundled into the binary) is a
+        // defect of ours: a trigger dropped, a field ignored.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&root).expect("skills/") {
+            let dir = entry.expect("skills/ entry").path();
+            let Ok(bytes) = std::fs::read(dir.join("SKILL.md")) else {
+                continue;
+            };
+            let folder = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let parsed = parse_skill(&bytes, folder).expect("shipped skill parses");
+            assert!(
+                parsed.warnings.is_empty(),
+                "{}: {:?}",
+                dir.display(),
+                parsed.warnings
+            );
+            seen += 1;
+        }
+        assert!(seen >= 3, "{seen}");
     }
 
     #[test]

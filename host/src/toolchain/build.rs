@@ -201,37 +201,32 @@ fn build_rust(
         "cargo build --release --target wasm32-wasip2 --manifest-path {}",
         manifest.display()
     ));
-    // Cargo's own progress goes to our stderr; artifacts come as JSON.
-    let result = env
-        .command(&cargo)
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--message-format=json-render-diagnostics",
-            "--manifest-path",
-        ])
-        .arg(&manifest)
-        .current_dir(manifest.parent().unwrap_or(dir))
-        // The host's flags (e.g. -C target-cpu) are not the guest's.
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .map_err(|source| ToolchainError::Spawn {
-            program: cargo.display().to_string(),
-            source,
-        })?;
-    if !result.status.success() {
+    // Cargo's own progress and diagnostics come line by line through
+    // `progress` (the caller prints them, escaped); artifacts come as JSON.
+    let mut cmd = env.command(&cargo);
+    cmd.args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--message-format=json-render-diagnostics",
+        "--manifest-path",
+    ])
+    .arg(&manifest)
+    .current_dir(manifest.parent().unwrap_or(dir))
+    // The host's flags (e.g. -C target-cpu) are not the guest's.
+    .env_remove("RUSTFLAGS")
+    .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    let (status, stdout) = run_streaming_stderr(cmd, &cargo, progress)?;
+    if !status.success() {
         return Err(ToolchainError::Failed {
             step: "cargo build".to_owned(),
-            status: result.status.to_string(),
+            status: status.to_string(),
             output: String::new(),
         });
     }
     let manifest = manifest.canonicalize().unwrap_or(manifest);
-    let wasm = String::from_utf8_lossy(&result.stdout)
+    let wasm = String::from_utf8_lossy(&stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|m| m["reason"] == "compiler-artifact")
@@ -254,6 +249,48 @@ fn build_rust(
         source,
     })?;
     Ok(())
+}
+
+/// Runs `cmd`, passing each line of its stderr to `progress` as it comes
+/// (nothing of the child reaches the terminal but through the caller's
+/// printing), and returns its status and whole stdout.
+fn run_streaming_stderr(
+    mut cmd: std::process::Command,
+    program: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(std::process::ExitStatus, Vec<u8>), ToolchainError> {
+    use std::io::{BufRead as _, Read as _};
+    use std::process::Stdio;
+    let spawn_error = |source| ToolchainError::Spawn {
+        program: program.display().to_string(),
+        source,
+    };
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    let mut stdout_pipe = child.stdout.take();
+    // stdout is read on its own thread, so that neither pipe fills while
+    // the other is read.
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(pipe) = stdout_pipe.as_mut() {
+            let _ = pipe.read_to_end(&mut out);
+        }
+        out
+    });
+    if let Some(stderr) = child.stderr.take() {
+        for line in std::io::BufReader::new(stderr)
+            .split(b'\n')
+            .map_while(Result::ok)
+        {
+            progress(String::from_utf8_lossy(&line).trim_end_matches('\r'));
+        }
+    }
+    let status = child.wait().map_err(spawn_error)?;
+    Ok((status, reader.join().unwrap_or_default()))
 }
 
 fn build_js(
