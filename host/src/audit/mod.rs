@@ -10,9 +10,9 @@
 
 mod cache;
 mod normalize;
+mod read;
 mod rules;
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -78,7 +78,9 @@ pub struct Finding {
     pub excerpt: String,
 }
 
-/// Findings for a file the audit could not read in full.
+/// Findings for a file the audit could not read in full: high, since what
+/// the audit has not read it cannot vouch for, and padding a payload past
+/// a cap is the cheapest way around a reader.
 pub const LIMIT_RULE: &str = "audit-limit";
 /// Findings for a symbolic link that leads out of the skill folder.
 pub const SYMLINK_RULE: &str = "symlink-escape";
@@ -91,7 +93,7 @@ pub struct Report {
     pub files: usize,
     /// Bytes of text read.
     pub bytes: u64,
-    /// Files not read: binary, symbolic links, over a cap.
+    /// Files not read: binary formats, symbolic links, over a cap.
     pub skipped: Vec<Skipped>,
 }
 
@@ -132,13 +134,16 @@ pub struct Limits {
     pub max_depth: usize,
 }
 
+/// The caps are high enough that an honest skill (references of a few
+/// MiB, a vendored repository's `.git`) is read whole: a file over one is
+/// a high finding.
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_file_bytes: 1 << 20,
-            max_total_bytes: 8 << 20,
-            max_files: 1000,
-            max_depth: 16,
+            max_file_bytes: 8 << 20,
+            max_total_bytes: 64 << 20,
+            max_files: 20_000,
+            max_depth: 32,
         }
     }
 }
@@ -216,18 +221,105 @@ pub fn audit_folder_given(
     if !meta.is_dir() {
         return Err(AuditError::NotAFolder(dir.to_path_buf()));
     }
-    let mut files = Vec::new();
     let mut report = Report::default();
     if let Some((name, text)) = given {
-        let text = cut(
-            text,
-            limits.max_file_bytes.min(limits.max_total_bytes) as usize,
-        );
+        let cap = limits.max_file_bytes.min(limits.max_total_bytes);
+        let read = cut(text, cap as usize);
         report.files += 1;
-        report.bytes += text.len() as u64;
-        report.findings.extend(audit_text(name, text));
+        report.bytes += read.len() as u64;
+        report.findings.extend(audit_text(name, read));
+        if read.len() < text.len() {
+            report.findings.push(limit_finding(
+                name,
+                &format!("only the first {cap} bytes were audited"),
+            ));
+        }
     }
-    walk(dir, dir, 0, limits, &mut files, &mut report)?;
+    audit_walked(dir, given, limits, &[], report)
+}
+
+/// What `skills audit ROOT` audits. A folder holding a SKILL.md is one
+/// skill. Any other folder is a root: every skill folder below it is
+/// audited on its own, and the files of the root outside every skill make
+/// one more report (the root's own path), so nothing under it goes unread
+/// and no count of skills ends the audit early.
+pub fn audit_root(root: &Path, limits: &Limits) -> Result<Vec<(PathBuf, Report)>, AuditError> {
+    if holds_skill_md(root) {
+        return Ok(vec![(root.to_path_buf(), audit_folder_with(root, limits)?)]);
+    }
+    let mut skills = Vec::new();
+    skill_folders(root, 0, limits.max_depth, &mut skills)?;
+    skills.sort();
+    let mut out = Vec::with_capacity(skills.len() + 1);
+    for dir in &skills {
+        out.push((dir.clone(), audit_folder_with(dir, limits)?));
+    }
+    let rest = audit_walked(root, None, limits, &skills, Report::default())?;
+    if skills.is_empty() || rest.files > 0 || !rest.findings.is_empty() {
+        out.push((root.to_path_buf(), rest));
+    }
+    Ok(out)
+}
+
+/// Whether `dir` holds a file named SKILL.md (in any case).
+fn holds_skill_md(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .eq_ignore_ascii_case("skill.md")
+                && e.file_type().is_ok_and(|t| t.is_file())
+        })
+    })
+}
+
+/// The skill folders below `dir` (not `dir` itself), without entering a
+/// skill folder or following a symbolic link. Deeper than `max_depth` is
+/// left to the walk of the root's rest, which reports it.
+fn skill_folders(
+    dir: &Path,
+    depth: usize,
+    max_depth: usize,
+    found: &mut Vec<PathBuf>,
+) -> Result<(), AuditError> {
+    if depth >= max_depth {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| AuditError::Folder {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = entry.path();
+        if holds_skill_md(&path) {
+            found.push(path);
+        } else {
+            skill_folders(&path, depth + 1, max_depth, found)?;
+        }
+    }
+    Ok(())
+}
+
+/// Walks `dir` (but the folders in `skip`) and audits what it finds into
+/// `report`.
+fn audit_walked(
+    dir: &Path,
+    given: Option<(&str, &str)>,
+    limits: &Limits,
+    skip: &[PathBuf],
+    mut report: Report,
+) -> Result<Report, AuditError> {
+    let mut walker = Walker {
+        root: dir,
+        limits,
+        skip,
+        files: Vec::new(),
+    };
+    walker.walk(dir, 0, &mut report)?;
+    let mut files = walker.files;
     // SKILL.md first, then the rest by path: stable output.
     files.sort_by(|a: &(String, PathBuf), b| {
         let top = |s: &str| !s.eq_ignore_ascii_case("skill.md");
@@ -251,35 +343,40 @@ pub fn audit_folder_given(
         if given.is_some_and(|(name, _)| name == rel) {
             continue;
         }
-        match read_text(&path, cap) {
-            Ok(Some((text, truncated))) => {
-                report.files += 1;
-                report.bytes += text.len() as u64;
-                report.findings.extend(audit_text(&rel, &text));
-                if truncated {
-                    report.findings.push(limit_finding(
-                        &rel,
-                        &format!("only the first {cap} bytes were audited"),
-                    ));
-                }
-            }
-            Ok(None) => report.skipped.push(Skipped {
-                file: rel,
-                reason: "binary".into(),
-            }),
-            Err(e) => {
-                tracing::debug!("audit: cannot read {}: {e}", path.display());
-                report
-                    .findings
-                    .push(limit_finding(&rel, &format!("unreadable: {e}")));
-                report.skipped.push(Skipped {
-                    file: rel,
-                    reason: format!("unreadable: {e}"),
-                });
-            }
-        }
+        audit_file(&rel, &path, cap, &mut report);
     }
     Ok(report)
+}
+
+/// Reads and audits one file of the folder into `report`.
+fn audit_file(rel: &str, path: &Path, cap: u64, report: &mut Report) {
+    match read::read_file(path, cap) {
+        Ok(read::Read::Text { text, truncated }) => {
+            report.files += 1;
+            report.bytes += text.len() as u64;
+            report.findings.extend(audit_text(rel, &text));
+            if truncated {
+                report.findings.push(limit_finding(
+                    rel,
+                    &format!("only the first {cap} bytes were audited"),
+                ));
+            }
+        }
+        Ok(read::Read::Binary(format)) => report.skipped.push(Skipped {
+            file: rel.to_owned(),
+            reason: format!("binary ({format})"),
+        }),
+        Err(e) => {
+            tracing::debug!("audit: cannot read {}: {e}", path.display());
+            report
+                .findings
+                .push(limit_finding(rel, &format!("unreadable: {e}")));
+            report.skipped.push(Skipped {
+                file: rel.to_owned(),
+                reason: format!("unreadable: {e}"),
+            });
+        }
+    }
 }
 
 /// `text` cut to at most `max` bytes, at a character boundary.
@@ -294,7 +391,7 @@ fn cut(text: &str, max: usize) -> &str {
 fn limit_finding(file: &str, why: &str) -> Finding {
     Finding {
         rule: LIMIT_RULE.into(),
-        severity: Severity::Medium,
+        severity: Severity::High,
         file: file.into(),
         line: 1,
         column: 1,
@@ -302,68 +399,94 @@ fn limit_finding(file: &str, why: &str) -> Finding {
     }
 }
 
-fn walk(
-    root: &Path,
-    dir: &Path,
-    depth: usize,
-    limits: &Limits,
-    files: &mut Vec<(String, PathBuf)>,
-    report: &mut Report,
-) -> Result<(), AuditError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| AuditError::Folder {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries.flatten() {
+/// A walk of a folder for the files to audit.
+struct Walker<'a> {
+    root: &'a Path,
+    limits: &'a Limits,
+    /// Folders not entered (skills audited on their own).
+    skip: &'a [PathBuf],
+    files: Vec<(String, PathBuf)>,
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, dir: &Path, depth: usize, report: &mut Report) -> Result<(), AuditError> {
+        let entries = std::fs::read_dir(dir).map_err(|source| AuditError::Folder {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| AuditError::Folder {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            self.visit(&entry, depth, report)?;
+        }
+        Ok(())
+    }
+
+    fn visit(
+        &mut self,
+        entry: &std::fs::DirEntry,
+        depth: usize,
+        report: &mut Report,
+    ) -> Result<(), AuditError> {
         let path = entry.path();
         let rel = path
-            .strip_prefix(root)
+            .strip_prefix(self.root)
             .unwrap_or(&path)
             .to_string_lossy()
             .replace('\\', "/");
         // file_type() of a DirEntry does not follow symbolic links.
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
+        let kind = entry.file_type().map_err(|source| AuditError::Folder {
+            path: path.clone(),
+            source,
+        })?;
         if kind.is_symlink() {
-            if !link_stays_inside(root, &path) {
-                report.findings.push(Finding {
-                    rule: SYMLINK_RULE.into(),
-                    severity: Severity::Medium,
-                    file: rel.clone(),
-                    line: 1,
-                    column: 1,
-                    excerpt: escape(
-                        &format!(
-                            "symbolic link to {}",
-                            std::fs::read_link(&path)
-                                .map(|t| t.display().to_string())
-                                .unwrap_or_default()
-                        ),
-                        160,
-                    ),
-                });
-            }
-            report.skipped.push(Skipped {
-                file: rel,
-                reason: "symbolic link".into(),
-            });
+            symlink_found(self.root, &path, rel, report);
+        } else if kind.is_dir() && self.skip.contains(&path) {
+        } else if kind.is_dir() && depth + 1 > self.limits.max_depth {
+            report
+                .findings
+                .push(limit_finding(&rel, "folder too deep: not audited"));
         } else if kind.is_dir() {
-            if entry.file_name() == ".git" {
-                continue;
-            }
-            if depth + 1 > limits.max_depth {
-                report
-                    .findings
-                    .push(limit_finding(&rel, "folder too deep: not audited"));
-                continue;
-            }
-            walk(root, &path, depth + 1, limits, files, report)?;
+            self.walk(&path, depth + 1, report)?;
         } else if kind.is_file() {
-            files.push((rel, path));
+            self.files.push((rel, path));
+        } else {
+            // A FIFO, socket or device: nothing to read, and a skill has
+            // no reason to ship one.
+            report
+                .findings
+                .push(limit_finding(&rel, "not a regular file: not audited"));
         }
+        Ok(())
     }
-    Ok(())
+}
+
+/// A symbolic link in the folder: skipped, and a finding when it leads out.
+fn symlink_found(root: &Path, path: &Path, rel: String, report: &mut Report) {
+    if !link_stays_inside(root, path) {
+        report.findings.push(Finding {
+            rule: SYMLINK_RULE.into(),
+            severity: Severity::Medium,
+            file: rel.clone(),
+            line: 1,
+            column: 1,
+            excerpt: escape(
+                &format!(
+                    "symbolic link to {}",
+                    std::fs::read_link(path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default()
+                ),
+                160,
+            ),
+        });
+    }
+    report.skipped.push(Skipped {
+        file: rel,
+        reason: "symbolic link".into(),
+    });
 }
 
 fn link_stays_inside(root: &Path, link: &Path) -> bool {
@@ -372,35 +495,6 @@ fn link_stays_inside(root: &Path, link: &Path) -> bool {
         // A dangling link reads nothing; where it points is still shown.
         _ => false,
     }
-}
-
-/// Up to `cap` bytes of a file as text (lossy UTF-8), whether it was cut;
-/// None for a binary file (a NUL byte in its first 8 KiB).
-fn read_text(path: &Path, cap: u64) -> std::io::Result<Option<(String, bool)>> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        // The walk saw a regular file; refuse one swapped for a link since.
-        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = opts.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Ok(None);
-    }
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    let truncated = bytes.len() as u64 > cap;
-    bytes.truncate(cap as usize);
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Ok(None);
-    }
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
-    Ok(Some((text, truncated)))
 }
 
 /// Line starts of a text, for offsets to line and column.

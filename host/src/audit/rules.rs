@@ -405,7 +405,6 @@ struct Present {
     keyed: Mask,
     ascii: bool,
     invisible: bool,
-    lookalike: bool,
     blobs: bool,
 }
 
@@ -414,11 +413,9 @@ impl Present {
         let ascii = text.is_ascii();
         // The raw rules look for characters few texts hold: one pass to
         // know whether they can match at all.
-        let (invisible, lookalike) = if ascii {
-            (false, false)
-        } else {
-            rare_characters(text)
-        };
+        // A host can imitate an ASCII one in any script, Latin included
+        // (IPA ɡ): the host rule runs on every text that is not ASCII.
+        let invisible = !ascii && text.chars().any(is_invisible);
         // Blobs are runs of 20 or more base64 or hex characters, or `\x`
         // escapes: most texts have none, and then the blob search is not
         // run at all.
@@ -427,7 +424,6 @@ impl Present {
             keyed,
             ascii,
             invisible,
-            lookalike,
             blobs,
         }
     }
@@ -486,7 +482,7 @@ impl Rule {
         !((self.has_keywords && present.keyed & need != need)
             || (self.only_non_ascii && present.ascii)
             || (self.raw && self.check.is_none() && !present.invisible)
-            || (self.check == Some(Check::MixedScriptHost) && !present.lookalike)
+            || (self.check == Some(Check::MixedScriptHost) && present.ascii)
             || (self.check == Some(Check::DecodedBlob) && !present.blobs))
     }
 
@@ -550,31 +546,6 @@ fn find_spoofed_hosts(
             hits.push(hay.hit(rule, severity, all.start(), all.end(), None));
         }
     }
-}
-
-/// Whether `text` holds an invisible character, and a letter of a script
-/// with Latin look-alikes: only non-ASCII characters are decoded.
-fn rare_characters(text: &str) -> (bool, bool) {
-    let bytes = text.as_bytes();
-    let (mut invisible, mut lookalike) = (false, false);
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] < 0x80 {
-            i += 1;
-            continue;
-        }
-        let Some(c) = text.get(i..).and_then(|t| t.chars().next()) else {
-            i += 1;
-            continue;
-        };
-        invisible |= is_invisible(c);
-        lookalike |= is_lookalike_script(c);
-        if invisible && lookalike {
-            break;
-        }
-        i += c.len_utf8();
-    }
-    (invisible, lookalike)
 }
 
 /// Whether `bytes` holds a run of 20 base64 characters (which any hex or
@@ -697,6 +668,23 @@ pub fn spoofed_host(host: &str) -> bool {
     }
     let labels: Vec<&str> = host.split('.').collect();
     let latin_tld = labels.last().is_some_and(|t| t.chars().all(is_latin));
+    labels.iter().any(|label| imitates_ascii(label)) || mixes_lookalikes(&labels, latin_tld)
+}
+
+/// Whether a label that is not ASCII has an ASCII confusable skeleton
+/// (UTS #39): it reads as an ASCII name it is not, whatever its scripts
+/// (Cyrillic `аррӏе`, or Latin itself: IPA `ɡ`, dotless `ı`). An honest
+/// name in another script or with accents keeps letters no ASCII letter
+/// imitates (`münchen`, `пример`).
+fn imitates_ascii(label: &str) -> bool {
+    !label.is_ascii()
+        && label.chars().count() > 1
+        && unicode_security::confusable_detection::skeleton(label).all(|c| c.is_ascii())
+}
+
+/// Latin mixed with look-alike scripts in one label, or a label wholly in
+/// look-alikes under a Latin top-level domain.
+fn mixes_lookalikes(labels: &[&str], latin_tld: bool) -> bool {
     labels.iter().any(|label| {
         let (mut latin, mut other, mut all_lookalike, mut non_ascii) = (false, false, true, false);
         for c in label.chars() {

@@ -33,39 +33,31 @@ struct Audited {
 
 /// Prints every finding; exit code 1 when any is high, so CI can run it.
 pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let mut targets: Vec<(String, PathBuf)> = Vec::new();
-    let mut catalog = None;
+    let mut audited = Vec::new();
     if args.targets.is_empty() {
         let c = ctx.catalog();
-        targets.extend(c.skills().iter().map(|s| (s.name.clone(), s.dir.clone())));
+        for s in c.skills() {
+            audited.push(audit_one(s.name.clone(), s.dir.clone())?);
+        }
     }
+    let mut catalog = None;
     for t in &args.targets {
         let path = Path::new(t);
         if path.is_dir() {
-            targets.push((t.clone(), path.to_path_buf()));
+            audited.extend(audit_root(path)?);
         } else if path.is_file() {
             let dir = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
             };
-            targets.push((t.clone(), dir));
+            audited.push(audit_one(t.clone(), dir)?);
         } else {
             let c = catalog.get_or_insert_with(|| ctx.catalog());
             let Some(skill) = c.get(t) else {
                 bail!("{t}: no such folder or file, and no skill of that name in the catalog");
             };
-            targets.push((skill.name.clone(), skill.dir.clone()));
+            audited.push(audit_one(skill.name.clone(), skill.dir.clone())?);
         }
-    }
-    let mut audited = Vec::with_capacity(targets.len());
-    for (skill, dir) in targets {
-        let report = audit::audit_folder(&dir)?;
-        audited.push(Audited {
-            skill,
-            high: report.has_high(),
-            dir,
-            report,
-        });
     }
     let any_high = audited.iter().any(|a| a.high);
     if args.json {
@@ -92,6 +84,31 @@ pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn audit_one(skill: String, dir: PathBuf) -> anyhow::Result<Audited> {
+    let report = audit::audit_folder(&dir)?;
+    Ok(Audited {
+        skill,
+        high: report.has_high(),
+        dir,
+        report,
+    })
+}
+
+/// A folder given on the command line: one skill, or a root of many, each
+/// audited (`audit::audit_root`).
+fn audit_root(path: &Path) -> anyhow::Result<Vec<Audited>> {
+    let reports = audit::audit_root(path, &audit::Limits::default())?;
+    Ok(reports
+        .into_iter()
+        .map(|(dir, report)| Audited {
+            skill: dir.display().to_string(),
+            high: report.has_high(),
+            dir,
+            report,
+        })
+        .collect())
 }
 
 /// `path:line:col: rule severity: excerpt`, the shape editors and CI
