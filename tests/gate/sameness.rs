@@ -36,6 +36,12 @@ fn probe_skill(ws: &Workspace, name: &str, cases: &str) -> Config {
     std::fs::create_dir_all(dir.join("data")).expect("mkdir data");
     let mut config = Config::default();
     ws.grant_declared(&mut config, name);
+    // It asks the model and a tool, which it does not declare, to show
+    // what both answer: the import is let through, the calls are denied.
+    config
+        .gate
+        .allow_imports
+        .insert(name.to_owned(), vec!["skillhost:skill/host".to_owned()]);
     config
 }
 

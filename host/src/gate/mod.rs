@@ -231,12 +231,15 @@ impl Subject {
         self.in_catalog
     }
 
-    /// The skill whose `tests/cases.jsonl` the gate runs: its own, or for
-    /// a quarantine slot its catalog skill's (none without one).
-    fn cases_skill(&self) -> Option<&Skill> {
-        match self.quarantined {
-            true => self.runs_as.as_ref(),
-            false => Some(&self.skill),
+    /// The skill whose `tests/cases.jsonl` the gate runs, and whether its
+    /// cases may pin answers down (count towards automatic approval): its
+    /// own; for a quarantine slot, its catalog skill's; for a slot with no
+    /// catalog skill, its own, which pin nothing (whoever filled the slot
+    /// wrote them for itself).
+    fn shipped(&self) -> (&Skill, bool) {
+        match &self.runs_as {
+            Some(home) => (home, true),
+            None => (&self.skill, !self.quarantined),
         }
     }
 
@@ -722,8 +725,11 @@ async fn run_cases(
     let (mut all, left_out) =
         cases::recorded_cases(&runs, run::recorded_compare(skill), gate.max_recorded_cases);
     let mut invalid = Vec::new();
-    if let Some(shipped) = subject.cases_skill() {
-        shipped_cases(shipped, &mut all, &mut invalid);
+    let (shipped_from, pins) = subject.shipped();
+    let mut unpinned = Vec::new();
+    shipped_cases(shipped_from, &mut unpinned, &mut invalid);
+    if pins {
+        all.append(&mut unpinned);
     }
     let roots = case_roots(runner, subject);
     let validators = runner.validators(skill);
@@ -744,8 +750,13 @@ async fn run_cases(
         seed: rand::random(),
         kv_quota_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
     });
-    let (ran, could_not) = bench.run_all(&all).await;
+    let (mut ran, could_not) = bench.clone().run_all(&all).await;
     invalid.extend(could_not);
+    if !unpinned.is_empty() {
+        let (more, could_not) = bench.run_all(&unpinned).await;
+        ran.extend(more.into_iter().map(run::Ran::pinning_nothing));
+        invalid.extend(could_not);
+    }
     let verdicts = run::verdicts(&ran, &invalid, left_out);
     Ok((verdicts, ran.into_iter().map(|r| r.run).collect()))
 }
