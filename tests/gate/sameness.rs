@@ -84,7 +84,7 @@ fn observe(ws: &Workspace, config: &Config) -> Vec<(&'static str, Seen)> {
     let runner = ws.runner(config.clone());
     for _ in 0..SAMPLES {
         for (part, s) in &mut seen {
-            let out = harness::run(&runner, "probe", *part, serde_json::json!({}));
+            let out = harness::run(&runner, "probe", part, serde_json::json!({}));
             assert_eq!(out.tier, skillhost::exec::Tier::Handler, "{out:?}");
             s.run.push(out.output.expect("an answer").body);
         }
