@@ -21,6 +21,7 @@ use skillhost::llm::{Message, ScriptTurn, ScriptedProvider};
 
 mod authoring;
 mod host_secrets;
+mod shipped_cases;
 
 const SKILL: &str = "shout";
 const TASKS: [&str; 3] = ["hello world", "good morning", "skills are fun"];

@@ -18,6 +18,7 @@ use skillhost::store::RunRecord;
 mod approval;
 mod hostile;
 mod rejections;
+mod sameness;
 
 const HANDLER: &str = "metadata:\n  skillhost:\n    handler: handler.wasm";
 

@@ -65,6 +65,7 @@ pub fn guest(name: &str) -> PathBuf {
                 .current_dir(repo_root())
                 .args(["build", "--quiet", "--profile", "guest", "--target", "wasm32-wasip2"])
                 .args(["-p", "echo-guest", "-p", "hostile-guest", "-p", "counter-guest"])
+                .args(["-p", "probe-guest"])
                 .arg("--target-dir")
                 .arg(&out)
                 .env_remove("RUSTFLAGS")

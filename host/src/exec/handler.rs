@@ -60,6 +60,8 @@ impl Runner {
             limits,
             roots: &roots,
             services: self.services(skill, &grants, depth),
+            // The clocks and random numbers every call gets, a gate case's
+            // too, drawn from the host's random numbers (docs/gate.md).
             entropy: sandbox::Entropy::Host,
         };
         let call = sandbox.call(&handler, &request).await;

@@ -125,6 +125,13 @@ pub struct Subject {
     pub parent: Option<(String, Capabilities)>,
     /// It is the catalog's skill of its name, in place.
     in_catalog: bool,
+    /// For a quarantine slot, the catalog skill it replaces: the gate runs
+    /// that skill's cases, never the slot's own (a slot holds what a model
+    /// or a download put there), and its cases read that skill's folder,
+    /// where the handler will run.
+    runs_as: Option<Skill>,
+    /// It is in a quarantine slot.
+    quarantined: bool,
 }
 
 impl Subject {
@@ -137,6 +144,8 @@ impl Subject {
             skill,
             parent: None,
             in_catalog: true,
+            runs_as: None,
+            quarantined: false,
         })
     }
 
@@ -212,12 +221,31 @@ impl Subject {
             provenance,
             parent,
             in_catalog: false,
+            runs_as: quarantine.as_ref().and(parent_skill.cloned()),
+            quarantined: quarantine.is_some(),
         })
     }
 
     /// Whether it is the catalog's skill, in place.
     pub fn in_catalog(&self) -> bool {
         self.in_catalog
+    }
+
+    /// The skill whose `tests/cases.jsonl` the gate runs, and whether its
+    /// cases may pin answers down (count towards automatic approval): its
+    /// own; for a quarantine slot, its catalog skill's; for a slot with no
+    /// catalog skill, its own, which pin nothing (whoever filled the slot
+    /// wrote them for itself).
+    fn shipped(&self) -> (&Skill, bool) {
+        match &self.runs_as {
+            Some(home) => (home, true),
+            None => (&self.skill, !self.quarantined),
+        }
+    }
+
+    /// The folder its cases run in: where it will run.
+    fn home(&self) -> &Skill {
+        self.runs_as.as_ref().unwrap_or(&self.skill)
     }
 }
 
@@ -560,6 +588,40 @@ async fn run_checks(
     Ok((checks, cases))
 }
 
+/// The cases of `skill`'s `tests/cases.jsonl`, added to `all`, and the
+/// lines that are not cases, added to `invalid`.
+fn shipped_cases(skill: &Skill, all: &mut Vec<Case>, invalid: &mut Vec<String>) {
+    match skill.read_file(CASES_FILE, cases::MAX_CASES_BYTES) {
+        Ok(bytes) => {
+            let (shipped, errors) = parse_cases_file(&String::from_utf8_lossy(&bytes));
+            all.extend(shipped);
+            invalid.extend(errors);
+        }
+        Err(SkillFileError::NotFound { .. }) => {}
+        Err(e) => invalid.push(format!("{CASES_FILE}: {e}")),
+    }
+}
+
+/// The folders a case sees: those of a run of the skill where the handler
+/// will run (for a slot, its catalog skill's), its own files protected too.
+fn case_roots(runner: &Runner, subject: &Subject) -> FileRoots {
+    let handler = subject.skill.meta.skillhost.handler.as_deref();
+    let home = subject.home();
+    let mut skill_files = vec![home.path.clone()];
+    for s in [home, &subject.skill] {
+        skill_files.push(s.dir.join(handler.unwrap_or_default()));
+    }
+    skill_files.push(subject.skill.path.clone());
+    skill_files.sort();
+    skill_files.dedup();
+    FileRoots {
+        skill_dir: home.dir.clone(),
+        workspace: runner.paths().workspace.clone(),
+        skill_files,
+        control: Arc::new(runner.paths().control_paths()),
+    }
+}
+
 /// Stores `report` (and, in a quarantine slot, writes it beside the
 /// artifact); its id.
 fn store(runner: &Runner, subject: &Subject, report: &Report) -> Result<i64, GateError> {
@@ -614,25 +676,37 @@ fn case_capabilities(effective: &Capabilities) -> Capabilities {
     c
 }
 
-/// What the skill has at run time that its cases cannot use as a run
-/// does (no HTTP, writes as reads, no tool or model behind the calls):
-/// a handler could answer the cases and do otherwise with these, so a
-/// pass is approved by hand only. Empty when the cases ran the same call.
+/// What the skill has at run time that its cases cannot make as a run
+/// does: a handler could answer the cases and do otherwise with these, so
+/// a pass is approved by hand only. An allowlist: reading granted files
+/// is the one grant a case makes exactly as a run (the same folders), so
+/// everything else granted is named here, a capability added later too.
+/// Empty when the cases ran the same call.
 fn not_live_in_the_gate(effective: &Capabilities) -> Vec<String> {
-    let mut held = Vec::new();
-    if !effective.http.is_empty() {
-        held.push("it is granted HTTP, which no case can use".to_owned());
+    let mut beyond = effective.clone();
+    beyond.files.read.clear();
+    crate::grants::CAPABILITIES
+        .iter()
+        .filter_map(|c| {
+            let what = c.describe(&beyond);
+            (!what.is_empty()).then(|| held_back(c.key(), &what))
+        })
+        .collect()
+}
+
+/// Why a case cannot use capability `key` (granted as `what`) as a run does.
+fn held_back(key: &str, what: &[String]) -> String {
+    match key {
+        "http" => "it is granted HTTP, which no case can use".to_owned(),
+        "files" => "it is granted writes, which its cases make as reads".to_owned(),
+        "tools" => "it is granted host tools, which no case can call".to_owned(),
+        "llm" => "it is granted the model, which no case can ask".to_owned(),
+        "kv" => "it is granted the key-value store: a run's store holds what no case starts from, and a handler can change its answers after any number of calls".to_owned(),
+        other => format!(
+            "it is granted `{other}` ({}), which no case has as a run does",
+            what.join(", ")
+        ),
     }
-    if !effective.files.write.is_empty() {
-        held.push("it is granted writes, which its cases make as reads".to_owned());
-    }
-    if !effective.tools.is_empty() {
-        held.push("it is granted host tools, which no case can call".to_owned());
-    }
-    if effective.llm {
-        held.push("it is granted the model, which no case can ask".to_owned());
-    }
-    held
 }
 
 /// Checks 5 to 7 and the cases as they ran.
@@ -651,26 +725,13 @@ async fn run_cases(
     let (mut all, left_out) =
         cases::recorded_cases(&runs, run::recorded_compare(skill), gate.max_recorded_cases);
     let mut invalid = Vec::new();
-    match skill.read_file(CASES_FILE, cases::MAX_CASES_BYTES) {
-        Ok(bytes) => {
-            let (shipped, errors) = parse_cases_file(&String::from_utf8_lossy(&bytes));
-            all.extend(shipped);
-            invalid.extend(errors);
-        }
-        Err(SkillFileError::NotFound { .. }) => {}
-        Err(e) => invalid.push(format!("{CASES_FILE}: {e}")),
+    let (shipped_from, pins) = subject.shipped();
+    let mut unpinned = Vec::new();
+    shipped_cases(shipped_from, &mut unpinned, &mut invalid);
+    if pins {
+        all.append(&mut unpinned);
     }
-    let roots = FileRoots {
-        skill_dir: skill.dir.clone(),
-        workspace: runner.paths().workspace.clone(),
-        skill_files: vec![
-            skill.path.clone(),
-            skill
-                .dir
-                .join(skill.meta.skillhost.handler.as_deref().unwrap_or_default()),
-        ],
-        control: Arc::new(runner.paths().control_paths()),
-    };
+    let roots = case_roots(runner, subject);
     let validators = runner.validators(skill);
     let bench = Arc::new(run::Bench {
         sandbox,
@@ -689,8 +750,13 @@ async fn run_cases(
         seed: rand::random(),
         kv_quota_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
     });
-    let (ran, could_not) = bench.run_all(&all).await;
+    let (mut ran, could_not) = bench.clone().run_all(&all).await;
     invalid.extend(could_not);
+    if !unpinned.is_empty() {
+        let (more, could_not) = bench.run_all(&unpinned).await;
+        ran.extend(more.into_iter().map(run::Ran::pinning_nothing));
+        invalid.extend(could_not);
+    }
     let verdicts = run::verdicts(&ran, &invalid, left_out);
     Ok((verdicts, ran.into_iter().map(|r| r.run).collect()))
 }
@@ -708,10 +774,18 @@ mod tests {
         let c = case_capabilities(&granted);
         assert_eq!(c.files.read, ["workspace:notes", "workspace:out"]);
         assert!(c.files.write.is_empty() && c.kv);
-        assert_eq!(
-            not_live_in_the_gate(&granted),
-            ["it is granted writes, which its cases make as reads"]
+        let held = not_live_in_the_gate(&granted);
+        assert_eq!(held.len(), 2, "{held:?}");
+        assert!(held.contains(&"it is granted writes, which its cases make as reads".to_owned()));
+        assert!(
+            held.iter().any(|h| h.contains("key-value store")),
+            "{held:?}"
         );
+        // Reading files is made as a run makes it: nothing held back.
+        let mut reads = granted.clone();
+        reads.files.write.clear();
+        reads.kv = false;
+        assert!(not_live_in_the_gate(&reads).is_empty());
         // Nothing granted: nothing live, and the cases ran the same call.
         let none = Capabilities::default();
         assert_eq!(case_capabilities(&none), none);

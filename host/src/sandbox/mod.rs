@@ -252,18 +252,21 @@ pub struct CallRequest<'a> {
     pub entropy: Entropy,
 }
 
-/// Where a call's clocks and random numbers come from.
+/// Where the draws behind a call's clocks and random numbers come from.
+/// Every call, a run's or a gate case's, gets them from one constructor
+/// (`state::clocks_and_random`): the real wall clock, a monotonic clock
+/// starting at an offset drawn per call, random numbers seeded per call.
+/// The two variants differ only in what seeds those draws, so a handler
+/// sees the same distribution in a run and in the gate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Entropy {
-    /// The host's clocks and random numbers: every run.
+    /// The host's random numbers: every run.
     #[default]
     Host,
-    /// Derived from a seed: the wall and monotonic clocks start at times
-    /// the seed picks (the wall clock up to 30 days ahead of the real one)
-    /// and advance in real time; random numbers come from a generator
-    /// seeded with it. Calls with different seeds see different times and
-    /// numbers, which is how the validation gate finds a handler whose
-    /// answer depends on them.
+    /// A seed: the gate's cases, each run of a case with its own, so
+    /// that two runs see other monotonic times and random numbers (how
+    /// the gate finds an answer that depends on them) and a report can
+    /// name the seeds.
     Seeded(u64),
 }
 

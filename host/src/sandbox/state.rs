@@ -192,9 +192,7 @@ impl HostState {
         for c in crate::grants::CAPABILITIES {
             c.configure_wasi(&capabilities, &mut b);
         }
-        if let Entropy::Seeded(seed) = entropy {
-            seeded(&mut b, seed);
-        }
+        clocks_and_random(&mut b, entropy);
         let events: Events = Arc::new(Mutex::new(EventLog::default()));
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resources);
@@ -242,60 +240,63 @@ impl HostState {
     }
 }
 
-/// Clocks and random numbers derived from `seed` (see [`Entropy::Seeded`]).
-fn seeded(b: &mut WasiCtxBuilder, seed: u64) {
-    use rand::SeedableRng;
+/// Where a call's monotonic clock starts: at least this (about 13 days)
+/// plus a draw below [`MONOTONIC_SPAN_NS`] (about 417 days), for every
+/// call alike. Far from zero, far from overflowing.
+const MONOTONIC_FLOOR_NS: u64 = 1 << 50;
+const MONOTONIC_SPAN_NS: u64 = 1 << 55;
+
+/// Every call's clocks and random numbers, a run's and a gate case's
+/// alike, from one constructor: the wall clock is the real one, the
+/// monotonic clock starts at an offset drawn per call, and the three
+/// random sources are seeded per call. Only where the draws come from
+/// differs ([`Entropy`]): the host's random numbers for a run, the
+/// gate's seed for a case, which makes both the same distribution.
+fn clocks_and_random(b: &mut WasiCtxBuilder, entropy: Entropy) {
     use rand::rngs::StdRng;
-    // Different seeds give each source its own stream.
-    let mix = |k: u64| {
-        let mut z = seed ^ k;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+    use rand::{Rng, SeedableRng};
+    let mut draw = match entropy {
+        Entropy::Host => StdRng::from_rng(&mut rand::rng()),
+        Entropy::Seeded(seed) => StdRng::seed_from_u64(seed),
     };
-    const THIRTY_DAYS_NS: u64 = 30 * 86_400 * 1_000_000_000;
-    let started = std::time::Instant::now();
-    b.wall_clock(SeededWallClock {
-        started,
-        at_start: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            + Duration::from_nanos(mix(1) % THIRTY_DAYS_NS),
-    })
-    .monotonic_clock(SeededMonotonicClock {
-        started,
-        // Far from zero, far from overflowing.
-        at_start: mix(2) >> 8,
-    })
-    .secure_random(StdRng::seed_from_u64(mix(3)))
-    .insecure_random(StdRng::seed_from_u64(mix(4)))
-    .insecure_random_seed(u128::from(mix(5)) << 64 | u128::from(mix(6)));
+    let mut secure_seed = [0u8; 32];
+    draw.fill_bytes(&mut secure_seed);
+    let insecure = StdRng::seed_from_u64(draw.next_u64());
+    let insecure_seed = u128::from(draw.next_u64()) << 64 | u128::from(draw.next_u64());
+    let at_start = MONOTONIC_FLOOR_NS + draw.next_u64() % MONOTONIC_SPAN_NS;
+    b.wall_clock(RealWallClock)
+        .monotonic_clock(OffsetMonotonicClock {
+            started: std::time::Instant::now(),
+            at_start,
+        })
+        .secure_random(StdRng::from_seed(secure_seed))
+        .insecure_random(insecure)
+        .insecure_random_seed(insecure_seed);
 }
 
-/// A wall clock that reads `at_start` when the call starts and advances
-/// in real time.
-struct SeededWallClock {
-    started: std::time::Instant,
-    at_start: Duration,
-}
+/// The host's wall clock. No call sees another time: a run must show the
+/// real one, so a gate case cannot be shifted either (docs/gate.md).
+struct RealWallClock;
 
-impl wasmtime_wasi::HostWallClock for SeededWallClock {
+impl wasmtime_wasi::HostWallClock for RealWallClock {
     fn resolution(&self) -> Duration {
         Duration::from_nanos(1)
     }
     fn now(&self) -> Duration {
-        self.at_start + self.started.elapsed()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
     }
 }
 
 /// A monotonic clock (nanoseconds) that reads `at_start` when the call
-/// starts.
-struct SeededMonotonicClock {
+/// starts and advances in real time.
+struct OffsetMonotonicClock {
     started: std::time::Instant,
     at_start: u64,
 }
 
-impl wasmtime_wasi::HostMonotonicClock for SeededMonotonicClock {
+impl wasmtime_wasi::HostMonotonicClock for OffsetMonotonicClock {
     fn resolution(&self) -> u64 {
         1
     }
