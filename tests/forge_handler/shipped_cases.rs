@@ -55,8 +55,16 @@ fn a_handler_right_on_the_shipped_cases_is_enabled_by_them() {
     let (ws, dir) = workspace();
     ship_cases(&dir);
     let runner = ws.runner(config());
-    let (authored, _) = author_with(&runner, vec![source_reply("rust", GOOD_RUST)], None);
-    let admission = authored.expect("forge handler").admitted.expect("admitted");
+    let (authored, _) = author_with(
+        &runner,
+        vec![source_reply("rust", GOOD_RUST), source_reply("rust", GOOD_RUST)],
+        Some(HandlerLang::Rust),
+    );
+    let authored = authored.expect("forge handler");
+    assert_eq!(authored.attempts.len(), 1, "{:#?}", authored.attempts);
+    let admission = authored
+        .admitted
+        .unwrap_or_else(|| panic!("not admitted: {:#?}", authored.attempts));
     // Three shipped cases compared answers: enough for a generated
     // handler to be enabled by itself.
     assert_eq!(admission.state, HandlerState::Enabled);
