@@ -1,13 +1,13 @@
 //! The source refused before anything builds it: a first, cheap filter
 //! against sources that make the build read the host. For Rust, a real
-//! tokenizer (`tokens`: proc-macro2's lexer) and allowlists of the macros,
-//! attributes and derives a handler may use (`allow`, checked by `rust`).
+//! tokenizer (`tokens`: proc-macro2's lexer), held to rustc's own
+//! (`rustc_view`), and allowlists of the macros, attributes and derives a
+//! handler may use (`allow`, checked by `rust`).
 //! Nothing relies on it: the build runs in a box that holds nothing of the
 //! host (`buildbox`).
 
 mod allow;
 mod rust;
-#[cfg(test)]
 mod rustc_view;
 #[cfg(test)]
 mod tests;
@@ -21,6 +21,7 @@ use super::{HandlerLang, MAX_SOURCE_BYTES, SourceError};
 use crate::types::constant_regex;
 
 pub(super) use allow::{RUST_ATTRIBUTES, allowed_macros};
+pub use rustc_view::{first_difference, read_calls, rustc_lexemes};
 pub use tokens::{CodeKind, CodeToken, code_tokens, lexemes};
 
 /// Refuses a source that could read the host while it builds.

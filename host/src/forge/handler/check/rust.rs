@@ -1,11 +1,13 @@
-//! The Rust source check: every lexeme of the source (`tokens`) against
-//! the allowlists (`allow`). A macro call must be one the allowlist names;
+//! The Rust source check: the source as proc-macro2 lexes it (`tokens`),
+//! held to rustc's own lexer (`rustc_view`), then every lexeme against the
+//! allowlists (`allow`). A macro call must be one the allowlist names;
 //! so must an attribute and a derive; nothing may define a macro, declare
 //! a module in another file, bring in a crate or rename a name the
 //! allowlists trust.
 
 use super::allow;
-use super::tokens::{CodeKind, CodeToken, code_tokens};
+use super::rustc_view::first_difference;
+use super::tokens::{CodeKind, CodeToken, code_tokens, lexemes};
 use crate::forge::handler::SourceError;
 
 /// Keywords of every edition: `return !x` is not a macro call. Edition
@@ -29,113 +31,43 @@ fn refused(t: &CodeToken, what: impl Into<String>) -> SourceError {
 }
 
 /// Refuses a Rust source that could make the build read the host, or that
-/// rustc would tokenize differently from the check.
+/// rustc's lexer reads differently from the check.
 pub(super) fn check_rust(source: &str) -> Checked {
-    check_preamble(source)?;
-    let tokens = code_tokens(source)?;
-    for i in 0..tokens.len() {
-        check_token(source, &tokens, i)?;
-    }
-    Ok(())
-}
-
-/// What rustc reads before the first token, where proc-macro2 would see
-/// code: a front matter block (`---`). A carriage return is refused too:
-/// rustc rewrites `\r\n` before it lexes, proc-macro2 does not.
-fn check_preamble(source: &str) -> Checked {
-    let refuse = |line, what: &str| {
-        Err(SourceError::Refused {
-            line,
-            what: what.to_owned(),
-        })
-    };
     if let Some(at) = source.find('\r') {
-        return refuse(
-            source[..at].matches('\n').count() + 1,
-            "it holds a carriage return; end lines with `\\n` alone",
-        );
+        // rustc rewrites `\r\n` before it lexes; neither lexer here does.
+        return Err(SourceError::Refused {
+            line: line_of(source, at),
+            what: "it holds a carriage return; end lines with `\\n` alone".to_owned(),
+        });
     }
-    let start = source.trim_start_matches('\u{feff}');
-    let first = start.trim_start_matches(is_rustc_whitespace);
-    if first.starts_with('-') {
-        let line = start[..start.len() - first.len()].matches('\n').count() + 1;
-        return refuse(
-            line,
-            "it starts with `-`, which rustc may read as a front matter block",
-        );
+    let tokens = code_tokens(source)?;
+    if let Some((at, how)) = first_difference(source, &lexemes(&tokens)) {
+        return Err(SourceError::Refused {
+            line: line_of(source, at),
+            what: format!("rustc's own lexer reads it differently from the check: {how}"),
+        });
+    }
+    for i in 0..tokens.len() {
+        check_token(&tokens, i)?;
     }
     Ok(())
 }
 
-/// rustc's whitespace (Pattern_White_Space).
-fn is_rustc_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n'
-            | '\u{b}'
-            | '\u{c}'
-            | '\r'
-            | ' '
-            | '\u{85}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
+fn line_of(source: &str, at: usize) -> usize {
+    source[..at.min(source.len())].matches('\n').count() + 1
 }
 
-fn check_token(source: &str, tokens: &[CodeToken], i: usize) -> Checked {
+fn check_token(tokens: &[CodeToken], i: usize) -> Checked {
     let t = &tokens[i];
     match &t.kind {
         CodeKind::Ident(name) => check_ident(tokens, i, name),
         CodeKind::Punct { ch: '#', .. } => check_attribute(tokens, i),
-        CodeKind::Punct { ch: '\'', .. } if !starts_lifetime(tokens, i) => Err(refused(
-            t,
-            "a `'` that starts neither a lifetime nor a character literal",
-        )),
         CodeKind::Punct { ch: '$', .. } => Err(refused(
             t,
             "`$` belongs to macro definitions, and a handler may not define macros",
         )),
-        CodeKind::Literal if !literal_start(&source[t.range.clone()]) => Err(refused(
-            t,
-            format!(
-                "`{}` is not a literal rustc reads",
-                &source[t.range.clone()]
-            ),
-        )),
-        CodeKind::Literal if based_float(source, tokens, i) => Err(refused(
-            t,
-            "a hexadecimal, octal or binary number followed by `.`, which rustc reads as one float and proc-macro2 as two tokens",
-        )),
         _ => Ok(()),
     }
-}
-
-/// `0x1.5`: rustc lexes a number of any base and a `.` not followed by
-/// `.` or a name as one float; proc-macro2 stops a based number at the `.`.
-fn based_float(source: &str, tokens: &[CodeToken], i: usize) -> bool {
-    let text = &source[tokens[i].range.clone()];
-    let based = ["0x", "0o", "0b"].iter().any(|p| text.starts_with(p));
-    let after = &source[tokens[i].range.end..];
-    based
-        && after.starts_with('.')
-        && !after[1..].starts_with(|c: char| c == '.' || c == '_' || c.is_alphabetic())
-}
-
-/// Whether `text` starts as a Rust literal does. proc-macro2 also makes a
-/// literal of its placeholder `(/*ERROR*/)`, which rustc reads as brackets.
-fn literal_start(text: &str) -> bool {
-    text.starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '"' | '\''))
-}
-
-/// The `'` at `i` joined to the name after it: `'a`. proc-macro2 also
-/// makes a lone `'` of one before a literal (`'c"..."`), where rustc
-/// reads a lifetime `'c` and then a string.
-fn starts_lifetime(tokens: &[CodeToken], i: usize) -> bool {
-    tokens.get(i + 1).is_some_and(|n| {
-        matches!(n.kind, CodeKind::Ident(_)) && n.range.start == tokens[i].range.end
-    })
 }
 
 fn ident_at(tokens: &[CodeToken], i: usize) -> Option<&str> {

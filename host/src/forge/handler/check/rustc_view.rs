@@ -1,8 +1,8 @@
 //! rustc's own lexer's view of a source (`ra_ap_rustc_lexer`, rustc's
-//! `rustc_lexer` as rust-analyzer publishes it): the oracle the source
-//! check's tokens are held to, by the unit tests and by the fuzz target
-//! `rust_source_check` (fuzz/harness.rs includes this file). Depends on
-//! nothing of skillhost.
+//! `rustc_lexer` as rust-analyzer publishes it). The check accepts only a
+//! source that it and rustc's lexer read into the same lexemes, so no
+//! literal or comment of the check's ends where rustc's does not. Depends
+//! on nothing else of skillhost.
 
 use std::ops::Range;
 
@@ -28,18 +28,19 @@ const READS: &[&str] = &[
 /// comments left out), or what rustc reads that is not a clean token: a
 /// shebang line, a front matter block, an unterminated literal or comment,
 /// a reserved prefix.
-pub fn rustc_lexemes(source: &str) -> Result<Vec<Lexeme>, String> {
+pub fn rustc_lexemes(source: &str) -> Result<Vec<Lexeme>, (usize, String)> {
     let start = if source.starts_with('\u{feff}') { 3 } else { 0 };
     let body = &source[start..];
     if let Some(n) = lexer::strip_shebang(body) {
-        return Err(format!("a shebang line of {n} bytes"));
+        return Err((0, format!("a shebang line of {n} bytes")));
     }
     let mut out = Vec::new();
     let mut at = start;
     for token in lexer::tokenize(body, FrontmatterAllowed::Yes) {
         let range = at..at + token.len as usize;
         at = range.end;
-        if let Some(class) = class(token.kind, &source[range.clone()])? {
+        let class = class(token.kind, &source[range.clone()]).map_err(|e| (range.start, e))?;
+        if let Some(class) = class {
             out.push((class, range));
         }
     }
@@ -99,11 +100,12 @@ fn class(kind: TokenKind, text: &str) -> Result<Option<&'static str>, String> {
     }))
 }
 
+/// Whether a literal ends where its kind says. A malformed number (`0x`,
+/// `1e`) is an error rustc reports later, but it ends like any other.
 fn terminated(kind: LiteralKind) -> bool {
     use LiteralKind as L;
     match kind {
-        L::Int { empty_int, .. } => !empty_int,
-        L::Float { empty_exponent, .. } => !empty_exponent,
+        L::Int { .. } | L::Float { .. } => true,
         L::Char { terminated }
         | L::Byte { terminated }
         | L::Str { terminated }
@@ -115,38 +117,77 @@ fn terminated(kind: LiteralKind) -> bool {
     }
 }
 
-/// Where the check's view of `source` and rustc's differ in a way that
-/// matters, if they do. A source the check `accepted` must be one rustc
-/// reads cleanly into exactly the lexemes the check `saw` (every literal
-/// and comment ending where rustc ends it), and in which rustc sees no call
-/// of a macro that reads the host.
-pub fn disagreement(source: &str, accepted: bool, saw: Option<&[Lexeme]>) -> Option<String> {
-    if !accepted {
-        return None;
+/// The check's lexemes, those inside one of rustc's numbers merged into
+/// it. rustc reads `1e-` or `0x1.5` as one number where proc-macro2 stops
+/// earlier: that leaves the check more to see as code, never less. A
+/// number of the check's that runs past rustc's is not merged, and differs.
+fn merge_numbers(source: &str, saw: &[Lexeme], rustc: &[Lexeme]) -> Vec<Lexeme> {
+    let numbers: Vec<&Range<usize>> = rustc
+        .iter()
+        .filter(|(c, r)| {
+            *c == "literal" && source[r.clone()].starts_with(|c: char| c.is_ascii_digit())
+        })
+        .map(|(_, r)| r)
+        .collect();
+    let mut out = Vec::with_capacity(saw.len());
+    for (class, range) in saw {
+        let at = numbers.partition_point(|n| n.end <= range.start);
+        match numbers.get(at) {
+            Some(n) if n.start <= range.start && range.end <= n.end => {
+                if range.start == n.start && *class == "literal" {
+                    out.push(("literal", (*n).clone()));
+                }
+            }
+            _ => out.push((class, range.clone())),
+        }
     }
+    out
+}
+
+/// Where rustc's lexer reads `source` differently from the check's
+/// lexemes `saw` (`lexemes`), if it does: the byte and how.
+pub fn first_difference(source: &str, saw: &[Lexeme]) -> Option<(usize, String)> {
     let rustc = match rustc_lexemes(source) {
         Ok(l) => l,
-        Err(e) => return Some(format!("accepted, but {e}")),
+        Err(e) => return Some(e),
     };
-    let Some(saw) = saw else {
-        return Some("accepted without being tokenized".to_owned());
+    let saw = merge_numbers(source, saw, &rustc);
+    let k = (0..rustc.len().max(saw.len())).find(|&k| rustc.get(k) != saw.get(k))?;
+    let show = |l: Option<&Lexeme>| {
+        l.map_or("nothing".to_owned(), |(c, r)| {
+            format!("{c} {:?}", &source[r.clone()])
+        })
     };
-    if let Some(k) = (0..rustc.len().max(saw.len())).find(|&k| rustc.get(k) != saw.get(k)) {
-        let show = |l: Option<&Lexeme>| {
-            l.map_or("nothing".to_owned(), |(c, r)| {
-                format!("{c} {:?} at {r:?}", &source[r.clone()])
-            })
-        };
-        return Some(format!(
-            "lexeme {k}: rustc reads {}, the check {}",
+    let at = [rustc.get(k), saw.get(k)]
+        .into_iter()
+        .flatten()
+        .map(|(_, r)| r.start)
+        .min()
+        .unwrap_or(source.len());
+    Some((
+        at,
+        format!(
+            "rustc reads {} where the check reads {}",
             show(rustc.get(k)),
             show(saw.get(k))
-        ));
-    }
-    rustc.windows(2).find_map(|w| {
-        let name = &source[w[0].1.clone()];
-        let name = name.strip_prefix("r#").unwrap_or(name);
-        (w[0].0 == "ident" && &source[w[1].1.clone()] == "!" && READS.contains(&name))
-            .then(|| format!("accepted, and rustc sees a call of `{name}!`"))
-    })
+        ),
+    ))
+}
+
+/// The calls of a macro that reads the host (`include_str!`, `env!`,
+/// `compile_error!`, ...) rustc's lexer sees in `source`: the oracle the
+/// tests and the fuzz target hold an accepted source to.
+pub fn read_calls(source: &str) -> Vec<String> {
+    let Ok(rustc) = rustc_lexemes(source) else {
+        return Vec::new();
+    };
+    rustc
+        .windows(2)
+        .filter_map(|w| {
+            let name = &source[w[0].1.clone()];
+            let name = name.strip_prefix("r#").unwrap_or(name);
+            (w[0].0 == "ident" && &source[w[1].1.clone()] == "!" && READS.contains(&name))
+                .then(|| format!("{name}!"))
+        })
+        .collect()
 }
