@@ -186,8 +186,9 @@ pub fn read_calls(source: &str) -> Vec<String> {
         .filter_map(|w| {
             let name = &source[w[0].1.clone()];
             let name = name.strip_prefix("r#").unwrap_or(name);
-            (w[0].0 == "ident" && &source[w[1].1.clone()] == "!" && READS.contains(&name))
-                .then(|| format!("{name}!"))
+            // `name!=` is a comparison: rustc glues `!=` into one token.
+            let bang = &source[w[1].1.clone()] == "!" && !source[w[1].1.end..].starts_with('=');
+            (w[0].0 == "ident" && bang && READS.contains(&name)).then(|| format!("{name}!"))
         })
         .collect()
 }
