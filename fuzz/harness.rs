@@ -609,6 +609,41 @@ pub fn config_toml(data: &[u8]) {
     }
 }
 
+/// The forge's Rust source check, against rustc's own lexer: one source.
+///
+/// Contract: a source the check accepts is one rustc's lexer reads cleanly
+/// into exactly the lexemes the check saw (every literal and comment ends
+/// where rustc ends it; the check compares them itself, this holds it to
+/// that), and in which rustc's lexer sees no call of a macro that reads
+/// the host (`include_str!`, `env!`, `compile_error!`, ...) however the
+/// allowlists were walked.
+#[cfg(feature = "forge")]
+pub fn rust_source_check(data: &[u8]) {
+    use skillhost::forge::handler::{
+        HandlerLang, check_source, code_tokens, first_difference, lexemes, read_calls,
+    };
+
+    let Ok(source) = std::str::from_utf8(data) else {
+        return;
+    };
+    if check_source(source, HandlerLang::Rust).is_err() {
+        return;
+    }
+    let saw = code_tokens(source).unwrap_or_else(|e| panic!("accepted untokenized: {e}"));
+    if let Some((at, how)) = first_difference(source, &lexemes(&saw)) {
+        panic!("accepted, but at byte {at} {how}\nsource: {source:?}");
+    }
+    let calls = read_calls(source);
+    assert!(
+        calls.is_empty(),
+        "accepted, and rustc sees {calls:?}\nsource: {source:?}"
+    );
+}
+
+/// Without the forge there is nothing to check.
+#[cfg(not(feature = "forge"))]
+pub fn rust_source_check(_data: &[u8]) {}
+
 /// A target's body: arbitrary bytes in, a panic on a finding.
 pub type Target = fn(&[u8]);
 
@@ -622,6 +657,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("gate_statics", gate_statics),
     ("mcp_message", mcp_message),
     ("config_toml", config_toml),
+    ("rust_source_check", rust_source_check),
 ];
 
 #[cfg(test)]

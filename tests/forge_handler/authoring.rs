@@ -302,7 +302,7 @@ fn the_cli_needs_a_model_and_exits_1_when_no_handler_passed() {
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout
-            .contains("attempt 1: refused before building: line 1: it names `include_bytes`"),
+            .contains("attempt 1: refused before building: line 1: it calls `include_bytes!`"),
         "{}",
         out.stdout
     );

@@ -37,7 +37,10 @@ use crate::toolchain::buildbox::BuildBox;
 pub use admit::{Admitted, admit, note_rejected, with_generated_handler};
 pub use build::{BuildSettings, Built, build, write_project};
 pub use build_log::log_tail;
-pub use check::check_source;
+pub use check::{
+    CodeKind, CodeToken, check_source, code_tokens, first_difference, lexemes, read_calls,
+    rustc_lexemes,
+};
 pub use request::{extract_source, follow_up, request};
 
 /// The artifact's name in the skill folder once admitted.

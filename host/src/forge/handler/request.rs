@@ -1,7 +1,7 @@
 //! What the model is asked for a handler, and the source taken out of its
 //! reply.
 
-use super::check::RUST_ATTRIBUTES;
+use super::check::{RUST_ATTRIBUTES, allowed_macros};
 use super::{Example, HandlerLang, MAX_SOURCE_BYTES, SourceError};
 use crate::llm::{ChatRequest, Message};
 use crate::skill::Skill;
@@ -34,7 +34,8 @@ pub fn request(skill: &Skill, lang: HandlerLang, examples: &[Example]) -> ChatRe
     let fence = lang.fences()[0];
     let build_rules = match lang {
         HandlerLang::Rust => format!(
-            " It is built in a sandbox that holds only this crate and the SDK, and refused before it is built if it defines a macro (`macro_rules!`), declares a module in another file (`mod x;`), uses `extern crate`, names `include!`, `include_str!`, `include_bytes!`, `env!` or `option_env!`, or carries an attribute other than {}.",
+            " It is built in a sandbox that holds only this crate and the SDK, and refused before it is built if it defines a macro (`macro_rules!`), declares a module in another file (`mod x;`), uses `extern crate`, calls a macro other than {} (the standard ones also as `std::NAME!`), or carries an attribute other than {}.",
+            allowed_macros(),
             RUST_ATTRIBUTES
                 .iter()
                 .map(|a| format!("`#[{a}]`"))
