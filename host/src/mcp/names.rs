@@ -188,6 +188,39 @@ mod tests {
         assert_ne!(tool_name("email_writer", &taken), "skill_email_writer");
     }
 
+    fn tool_skill(name: &str, source: crate::skill::Source) -> Skill {
+        let mut meta = crate::skill::SkillMeta::default();
+        meta.skillhost.template = Some("{{task}}".into());
+        Skill {
+            name: name.into(),
+            description: "d".into(),
+            body: String::new(),
+            dir: format!("/s/{name}").into(),
+            path: format!("/s/{name}/SKILL.md").into(),
+            version: "sha256:0".into(),
+            source,
+            warnings: Vec::new(),
+            meta,
+        }
+    }
+
+    #[test]
+    fn a_skill_of_this_machine_gets_its_name_before_an_installed_look_alike() {
+        use crate::skill::Source;
+        // `a.b` becomes `skill_a_b-HASH`; an installed `a-b-HASH` sorts
+        // first and would take `skill_a-b-HASH`, which looks the same.
+        let wanted = tool_name("a.b", &HashSet::new());
+        let squatter = wanted.replacen("skill_a_b", "a-b", 1);
+        let catalog = Catalog::from_skills(vec![
+            tool_skill(&squatter, Source::Installed),
+            tool_skill("a.b", Source::Bundled),
+        ]);
+        let table = ToolTable::new(&catalog);
+        assert_eq!(table.tool("a.b"), Some(wanted.as_str()));
+        let other = table.tool(&squatter).expect("still a tool");
+        assert_ne!(skeleton(other), skeleton(&wanted), "{other}");
+    }
+
     #[test]
     fn invalid_names_are_rejected() {
         assert!(!is_valid_tool_name(""));

@@ -726,6 +726,55 @@ mod tests {
     }
 
     #[test]
+    fn look_alike_names_are_one_name_across_and_within_roots() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = |n: &str| tmp.path().join(n);
+        let md = |name: &str| format!("---\nname: {name}\ndescription: d\n---\n");
+        write(&dir("bundled"), "e/SKILL.md", &md("email-writer"));
+        write(&dir("bundled"), "t/SKILL.md", &md("text-summarizer"));
+        for (i, twin) in [
+            "email_writer",
+            "e-mail-writer",
+            "EmailWriter",
+            "еmail-writer",
+        ]
+        .iter()
+        .enumerate()
+        {
+            write(&dir("installed"), &format!("{i}/SKILL.md"), &md(twin));
+        }
+        write(&dir("user"), "t/SKILL.md", &md("text_summarizer"));
+        write(&dir("user"), "u/SKILL.md", &md("text.summarizer"));
+        let cat = Catalog::load(
+            &[
+                Root::new(dir("bundled"), Source::Bundled),
+                Root::new(dir("installed"), Source::Installed),
+                Root::new(dir("user"), Source::User),
+            ],
+            &LoadOptions::default(),
+        );
+        let names: Vec<_> = cat.skills().iter().map(|s| s.name.as_str()).collect();
+        // A user look-alike replaces the bundled skill, as a later root
+        // does; no installed look-alike is used.
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(names[0], "email-writer");
+        assert_eq!(
+            cat.look_alike("Text-Summarizer").map(|s| s.source),
+            Some(Source::User)
+        );
+        // Each installed look-alike lost to the bundled skill; the user's
+        // second look-alike was the same name within its root.
+        assert_eq!(cat.shadowed_by("email-writer").len(), 4);
+        assert_eq!(cat.stats().duplicates, 1);
+        let warned = |needle: &str| cat.warnings().iter().any(|w| w.message.contains(needle));
+        assert!(warned("not used: the bundled skill 'email-writer'"));
+        assert!(warned("is the same name"));
+        assert!(warned("skipped: skill"));
+        assert!(warned("'text-summarizer' is the same name"));
+        assert!(warned("in the same root ('text"));
+    }
+
+    #[test]
     fn a_later_root_still_overrides_an_earlier_one_of_any_other_source() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let md = |d: &str| format!("---\nname: x\ndescription: {d}\n---\n");
