@@ -260,7 +260,7 @@ fn prompt_escapes_and_leaves_out_hidden_skills() {
         stdout.starts_with("<available_skills>\n") && stdout.ends_with("</available_skills>\n")
     );
     let expected = format!(
-        "<skill>\n<name>cat-xml</name>\n<description>Use &lt;this&gt; &amp; &apos;that&apos; &lt;/description&gt;</description>\n<location>{}</location>\n<version>{}</version>\n</skill>\n",
+        "<skill>\n<name>cat-xml</name>\n<source>user skill</source>\n<description>Use &lt;this&gt; &amp; &apos;that&apos; &lt;/description&gt;</description>\n<location>{}</location>\n<version>{}</version>\n</skill>\n",
         path.display(),
         sha256_hex(&path)
     );

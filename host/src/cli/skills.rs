@@ -335,6 +335,7 @@ fn search(
     let usage = usage(ctx);
     let opts = SearchOptions {
         pinned: &config.catalog.pinned,
+        trusted: &config.catalog.trusted,
         tags,
         usage: &usage,
     };

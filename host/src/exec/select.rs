@@ -25,6 +25,7 @@ impl Runner {
         let usage = usage::LazyUsage::new(&self.shared.store);
         let opts = SearchOptions {
             pinned: &self.shared.config.catalog.pinned,
+            trusted: &self.shared.config.catalog.trusted,
             tags: &[],
             usage: &usage,
         };

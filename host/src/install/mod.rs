@@ -22,9 +22,12 @@
 //!   when it differs from the front matter's, the `name:` line is
 //!   rewritten so that the catalog, grants and `uninstall` agree on it;
 //! - the name is no skill's of another source (bundled, forged, user,
-//!   workspace, `--skills`): the catalog never lets an installed skill take
-//!   such a name (see `Catalog::load`), so the install is refused and
-//!   `--name` chooses another;
+//!   workspace, `--skills`), nor a look-alike of one (the same skeleton:
+//!   case, separators and confusable characters folded, see
+//!   `skill::skeleton`), nor a look-alike of another installed skill's:
+//!   the catalog never lets an installed skill take such a name (see
+//!   `Catalog::load`), so the install is refused and `--name` chooses
+//!   another;
 //! - a declared handler is a file of the skill.
 //!
 //! An installed skill gets no grants (`grants::effective` trusts no
@@ -157,11 +160,15 @@ pub enum InstallError {
     #[error("{0}")]
     Rename(String),
     #[error(
-        "`{name}` is the name of the {kind} skill {}: an installed skill never takes the name of a skill of another source; install it under another name with --name NEW{hint}",
+        "{} the {kind} skill {}: an installed skill never takes the name of another skill, nor one that differs from it only in case, separators ('-', '_', '.', spaces) or look-alike characters; install it under another name with --name NEW{hint}",
+        taken_as(.name, .holder),
         .path.display()
     )]
     NameTaken {
+        /// The name asked for.
         name: String,
+        /// The name of the skill that has it: `name` or a look-alike.
+        holder: String,
         kind: Source,
         /// The SKILL.md of the skill that has the name.
         path: PathBuf,
@@ -388,6 +395,15 @@ pub struct Uninstalled {
     pub name: String,
     /// Where it was.
     pub dir: PathBuf,
+}
+
+/// "`NAME` is the name of", or "`NAME` looks like `HOLDER`, the name of".
+fn taken_as(name: &str, holder: &str) -> String {
+    if name == holder {
+        format!("`{name}` is the name of")
+    } else {
+        format!("`{name}` looks like `{holder}`, the name of")
+    }
 }
 
 /// Whether `name` may name an installed skill (and its folder).

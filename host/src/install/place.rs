@@ -50,7 +50,7 @@ pub(super) fn install_payload(
     let mut installed = result?;
     drop(staging);
     let catalog = Catalog::load(&paths.roots(), &NAMES_ONLY);
-    match catalog.get(&installed.name) {
+    match catalog.look_alike(&installed.name) {
         Some(s) if s.source != Source::Installed => {
             installed.shadowed_by = Some(Shadow {
                 source: s.source,

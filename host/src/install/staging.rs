@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::{InstallError, NAMES_ONLY, check_name, record_path};
 use crate::paths::{INSTALL_STAGING, Paths};
-use crate::skill::Catalog;
+use crate::skill::{Catalog, Root, Source};
 
 const LOCK_FILE: &str = "lock";
 
@@ -18,7 +18,9 @@ pub(super) struct Staging {
     pub(super) root: PathBuf,
     dir: PathBuf,
     /// The other roots of the invocation: names an install may not take.
-    others: Vec<crate::skill::Root>,
+    others: Vec<Root>,
+    /// The installed root, as the catalog reads it.
+    installed: Root,
     /// Where install records go (see [`record_path`]).
     pub(super) records: PathBuf,
     _lock: File,
@@ -45,15 +47,19 @@ impl Staging {
         let lock_path = dir.join(LOCK_FILE);
         let lock =
             crate::fsutil::lock_file(&lock_path).map_err(InstallError::io("lock", &lock_path))?;
-        let others = paths
+        let (installed, others): (Vec<Root>, Vec<Root>) = paths
             .roots()
             .into_iter()
-            .filter(|r| !r.source.is_foreign())
-            .collect();
+            .partition(|r| r.source.is_foreign());
+        let installed = installed
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Root::new(root.clone(), Source::Installed));
         let staging = Staging {
             root,
             dir,
             others,
+            installed,
             records: record_path(paths, "x")
                 .parent()
                 .map(Path::to_path_buf)
@@ -104,17 +110,25 @@ impl Staging {
             .join(format!("{purpose}-{}-{}", std::process::id(), unique()))
     }
 
-    /// Refuses `name` when a skill of another source has it: the catalog
-    /// would never use the installed skill under it. `alternative` (the
-    /// source's own name) is suggested when no skill has it.
+    /// Refuses `name` when a skill of another source has it, or a name of
+    /// the same skeleton (see `skill::skeleton`), or another installed skill
+    /// has a look-alike of it: the catalog would use only one of them.
+    /// `alternative` (the source's own name) is suggested when it is free.
     pub(super) fn check_free(&self, name: &str, alternative: &str) -> Result<(), InstallError> {
-        let catalog = Catalog::load(&self.others, &NAMES_ONLY);
-        let Some(holder) = catalog.get(name) else {
+        let others = Catalog::load(&self.others, &NAMES_ONLY);
+        let installed = Catalog::load(std::slice::from_ref(&self.installed), &NAMES_ONLY);
+        let holder = |n: &str| {
+            others
+                .look_alike(n)
+                .or_else(|| installed.look_alike(n).filter(|s| s.name != n))
+        };
+        let Some(holder_skill) = holder(name) else {
             return Ok(());
         };
         let hint = if alternative != name
             && check_name(alternative).is_ok()
-            && catalog.get(alternative).is_none()
+            && holder(alternative).is_none()
+            && installed.get(alternative).is_none()
             && fs::symlink_metadata(self.root.join(alternative)).is_err()
         {
             format!(" (e.g. --name {alternative})")
@@ -123,8 +137,9 @@ impl Staging {
         };
         Err(InstallError::NameTaken {
             name: name.to_owned(),
-            kind: holder.source,
-            path: holder.path.clone(),
+            holder: holder_skill.name.clone(),
+            kind: holder_skill.source,
+            path: holder_skill.path.clone(),
             hint,
         })
     }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::skill::{Catalog, Skill};
+use crate::skill::{Catalog, Skill, skeleton};
 
 /// Longest tool name MCP clients accept.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -36,10 +36,13 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 /// `skill_<name>` when that is a valid tool name and free; otherwise the
 /// name with every other character replaced by `_`, shortened, and made
 /// unique with a hash of the real skill name (so two skills that sanitize
-/// alike still get distinct, stable names).
+/// alike still get distinct, stable names). `taken` holds the
+/// [`skeleton`]s of the names given out: a name is free when no name
+/// given out looks like it (`skill_a_b-1f2e` and `skill_a-b-1f2e` are one).
 pub fn tool_name(skill: &str, taken: &HashSet<String>) -> String {
+    let is_taken = |name: &str| taken.contains(&skeleton(name));
     let plain = format!("{SKILL_TOOL_PREFIX}{skill}");
-    if is_valid_tool_name(&plain) && !taken.contains(&plain) {
+    if is_valid_tool_name(&plain) && !is_taken(&plain) {
         return plain;
     }
     let sanitized: String = plain
@@ -59,7 +62,7 @@ pub fn tool_name(skill: &str, taken: &HashSet<String>) -> String {
     let stem = &sanitized[..sanitized.len().min(keep)];
     let mut name = format!("{stem}-{hash}");
     let mut n = 2u32;
-    while taken.contains(&name) {
+    while is_taken(&name) {
         let suffix = format!("-{hash}{n}");
         let stem = &sanitized[..sanitized.len().min(MAX_TOOL_NAME - suffix.len())];
         name = format!("{stem}{suffix}");
@@ -81,8 +84,10 @@ pub fn input_schema(skill: &Skill) -> Map<String, Value> {
 }
 
 /// Tool name → skill name, for every skill that runs without a model.
-/// Built once per server from the catalog, in catalog order, so names are
-/// stable across restarts of the same catalog.
+/// Built once per server from the catalog, in catalog order with every
+/// installed skill after the others (so a skill this machine keeps gets
+/// its plain name before a look-alike tool name can), so names are stable
+/// across restarts of the same catalog.
 #[derive(Debug, Default, Clone)]
 pub struct ToolTable {
     by_tool: BTreeMap<String, String>,
@@ -94,9 +99,12 @@ impl ToolTable {
         let mut table = ToolTable::default();
         let mut taken: HashSet<String> = HashSet::new();
         // A skill the audit holds back is no tool (see `Catalog::held_back`).
-        for skill in catalog.offered().filter(|s| runs_without_model(s)) {
+        let tools = catalog.offered().filter(|s| runs_without_model(s));
+        let (foreign, kept): (Vec<&Skill>, Vec<&Skill>) =
+            tools.partition(|s| s.source.is_foreign());
+        for skill in kept.into_iter().chain(foreign) {
             let name = tool_name(&skill.name, &taken);
-            taken.insert(name.clone());
+            taken.insert(skeleton(&name));
             table.by_tool.insert(name.clone(), skill.name.clone());
             table.by_skill.insert(skill.name.clone(), name);
         }
@@ -159,10 +167,58 @@ mod tests {
     fn a_taken_name_is_not_reused() {
         let mut taken = HashSet::new();
         let first = tool_name("a.b", &taken);
-        taken.insert(first.clone());
+        taken.insert(skeleton(&first));
         let second = tool_name("a.b", &taken);
         assert_ne!(first, second);
         assert!(is_valid_tool_name(&second));
+    }
+
+    #[test]
+    fn a_look_alike_of_a_name_given_out_is_taken() {
+        // `a.b` becomes `skill_a_b-HASH`; a skill named `a-b-HASH` would
+        // be `skill_a-b-HASH`, its look-alike, were that name free.
+        let mut taken = HashSet::new();
+        let first = tool_name("a.b", &taken);
+        taken.insert(skeleton(&first));
+        let squatter = first.replacen("skill_a_b", "a-b", 1);
+        let second = tool_name(&squatter, &taken);
+        assert_ne!(skeleton(&second), skeleton(&first), "{first} {second}");
+        // And the plain name of a look-alike skill is not given out either.
+        taken.insert(skeleton("skill_email-writer"));
+        assert_ne!(tool_name("email_writer", &taken), "skill_email_writer");
+    }
+
+    fn tool_skill(name: &str, source: crate::skill::Source) -> Skill {
+        let mut meta = crate::skill::SkillMeta::default();
+        meta.skillhost.template = Some("{{task}}".into());
+        Skill {
+            name: name.into(),
+            description: "d".into(),
+            body: String::new(),
+            dir: format!("/s/{name}").into(),
+            path: format!("/s/{name}/SKILL.md").into(),
+            version: "sha256:0".into(),
+            source,
+            warnings: Vec::new(),
+            meta,
+        }
+    }
+
+    #[test]
+    fn a_skill_of_this_machine_gets_its_name_before_an_installed_look_alike() {
+        use crate::skill::Source;
+        // `a.b` becomes `skill_a_b-HASH`; an installed `a-b-HASH` sorts
+        // first and would take `skill_a-b-HASH`, which looks the same.
+        let wanted = tool_name("a.b", &HashSet::new());
+        let squatter = wanted.replacen("skill_a_b", "a-b", 1);
+        let catalog = Catalog::from_skills(vec![
+            tool_skill(&squatter, Source::Installed),
+            tool_skill("a.b", Source::Bundled),
+        ]);
+        let table = ToolTable::new(&catalog);
+        assert_eq!(table.tool("a.b"), Some(wanted.as_str()));
+        let other = table.tool(&squatter).expect("still a tool");
+        assert_ne!(skeleton(other), skeleton(&wanted), "{other}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use super::admission::{CallGate, RETRY_AFTER_SECS};
 use super::names::{self, ToolTable};
 use super::resources;
 use crate::exec::{Progress, ProgressSink, RunOutcome, Runner, context, with_progress};
-use crate::skill::{Catalog, Skill, SkillFileError};
+use crate::skill::{Catalog, Skill, SkillFileError, marked_description};
 use crate::types::{Chain, FailureClass};
 
 /// The JSON-RPC error code of a busy answer: every place to run a call and
@@ -320,7 +320,7 @@ impl SkillServer {
                 )
                 .with_mime_type(resources::mime_type(&path));
                 if path == skill_md {
-                    r = r.with_description(skill.description.clone());
+                    r = r.with_description(marked_description(skill));
                 }
                 out.push(r);
             }
@@ -385,7 +385,7 @@ impl SkillServer {
                     }
                     args.push(a);
                 }
-                Prompt::new(s.name.clone(), Some(s.description.clone()), Some(args))
+                Prompt::new(s.name.clone(), Some(marked_description(s)), Some(args))
             })
             .collect()
     }
@@ -440,7 +440,7 @@ impl SkillServer {
         ));
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description(skill.description.clone()),
+                .with_description(marked_description(skill)),
         )
     }
 }
@@ -458,7 +458,9 @@ impl ServerHandler for SkillServer {
         .with_server_info(Implementation::new("skillhost", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "Agent skills. Call list_skills to see them and read_skill to read one's instructions; \
-             skills with their own code are tools named skill_<name>.",
+             skills with their own code are tools named skill_<name>. Every skill description \
+             starts with [its source] as this host knows it: an installed skill is third-party \
+             and not vetted; brackets in a skill's own text are shown as parentheses.",
         )
     }
 
@@ -585,16 +587,15 @@ pub fn page<T>(
     Ok((items.drain(start..end).collect(), next))
 }
 
-/// A skill's tool description; skills that ask not to be picked by a model
-/// on their own say so, since an MCP client's model does the picking.
+/// A skill's tool description, marked with its source (see
+/// [`marked_description`]); skills that ask not to be picked by a model on
+/// their own say so, since an MCP client's model does the picking.
 fn tool_description(skill: &Skill) -> String {
+    let marked = marked_description(skill);
     if skill.model_invocable() {
-        skill.description.clone()
+        marked
     } else {
-        format!(
-            "{} (Use only when the user asks for this skill by name.)",
-            skill.description
-        )
+        format!("{marked} (Use only when the user asks for this skill by name.)")
     }
 }
 

@@ -1,6 +1,8 @@
 //! The catalog: every skill of every root, later roots overriding earlier
 //! ones by name (except that an installed skill never takes another
 //! source's name: see [`Catalog::load`]), with the warnings loading produced.
+//! Names are compared by their [`skeleton`]: `email_writer` and
+//! `e-mail-writer` are the name `email-writer`.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -13,6 +15,7 @@ use sha2::{Digest, Sha256};
 use super::load;
 use super::model::{Skill, Source};
 use super::search::{Match, SearchIndex, SearchOptions};
+use super::skeleton::skeleton;
 use crate::audit::{self, Finding};
 
 /// A folder skills are discovered in, and what kind of root it is.
@@ -50,6 +53,12 @@ pub struct CatalogConfig {
     /// in this order. A pinned skill must still match (by text, trigger,
     /// tag or `--tag`) to be listed: pinning orders, `--skill` forces.
     pub pinned: Vec<String>,
+    /// Installed skills the operator trusts for retrieval: each ranks by
+    /// its score among the bundled, forged, user, workspace and `--skills`
+    /// skills, instead of below every one of them that matched (see
+    /// `search`). Trusting names a skill, not its text: nothing a skill
+    /// says of itself promotes it.
+    pub trusted: Vec<String>,
 }
 
 impl CatalogConfig {
@@ -134,10 +143,14 @@ pub struct LoadStats {
     pub overridden: usize,
 }
 
-/// A skill the catalog does not use: another root's skill has its name.
+/// A skill the catalog does not use: another root's skill has its name,
+/// or a name of the same [`skeleton`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Shadowed {
+    /// The name of the skill used instead.
     pub name: String,
+    /// Its own name: `name`, or a look-alike of it.
+    pub own_name: String,
     pub source: Source,
     /// Its SKILL.md.
     pub path: PathBuf,
@@ -154,9 +167,11 @@ fn replaces(held: Source, new: Source) -> bool {
 }
 
 impl Shadowed {
-    fn of(skill: Skill) -> Shadowed {
+    /// `skill`, which lost its name to the skill named `winner`.
+    fn of(skill: Skill, winner: &str) -> Shadowed {
         Shadowed {
-            name: skill.name,
+            name: winner.to_owned(),
+            own_name: skill.name,
             source: skill.source,
             path: skill.path,
         }
@@ -268,33 +283,16 @@ impl Catalog {
     }
 
     /// A catalog of ready-made skills (tests, generated skills). A later
-    /// skill replaces an earlier one of the same name, as a later root's
-    /// does (an installed one never replaces another source's).
+    /// skill replaces an earlier one of the same name (or skeleton), as a
+    /// later root's does (an installed one never replaces another source's).
     pub fn from_skills(skills: Vec<Skill>) -> Catalog {
-        let mut slots: Vec<Option<Skill>> = Vec::with_capacity(skills.len());
-        let mut chosen: HashMap<String, usize> = HashMap::new();
-        let mut shadowed = Vec::new();
-        for s in skills {
-            match chosen.entry(s.name.clone()) {
-                Entry::Occupied(o) => {
-                    let slot = &mut slots[*o.get()];
-                    let held = slot.as_ref().map_or(Source::Installed, |h| h.source);
-                    let loser = if replaces(held, s.source) {
-                        slot.replace(s)
-                    } else {
-                        Some(s)
-                    };
-                    shadowed.extend(loser.map(Shadowed::of));
-                }
-                Entry::Vacant(v) => {
-                    v.insert(slots.len());
-                    slots.push(Some(s));
-                }
-            }
+        let mut merge = Merge::default();
+        for (i, s) in skills.into_iter().enumerate() {
+            merge.add(i, s, &mut Vec::new());
         }
         Catalog::build(
-            sorted_by_name(slots),
-            shadowed,
+            sorted_by_name(merge.slots),
+            merge.shadowed,
             Vec::new(),
             LoadStats::default(),
         )
@@ -389,6 +387,16 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.skills[i])
     }
 
+    /// The skill named `name`, or else the one whose name looks like it
+    /// (the same [`skeleton`]): the one a skill named `name` would meet.
+    pub fn look_alike(&self, name: &str) -> Option<&Skill> {
+        if let Some(s) = self.get(name) {
+            return Some(s);
+        }
+        let wanted = skeleton(name);
+        self.skills.iter().find(|s| skeleton(&s.name) == wanted)
+    }
+
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
     }
@@ -439,12 +447,13 @@ impl Catalog {
     }
 }
 
-/// The skills of every root merged by name as they load (see
+/// The skills of every root merged by name skeleton as they load (see
 /// `replaces`), with what the merge counted and set aside.
 #[derive(Default)]
 struct Merge {
-    // Skills live in `slots`; `chosen` maps a name to (root, slot), so a
-    // skill is moved once into the sorted catalog, not once per sort step.
+    // Skills live in `slots`; `chosen` maps a name's skeleton to (root,
+    // slot), so a skill is moved once into the sorted catalog, not once per
+    // sort step.
     slots: Vec<Option<Skill>>,
     chosen: HashMap<String, (usize, usize)>,
     shadowed: Vec<Shadowed>,
@@ -476,22 +485,26 @@ impl Merge {
         }
     }
 
-    /// Merges one skill of root `ri`: a second one of the same name in the
-    /// same root is skipped with a warning; across roots, the one that
-    /// `replaces` the other keeps the name and the other is shadowed.
+    /// Merges one skill of root `ri`: a second one of the same name (or
+    /// skeleton) in the same root is skipped with a warning; across roots,
+    /// the one that `replaces` the other keeps the name and the other is
+    /// shadowed.
     fn add(&mut self, ri: usize, skill: Skill, warnings: &mut Vec<Warning>) {
-        match self.chosen.entry(skill.name.clone()) {
+        match self.chosen.entry(skeleton(&skill.name)) {
             Entry::Occupied(o) if o.get().0 == ri => {
                 self.stats.duplicates += 1;
-                let first = self.slots[o.get().1]
-                    .as_ref()
-                    .map(|s| s.path.display().to_string());
+                let first = self.slots[o.get().1].as_ref();
                 warnings.push(Warning::new(
                     &skill.path,
                     format!(
-                        "skipped: skill '{}' is already defined by {} in the same root",
+                        "skipped: skill '{}' is already defined by {} in the same root{}",
                         skill.name,
-                        first.unwrap_or_default()
+                        first
+                            .map(|s| s.path.display().to_string())
+                            .unwrap_or_default(),
+                        first
+                            .map(|f| look_alike_note(&f.name, &skill.name))
+                            .unwrap_or_default()
                     ),
                 ));
             }
@@ -505,7 +518,8 @@ impl Merge {
                 } else {
                     Some(skill)
                 };
-                self.shadowed.extend(loser.map(Shadowed::of));
+                let winner = slot.as_ref().map(|s| s.name.as_str()).unwrap_or_default();
+                self.shadowed.extend(loser.map(|l| Shadowed::of(l, winner)));
             }
             Entry::Vacant(v) => {
                 v.insert((ri, self.slots.len()));
@@ -515,21 +529,44 @@ impl Merge {
     }
 }
 
+/// A note when `held` and `other` are look-alikes, not one spelling: the
+/// reader sees why two names were taken for one.
+fn look_alike_note(held: &str, other: &str) -> String {
+    if held == other {
+        return String::new();
+    }
+    format!(
+        " ('{other}' is the same name: names that differ only in case, separators such as '-', '_', '.' and spaces, or look-alike characters are one name)"
+    )
+}
+
 /// An installed skill that lost its name says to which skill: a name its
-/// author chose is not one it gets.
+/// author chose is not one it gets. Any other skill that lost to a
+/// look-alike (not the same spelling) says so too: that is rarely meant.
 fn warn_lost_names(shadowed: &[Shadowed], skills: &[Skill], warnings: &mut Vec<Warning>) {
-    for s in shadowed.iter().filter(|s| s.source.is_foreign()) {
-        if let Some(w) = find(skills, &s.name) {
-            warnings.push(Warning::new(
-                &s.path,
-                format!(
-                    "not used: the {} skill '{}' ({}) has its name, and an installed skill never takes the name of a skill of another source; uninstall it, or install it under a name of its own with `skillhost skills install SOURCE --name NEW`",
-                    w.source,
-                    s.name,
-                    w.path.display()
-                ),
-            ));
-        }
+    for s in shadowed {
+        let Some(w) = find(skills, &s.name) else {
+            continue;
+        };
+        let note = look_alike_note(&s.name, &s.own_name);
+        let message = if s.source.is_foreign() {
+            format!(
+                "not used: the {} skill '{}' ({}) has its name{note}, and an installed skill never takes the name of a skill of another source; uninstall it, or install it under a name of its own with `skillhost skills install SOURCE --name NEW`",
+                w.source,
+                s.name,
+                w.path.display()
+            )
+        } else if !note.is_empty() {
+            format!(
+                "not used: the {} skill '{}' ({}) has its name{note}; rename one of them",
+                w.source,
+                s.name,
+                w.path.display()
+            )
+        } else {
+            continue;
+        };
+        warnings.push(Warning::new(&s.path, message));
     }
 }
 
@@ -686,6 +723,55 @@ mod tests {
         let cat = Catalog::from_skills(vec![skill(Source::Installed), skill(Source::User)]);
         assert_eq!(cat.get("mail").map(|s| s.source), Some(Source::User));
         assert_eq!(cat.shadowed()[0].source, Source::Installed);
+    }
+
+    #[test]
+    fn look_alike_names_are_one_name_across_and_within_roots() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = |n: &str| tmp.path().join(n);
+        let md = |name: &str| format!("---\nname: {name}\ndescription: d\n---\n");
+        write(&dir("bundled"), "e/SKILL.md", &md("email-writer"));
+        write(&dir("bundled"), "t/SKILL.md", &md("text-summarizer"));
+        for (i, twin) in [
+            "email_writer",
+            "e-mail-writer",
+            "EmailWriter",
+            "еmail-writer",
+        ]
+        .iter()
+        .enumerate()
+        {
+            write(&dir("installed"), &format!("{i}/SKILL.md"), &md(twin));
+        }
+        write(&dir("user"), "t/SKILL.md", &md("text_summarizer"));
+        write(&dir("user"), "u/SKILL.md", &md("text.summarizer"));
+        let cat = Catalog::load(
+            &[
+                Root::new(dir("bundled"), Source::Bundled),
+                Root::new(dir("installed"), Source::Installed),
+                Root::new(dir("user"), Source::User),
+            ],
+            &LoadOptions::default(),
+        );
+        let names: Vec<_> = cat.skills().iter().map(|s| s.name.as_str()).collect();
+        // A user look-alike replaces the bundled skill, as a later root
+        // does; no installed look-alike is used.
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(names[0], "email-writer");
+        assert_eq!(
+            cat.look_alike("Text-Summarizer").map(|s| s.source),
+            Some(Source::User)
+        );
+        // Each installed look-alike lost to the bundled skill; the user's
+        // second look-alike was the same name within its root.
+        assert_eq!(cat.shadowed_by("email-writer").len(), 4);
+        assert_eq!(cat.stats().duplicates, 1);
+        let warned = |needle: &str| cat.warnings().iter().any(|w| w.message.contains(needle));
+        assert!(warned("not used: the bundled skill 'email-writer'"));
+        assert!(warned("is the same name"));
+        assert!(warned("skipped: skill"));
+        assert!(warned("'text-summarizer' is the same name"));
+        assert!(warned("in the same root ('text"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod parse;
 mod prompt;
 mod repair;
 mod search;
+mod skeleton;
 mod usage;
 mod validate;
 mod yaml;
@@ -24,7 +25,10 @@ pub use files::{FileIdentity, SkillFileError};
 pub use model::*;
 pub(crate) use parse::is_spec_name;
 pub use parse::{ParseError, ParsedSkill, parse_skill};
-pub use prompt::{render_available_skills, xml_escape};
+pub use prompt::{
+    marked_description, neutralise_marker, render_available_skills, source_label, xml_escape,
+};
 pub use search::{Match, SearchOptions};
+pub use skeleton::{same_skeleton, skeleton};
 pub use usage::{NoUsage, Usage, UsageSource};
 pub use validate::{Problem, SPEC_KEYS, Severity, validate_strict};

@@ -35,9 +35,11 @@ impl Source {
     /// a person on this machine keeps (user, workspace, `--skills`) or
     /// skillhost's own (bundled, forged). This is not grant trust (see
     /// `grants::effective`): it decides names and retrieval. An installed
-    /// skill never takes the name of another source's skill (see
-    /// `Catalog::load`) and earns less from a search (see `search`),
-    /// because its name and triggers are its author's choice.
+    /// skill never takes the name of another source's skill, nor a
+    /// look-alike of it (see `Catalog::load`), and ranks below every
+    /// other source's match in a search unless the operator promotes it
+    /// (see `search`), because its name and triggers are its author's
+    /// choice.
     pub fn is_foreign(self) -> bool {
         matches!(self, Source::Installed)
     }

@@ -301,7 +301,9 @@ impl SkillTool {
         SkillTool {
             name: format!("skill_{}", skill.name),
             skill: skill.name.clone(),
-            description: skill.description.clone(),
+            // The host's mark of the skill's source first (see
+            // `skill::marked_description`), as MCP clients see it.
+            description: crate::skill::marked_description(skill),
             parameters: skill_parameters(skill),
             invoker,
         }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use regex::{Regex, RegexBuilder};
 
+use super::catch_all::{self, Hits, ITEM_PERCENT, Requests, SKILL_PERCENT};
 use super::text::{for_each_term, is_stopword, one_line, words};
 use super::{Kind, Pattern, Phrase, SearchIndex, Term};
 use crate::skill::catalog::Warning;
@@ -19,27 +20,16 @@ const MAX_REGEX_TRIGGERS: usize = 32;
 /// A regex trigger may not compile to more than this (bytes).
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
-/// Requests with nothing in common: a trigger or tag that matches half of
-/// them matches nearly any request, and earns an installed skill nothing.
-/// A real trigger names its subject, so it matches one of these at most.
-pub(crate) const PROBES: &[&str] = &[
-    "Summarize this article about the history of Rome.",
-    "Convert 12 kilometers to miles",
-    "What will the weather be like in Oslo tomorrow?",
-    "Fix the failing unit test in the parser module",
-    "Book a table for two at 7pm on Friday",
-    "Translate the contract into German, please",
-    "Plot monthly sales from the attached spreadsheet",
-    "Remind me to call the dentist next week",
-];
-/// How many probes a catch-all matches at least.
-const CATCH_ALL_PROBES: usize = PROBES.len() / 2;
 /// Catch-all triggers and tags quoted in a skill's warning.
 const CATCH_ALL_QUOTED: usize = 5;
 
-/// [`PROBES`] as words, tokenized once, and only when an installed skill
-/// needs them.
-type Probes = Option<Vec<Vec<String>>>;
+/// A trigger or tag of one skill, ready to index.
+struct Item<'t> {
+    kind: Kind,
+    text: &'t str,
+    /// A regex trigger, compiled; None for a keyword trigger or a tag.
+    regex: Option<Regex>,
+}
 
 impl SearchIndex {
     /// Tokenizes every skill once. Invalid regex triggers become warnings.
@@ -47,10 +37,9 @@ impl SearchIndex {
         let mut index = SearchIndex::default();
         let mut warnings = Vec::new();
         let mut counts = TermCounts::with_capacity(skills.len());
-        let mut probes: Probes = None;
         for (i, skill) in skills.iter().enumerate() {
             let doc = u32::try_from(i).unwrap_or(u32::MAX);
-            index.add_triggers_and_tags(doc, skill, &mut probes, &mut warnings);
+            index.add_triggers_and_tags(doc, skill, &mut warnings);
             counts.add(doc, skill);
         }
         (index.terms, index.term_data) = counts.weigh();
@@ -58,89 +47,37 @@ impl SearchIndex {
     }
 
     /// Indexes one skill's triggers and tags. Regex triggers past the cap
-    /// and invalid ones become warnings, and so do an installed skill's
-    /// catch-alls (one warning for them all).
-    fn add_triggers_and_tags(
-        &mut self,
-        doc: u32,
-        skill: &Skill,
-        probes: &mut Probes,
-        warnings: &mut Vec<Warning>,
-    ) {
-        let foreign = skill.source.is_foreign();
-        // An installed skill's triggers and tags that match anything.
-        let mut catch_all: Vec<&str> = Vec::new();
-        let mut regexes = 0;
-        for t in &skill.meta.triggers {
-            let t = t.trim();
-            if !is_regex_trigger(t) {
-                self.add_phrase(doc, Kind::Trigger, t, foreign, probes, &mut catch_all);
-                continue;
-            }
-            regexes += 1;
-            if regexes > MAX_REGEX_TRIGGERS {
-                if regexes == MAX_REGEX_TRIGGERS + 1 {
-                    warnings.push(Warning::new(
-                        &skill.path,
-                        format!(
-                            "more than {MAX_REGEX_TRIGGERS} regex triggers: the rest are ignored"
-                        ),
-                    ));
-                }
-                continue;
-            }
-            match compile_trigger(t) {
-                Ok(regex) if foreign && matches_anything(&regex) => catch_all.push(t),
-                Ok(regex) => self.patterns.push(Pattern {
+    /// and invalid ones become warnings; so do an installed skill's
+    /// unbounded regexes and catch-alls (see `catch_all`), which are left
+    /// out.
+    fn add_triggers_and_tags(&mut self, doc: u32, skill: &Skill, warnings: &mut Vec<Warning>) {
+        let mut items = regex_and_keyword_triggers(skill, warnings);
+        items.extend(skill.meta.tags.iter().map(|t| Item {
+            kind: Kind::Tag,
+            text: t.trim(),
+            regex: None,
+        }));
+        if skill.source.is_foreign() {
+            items = screen(skill, items, warnings);
+        }
+        for item in items {
+            match item.regex {
+                Some(regex) => self.patterns.push(Pattern {
                     doc,
                     regex,
-                    text: t.to_owned(),
+                    text: item.text.to_owned(),
                 }),
-                Err(e) => warnings.push(Warning::new(
-                    &skill.path,
-                    format!(
-                        "trigger '{t}' is not a valid regex, ignored: {}",
-                        one_line(&e.to_string())
-                    ),
-                )),
+                None => self.add_phrase(doc, item.kind, item.text),
             }
-        }
-        for tag in &skill.meta.tags {
-            let tag = tag.trim();
-            self.add_phrase(doc, Kind::Tag, tag, foreign, probes, &mut catch_all);
-        }
-        if !catch_all.is_empty() {
-            warnings.push(catch_all_warning(skill, &catch_all));
         }
     }
 
-    /// Adds a keyword trigger or tag; one of an installed skill that
-    /// matches nearly anything goes to `catch_all` instead.
-    fn add_phrase<'t>(
-        &mut self,
-        doc: u32,
-        kind: Kind,
-        text: &'t str,
-        foreign: bool,
-        probes: &mut Probes,
-        catch_all: &mut Vec<&'t str>,
-    ) {
+    /// Adds a keyword trigger or tag (nothing for one without words).
+    fn add_phrase(&mut self, doc: u32, kind: Kind, text: &str) {
         let words = words(text);
         let Some(first) = words.first().cloned() else {
             return;
         };
-        if foreign {
-            let probes = probes
-                .get_or_insert_with(|| PROBES.iter().map(|p| super::text::words(p)).collect());
-            let matched = probes
-                .iter()
-                .filter(|p| p.windows(words.len()).any(|w| w == words.as_slice()))
-                .count();
-            if matched >= CATCH_ALL_PROBES || words.iter().all(|w| is_stopword(w)) {
-                catch_all.push(text);
-                return;
-            }
-        }
         let id = u32::try_from(self.phrases.len()).unwrap_or(u32::MAX);
         self.phrases.push(Phrase {
             doc,
@@ -152,6 +89,104 @@ impl SearchIndex {
     }
 }
 
+/// A skill's triggers: keywords as they are, regexes compiled (past the
+/// cap, or invalid: a warning).
+fn regex_and_keyword_triggers<'s>(skill: &'s Skill, warnings: &mut Vec<Warning>) -> Vec<Item<'s>> {
+    let mut items = Vec::new();
+    let mut regexes = 0;
+    for t in &skill.meta.triggers {
+        let t = t.trim();
+        if !is_regex_trigger(t) {
+            items.push(Item {
+                kind: Kind::Trigger,
+                text: t,
+                regex: None,
+            });
+            continue;
+        }
+        regexes += 1;
+        if regexes > MAX_REGEX_TRIGGERS {
+            if regexes == MAX_REGEX_TRIGGERS + 1 {
+                warnings.push(Warning::new(
+                    &skill.path,
+                    format!("more than {MAX_REGEX_TRIGGERS} regex triggers: the rest are ignored"),
+                ));
+            }
+            continue;
+        }
+        match compile_trigger(t) {
+            Ok(regex) => items.push(Item {
+                kind: Kind::Trigger,
+                text: t,
+                regex: Some(regex),
+            }),
+            Err(e) => warnings.push(Warning::new(
+                &skill.path,
+                format!(
+                    "trigger '{t}' is not a valid regex, ignored: {}",
+                    one_line(&e.to_string())
+                ),
+            )),
+        }
+    }
+    items
+}
+
+/// An installed skill's triggers and tags less those it may not have:
+/// regexes that require no literal (refused), and catch-alls against the
+/// everyday requests, alone or together (a warning for each kind).
+fn screen<'s>(skill: &Skill, items: Vec<Item<'s>>, warnings: &mut Vec<Warning>) -> Vec<Item<'s>> {
+    let requests = Requests::get();
+    let mut kept: Vec<(Item<'s>, Hits)> = Vec::new();
+    let mut catch_all: Vec<&str> = Vec::new();
+    let mut unbounded: Vec<&str> = Vec::new();
+    for item in items {
+        let hits = match &item.regex {
+            Some(regex) => {
+                let pattern = &item.text[1..item.text.len() - 1];
+                if catch_all::unbounded(pattern) {
+                    unbounded.push(item.text);
+                    continue;
+                }
+                if regex.is_match("") {
+                    catch_all.push(item.text);
+                    continue;
+                }
+                requests.regex_hits(regex)
+            }
+            None => {
+                let words = words(item.text);
+                if words.iter().all(|w| is_stopword(w)) {
+                    catch_all.extend((!words.is_empty()).then_some(item.text));
+                    continue;
+                }
+                requests.phrase_hits(&words)
+            }
+        };
+        if requests.over(&hits, ITEM_PERCENT) {
+            catch_all.push(item.text);
+        } else {
+            kept.push((item, hits));
+        }
+    }
+    let mut together = None;
+    if let Some((_, first)) = kept.first() {
+        let mut union = first.clone();
+        kept.iter().for_each(|(_, h)| union.add(h));
+        if requests.over(&union, SKILL_PERCENT) {
+            together = Some(union.count());
+            catch_all.extend(kept.drain(..).map(|(item, _)| item.text));
+        }
+    }
+    if !unbounded.is_empty() {
+        warnings.push(unbounded_warning(skill, &unbounded));
+    }
+    if !catch_all.is_empty() {
+        warnings.push(catch_all_warning(skill, &catch_all, together));
+    }
+    kept.into_iter().map(|(item, _)| item).collect()
+}
+
 /// A regex trigger (`/.../`), compiled case-insensitively and bounded.
 fn compile_trigger(t: &str) -> Result<Regex, regex::Error> {
     let pattern = &t[1..t.len() - 1];
@@ -161,29 +196,46 @@ fn compile_trigger(t: &str) -> Result<Regex, regex::Error> {
         .build()
 }
 
-/// The warning that quotes an installed skill's catch-all triggers and tags.
-fn catch_all_warning(skill: &Skill, catch_all: &[&str]) -> Warning {
-    let mut quoted: Vec<String> = catch_all
-        .iter()
-        .take(CATCH_ALL_QUOTED)
-        .map(|t| format!("'{}'", one_line(t)))
-        .collect();
-    if catch_all.len() > CATCH_ALL_QUOTED {
-        quoted.push(format!("{} more", catch_all.len() - CATCH_ALL_QUOTED));
-    }
+/// The warning that refuses an installed skill's unbounded regex triggers.
+fn unbounded_warning(skill: &Skill, triggers: &[&str]) -> Warning {
     Warning::new(
         &skill.path,
         format!(
-            "triggers or tags that match nearly any request earn an installed skill nothing in a search: {}",
-            quoted.join(", ")
+            "regex triggers refused: an installed skill's regex trigger must require a fixed string of {} or more characters in every text it matches, and these can match arbitrary text: {}",
+            catch_all::MIN_REQUIRED_LITERAL,
+            quote(triggers)
         ),
     )
 }
 
-/// Whether `regex` matches nearly any text: the empty string (so every
-/// text), or at least half of [`PROBES`].
-pub(super) fn matches_anything(regex: &Regex) -> bool {
-    regex.is_match("") || PROBES.iter().filter(|p| regex.is_match(p)).count() >= CATCH_ALL_PROBES
+/// The first few of `items`, quoted, and how many more.
+fn quote(items: &[&str]) -> String {
+    let mut quoted: Vec<String> = items
+        .iter()
+        .take(CATCH_ALL_QUOTED)
+        .map(|t| format!("'{}'", one_line(t)))
+        .collect();
+    if items.len() > CATCH_ALL_QUOTED {
+        quoted.push(format!("{} more", items.len() - CATCH_ALL_QUOTED));
+    }
+    quoted.join(", ")
+}
+
+/// The warning that quotes an installed skill's catch-all triggers and
+/// tags; `together`: how many requests they matched as a set, when it was
+/// the set that matched too many.
+fn catch_all_warning(skill: &Skill, catch_all: &[&str], together: Option<usize>) -> Warning {
+    let n = Requests::get().len();
+    let set = together.map_or_else(String::new, |k| {
+        format!(" (together they match {k} of {n} everyday requests)")
+    });
+    Warning::new(
+        &skill.path,
+        format!(
+            "triggers or tags that match nearly any request earn an installed skill nothing in a search: {}{set}",
+            quote(catch_all)
+        ),
+    )
 }
 
 /// The BM25 statistics, gathered skill by skill: the vocabulary, each

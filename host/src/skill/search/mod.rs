@@ -6,30 +6,32 @@
 //! So any trigger outranks any number of tags, and any tag outranks text
 //! similarity; within a tier, more matches and better text win.
 //!
-//! Trust: an installed skill's triggers and tags are chosen by an author
-//! elsewhere, to be picked (see `Source::is_foreign`). For such a skill:
-//! - a trigger or tag that matches nearly any text earns nothing: a regex
-//!   that matches the empty string or at least half of
-//!   [`PROBES`](index::PROBES) (unrelated requests, tried once when the
-//!   index is built, so queries cost nothing more), or a keyword made of
-//!   stopwords only;
+//! Trust is a tier, ranked before the score: an installed skill (see
+//! `Source::is_foreign`: its name, triggers, tags and description are
+//! chosen by an author elsewhere, to be picked) never outranks a trusted
+//! skill (any other source: bundled, forged, user, workspace, `--skills`)
+//! that matched the request at all, by trigger, tag or text. The operator
+//! promotes an installed skill by pinning it (`[catalog] pinned`: above
+//! every match) or trusting it (`[catalog] trusted`: it ranks by its score
+//! among the trusted); nothing the skill says of itself does. Among
+//! untrusted skills:
 //! - its triggers together earn at most what one trigger earns, and its
-//!   tags what one tag earns: the count of what matched is what an author
-//!   can inflate;
-//! - at equal trigger and tag points, every other source ranks above it,
-//!   before text similarity (a description is easy to stuff).
-//!
-//! `--skills` skills are not capped: the operator named that folder for
-//! this very command, and its skills already win every name. (Grants do
-//! not trust them; that is about what a handler may do, not about which
-//! skill answers.)
+//!   tags what one tag earns;
+//! - a regex trigger that requires no fixed string of two or more
+//!   characters (`.*`, `.{61,}`, `\w+`, `foo|.+`) is refused, and a trigger
+//!   or tag that matches too many of 1,278 everyday requests, alone or
+//!   with the skill's others, earns nothing (see `catch_all`; checked
+//!   once when the index is built, so queries cost nothing more). A
+//!   promoted skill is screened the same: promotion gives rank, not
+//!   catch-alls.
 //!
 //! [`SearchOptions`] adds, in this order: pinned skills above every other
-//! match; then the trigger and tag points; then trust; then the score;
+//! match; then the tier; then the trigger and tag points; then the score;
 //! then, between equal scores, usage (success rate, then uses; see
 //! [`Usage::rank`](crate::skill::Usage::rank)); then the name. `--tag`
 //! keeps only skills with that tag, role or stage.
 
+mod catch_all;
 mod index;
 mod rank;
 #[cfg(test)]
@@ -59,6 +61,9 @@ pub struct Match<'a> {
 pub struct SearchOptions<'a> {
     /// Skill names ranked first, in this order (`[catalog] pinned`).
     pub pinned: &'a [String],
+    /// Installed skills ranked with the trusted ones, by their score
+    /// (`[catalog] trusted`).
+    pub trusted: &'a [String],
     /// Keep only skills with one of these as a tag, role or stage. With
     /// an empty query, every such skill is a result.
     pub tags: &'a [String],
@@ -70,6 +75,7 @@ impl Default for SearchOptions<'_> {
     fn default() -> Self {
         SearchOptions {
             pinned: &[],
+            trusted: &[],
             tags: &[],
             usage: &NoUsage,
         }

@@ -1,5 +1,5 @@
-//! Answering a query: trigger and tag hits, BM25, the points, trust,
-//! pins and usage, in that order.
+//! Answering a query: trigger and tag hits, BM25, then the ranking key:
+//! pins, the trust tier, the points, the score and usage, in that order.
 
 use std::collections::HashMap;
 
@@ -13,7 +13,9 @@ const TAG_WEIGHT: f64 = 10.0;
 const MAX_TAGS_COUNTED: u32 = 9;
 /// BM25 r maps to 10·r/(r+BM25_HALF): below 10, half-way at BM25_HALF.
 const BM25_HALF: f64 = 5.0;
-/// What an installed skill's matched triggers, and tags, count as at most.
+/// What an untrusted skill's matched triggers, and tags, count as at most
+/// (among untrusted skills: the tier already puts every one below a
+/// trusted match).
 const FOREIGN_MAX_TRIGGERS: u32 = 1;
 const FOREIGN_MAX_TAGS: u32 = 1;
 
@@ -36,6 +38,7 @@ impl SearchIndex {
         for (i, name) in opts.pinned.iter().enumerate() {
             pinned.entry(name.as_str()).or_insert(i);
         }
+        let promoted = |s: &Skill| opts.trusted.contains(&s.name);
         let hits = self.hits(query);
         let bm25 = self.bm25(query, skills.len());
 
@@ -61,16 +64,18 @@ impl SearchIndex {
                 .get(skill.name.as_str())
                 .copied()
                 .unwrap_or(usize::MAX);
-            scored.push(Scored::new(doc, skill, triggers, tags, r, pin));
+            let trusted = !skill.source.is_foreign() || promoted(skill);
+            scored.push(Scored::new(doc, trusted, triggers, tags, r, pin));
         }
-        // The score is the points and then the text; trust goes between
-        // them. Skills are sorted by name, so the index breaks the last
-        // ties by name. Usage is asked only of skills whose scores tie.
+        // Pins, then the tier: a trusted skill that matched at all ranks
+        // above every untrusted one. Within a tier, the points and then
+        // the text. Skills are sorted by name, so the index breaks the
+        // last ties by name. Usage is asked only of skills whose scores tie.
         let by_rank = |a: &Scored, b: &Scored| {
             a.pin
                 .cmp(&b.pin)
-                .then(b.points.cmp(&a.points))
                 .then(b.trusted.cmp(&a.trusted))
+                .then(b.points.cmp(&a.points))
                 .then(b.score.total_cmp(&a.score))
                 .then_with(|| {
                     let usage = |s: &Scored| opts.usage.usage(&skills[s.doc as usize].name);
@@ -192,8 +197,9 @@ impl SearchIndex {
 }
 
 /// A skill that matched: its pinned rank (`usize::MAX`: not pinned), its
-/// trigger and tag points, whether it is trusted (else whether its count
-/// was capped), its score and its index.
+/// tier (trusted or not), its trigger and tag points (capped for an
+/// untrusted skill, which only orders it among untrusted ones), its score
+/// and its index.
 #[derive(Debug, Clone, Copy)]
 struct Scored {
     pin: usize,
@@ -205,10 +211,9 @@ struct Scored {
 }
 
 impl Scored {
-    /// Skill `doc`, with its trigger and tag hits counted, its BM25 `r`
-    /// and its pinned rank. An installed skill's counts are capped.
-    fn new(doc: u32, skill: &Skill, mut triggers: u32, mut tags: u32, r: f32, pin: usize) -> Self {
-        let trusted = !skill.source.is_foreign();
+    /// Skill `doc`, with its tier, its trigger and tag hits counted, its
+    /// BM25 `r` and its pinned rank. An untrusted skill's counts are capped.
+    fn new(doc: u32, trusted: bool, mut triggers: u32, mut tags: u32, r: f32, pin: usize) -> Self {
         let capped = !trusted && (triggers > FOREIGN_MAX_TRIGGERS || tags > FOREIGN_MAX_TAGS);
         if !trusted {
             triggers = triggers.min(FOREIGN_MAX_TRIGGERS);

@@ -2,9 +2,6 @@
 
 use std::collections::HashMap;
 
-use regex::RegexBuilder;
-
-use super::index::matches_anything;
 use super::text::{STOPWORDS, is_stopword};
 use super::{Match, SearchOptions};
 use crate::skill::catalog::Catalog;
@@ -266,26 +263,31 @@ const CATCH_ALL: &[&str] = &[
 ];
 
 #[test]
-fn catch_all_regexes_are_told_from_real_triggers() {
-    let compile = |t: &str| {
-        RegexBuilder::new(&t[1..t.len() - 1])
-            .case_insensitive(true)
-            .build()
-            .expect("compiles")
-    };
+fn catch_all_regexes_earn_nothing_and_real_ones_count() {
+    // Each alone, so that no set of them is judged together.
     for t in CATCH_ALL {
-        assert!(matches_anything(&compile(t)), "{t} is a catch-all");
+        let cat = Catalog::from_skills(vec![installed(skill("x", "d", &[t], &[]))]);
+        assert!(
+            cat.search("hello there", 5).is_empty(),
+            "{t} is a catch-all"
+        );
+        assert_eq!(cat.warnings().len(), 1, "{t}: {:?}", cat.warnings());
     }
     // The bundled skills' regex triggers, and other real ones.
-    for t in [
-        "/\\b(mail|message) (to|for)\\b/",
-        "/\\b(columns?|schema|dataset)\\b/",
-        "/\\bpdfs?\\b/",
-        "/\\b(weather|forecast)\\b/",
-        "/^translate\\b/",
-        "/\\d{1,2}(am|pm)/",
+    for (t, task) in [
+        ("/\\b(mail|message) (to|for)\\b/", "send a message to Bob"),
+        (
+            "/\\b(columns?|schema|dataset)\\b/",
+            "what columns does it have",
+        ),
+        ("/\\bpdfs?\\b/", "merge these PDFs"),
+        ("/\\b(weather|forecast)\\b/", "the forecast for Oslo"),
+        ("/^translate\\b/", "translate this"),
+        ("/\\d{1,2}(am|pm)/", "at 7pm"),
     ] {
-        assert!(!matches_anything(&compile(t)), "{t} is a real trigger");
+        let cat = Catalog::from_skills(vec![installed(skill("x", "d", &[t], &[]))]);
+        assert!(cat.warnings().is_empty(), "{t}: {:?}", cat.warnings());
+        assert_eq!(cat.search(task, 5).len(), 1, "{t} is a real trigger");
     }
 }
 
@@ -301,12 +303,18 @@ fn catch_all_triggers_and_tags_earn_an_installed_skill_nothing() {
     for q in ["Write an email to Dana about the budget review at 3pm", "x"] {
         assert!(cat.search(q, 5).is_empty(), "{q}: nothing of it counts");
     }
-    let w = &cat.warnings()[0].message;
+    let w: Vec<&str> = cat.warnings().iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(w.len(), 2, "one warning per kind: {w:?}");
     assert!(
-        w.contains("'/.*/'") && w.contains("more") && w.contains("earn an installed skill nothing"),
-        "{w}"
+        w[0].contains("regex triggers refused") && w[0].contains("'/.*/'") && w[0].contains("more"),
+        "{}",
+        w[0]
     );
-    assert_eq!(cat.warnings().len(), 1, "one warning per skill");
+    assert!(
+        w[1].contains("earn an installed skill nothing") && w[1].contains("'at the'"),
+        "{}",
+        w[1]
+    );
     // The same triggers still count for a skill of this machine.
     let mine = skill("hijack", "Does everything.", &all, &[]);
     let cat = Catalog::from_skills(vec![mine]);
@@ -348,12 +356,13 @@ fn at_equal_points_trust_ranks_above_text() {
     let m = cat.search("email Dana about the budget review", 5);
     assert_eq!(names(&m), ["b-plain", "a-stuffed"]);
     assert!(m[1].score > m[0].score, "trust, not the score, decided");
-    // A better match still wins whatever the source.
+    // Trust is a tier: a trusted skill that matched at all, even by its
+    // text alone, ranks above an installed skill's trigger.
     let cat = Catalog::from_skills(vec![
         installed(skill("a-better", "d", &["email"], &[])),
         skill("b-text-only", "Email things.", &[], &[]),
     ]);
-    assert_eq!(names(&cat.search("email", 5)), ["a-better", "b-text-only"]);
+    assert_eq!(names(&cat.search("email", 5)), ["b-text-only", "a-better"]);
 }
 
 #[test]
@@ -362,4 +371,132 @@ fn plurals_fold_for_text() {
     let m = cat.search("meeting", 5);
     assert_eq!(m.len(), 1);
     assert_eq!(m[0].skill.name, "notes");
+}
+
+/// `text-summarizer` as it is bundled: its triggers and tags.
+fn summarizer() -> Skill {
+    let mut s = skill(
+        "text-summarizer",
+        "Summarizes text into its key points.",
+        &[
+            "summarize",
+            "summarise",
+            "summary",
+            "tl;dr",
+            "tldr",
+            "key points",
+        ],
+        &["summary", "text", "writing"],
+    );
+    s.source = Source::Bundled;
+    s
+}
+
+const MEETING: &str = "Summarize the meeting notes for my team";
+
+/// Single keywords, each in few everyday requests, most of them together.
+const FOURTEEN: &[&str] = &[
+    "create",
+    "find",
+    "check",
+    "plan",
+    "explain",
+    "calculate",
+    "convert",
+    "fix",
+    "make",
+    "list",
+    "set",
+    "send",
+    "draft",
+    "compare",
+];
+
+#[test]
+fn an_installed_catch_all_never_outranks_a_trusted_skill_that_matched() {
+    let common = "/\\b(the|for|my|your|this|that|with|please|team|notes)\\b/";
+    let mut fourteen: Vec<&str> = FOURTEEN.to_vec();
+    fourteen.extend(["summarize", "meeting notes"]);
+    let words = "/\\b(the|for|your|this|that|with|please)\\b/";
+    let attempts: [&[&str]; 5] = [
+        &[common],
+        &[words],
+        &fourteen,
+        &["/.{61,}/", "/[\\s\\S]+/"],
+        // Real triggers of the request, and a description that is the request.
+        &["summarize", "meeting notes", "notes for my team", "my team"],
+    ];
+    for triggers in attempts {
+        let helper = installed(skill(
+            "helper",
+            "Summarize the meeting notes for my team: meeting notes, team notes, summaries.",
+            triggers,
+            &["summary", "meeting", "notes", "team"],
+        ));
+        let cat = Catalog::from_skills(vec![summarizer(), helper]);
+        let m = cat.search(MEETING, 5);
+        assert_eq!(names(&m).first(), Some(&"text-summarizer"), "{triggers:?}");
+    }
+}
+
+#[test]
+fn narrow_triggers_that_together_match_most_requests_earn_nothing() {
+    let cat = Catalog::from_skills(vec![installed(skill("helper", "d", FOURTEEN, &[]))]);
+    for q in [
+        "Explain how compound interest works",
+        "Plan a three day trip",
+    ] {
+        assert!(cat.search(q, 5).is_empty(), "{q}");
+    }
+    let w = &cat.warnings()[0].message;
+    assert!(w.contains("together they match"), "{w}");
+    // Any one of them alone is a trigger like any other.
+    let cat = Catalog::from_skills(vec![installed(skill("helper", "d", &["compare"], &[]))]);
+    assert_eq!(cat.search("compare the offers", 5).len(), 1);
+    assert!(cat.warnings().is_empty(), "{:?}", cat.warnings());
+}
+
+#[test]
+fn a_promoted_installed_skill_ranks_by_its_score() {
+    let notes = || {
+        installed(skill(
+            "meeting-notes",
+            "Turns meeting notes into minutes.",
+            &["meeting notes", "summarize"],
+            &[],
+        ))
+    };
+    let cat = Catalog::from_skills(vec![summarizer(), notes()]);
+    assert_eq!(
+        names(&cat.search(MEETING, 5)),
+        ["text-summarizer", "meeting-notes"]
+    );
+    // Trusted in config: two triggers beat one, as for any trusted skill.
+    let promoted = ["meeting-notes".to_owned()];
+    let opts = SearchOptions {
+        trusted: &promoted,
+        ..SearchOptions::default()
+    };
+    let m = cat.search_with(MEETING, 5, &opts);
+    assert_eq!(names(&m), ["meeting-notes", "text-summarizer"]);
+    assert!(m[0].score > m[1].score);
+    // Pinned: above every match.
+    let opts = SearchOptions {
+        pinned: &promoted,
+        ..SearchOptions::default()
+    };
+    assert_eq!(
+        names(&cat.search_with(MEETING, 1, &opts)),
+        ["meeting-notes"]
+    );
+    // Its name is what the operator trusted: a look-alike is not it.
+    let twin = ["meeting_notes".to_owned()];
+    let opts = SearchOptions {
+        trusted: &twin,
+        ..SearchOptions::default()
+    };
+    assert_eq!(
+        names(&cat.search_with(MEETING, 5, &opts)),
+        ["text-summarizer", "meeting-notes"]
+    );
 }
