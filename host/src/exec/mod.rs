@@ -48,7 +48,7 @@ use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
 pub use context::ContextError;
 pub(crate) use files::MAX_SKILL_MD_BYTES;
-use files::{KnownFiles, lock};
+use files::{KnownFiles, KnownTree, lock};
 pub use files::{read_skill_and_handler, skill_fingerprint};
 #[cfg(feature = "forge")]
 pub use forging::{MinedOutcome, write_mined};
@@ -99,6 +99,9 @@ struct Shared {
     recorder: Recorder,
     /// What this runner read of each skill's files, by SKILL.md path.
     known: Mutex<HashMap<PathBuf, KnownFiles>>,
+    /// What this runner read of each skill's folder for its pin, by
+    /// SKILL.md path.
+    trees: Mutex<HashMap<PathBuf, KnownTree>>,
     /// Each skill's compiled validators, by SKILL.md path (the catalog
     /// does not change under a runner).
     validators: Mutex<HashMap<PathBuf, Arc<ValidatorSet>>>,
@@ -182,6 +185,7 @@ impl Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 recorder,
                 known: Mutex::new(HashMap::new()),
+                trees: Mutex::new(HashMap::new()),
                 validators: Mutex::new(HashMap::new()),
                 grants: RwLock::new(Arc::new(config.grants.clone())),
                 shared_seen: Mutex::new(None),

@@ -17,7 +17,7 @@ use crate::types::FailureClass;
 /// the same identity means the same bytes, provided the file was read
 /// after its change time had passed by more than the times' granularity
 /// (see [`FileIdentity::trusted_if_read_at`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FileIdentity {
     dev: u64,
     ino: u64,
@@ -28,7 +28,7 @@ pub struct FileIdentity {
 
 impl FileIdentity {
     #[cfg(unix)]
-    fn of(meta: &std::fs::Metadata) -> Self {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
         FileIdentity {
             dev: meta.dev(),
@@ -42,8 +42,33 @@ impl FileIdentity {
     /// Elsewhere only size and modification time are known: never the
     /// same twice, so files are always read.
     #[cfg(not(unix))]
-    fn of(meta: &std::fs::Metadata) -> Self {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Self {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        FileIdentity {
+            dev: 0,
+            ino: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            len: meta.len(),
+            modified: (0, 0),
+            changed: (0, 0),
+        }
+    }
+
+    /// [`FileIdentity::of`] from a look beneath a folder (`lstat`).
+    #[cfg(unix)]
+    pub(super) fn of_cap(meta: &cap_std::fs::Metadata) -> Self {
+        use cap_std::fs::MetadataExt;
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn of_cap(meta: &cap_std::fs::Metadata) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 63);
         FileIdentity {
             dev: 0,
             ino: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),

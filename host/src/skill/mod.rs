@@ -11,6 +11,7 @@ mod parse;
 mod prompt;
 mod repair;
 mod search;
+mod tree;
 mod usage;
 mod validate;
 mod yaml;
@@ -26,5 +27,8 @@ pub(crate) use parse::is_spec_name;
 pub use parse::{ParseError, ParsedSkill, parse_skill};
 pub use prompt::{render_available_skills, xml_escape};
 pub use search::{Match, SearchOptions};
+pub use tree::{
+    HOST_REPORT_FILE, MAX_TREE_BYTES, MAX_TREE_ENTRIES, Reach, Scan, TreeDigest, TreeError, pin_of,
+};
 pub use usage::{NoUsage, Usage, UsageSource};
 pub use validate::{Problem, SPEC_KEYS, Severity, validate_strict};

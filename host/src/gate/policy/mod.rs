@@ -15,6 +15,7 @@ mod tests;
 
 pub use approval::{
     ApprovalError, ApprovedBy, HandlerState, Refusal, admission, approve, pin, skill_pin, state,
+    unpinned_state,
 };
 pub use report::{
     CaseRun, Check, FindingClass, Outcome, Report, Status, StoredReport, Verdict, latest_report,
