@@ -17,6 +17,7 @@ use skillhost::store::RunRecord;
 
 mod approval;
 mod hostile;
+mod pins;
 mod rejections;
 
 const HANDLER: &str = "metadata:\n  skillhost:\n    handler: handler.wasm";

@@ -198,7 +198,7 @@ fn gate_cmd(
                 runner.config().gate.why_manual(&gated.report)
             )?,
             Some(HandlerState::Quarantined) if !gated.report.passed() => outln!(
-                "state: disabled (last gate failed): it does not run, and an approval of these bytes is revoked, until it passes again"
+                "state: quarantined (last gate failed): it does not run, and an approval of these bytes is revoked, until it passes again"
             )?,
             Some(HandlerState::Quarantined) => {
                 outln!("state: quarantined; it does not run until it passes")?
@@ -252,7 +252,7 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .is_some_and(|r| r.report.artifact == status.artifact && !r.report.passed());
     match (&status.refusal, status.gated_at_run_time) {
         (Some(why), true) if last_failed => {
-            outln!("state: disabled (last gate failed), it does not run: {why}")?
+            outln!("state: {state} (last gate failed), it does not run: {why}")?
         }
         (Some(why), true) => outln!("state: {state}, it does not run: {why}")?,
         (_, false) => outln!(
