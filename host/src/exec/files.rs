@@ -119,15 +119,15 @@ impl Runner {
     }
 }
 
-/// Largest tree confirmed on an async worker: its scan is one `lstat` per
-/// entry; a bigger one is scanned on the blocking pool.
+/// Largest tree confirmed on an async worker (one `lstat` per entry); a
+/// bigger one is confirmed on the blocking pool.
 const SCAN_ON_WORKER_MAX: usize = 64;
 
 impl Runner {
     /// The pin of `skill` as its folder is now ([`policy::skill_pin`]),
-    /// what approvals and grants hold. The tree is scanned (one `lstat` per
-    /// entry it pins) and only a file that changed since this runner read
-    /// it is read again.
+    /// what approvals and grants hold. An unchanged tree costs one `lstat`
+    /// per entry it pins (see `Skill::tree_unchanged`); a changed one is
+    /// listed again and only the files that changed are read.
     pub(super) fn skill_pin(&self, skill: &Skill) -> Result<String, TreeError> {
         if let Some(pin) = self.unchanged_pin(skill, usize::MAX) {
             return Ok(pin);
@@ -141,18 +141,15 @@ impl Runner {
         Ok(pin)
     }
 
-    /// The pin, when a scan shows that no entry of a tree of at most `max`
-    /// entries changed since this runner read it; `None` when something
-    /// must be read.
+    /// The pin, when no entry of a tree of at most `max` entries changed
+    /// since this runner read it; `None` when something must be read.
     fn unchanged_pin(&self, skill: &Skill, max: usize) -> Option<String> {
         let known = lock(&self.shared.trees).get(&skill.path).cloned()?;
         if known.tree.len() > max {
             return None;
         }
-        let scan = skill.scan_tree(&known.reach).ok()?;
-        known
-            .tree
-            .still_current(&scan)
+        skill
+            .tree_unchanged(&known.tree)
             .then(|| policy::pin(&skill.version, known.tree.digest()))
     }
 

@@ -26,8 +26,10 @@
 //! and is never automatic for a handler that no case pinned down (no case
 //! compared an answer) or whose run-time capabilities the gate cannot make
 //! live (HTTP, writing, tools, the model). An approval is pinned to the
-//! artifact's bytes and to the skill's SKILL.md and declaration, so a
-//! changed artifact or SKILL.md is disabled until it passes again.
+//! artifact's bytes and to the skill's pin (its SKILL.md and every file
+//! of its folder a run can read), so a changed artifact or skill is
+//! disabled until it passes again; a rejection of the approved artifact
+//! revokes its approval.
 //!
 //! Who wrote a handler (its provenance) is what the host recorded, never
 //! what the skill says of itself (see `Provenance::recorded`).

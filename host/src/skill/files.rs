@@ -53,29 +53,9 @@ impl FileIdentity {
         }
     }
 
-    /// [`FileIdentity::of`] from a look beneath a folder (`lstat`).
-    #[cfg(unix)]
-    pub(super) fn of_cap(meta: &cap_std::fs::Metadata) -> Self {
-        use cap_std::fs::MetadataExt;
-        FileIdentity {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-            modified: (meta.mtime(), meta.mtime_nsec()),
-            changed: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-
-    #[cfg(not(unix))]
-    pub(super) fn of_cap(meta: &cap_std::fs::Metadata) -> Self {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 63);
-        FileIdentity {
-            dev: 0,
-            ino: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            len: meta.len(),
-            modified: (0, 0),
-            changed: (0, 0),
-        }
+    /// The size of the version seen.
+    pub fn size(&self) -> u64 {
+        self.len
     }
 
     /// Whether this identity, seen by a read that started at `read_at`,

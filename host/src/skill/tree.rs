@@ -158,6 +158,47 @@ enum Kind {
     Other,
 }
 
+impl Kind {
+    fn of(ft: std::fs::FileType) -> Kind {
+        if ft.is_symlink() {
+            Kind::Link
+        } else if ft.is_dir() {
+            Kind::Dir
+        } else if ft.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// The entries a scan keeps, within the bounds.
+#[derive(Default)]
+struct Tally {
+    entries: Vec<Entry>,
+    bytes: u64,
+}
+
+impl Tally {
+    fn add(&mut self, e: Entry) -> Result<(), TreeError> {
+        if e.kind == Kind::File {
+            self.bytes = self.bytes.saturating_add(e.identity.size());
+        }
+        self.entries.push(e);
+        if self.entries.len() > MAX_TREE_ENTRIES {
+            return Err(TreeError::TooMany {
+                max: MAX_TREE_ENTRIES,
+            });
+        }
+        if self.bytes > MAX_TREE_BYTES {
+            return Err(TreeError::TooLarge {
+                max: MAX_TREE_BYTES,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// One entry as a scan saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
@@ -169,6 +210,8 @@ struct Entry {
 /// The pinned entries of a folder, looked at (`lstat`), not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scan {
+    /// The folder itself, looked at before it was listed.
+    root: FileIdentity,
     entries: Vec<Entry>,
 }
 
@@ -185,6 +228,7 @@ impl Scan {
 /// The pinned entries, read, and their digest.
 #[derive(Debug, Clone)]
 pub struct TreeDigest {
+    root: FileIdentity,
     entries: Vec<(Entry, Vec<u8>)>,
     /// When the read that saw them started.
     read_at: SystemTime,
@@ -206,19 +250,6 @@ impl TreeDigest {
         &self.digest
     }
 
-    /// Whether `scan` shows the same entries, each unchanged since read
-    /// (see [`FileIdentity::trusted_if_read_at`]).
-    pub fn still_current(&self, scan: &Scan) -> bool {
-        self.entries.len() == scan.entries.len()
-            && self
-                .entries
-                .iter()
-                .zip(&scan.entries)
-                .all(|((known, _), now)| {
-                    known == now && known.identity.trusted_if_read_at(self.read_at)
-                })
-    }
-
     /// The digest with the files `rel` holding `bytes` instead (added when
     /// absent): a folder as it will be once they are written into it.
     /// Only for comparing; such a digest confirms no scan.
@@ -236,6 +267,7 @@ impl TreeDigest {
         }
         entries.sort_by(|a, b| order(&a.0.rel, &b.0.rel));
         TreeDigest {
+            root: FileIdentity::default(),
             digest: combine(&entries),
             entries,
             read_at: std::time::UNIX_EPOCH,
@@ -267,30 +299,23 @@ impl Skill {
     /// The entries of this skill's folder that `reach` pins, sorted; no
     /// file is read.
     pub fn scan_tree(&self, reach: &Reach) -> Result<Scan, TreeError> {
-        let root = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(io_at(""))?;
-        let mut entries = Vec::new();
-        let mut bytes = 0u64;
+        // Looked at before it is listed, as each folder below is by its
+        // parent's listing: an entry added after the look changes it.
+        let root = std::fs::metadata(&self.dir).map_err(io_at(""))?;
+        let mut tally = Tally::default();
         let mut folders = vec![(PathBuf::new(), 0usize)];
         while let Some((prefix, depth)) = folders.pop() {
-            let dir = if prefix.as_os_str().is_empty() {
-                root.try_clone().map_err(io_at(""))?
-            } else {
-                root.open_dir(&prefix).map_err(io_at(&prefix))?
-            };
-            for item in dir.entries().map_err(io_at(&prefix))? {
+            // Listed by path: a folder swapped for a link since it was
+            // looked at may list elsewhere, but its files are then read
+            // beneath the skill folder only (see `digest_tree`), which
+            // refuses them: the pin fails, it never passes.
+            let listing = std::fs::read_dir(self.dir.join(&prefix)).map_err(io_at(&prefix))?;
+            for item in listing {
                 let item = item.map_err(io_at(&prefix))?;
                 let rel = prefix.join(item.file_name());
+                // The entry itself, links not followed.
                 let meta = item.metadata().map_err(io_at(&rel))?;
-                let ft = meta.file_type();
-                let kind = if ft.is_symlink() {
-                    Kind::Link
-                } else if ft.is_dir() {
-                    Kind::Dir
-                } else if ft.is_file() {
-                    Kind::File
-                } else {
-                    Kind::Other
-                };
+                let kind = Kind::of(meta.file_type());
                 if !reach.wanted(&rel, kind == Kind::Dir) {
                     continue;
                 }
@@ -303,28 +328,41 @@ impl Skill {
                     }
                     folders.push((rel.clone(), depth + 1));
                 }
-                if kind == Kind::File {
-                    bytes = bytes.saturating_add(meta.len());
-                }
-                entries.push(Entry {
+                tally.add(Entry {
                     rel,
                     kind,
-                    identity: FileIdentity::of_cap(&meta),
-                });
-                if entries.len() > MAX_TREE_ENTRIES {
-                    return Err(TreeError::TooMany {
-                        max: MAX_TREE_ENTRIES,
-                    });
-                }
-                if bytes > MAX_TREE_BYTES {
-                    return Err(TreeError::TooLarge {
-                        max: MAX_TREE_BYTES,
-                    });
-                }
+                    identity: FileIdentity::of(&meta),
+                })?;
             }
         }
+        let mut entries = tally.entries;
         entries.sort_by(|a, b| order(&a.rel, &b.rel));
-        Ok(Scan { entries })
+        Ok(Scan {
+            root: FileIdentity::of(&root),
+            entries,
+        })
+    }
+
+    /// Whether `known` still stands for this folder: the folder and each
+    /// entry it pins are the versions read ([`FileIdentity`], trusted as
+    /// of the read). One `lstat` per entry, no listing: a folder's
+    /// listing changes only with its own modification time (an entry
+    /// made, removed or renamed in it), and every pinned folder is an
+    /// entry. What no pinned folder lists cannot join without one of them
+    /// changing.
+    pub fn tree_unchanged(&self, known: &TreeDigest) -> bool {
+        let same = |now: std::io::Result<std::fs::Metadata>, then: &FileIdentity| {
+            now.is_ok_and(|m| {
+                FileIdentity::of(&m) == *then && then.trusted_if_read_at(known.read_at)
+            })
+        };
+        same(std::fs::metadata(&self.dir), &known.root)
+            && known.entries.iter().all(|(e, _)| {
+                same(
+                    std::fs::symlink_metadata(self.dir.join(&e.rel)),
+                    &e.identity,
+                )
+            })
     }
 
     /// Reads what `scan` found and digests it. A file whose identity is
@@ -365,6 +403,7 @@ impl Skill {
             entries.push((e, content));
         }
         Ok(TreeDigest {
+            root: scan.root,
             digest: combine(&entries),
             entries,
             read_at,

@@ -1,7 +1,8 @@
 //! Which gated handlers may run: the `[gate]` settings, the report the
 //! validation gate writes (one verdict per check, each failure classified
 //! and explained), and approvals, each pinned to the artifact's bytes and
-//! to its skill as it was checked (its SKILL.md and what it declares).
+//! to its skill as it was checked (its SKILL.md and every file of its
+//! folder a run can read), and revoked by a later rejection of the bytes.
 //! `exec` asks [`admission`] before it runs a handler of a gated source.
 //! This is the lower part of `gate`, a unit of its own in the module map:
 //! the checks run in the rest of `gate`, above `exec`, which needs only

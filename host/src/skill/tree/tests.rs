@@ -161,13 +161,26 @@ fn a_scan_confirms_an_unchanged_tree_and_a_digest_reads_only_what_changed() {
         .digest_tree(s.scan_tree(&reach).expect("scan"), None)
         .expect("digest");
     assert_eq!(read.digest(), first.digest());
-    assert!(read.still_current(&s.scan_tree(&reach).expect("scan")));
+    assert!(s.tree_unchanged(&read));
     write(tmp.path(), "references/answer.txt", "43");
-    let scan = s.scan_tree(&reach).expect("scan");
-    assert!(!read.still_current(&scan));
-    let again = s.digest_tree(scan, Some(&read)).expect("digest");
+    assert!(!s.tree_unchanged(&read), "an edited file");
+    let again = s
+        .digest_tree(s.scan_tree(&reach).expect("scan"), Some(&read))
+        .expect("digest");
     assert_eq!(again.digest(), digest(&s));
     assert_ne!(again.digest(), first.digest());
+    // A file added to a pinned folder, or to the top, is seen without
+    // listing: the folder it is in changed.
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let settled = s
+        .digest_tree(s.scan_tree(&reach).expect("scan"), None)
+        .expect("digest");
+    assert!(s.tree_unchanged(&settled));
+    for added in ["references/new.md", "new.md"] {
+        write(tmp.path(), added, "x");
+        assert!(!s.tree_unchanged(&settled), "{added}");
+        fs::remove_file(tmp.path().join(added)).expect("rm");
+    }
 }
 
 #[test]
