@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use super::{Runner, ValidatorSet};
 use crate::gate::policy;
 use crate::sandbox::{self, Handler};
-use crate::skill::{FileIdentity, Reach, Skill, SkillFileError, TreeDigest, TreeError};
+use crate::skill::{FileIdentity, Reach, Skill, SkillFileError, TreeError};
 
 /// Biggest handler component read from disk (interpreter-based components
 /// for JavaScript and Python are 10-20 MB).
@@ -133,11 +133,10 @@ impl Runner {
             return Ok(pin);
         }
         let known = lock(&self.shared.trees).get(&skill.path).cloned();
-        let reach = Reach::of(skill);
-        let scan = skill.scan_tree(&reach)?;
-        let tree = skill.digest_tree(scan, known.as_ref().map(|k| &k.tree))?;
+        let scan = skill.scan_tree(&Reach::of(skill))?;
+        let tree = skill.digest_tree(scan, known.as_ref())?;
         let pin = policy::pin(&skill.version, tree.digest());
-        lock(&self.shared.trees).insert(skill.path.clone(), KnownTree { reach, tree });
+        lock(&self.shared.trees).insert(skill.path.clone(), tree);
         Ok(pin)
     }
 
@@ -145,12 +144,12 @@ impl Runner {
     /// since this runner read it; `None` when something must be read.
     fn unchanged_pin(&self, skill: &Skill, max: usize) -> Option<String> {
         let known = lock(&self.shared.trees).get(&skill.path).cloned()?;
-        if known.tree.len() > max {
+        if known.len() > max {
             return None;
         }
         skill
-            .tree_unchanged(&known.tree)
-            .then(|| policy::pin(&skill.version, known.tree.digest()))
+            .tree_unchanged(&known)
+            .then(|| policy::pin(&skill.version, known.digest()))
     }
 
     /// [`Runner::skill_pin`] without blocking an async worker on reads: an
@@ -171,13 +170,6 @@ impl Runner {
     pub(super) fn needs_pin(&self, skill: &Skill) -> bool {
         self.shared.config.gate.gates_skill(skill) || self.grants().contains_key(&skill.name)
     }
-}
-
-/// A skill's tree as a runner last read it.
-#[derive(Clone)]
-pub(super) struct KnownTree {
-    reach: Reach,
-    tree: TreeDigest,
 }
 
 /// The bytes of the SKILL.md file and, if the skill has one, its handler

@@ -48,7 +48,7 @@ use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
 pub use context::ContextError;
 pub(crate) use files::MAX_SKILL_MD_BYTES;
-use files::{KnownFiles, KnownTree, lock};
+use files::{KnownFiles, lock};
 pub use files::{read_skill_and_handler, skill_fingerprint};
 #[cfg(feature = "forge")]
 pub use forging::{MinedOutcome, write_mined};
@@ -101,7 +101,7 @@ struct Shared {
     known: Mutex<HashMap<PathBuf, KnownFiles>>,
     /// What this runner read of each skill's folder for its pin, by
     /// SKILL.md path.
-    trees: Mutex<HashMap<PathBuf, KnownTree>>,
+    trees: Mutex<HashMap<PathBuf, crate::skill::TreeDigest>>,
     /// Each skill's compiled validators, by SKILL.md path (the catalog
     /// does not change under a runner).
     validators: Mutex<HashMap<PathBuf, Arc<ValidatorSet>>>,
