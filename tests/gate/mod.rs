@@ -17,6 +17,7 @@ use skillhost::store::RunRecord;
 
 mod approval;
 mod hostile;
+mod pins;
 mod rejections;
 mod sameness;
 

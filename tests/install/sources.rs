@@ -28,11 +28,11 @@ fn a_folder_installs_with_source_installed_and_the_report_the_gate_needs() {
     assert_eq!(report["origin"]["kind"], "folder");
     assert_eq!(report["declared"]["llm"], true);
     assert_eq!(report["files"], 3, "SKILL.md, handler, reference; not .git");
-    let expected = skillhost::grants::fingerprint(
-        &std::fs::read(src.join("SKILL.md")).expect("read"),
-        Some(&std::fs::read(src.join("handler.wasm")).expect("read")),
-    );
-    assert_eq!(report["fingerprint"], expected);
+    // What grants and approvals hold: every file a run can read.
+    let catalog = env.catalog();
+    let expected =
+        skillhost::exec::skill_fingerprint(catalog.get("mailer").expect("listed")).expect("pin");
+    assert_eq!(report["fingerprint"], expected.as_str());
     assert!(dir.join("references/tone.md").is_file());
     assert!(!dir.join(".git").exists());
 

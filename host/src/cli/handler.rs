@@ -114,7 +114,7 @@ pub fn run(args: HandlerArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             let runner = ctx.runner()?;
             let row = gate::approve(&runner, &skill)?;
             outln!(
-                "approved the handler of `{skill}` ({}, report {}): it runs while its bytes and declared capabilities stay as they are",
+                "approved the handler of `{skill}` ({}, report {}): it runs while its bytes and every file of its folder stay as they are, until a gate rejects it",
                 row.artifact,
                 row.report_id
             )?;
@@ -197,6 +197,9 @@ fn gate_cmd(
                 "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
                 runner.config().gate.why_manual(&gated.report)
             )?,
+            Some(HandlerState::Quarantined) if !gated.report.passed() => outln!(
+                "state: quarantined (last gate failed): it does not run, and an approval of these bytes is revoked, until it passes again"
+            )?,
             Some(HandlerState::Quarantined) => {
                 outln!("state: quarantined; it does not run until it passes")?
             }
@@ -243,8 +246,15 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         None => outln!("no gate report for `{skill}` yet: `skillhost handler gate {skill}`")?,
     }
     let state = state_name(status.state);
+    let last_failed = status
+        .report
+        .as_ref()
+        .is_some_and(|r| r.report.artifact == status.artifact && !r.report.passed());
     match (&status.refusal, status.gated_at_run_time) {
-        (Some(why), true) => outln!("state: {state}: {why}")?,
+        (Some(why), true) if last_failed => {
+            outln!("state: {state} (last gate failed), it does not run: {why}")?
+        }
+        (Some(why), true) => outln!("state: {state}, it does not run: {why}")?,
         (_, false) => outln!(
             "state: {state} (its source is not gated: it runs without approval, [gate] sources)"
         )?,

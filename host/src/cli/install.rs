@@ -171,24 +171,30 @@ fn print_audit(i: &Installed) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the gate made of the handler of skill `n`.
+/// What the gate made of the handler of skill `n`, and what runs.
 fn print_gate(n: &str, g: &Gated) -> anyhow::Result<()> {
+    let ungated =
+        "installed skills are not gated here ([gate] sources): its handler runs without approval";
     if g.report.passed() {
         let state = match g.state {
-            _ if !g.gated_at_run_time => {
-                "installed skills are not gated here ([gate] sources): it runs without approval"
-                    .to_owned()
-            }
+            _ if !g.gated_at_run_time => ungated.to_owned(),
             Some(HandlerState::Enabled) => "enabled".to_owned(),
-            _ => format!("it runs once approved: `skillhost handler approve {n}`"),
+            _ => format!(
+                "it does not run until approved: `skillhost handler approve {n}` (an approval of the version it replaced does not carry over)"
+            ),
         };
         outln!(
             "  gate:        passed ({} case(s)); {state}",
             g.report.cases_passed()
         )?;
+    } else if !g.gated_at_run_time {
+        outln!(
+            "  gate:        rejected: {}; {ungated}, rejected or not (`skillhost handler report {n}`)",
+            g.report.first_failure().unwrap_or_default()
+        )?;
     } else {
         outln!(
-            "  gate:        rejected: {}; its handler stays quarantined and does not run (`skillhost handler report {n}`)",
+            "  gate:        rejected: {}; its handler is disabled and does not run, any approval of these bytes revoked (`skillhost handler report {n}`)",
             g.report.first_failure().unwrap_or_default()
         )?;
     }

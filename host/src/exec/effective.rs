@@ -13,33 +13,67 @@ use crate::sandbox;
 use crate::skill::{LimitSpec, Skill};
 
 impl Runner {
-    /// declared ∩ granted for the skill at this fingerprint (see
-    /// `grants::fingerprint`): what a call of it runs with. The gate asks
+    /// declared ∩ granted for the skill pinned `pin` (see
+    /// `policy::skill_pin`): what a call of it runs with. The gate asks
     /// this too, so that it judges the call that will run.
-    pub(crate) fn effective_grants(&self, skill: &Skill, fingerprint: &str) -> Effective {
+    pub(crate) fn effective_grants(&self, skill: &Skill, pin: &str) -> Effective {
         crate::grants::effective(
             &skill.name,
             skill.source,
             &skill.meta.skillhost.capabilities,
             &skill.meta.skillhost.limits,
-            fingerprint,
+            pin,
             &self.shared.config.trust,
             &self.grants(),
         )
     }
 
-    /// Whether the handler of `skill` (its bytes hashing to `artifact`)
-    /// may run: always, unless `[gate] sources` gates the skill's source
-    /// or a model wrote the handler; then only as approved (see `approval`). A gated handler that is not
-    /// approved fails the run rather than falling back to the model or the
+    /// [`Runner::effective_grants`] for the skill's folder as it is now:
+    /// pinned only when a grant names it. A folder that cannot be pinned
+    /// matches no grant.
+    pub(super) fn current_grants(&self, skill: &Skill) -> Effective {
+        let pin = if self.grants().contains_key(&skill.name) {
+            self.skill_pin(skill)
+                .unwrap_or_else(|e| format!("unpinned ({e})"))
+        } else {
+            String::new()
+        };
+        self.effective_grants(skill, &pin)
+    }
+
+    /// Whether the handler of `skill` (its bytes hashing to `artifact`,
+    /// its folder pinned `pin`) may run: always, unless `[gate] sources`
+    /// gates the skill's source or a model wrote the handler; then only as
+    /// approved (see `approval`). A gated handler that is not approved
+    /// fails the run rather than falling back to the model or the
     /// template: an answer from another tier would pass for the skill's
     /// own while its code was refused, and would hide a changed artifact.
-    pub(super) fn admitted(&self, skill: &Skill, artifact: Option<&str>) -> Result<(), Refusal> {
+    pub(super) fn admitted(
+        &self,
+        skill: &Skill,
+        artifact: Option<&str>,
+        pin: Option<&Result<String, String>>,
+    ) -> Result<(), Refusal> {
         if !self.shared.config.gate.gates_skill(skill) {
             return Ok(());
         }
         let Some(artifact) = artifact else {
             return Ok(());
+        };
+        let pin = match pin {
+            Some(Ok(pin)) => pin,
+            Some(Err(reason)) => {
+                return Err(Refusal::Unpinnable {
+                    skill: skill.name.clone(),
+                    reason: reason.clone(),
+                });
+            }
+            None => {
+                return Err(Refusal::Unpinnable {
+                    skill: skill.name.clone(),
+                    reason: "its folder was not pinned".to_owned(),
+                });
+            }
         };
         let store = self
             .shared
@@ -49,12 +83,7 @@ impl Runner {
                 skill: skill.name.clone(),
                 reason: e.to_string(),
             })?;
-        crate::gate::policy::admission(
-            store,
-            &skill.name,
-            artifact,
-            &crate::gate::policy::skill_pin(skill),
-        )
+        crate::gate::policy::admission(store, &skill.name, artifact, pin)
     }
 
     /// The host's own paths, which no file grant reaches.
@@ -74,16 +103,7 @@ impl Runner {
     }
 
     pub(super) fn grants_for(&self, skill: &Skill, outcome: &mut RunOutcome) -> Effective {
-        let effective = match self.skill_files(skill) {
-            Ok(f) => self.effective_grants(skill, &f.fingerprint),
-            Err(e) => {
-                outcome.notices.push(format!(
-                    "cannot read skill `{}`: {e}; it runs without grants",
-                    skill.name
-                ));
-                Effective::none()
-            }
-        };
+        let effective = self.current_grants(skill);
         self.note_grants(skill, &effective, outcome);
         effective
     }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 use super::{Runner, ValidatorSet};
+use crate::gate::policy;
 use crate::sandbox::{self, Handler};
-use crate::skill::{FileIdentity, Skill, SkillFileError};
+use crate::skill::{FileIdentity, Reach, Skill, SkillFileError, TreeError};
 
 /// Biggest handler component read from disk (interpreter-based components
 /// for JavaScript and Python are 10-20 MB).
@@ -118,8 +119,61 @@ impl Runner {
     }
 }
 
-/// The bytes a grant is pinned to: the SKILL.md file and, if the skill has
-/// one, its handler component (read inside the skill folder, size-capped).
+/// Largest tree confirmed on an async worker (one `lstat` per entry); a
+/// bigger one is confirmed on the blocking pool.
+const SCAN_ON_WORKER_MAX: usize = 64;
+
+impl Runner {
+    /// The pin of `skill` as its folder is now ([`policy::skill_pin`]),
+    /// what approvals and grants hold. An unchanged tree costs one `lstat`
+    /// per entry it pins (see `Skill::tree_unchanged`); a changed one is
+    /// listed again and only the files that changed are read.
+    pub(super) fn skill_pin(&self, skill: &Skill) -> Result<String, TreeError> {
+        if let Some(pin) = self.unchanged_pin(skill, usize::MAX) {
+            return Ok(pin);
+        }
+        let known = lock(&self.shared.trees).get(&skill.path).cloned();
+        let scan = skill.scan_tree(&Reach::of(skill))?;
+        let tree = skill.digest_tree(scan, known.as_ref())?;
+        let pin = policy::pin(&skill.version, tree.digest());
+        lock(&self.shared.trees).insert(skill.path.clone(), tree);
+        Ok(pin)
+    }
+
+    /// The pin, when no entry of a tree of at most `max` entries changed
+    /// since this runner read it; `None` when something must be read.
+    fn unchanged_pin(&self, skill: &Skill, max: usize) -> Option<String> {
+        let known = lock(&self.shared.trees).get(&skill.path).cloned()?;
+        if known.len() > max {
+            return None;
+        }
+        skill
+            .tree_unchanged(&known)
+            .then(|| policy::pin(&skill.version, known.digest()))
+    }
+
+    /// [`Runner::skill_pin`] without blocking an async worker on reads: an
+    /// unchanged small tree is confirmed here, anything else on the
+    /// blocking pool.
+    pub(super) async fn skill_pin_off_the_workers(&self, skill: &Skill) -> Result<String, String> {
+        if let Some(pin) = self.unchanged_pin(skill, SCAN_ON_WORKER_MAX) {
+            return Ok(pin);
+        }
+        let (runner, owned) = (self.clone(), skill.clone());
+        tokio::task::spawn_blocking(move || runner.skill_pin(&owned).map_err(|e| e.to_string()))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+    }
+
+    /// Whether a call of `skill` needs its pin: its handler is gated, or a
+    /// grant names it (only then does the pin decide anything).
+    pub(super) fn needs_pin(&self, skill: &Skill) -> bool {
+        self.shared.config.gate.gates_skill(skill) || self.grants().contains_key(&skill.name)
+    }
+}
+
+/// The bytes of the SKILL.md file and, if the skill has one, its handler
+/// component (read inside the skill folder, size-capped).
 pub fn read_skill_and_handler(skill: &Skill) -> Result<(Vec<u8>, Option<Vec<u8>>), SkillFileError> {
     let md = skill.read_file(&skill.file_name(), MAX_SKILL_MD_BYTES)?;
     let wasm = match &skill.meta.skillhost.handler {
@@ -129,10 +183,10 @@ pub fn read_skill_and_handler(skill: &Skill) -> Result<(Vec<u8>, Option<Vec<u8>>
     Ok((md, wasm))
 }
 
-/// The fingerprint operator grants are pinned to.
-pub fn skill_fingerprint(skill: &Skill) -> Result<String, SkillFileError> {
-    let (md, wasm) = read_skill_and_handler(skill)?;
-    Ok(sandbox::fingerprint(&md, wasm.as_deref()))
+/// The fingerprint operator grants are pinned to: the skill's pin
+/// ([`policy::skill_pin`]), every file of its folder a run can read.
+pub fn skill_fingerprint(skill: &Skill) -> Result<String, TreeError> {
+    policy::skill_pin(skill)
 }
 
 /// The files of a skill as a runner last read them.

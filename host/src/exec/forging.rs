@@ -49,7 +49,13 @@ impl Inputs {
 
     /// What `skill` has in effect: declared ∩ granted, with trust.
     fn effective(&self, skill: &Skill) -> Option<Capabilities> {
-        let fingerprint = super::skill_fingerprint(skill).ok()?;
+        // The folder is pinned only when a grant names the skill: only
+        // then does the pin decide anything.
+        let fingerprint = if self.grants.contains_key(&skill.name) {
+            super::skill_fingerprint(skill).ok()?
+        } else {
+            String::new()
+        };
         let e = crate::grants::effective(
             &skill.name,
             skill.source,

@@ -94,10 +94,19 @@ impl Runner {
                 ))));
             }
         };
-        let grants = self.effective_grants(skill, &files.fingerprint);
+        // The folder is pinned only when an approval or a grant needs it.
+        let pin = match self.needs_pin(skill) {
+            true => Some(self.skill_pin_off_the_workers(skill).await),
+            false => None,
+        };
+        let grants = match &pin {
+            Some(Ok(pin)) => self.effective_grants(skill, pin),
+            Some(Err(e)) => self.effective_grants(skill, &format!("unpinned ({e})")),
+            None => self.effective_grants(skill, ""),
+        };
         self.note_grants(skill, &grants, outcome);
         // Before compiling: an unapproved artifact gets no further.
-        if let Err(refusal) = self.admitted(skill, files.artifact.as_deref()) {
+        if let Err(refusal) = self.admitted(skill, files.artifact.as_deref(), pin.as_ref()) {
             return Ok(Err(Failure::new(
                 FailureClass::HandlerNotApproved,
                 refusal.to_string(),

@@ -99,6 +99,9 @@ struct Shared {
     recorder: Recorder,
     /// What this runner read of each skill's files, by SKILL.md path.
     known: Mutex<HashMap<PathBuf, KnownFiles>>,
+    /// What this runner read of each skill's folder for its pin, by
+    /// SKILL.md path.
+    trees: Mutex<HashMap<PathBuf, crate::skill::TreeDigest>>,
     /// Each skill's compiled validators, by SKILL.md path (the catalog
     /// does not change under a runner).
     validators: Mutex<HashMap<PathBuf, Arc<ValidatorSet>>>,
@@ -182,6 +185,7 @@ impl Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 recorder,
                 known: Mutex::new(HashMap::new()),
+                trees: Mutex::new(HashMap::new()),
                 validators: Mutex::new(HashMap::new()),
                 grants: RwLock::new(Arc::new(config.grants.clone())),
                 shared_seen: Mutex::new(None),

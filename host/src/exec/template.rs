@@ -28,9 +28,7 @@ impl Runner {
         let raise = if skill.meta.skillhost.limits.is_empty() {
             LimitSpec::default()
         } else {
-            self.skill_files(skill)
-                .map(|f| self.effective_grants(skill, &f.fingerprint).limits)
-                .unwrap_or_default()
+            self.current_grants(skill).limits
         };
         let limit = self.limits(skill, &raise).output_bytes;
         let content_type = skill

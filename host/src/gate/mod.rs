@@ -26,8 +26,10 @@
 //! and is never automatic for a handler that no case pinned down (no case
 //! compared an answer) or whose run-time capabilities the gate cannot make
 //! live (HTTP, writing, tools, the model). An approval is pinned to the
-//! artifact's bytes and to the skill's SKILL.md and declaration, so a
-//! changed artifact or SKILL.md is disabled until it passes again.
+//! artifact's bytes and to the skill's pin (its SKILL.md and every file
+//! of its folder a run can read), so a changed artifact or skill is
+//! disabled until it passes again; a rejection of the approved artifact
+//! revokes its approval.
 //!
 //! Who wrote a handler (its provenance) is what the host recorded, never
 //! what the skill says of itself (see `Provenance::recorded`).
@@ -104,6 +106,12 @@ pub enum GateError {
     Approval(#[from] ApprovalError),
     #[error(transparent)]
     Refusal(#[from] policy::Refusal),
+    #[error("cannot pin skill `{skill}` to its gate report or approval")]
+    Pin {
+        skill: String,
+        #[source]
+        source: crate::skill::TreeError,
+    },
     #[error("`{0}` is not an artifact hash (`sha256:` and hex digits)")]
     BadArtifact(String),
     #[error("cannot write {}: {source}", .path.display())]
@@ -368,7 +376,7 @@ pub async fn after_install(
 pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
-    let pin = skill_pin(&skill);
+    let pin = pin_now(&skill)?;
     let state = policy::state(store, name, &artifact, &pin)?;
     if state != HandlerState::Passed {
         return Ok(state);
@@ -392,7 +400,7 @@ pub fn approve(runner: &Runner, name: &str) -> Result<ApprovalRow, GateError> {
         runner.store()?,
         name,
         &artifact,
-        &skill_pin(&skill),
+        &pin_now(&skill)?,
         ApprovedBy::Operator,
     )?)
 }
@@ -413,7 +421,7 @@ pub struct HandlerStatus {
 pub fn status(runner: &Runner, name: &str) -> Result<HandlerStatus, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
-    let pin = skill_pin(&skill);
+    let pin = pin_now(&skill)?;
     let refusal = policy::admission(store, name, &artifact, &pin).err();
     let state = policy::state(store, name, &artifact, &pin)?;
     let report = match policy::latest_report_for(store, name, &artifact)? {
@@ -427,6 +435,42 @@ pub fn status(runner: &Runner, name: &str) -> Result<HandlerStatus, GateError> {
         report,
         gated_at_run_time: runner.config().gate.gates_skill(&skill),
     })
+}
+
+/// The pin of `skill`'s folder as it is now.
+fn pin_now(skill: &Skill) -> Result<String, GateError> {
+    skill_pin(skill).map_err(|source| GateError::Pin {
+        skill: skill.name.clone(),
+        source,
+    })
+}
+
+/// The pin a report of `subject` holds: its folder as it is; for a
+/// quarantine slot of a catalog skill, that skill's folder as it will be
+/// once the slot's SKILL.md and handler are written into it (what a
+/// caller that admits the slot's handler does).
+fn subject_pin(
+    runner: &Runner,
+    subject: &Subject,
+    skill_md: &[u8],
+    handler: (&str, &[u8]),
+) -> Result<String, GateError> {
+    let skill = &subject.skill;
+    let pin_err = |source| GateError::Pin {
+        skill: skill.name.clone(),
+        source,
+    };
+    let target = (!subject.in_catalog && in_quarantine(runner.paths(), &skill.dir))
+        .then(|| runner.catalog().get(&skill.name).cloned())
+        .flatten();
+    let tree = match &target {
+        Some(t) => t
+            .tree_digest()
+            .map_err(pin_err)?
+            .with_files(&[(&t.file_name(), skill_md), handler]),
+        None => skill.tree_digest().map_err(pin_err)?,
+    };
+    Ok(policy::pin(&skill.version, tree.digest()))
 }
 
 /// The catalog skill `name` and the hash of its handler's bytes now.
@@ -462,10 +506,10 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         .clone()
         .ok_or_else(|| GateError::NoHandler(skill.name.clone()))?;
     let (bytes, skill_md) = read_files(skill, &rel).await?;
+    let pin = subject_pin(runner, subject, &skill_md, (&rel, &bytes))?;
     // What a run of the skill as it is would get: the gate's cases run
     // with exactly that.
-    let effective =
-        runner.effective_grants(skill, &crate::grants::fingerprint(&skill_md, Some(&bytes)));
+    let effective = runner.effective_grants(skill, &pin);
     let (checks, cases) = run_checks(runner, subject, &bytes, &effective).await?;
     let outcome = if checks.iter().all(|v| v.status == Status::Pass) {
         Outcome::Passed
@@ -479,7 +523,7 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         provenance: subject.provenance,
         artifact: sandbox::artifact_hash(&bytes),
         size: bytes.len() as u64,
-        capabilities_pin: skill_pin(skill),
+        capabilities_pin: pin,
         at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
@@ -488,7 +532,11 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         checks,
         cases,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        hand_only: not_live_in_the_gate(&effective.capabilities),
+        hand_only: [
+            not_live_in_the_gate(&effective.capabilities),
+            policy::unpinned_state(skill),
+        ]
+        .concat(),
     };
     let id = store(runner, subject, &report)?;
     Ok((id, report))

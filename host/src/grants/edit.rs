@@ -11,7 +11,7 @@ use crate::exec::skill_fingerprint;
 use crate::grants::shared::{SharedGrantsError, write_shared_grant};
 use crate::grants::{Grant, GrantFileError, GrantRequest, file_grants, grant_for, write_grant};
 use crate::paths::Paths;
-use crate::skill::{Capabilities, Catalog, SkillFileError};
+use crate::skill::{Capabilities, Catalog, TreeError};
 use crate::store::RunStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,11 +20,11 @@ pub enum GrantError {
         "no skill named `{0}`; see `skillhost skills list` (a skill loaded with `--skills DIR` needs the same `--skills DIR` here)"
     )]
     UnknownSkill(String),
-    #[error("cannot read skill `{skill}`")]
+    #[error("cannot pin skill `{skill}` to a grant")]
     Unreadable {
         skill: String,
         #[source]
-        source: SkillFileError,
+        source: TreeError,
     },
     #[error("skill `{0}` has no grant to revoke")]
     NoGrant(String),
@@ -70,7 +70,9 @@ pub struct Granted {
 }
 
 /// Grants the skill `name` what `request` asks (see [`grant_for`]), pinned
-/// to its current fingerprint, in `file`; the file keeps everything else.
+/// to its current fingerprint (every file of its folder a run can read,
+/// see `policy::skill_pin`: an edit of any of them voids the grant), in
+/// `file`; the file keeps everything else.
 /// A workspace grant goes to the store instead when the hosts share one
 /// (`shared`), so that every host applies it.
 pub fn grant(

@@ -300,7 +300,8 @@ impl Default for TrustConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Grant {
-    /// The skill's fingerprint (SKILL.md + handler) when it was granted.
+    /// The skill's pin (`Skill::pin`: its SKILL.md and every file of its
+    /// folder a run can read) when it was granted.
     pub pin: String,
     #[serde(flatten)]
     pub capabilities: Capabilities,
@@ -399,7 +400,9 @@ impl Effective {
     }
 }
 
-/// The fingerprint a grant is pinned to: SKILL.md and the handler bytes.
+/// The fingerprint of a skill's SKILL.md and handler bytes: which files a
+/// runner read and compiled. Grants and approvals hold more: the skill's
+/// pin, every file of its folder a run can read (`Skill::pin`).
 pub fn fingerprint(skill_md: &[u8], handler: Option<&[u8]>) -> String {
     let mut h = Sha256::new();
     h.update((skill_md.len() as u64).to_le_bytes());

@@ -34,8 +34,10 @@
 //! `installed` source) and nothing else is written for it: the returned
 //! [`Installed`] says what the caller may want to act on (its handler and
 //! its fingerprint, for the validation gate). Replacing one (`force`)
-//! swaps the folders in one step; grants stay pinned to the old
-//! fingerprint, so they lapse unless the content is byte for byte the same.
+//! swaps the folders in one step; grants and approvals stay pinned to the
+//! old fingerprint (every file a run can read), so they lapse unless that
+//! content is byte for byte the same, and the replacement's handler is
+//! gated again.
 //!
 //! - `unpack`: what a folder or archive unpacks to, and where its SKILL.md is.
 //! - `staging`: the installed root's `.staging/` folder, under its lock.
@@ -119,6 +121,8 @@ impl Default for InstallConfig {
 /// Why an install or uninstall did not happen. Nothing was changed.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
+    #[error("cannot pin skill `{name}` for grants and approvals: {reason}")]
+    Unpinnable { name: String, reason: String },
     #[error(
         "`{0}` is not a name an installed skill can have: lowercase letters, digits, `-` and `_`, starting with a letter or digit, at most 64 characters (choose one with --name)"
     )]
@@ -353,7 +357,8 @@ pub struct Installed {
     pub origin: Origin,
     /// The handler's path inside the folder, when it has one.
     pub handler: Option<String>,
-    /// What grants and approvals are pinned to (SKILL.md + handler).
+    /// What grants and approvals are pinned to: its SKILL.md and every
+    /// file of its folder a run can read (see `Skill::pin`).
     pub fingerprint: String,
     /// What its SKILL.md asks for; none of it is granted.
     pub declared: Capabilities,

@@ -15,7 +15,6 @@ use super::{
 };
 use crate::audit::{self, Finding};
 use crate::fsutil;
-use crate::grants;
 use crate::paths::Paths;
 use crate::skill::{Catalog, LoadOptions, ParsedSkill, Source, parse_skill};
 
@@ -88,7 +87,6 @@ fn stage_and_place(
     let (top, md_rel) = locate_skill_file(&unpacked.files, &unpacked.dirs)?;
     let skill_dir = work.join(&top);
     let Named {
-        md,
         parsed,
         name,
         renamed_from,
@@ -101,18 +99,15 @@ fn stage_and_place(
         )),
         None => None,
     };
-    let fingerprint = grants::fingerprint(&md, handler.as_ref().map(|(_, b)| b.as_slice()));
+    // Pinned as it will be in place: its paths are relative to its folder.
+    let fingerprint = pin_of(&skill_dir).map_err(|reason| InstallError::Unpinnable {
+        name: name.clone(),
+        reason,
+    })?;
     let findings = audit_staged(&skill_dir, &name, options)?;
 
     let target = staging.root.join(&name);
-    let replaced = place(
-        staging,
-        &skill_dir,
-        &target,
-        &name,
-        options.force,
-        config.max_file_bytes,
-    )?;
+    let replaced = place(staging, &skill_dir, &target, &name, options.force)?;
     fsutil::sync_dir(&staging.root);
 
     let record = staging.records.join(format!("{name}.json"));
@@ -146,7 +141,6 @@ fn stage_and_place(
 
 /// The staged SKILL.md and the name the skill installs as.
 struct Named {
-    md: Vec<u8>,
     parsed: ParsedSkill,
     name: String,
     /// The front matter's name, when the skill installs under another.
@@ -196,7 +190,6 @@ fn read_and_name(
         None
     };
     Ok(Named {
-        md,
         parsed,
         name,
         renamed_from,
@@ -274,14 +267,13 @@ fn audit_staged(
 
 /// Puts `staged` at `target`: a new name in one rename that refuses to
 /// replace anything; with `force`, swapped with the installed folder in
-/// one step. Returns the replaced skill's fingerprint.
+/// one step. Returns the replaced skill's pin.
 fn place(
     staging: &Staging,
     staged: &Path,
     target: &Path,
     name: &str,
     force: bool,
-    max_handler: u64,
 ) -> Result<Option<String>, InstallError> {
     let exists = || InstallError::AlreadyInstalled {
         name: name.to_owned(),
@@ -304,7 +296,7 @@ fn place(
     if current.file_type().is_symlink() || !current.is_dir() {
         return Err(InstallError::NotReplaceable(target.to_path_buf()));
     }
-    let previous = fingerprint_of(target, max_handler);
+    let previous = pin_of(target).ok();
     if fsutil::exchange(staged, target).map_err(InstallError::io("replace", target))? {
         return Ok(previous);
     }
@@ -320,18 +312,16 @@ fn place(
     Ok(previous)
 }
 
-/// The fingerprint of the skill in `dir`, read as the catalog reads it
-/// (inside the folder, no link out).
-fn fingerprint_of(dir: &Path, max_handler: u64) -> Option<String> {
+/// The pin of the skill in `dir` (see `Skill::pin`), read as the catalog
+/// reads it (inside the folder, no link out): what grants and approvals
+/// of it hold.
+fn pin_of(dir: &Path) -> Result<String, String> {
     let root = crate::skill::Root::new(dir.to_path_buf(), Source::Installed);
     let catalog = Catalog::load(std::slice::from_ref(&root), &NAMES_ONLY);
-    let skill = catalog.skills().iter().find(|s| s.dir == root.dir)?;
-    let md = skill
-        .read_file(&skill.file_name(), LoadOptions::default().max_file_bytes)
-        .ok()?;
-    let handler = match &skill.meta.skillhost.handler {
-        Some(rel) => Some(skill.read_file(rel, max_handler).ok()?),
-        None => None,
-    };
-    Some(grants::fingerprint(&md, handler.as_deref()))
+    let skill = catalog
+        .skills()
+        .iter()
+        .find(|s| s.dir == root.dir)
+        .ok_or("the catalog does not read it")?;
+    skill.pin().map_err(|e| e.to_string())
 }

@@ -17,7 +17,7 @@ use crate::types::FailureClass;
 /// the same identity means the same bytes, provided the file was read
 /// after its change time had passed by more than the times' granularity
 /// (see [`FileIdentity::trusted_if_read_at`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FileIdentity {
     dev: u64,
     ino: u64,
@@ -28,7 +28,7 @@ pub struct FileIdentity {
 
 impl FileIdentity {
     #[cfg(unix)]
-    fn of(meta: &std::fs::Metadata) -> Self {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
         FileIdentity {
             dev: meta.dev(),
@@ -42,7 +42,7 @@ impl FileIdentity {
     /// Elsewhere only size and modification time are known: never the
     /// same twice, so files are always read.
     #[cfg(not(unix))]
-    fn of(meta: &std::fs::Metadata) -> Self {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Self {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         FileIdentity {
             dev: 0,
@@ -51,6 +51,11 @@ impl FileIdentity {
             modified: (0, 0),
             changed: (0, 0),
         }
+    }
+
+    /// The size of the version seen.
+    pub fn size(&self) -> u64 {
+        self.len
     }
 
     /// Whether this identity, seen by a read that started at `read_at`,

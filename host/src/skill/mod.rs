@@ -12,6 +12,7 @@ mod prompt;
 mod repair;
 mod search;
 mod skeleton;
+mod tree;
 mod usage;
 mod validate;
 mod yaml;
@@ -30,5 +31,8 @@ pub use prompt::{
 };
 pub use search::{Match, SearchOptions};
 pub use skeleton::{same_skeleton, skeleton};
+pub use tree::{
+    HOST_REPORT_FILE, MAX_TREE_BYTES, MAX_TREE_ENTRIES, Reach, Scan, TreeDigest, TreeError, pin_of,
+};
 pub use usage::{NoUsage, Usage, UsageSource};
 pub use validate::{Problem, SPEC_KEYS, Severity, validate_strict};

@@ -1,35 +1,46 @@
 //! Approvals, pinned to an artifact's bytes and to its skill as it was
-//! checked, and the admission `exec` asks before it runs a gated handler.
+//! checked (every file of its folder a run can read), and the admission
+//! `exec` asks before it runs a gated handler.
 
 use std::fmt;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use super::latest_report_for;
-use crate::skill::{Capabilities, Skill};
+use crate::skill::{Skill, TreeError};
 use crate::store::{ApprovalRow, RunStore, StoreError};
 
-/// The pin of a skill as the gate judged it, which an approval holds with
-/// the artifact's hash: what it declares and its SKILL.md's bytes (its
-/// body, triggers, template, validators: everything a run reads of it). A
-/// skill that now declares more, or whose SKILL.md changed, must pass
-/// again. Stored as `capabilities_pin`, the name it had when it pinned
-/// only the declaration.
-pub fn skill_pin(skill: &Skill) -> String {
-    pin(&skill.meta.skillhost.capabilities, &skill.version)
+/// The pin of a skill as it is now, which an approval holds with the
+/// artifact's hash and a grant holds alone: its SKILL.md as the catalog
+/// read it and every file of its folder its handler, its model tier or
+/// the host can read ([`Skill::tree_digest`]: references, scripts,
+/// templates, assets, cases, the handler). A skill whose folder changed
+/// must pass again. Stored as `capabilities_pin`, the name it had when it
+/// pinned only the declaration.
+pub fn skill_pin(skill: &Skill) -> Result<String, TreeError> {
+    skill.pin()
 }
 
-/// [`skill_pin`] from its parts: the declaration and the SKILL.md's
-/// content version (`sha256:` of its bytes).
-pub fn pin(declared: &Capabilities, skill_md_version: &str) -> String {
-    // Field order is fixed and lists keep their order: the same
-    // declaration always serialises to the same bytes.
-    let mut h = Sha256::new();
-    h.update(serde_json::to_vec(declared).unwrap_or_default());
-    h.update(b"\nSKILL.md ");
-    h.update(skill_md_version.as_bytes());
-    format!("sha256:{}", crate::types::hex(&h.finalize()))
+/// What a pin leaves out of `skill`'s folder, for the report's
+/// `hand_only`: the folders it declares it writes, which hold its state
+/// (like its key-value data), so an approval of it is the operator's.
+pub fn unpinned_state(skill: &Skill) -> Vec<String> {
+    crate::skill::Reach::of(skill)
+        .state()
+        .iter()
+        .map(|f| {
+            format!(
+                "it declares it writes its own folder `{}`, whose files are its state: no pin covers them",
+                f.display()
+            )
+        })
+        .collect()
+}
+
+/// [`skill_pin`] from its parts: the SKILL.md's content version and the
+/// folder's tree digest (see [`crate::skill::pin_of`]).
+pub fn pin(skill_md_version: &str, tree_digest: &str) -> String {
+    crate::skill::pin_of(skill_md_version, tree_digest)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +62,7 @@ pub enum ApprovalError {
         reason: String,
     },
     #[error(
-        "skill `{skill}` changed (its SKILL.md or what it declares) since its handler was gated; run `skillhost handler gate {skill}`"
+        "skill `{skill}` changed (a file of its folder, its SKILL.md or what it declares) since its handler was gated; run `skillhost handler gate {skill}`"
     )]
     SkillChanged { skill: String },
 }
@@ -145,11 +156,15 @@ pub enum Refusal {
         now: String,
     },
     #[error(
-        "handler of `{skill}` is not approved: the skill changed since approval (its SKILL.md or what it declares); run `skillhost handler gate {skill}`"
+        "handler of `{skill}` is not approved: the skill changed since approval (a file of its folder, its SKILL.md or what it declares); run `skillhost handler gate {skill}`"
     )]
     SkillChanged { skill: String },
     #[error("handler of `{skill}` is not approved: its approval cannot be read: {reason}")]
     Unreadable { skill: String, reason: String },
+    #[error(
+        "handler of `{skill}` is not approved: its folder cannot be pinned to its approval: {reason}"
+    )]
+    Unpinnable { skill: String, reason: String },
 }
 
 /// `sha256:` and 12 hex digits.

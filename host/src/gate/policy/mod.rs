@@ -1,7 +1,8 @@
 //! Which gated handlers may run: the `[gate]` settings, the report the
 //! validation gate writes (one verdict per check, each failure classified
 //! and explained), and approvals, each pinned to the artifact's bytes and
-//! to its skill as it was checked (its SKILL.md and what it declares).
+//! to its skill as it was checked (its SKILL.md and every file of its
+//! folder a run can read), and revoked by a later rejection of the bytes.
 //! `exec` asks [`admission`] before it runs a handler of a gated source.
 //! This is the lower part of `gate`, a unit of its own in the module map:
 //! the checks run in the rest of `gate`, above `exec`, which needs only
@@ -15,6 +16,7 @@ mod tests;
 
 pub use approval::{
     ApprovalError, ApprovedBy, HandlerState, Refusal, admission, approve, pin, skill_pin, state,
+    unpinned_state,
 };
 pub use report::{
     CaseRun, Check, FindingClass, Outcome, Report, Status, StoredReport, Verdict, latest_report,

@@ -215,9 +215,24 @@ pub struct StoredReport {
     pub report: Report,
 }
 
-/// Stores `report`; returns its id.
+/// Stores `report`; returns its id. The latest verdict governs: a
+/// rejection of the approved artifact revokes the skill's approval, so
+/// the handler stops running at once. It is revoked before the report is
+/// stored (a crash in between leaves the handler waiting for an approval,
+/// never running on a failed report) and again after (an approval made
+/// from the previous report in between is removed too).
 pub fn store_report(store: &dyn RunStore, report: &Report) -> Result<i64, StoreError> {
-    store.insert_gate_report(&GateReportRow {
+    let revoke = || -> Result<bool, StoreError> {
+        let approved = store.handler_approval(&report.skill)?;
+        match approved {
+            Some(a) if !report.passed() && a.artifact == report.artifact => {
+                store.revoke_handler_approval(&report.skill)
+            }
+            _ => Ok(false),
+        }
+    };
+    let before = revoke()?;
+    let id = store.insert_gate_report(&GateReportRow {
         id: 0,
         skill: report.skill.clone(),
         artifact: report.artifact.clone(),
@@ -226,7 +241,15 @@ pub fn store_report(store: &dyn RunStore, report: &Report) -> Result<i64, StoreE
         passed: report.passed(),
         // A report of plain strings and numbers always serialises.
         report_json: serde_json::to_string(report).unwrap_or_default(),
-    })
+    })?;
+    if revoke()? || before {
+        tracing::warn!(
+            skill = %report.skill,
+            artifact = %report.artifact,
+            "gate report {id} rejected the approved handler: its approval is revoked"
+        );
+    }
+    Ok(id)
 }
 
 fn parse(row: GateReportRow) -> Result<StoredReport, ApprovalError> {

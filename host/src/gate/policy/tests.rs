@@ -1,8 +1,8 @@
 //! The approval policy: settings, stored reports, approvals, admission.
 
 use super::*;
-use crate::skill::{Capabilities, Source};
-use crate::store::SqliteStore;
+use crate::skill::Source;
+use crate::store::{GateRecords, SqliteStore};
 
 fn report(skill: &str, artifact: &str, pin: &str, passed: bool) -> Report {
     Report {
@@ -36,7 +36,7 @@ fn report(skill: &str, artifact: &str, pin: &str, passed: bool) -> Report {
 fn a_handler_runs_only_as_approved_and_each_refusal_says_why() {
     let d = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(&d.path().join("s.db")).expect("open");
-    let none = pin(&Capabilities::default(), "sha256:md");
+    let none = pin("sha256:md", "sha256:tree");
     let refusal = |artifact: &str, pin: &str| {
         admission(&store, "s", artifact, pin)
             .expect_err("refused")
@@ -56,16 +56,10 @@ fn a_handler_runs_only_as_approved_and_each_refusal_says_why() {
         state(&store, "s", "sha256:a", &none),
         Ok(HandlerState::Passed)
     );
-    // Approval is for the skill the report was made against: what it
-    // declares and its SKILL.md.
-    let more = pin(
-        &Capabilities {
-            llm: true,
-            ..Capabilities::default()
-        },
-        "sha256:md",
-    );
-    let edited = pin(&Capabilities::default(), "sha256:other-md");
+    // Approval is for the skill the report was made against: its SKILL.md
+    // and every other file of its folder.
+    let more = pin("sha256:md", "sha256:other-tree");
+    let edited = pin("sha256:other-md", "sha256:tree");
     for other in [&more, &edited] {
         let e = approve(&store, "s", "sha256:a", other, ApprovedBy::Operator)
             .expect_err("another skill");
@@ -87,6 +81,33 @@ fn a_handler_runs_only_as_approved_and_each_refusal_says_why() {
     assert!(refusal("sha256:a", &edited).contains("the skill changed since approval"));
     // Other skills are not approved by it.
     assert!(admission(&store, "t", "sha256:a", &none).is_err());
+}
+
+#[test]
+fn a_failing_report_for_the_approved_bytes_revokes_the_approval_at_once() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(&d.path().join("s.db")).expect("open");
+    let p = pin("sha256:md", "sha256:tree");
+    store_report(&store, &report("s", "sha256:a", &p, true)).expect("store");
+    approve(&store, "s", "sha256:a", &p, ApprovedBy::Operator).expect("approve");
+    // A rejection of other bytes leaves it alone.
+    store_report(&store, &report("s", "sha256:b", &p, false)).expect("store");
+    assert_eq!(admission(&store, "s", "sha256:a", &p), Ok(()));
+    // The same bytes and pin, judged again, rejected: it stops running.
+    let id = store_report(&store, &report("s", "sha256:a", &p, false)).expect("store");
+    let refusal = admission(&store, "s", "sha256:a", &p).expect_err("revoked");
+    assert!(
+        matches!(&refusal, Refusal::Rejected { report, .. } if *report == id),
+        "{refusal}"
+    );
+    assert_eq!(
+        state(&store, "s", "sha256:a", &p),
+        Ok(HandlerState::Quarantined)
+    );
+    assert_eq!(store.handler_approval("s").expect("read"), None);
+    // Approving it needs a pass again.
+    let e = approve(&store, "s", "sha256:a", &p, ApprovedBy::Operator).expect_err("rejected");
+    assert!(matches!(e, ApprovalError::Rejected { .. }), "{e}");
 }
 
 /// A skill of `source` whose front matter says a model wrote its
