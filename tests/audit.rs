@@ -485,7 +485,7 @@ fn a_flagged_skill_is_no_mcp_tool_until_allowed_and_bundled_skills_are_not_audit
         .and_then(|a| a.pin.clone())
         .expect("pin");
     let entry = format!("helper@{pin}");
-    catalog.allow_flagged(&[entry.clone()]);
+    catalog.allow_flagged(std::slice::from_ref(&entry));
     assert!(!catalog.held_back("helper"));
     assert!(ToolTable::new(&catalog).tool("helper").is_some());
 
