@@ -195,9 +195,11 @@ fn a_skills_hostile_text_is_shown_escaped_by_list_show_and_run() {
     // Its bidi override is a high finding of the skill text audit, which
     // holds it back from `run`; the operator allows it, so that what it
     // says reaches the terminal to be escaped.
+    // An allowance names the text it vouches for: `osc@sha256:…`.
+    let pin = skillhost::audit::audit_folder(&dir).expect("audit").pin;
     std::fs::write(
         ws.workspace.join("skillhost.toml"),
-        "[audit]\nallow = [\"osc\"]\n",
+        format!("[audit]\nallow = [\"osc@{pin}\"]\n"),
     )
     .expect("write skillhost.toml");
     let skills = ws.skills.to_string_lossy().into_owned();

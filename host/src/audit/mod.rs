@@ -29,8 +29,10 @@ pub struct AuditConfig {
     /// keep a skill with a high finding out of the prompt, retrieval and
     /// the MCP tools. On by default.
     pub enabled: bool,
-    /// Skills used despite a high finding: names the operator has read
-    /// and vouches for. Their findings are still shown.
+    /// Skills used despite a high finding, each pinned to the text the
+    /// operator read: `name@sha256:HEX` (see [`text_pin`]). A skill whose
+    /// text has changed since is held back again; a bare name allows
+    /// nothing. Their findings are still shown.
     pub allow: Vec<String>,
 }
 
@@ -95,6 +97,67 @@ pub struct Report {
     pub bytes: u64,
     /// Files not read: binary formats, symbolic links, over a cap.
     pub skipped: Vec<Skipped>,
+    /// The pin of the texts read (see [`text_pin`]): what an `[audit]
+    /// allow` entry names.
+    #[serde(default)]
+    pub pin: String,
+}
+
+/// The pin of a skill's audited text, `sha256:` + lowercase hex: SHA-256
+/// over each text file the audit read, in the audit's order (SKILL.md
+/// first, then the rest by relative path), each as the relative path's
+/// length (u64, big-endian), the path, the text's length (u64,
+/// big-endian) and the text. Binary files, which the audit does not read,
+/// are not part of it.
+#[derive(Clone, Debug, Default)]
+pub struct Pin(sha2::Sha256);
+
+impl Pin {
+    /// Adds one file the audit read.
+    pub fn add(&mut self, rel: &str, text: &[u8]) {
+        use sha2::Digest as _;
+        for part in [rel.as_bytes(), text] {
+            self.0.update((part.len() as u64).to_be_bytes());
+            self.0.update(part);
+        }
+    }
+
+    pub fn finish(self) -> String {
+        use sha2::Digest as _;
+        let mut out = String::from("sha256:");
+        for b in self.0.finalize() {
+            out.push_str(&format!("{b:02x}"));
+        }
+        out
+    }
+}
+
+/// The pin of a skill that is one file, `rel` (its SKILL.md), holding `text`.
+pub fn text_pin(rel: &str, text: &str) -> String {
+    let mut pin = Pin::default();
+    pin.add(rel, text.as_bytes());
+    pin.finish()
+}
+
+/// An `[audit] allow` entry: `name@sha256:HEX`, or an error that says
+/// what is wrong with it.
+pub fn parse_allow(entry: &str) -> Result<(&str, &str), String> {
+    let Some((name, pin)) = entry.split_once('@') else {
+        return Err(format!(
+            "`[audit] allow` entry `{entry}` names no pin, so it allows nothing: write `{entry}@sha256:…` with the pin `skillhost skills audit {entry}` prints"
+        ));
+    };
+    let hex = pin.strip_prefix("sha256:").unwrap_or("");
+    if hex.len() != 64
+        || !hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return Err(format!(
+            "`[audit] allow` entry `{entry}`: the pin must be `sha256:` and 64 lowercase hex digits"
+        ));
+    }
+    Ok((name, pin))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -222,7 +285,9 @@ pub fn audit_folder_given(
         return Err(AuditError::NotAFolder(dir.to_path_buf()));
     }
     let mut report = Report::default();
+    let mut pin = Pin::default();
     if let Some((name, text)) = given {
+        pin.add(name, text.as_bytes());
         let cap = limits.max_file_bytes.min(limits.max_total_bytes);
         let read = cut(text, cap as usize);
         report.files += 1;
@@ -235,7 +300,7 @@ pub fn audit_folder_given(
             ));
         }
     }
-    audit_walked(dir, given, limits, &[], report)
+    audit_walked(dir, given, limits, &[], (report, pin))
 }
 
 /// What `skills audit ROOT` audits. A folder holding a SKILL.md is one
@@ -254,7 +319,8 @@ pub fn audit_root(root: &Path, limits: &Limits) -> Result<Vec<(PathBuf, Report)>
     for dir in &skills {
         out.push((dir.clone(), audit_folder_with(dir, limits)?));
     }
-    let rest = audit_walked(root, None, limits, &skills, Report::default())?;
+    let start = (Report::default(), Pin::default());
+    let rest = audit_walked(root, None, limits, &skills, start)?;
     if skills.is_empty() || rest.files > 0 || !rest.findings.is_empty() {
         out.push((root.to_path_buf(), rest));
     }
@@ -310,7 +376,7 @@ fn audit_walked(
     given: Option<(&str, &str)>,
     limits: &Limits,
     skip: &[PathBuf],
-    mut report: Report,
+    (mut report, mut pin): (Report, Pin),
 ) -> Result<Report, AuditError> {
     let mut walker = Walker {
         root: dir,
@@ -343,15 +409,17 @@ fn audit_walked(
         if given.is_some_and(|(name, _)| name == rel) {
             continue;
         }
-        audit_file(&rel, &path, cap, &mut report);
+        audit_file(&rel, &path, cap, (&mut report, &mut pin));
     }
+    report.pin = pin.finish();
     Ok(report)
 }
 
 /// Reads and audits one file of the folder into `report`.
-fn audit_file(rel: &str, path: &Path, cap: u64, report: &mut Report) {
+fn audit_file(rel: &str, path: &Path, cap: u64, (report, pin): (&mut Report, &mut Pin)) {
     match read::read_file(path, cap) {
         Ok(read::Read::Text { text, truncated }) => {
+            pin.add(rel, text.as_bytes());
             report.files += 1;
             report.bytes += text.len() as u64;
             report.findings.extend(audit_text(rel, &text));

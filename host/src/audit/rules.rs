@@ -18,8 +18,10 @@ pub const RULES_TOML: &str = include_str!("rules.toml");
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Check {
-    /// Each match is a candidate blob (base64, hex, `\x` escapes): decoded
-    /// once, and a finding when a high-severity rule flags the decoded text.
+    /// Each match is a candidate blob (base64, hex, `\x` escapes), or a
+    /// literal fed to a decoder (named group `rev`, `rot13` or `codes`):
+    /// decoded in layers to a bounded depth, and a finding when a
+    /// high-severity rule flags a decoded layer.
     DecodedBlob,
     /// Capture group 1 is a host name: a finding when a label mixes Latin
     /// with look-alike scripts, or is spelled wholly in look-alikes.
@@ -46,6 +48,8 @@ struct RuleSpec {
     patterns: Vec<String>,
     #[serde(default)]
     unless: Vec<String>,
+    #[serde(default)]
+    unless_line: Vec<String>,
     downgrade_if: Option<String>,
     downgrade_to: Option<Severity>,
     #[serde(default)]
@@ -74,6 +78,8 @@ pub struct Rule {
     pub downgrade_to: Option<Severity>,
     patterns: Vec<Regex>,
     unless: Vec<Regex>,
+    /// A match in the line that covers a hit excuses it.
+    unless_line: Vec<Regex>,
     downgrade_if: Option<Regex>,
     raw: bool,
     only_non_ascii: bool,
@@ -261,6 +267,7 @@ impl Rule {
         Ok(Rule {
             patterns: compile_all(&spec.patterns)?,
             unless: compile_all(&spec.unless)?,
+            unless_line: compile_all(&spec.unless_line)?,
             downgrade_if: spec
                 .downgrade_if
                 .as_ref()
@@ -296,6 +303,23 @@ pub fn rules() -> &'static RuleSet {
 /// Largest blob decoded, and most blobs decoded in one text.
 const MAX_BLOB: usize = 64 * 1024;
 const MAX_BLOBS: usize = 256;
+/// Layers of encoding undone, at most: base64 of hex of a command is two.
+pub const MAX_DECODE_DEPTH: u8 = 3;
+/// Bytes of decoded text scanned, at most, for one audited text, all
+/// layers together: nesting cannot multiply the work past this.
+const DECODE_BUDGET: usize = 1 << 20;
+
+/// What decoding may still cost for one audited text.
+struct Budget(std::cell::Cell<usize>);
+
+impl Budget {
+    /// Takes `n` bytes from the budget; false when it cannot.
+    fn take(&self, n: usize) -> bool {
+        let left = self.0.get();
+        self.0.set(left.saturating_sub(n));
+        left >= n
+    }
+}
 
 impl RuleSet {
     /// The lines of `norm` that hold a keyword, each with the rules whose
@@ -339,12 +363,21 @@ impl RuleSet {
     /// Every hit of every rule in `text` (original offsets).
     pub(super) fn scan(&self, text: &str) -> Vec<Hit> {
         let norm = normalize(text);
-        self.scan_normalized(text, &norm, true)
+        let budget = Budget(std::cell::Cell::new(DECODE_BUDGET));
+        self.scan_normalized(text, &norm, MAX_DECODE_DEPTH, &budget)
     }
 
-    fn scan_normalized(&self, text: &str, norm: &Normalized<'_>, decode: bool) -> Vec<Hit> {
+    /// The hits in `text`; `depth` is how many more layers of encoding
+    /// may be undone inside it.
+    fn scan_normalized(
+        &self,
+        text: &str,
+        norm: &Normalized<'_>,
+        depth: u8,
+        budget: &Budget,
+    ) -> Vec<Hit> {
         let (spans, keyed) = self.spans(&norm.text);
-        let present = Present::of(text, norm, keyed, decode);
+        let present = Present::of(text, norm, keyed, depth > 0);
         let mut hits = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
             let need = rule.need(i);
@@ -359,7 +392,9 @@ impl RuleSet {
             for re in &rule.patterns {
                 match rule.check {
                     None => rule.find(i, need, re, &hay, &spans, &mut hits),
-                    Some(Check::DecodedBlob) => self.find_blobs(i, re, &hay, &mut hits),
+                    Some(Check::DecodedBlob) => {
+                        self.find_blobs(i, re, &hay, (depth, budget), &mut hits)
+                    }
                     Some(Check::MixedScriptHost) => {
                         find_spoofed_hosts(i, rule.severity, re, &hay, &mut hits)
                     }
@@ -370,32 +405,115 @@ impl RuleSet {
     }
 
     /// The blobs `re` finds that decode to text a high-severity rule flags.
-    fn find_blobs(&self, rule: usize, re: &Regex, hay: &Haystack<'_, '_>, hits: &mut Vec<Hit>) {
+    fn find_blobs(
+        &self,
+        rule: usize,
+        re: &Regex,
+        hay: &Haystack<'_, '_>,
+        (depth, budget): (u8, &Budget),
+        hits: &mut Vec<Hit>,
+    ) {
         let severity = self.rules[rule].severity;
-        for m in re.find_iter(hay.text()).take(MAX_BLOBS) {
-            let Some(note) = self.decoded_note(m.as_str()) else {
-                continue;
-            };
-            hits.push(hay.hit(rule, severity, m.start(), m.end(), Some(note)));
+        let text = hay.text();
+        let found: Vec<(usize, usize, Option<String>)> = if re.captures_len() == 1 {
+            let blobs = re.find_iter(text).take(MAX_BLOBS);
+            blobs
+                .map(|m| {
+                    (
+                        m.start(),
+                        m.end(),
+                        self.blob_note(m.as_str(), depth, budget),
+                    )
+                })
+                .collect()
+        } else {
+            let literals = re.captures_iter(text).take(MAX_BLOBS);
+            literals
+                .filter_map(|c| {
+                    let all = c.get(0)?;
+                    let note = self.literal_note(&c, depth, budget);
+                    Some((all.start(), all.end(), note))
+                })
+                .collect()
+        };
+        for (start, end, note) in found {
+            if let Some(note) = note {
+                hits.push(hay.hit(rule, severity, start, end, Some(note)));
+            }
         }
     }
 
-    /// When `blob` decodes to text a high-severity rule flags: what it
-    /// decodes to and which rule, for the finding's excerpt.
-    fn decoded_note(&self, blob: &str) -> Option<String> {
+    /// A blob as written, reversed and in rot13: the first that decodes to
+    /// text a high-severity rule flags.
+    fn blob_note(&self, blob: &str, depth: u8, budget: &Budget) -> Option<String> {
         if blob.len() > MAX_BLOB {
             return None;
         }
-        let decoded = decode_blob(blob)?;
-        let norm = normalize(&decoded);
-        let hits = self.scan_normalized(&decoded, &norm, false);
+        let reversed: String = blob.chars().rev().collect();
+        [blob.to_owned(), reversed, rot13(blob)]
+            .iter()
+            .filter_map(|b| decode_blob(b))
+            .find_map(|decoded| self.layer_note(&decoded, depth, budget))
+    }
+
+    /// A string literal fed to a decoder in the same text, undone the way
+    /// the named group that holds it says.
+    fn literal_note(&self, c: &regex::Captures<'_>, depth: u8, budget: &Budget) -> Option<String> {
+        let decoded = if let Some(m) = c.name("rev") {
+            m.as_str().chars().rev().collect()
+        } else if let Some(m) = c.name("rot13") {
+            rot13(m.as_str())
+        } else {
+            decode_char_codes(c.name("codes")?.as_str())?
+        };
+        self.layer_note(&decoded, depth, budget)
+    }
+
+    /// When `decoded` (one layer undone), or its reverse, holds text a
+    /// high-severity rule flags, in it or in the layers still inside it:
+    /// what it decodes to and which rule, for the finding's excerpt.
+    fn layer_note(&self, decoded: &str, depth: u8, budget: &Budget) -> Option<String> {
+        self.text_note(decoded, depth, budget).or_else(|| {
+            let reversed: String = decoded.chars().rev().collect();
+            self.text_note(&reversed, depth, budget)
+        })
+    }
+
+    fn text_note(&self, decoded: &str, depth: u8, budget: &Budget) -> Option<String> {
+        if depth == 0 || !budget.take(decoded.len()) {
+            return None;
+        }
+        let norm = normalize(decoded);
+        let hits = self.scan_normalized(decoded, &norm, depth - 1, budget);
         let hit = hits.iter().find(|h| h.severity == Severity::High)?;
         let shown: String = decoded[hit.start..hit.end].chars().take(100).collect();
-        Some(format!(
-            "decodes to {shown:?} ({})",
-            self.rules[hit.rule].id
-        ))
+        let id = &self.rules[hit.rule].id;
+        Some(match &hit.note {
+            Some(inner) => format!("decodes to {shown:?} ({id}), which {inner}"),
+            None => format!("decodes to {shown:?} ({id})"),
+        })
     }
+}
+
+/// ROT13 of the ASCII letters; everything else as it is.
+pub fn rot13(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'a'..='m' | 'A'..='M' => (c as u8 + 13) as char,
+            'n'..='z' | 'N'..='Z' => (c as u8 - 13) as char,
+            _ => c,
+        })
+        .collect()
+}
+
+/// The text a list of character codes spells (`99,117` or
+/// `chr(99)+chr(117)`: every decimal number in `codes`, in order).
+pub fn decode_char_codes(codes: &str) -> Option<String> {
+    codes
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse::<u32>().ok().and_then(char::from_u32))
+        .collect()
 }
 
 /// What a text may hold, learned before any rule runs, so that a rule
@@ -406,6 +524,8 @@ struct Present {
     ascii: bool,
     invisible: bool,
     blobs: bool,
+    /// Whether a layer of encoding may still be undone.
+    decode: bool,
 }
 
 impl Present {
@@ -425,6 +545,7 @@ impl Present {
             ascii,
             invisible,
             blobs,
+            decode,
         }
     }
 }
@@ -483,7 +604,10 @@ impl Rule {
             || (self.only_non_ascii && present.ascii)
             || (self.raw && self.check.is_none() && !present.invisible)
             || (self.check == Some(Check::MixedScriptHost) && present.ascii)
-            || (self.check == Some(Check::DecodedBlob) && !present.blobs))
+            || (self.check == Some(Check::DecodedBlob) && !present.decode)
+            // A blob rule with no keywords looks for runs of blob
+            // characters; one with keywords, for the decoder they name.
+            || (self.check == Some(Check::DecodedBlob) && !self.has_keywords && !present.blobs))
     }
 
     /// The matches of `re`, rule number `i`'s pattern, on the lines that
@@ -518,7 +642,9 @@ impl Rule {
             })
         {
             let found = m.as_str();
-            if self.unless.iter().any(|u| u.is_match(found)) {
+            if self.unless.iter().any(|u| u.is_match(found))
+                || self.excused_by_line(text, base + m.start(), base + m.end())
+            {
                 continue;
             }
             let severity = match (&self.downgrade_if, self.downgrade_to) {
@@ -527,6 +653,26 @@ impl Rule {
             };
             hits.push(hay.hit(i, severity, base + m.start(), base + m.end(), None));
         }
+    }
+}
+
+impl Rule {
+    /// Whether an `unless_line` pattern matches, in the line of `text`
+    /// that holds `start..end`, a stretch that covers it.
+    fn excused_by_line(&self, text: &str, start: usize, end: usize) -> bool {
+        if self.unless_line.is_empty() {
+            return false;
+        }
+        let bytes = text.as_bytes();
+        let from = bytes[..start]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let to = line_end(bytes, end);
+        self.unless_line.iter().any(|u| {
+            u.find_iter(&text[from..to])
+                .any(|c| from + c.start() <= start && end <= from + c.end())
+        })
     }
 }
 
@@ -542,7 +688,11 @@ fn find_spoofed_hosts(
         let (Some(all), Some(host)) = (c.get(0), c.get(1)) else {
             continue;
         };
-        if spoofed_host(host.as_str()) {
+        // A bare name (no scheme, `www.` or `@`) may be a file name in
+        // another script (`сорос.md`): only a label that also holds ASCII
+        // letters can imitate a host there.
+        let bare = host.start() == all.start();
+        if spoofed_host(host.as_str()) && (!bare || imitates_with_ascii(host.as_str())) {
             hits.push(hay.hit(rule, severity, all.start(), all.end(), None));
         }
     }
@@ -680,6 +830,14 @@ fn imitates_ascii(label: &str) -> bool {
     !label.is_ascii()
         && label.chars().count() > 1
         && unicode_security::confusable_detection::skeleton(label).all(|c| c.is_ascii())
+}
+
+/// Whether a label that holds ASCII letters mixes them with look-alikes.
+fn imitates_with_ascii(host: &str) -> bool {
+    host.split('.').any(|label| {
+        label.bytes().any(|b| b.is_ascii_alphabetic())
+            && (imitates_ascii(label) || mixes_lookalikes(&[label], false))
+    })
 }
 
 /// Latin mixed with look-alike scripts in one label, or a label wholly in

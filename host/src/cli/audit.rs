@@ -70,6 +70,14 @@ pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 outln!("{}", finding_line(&a.dir, f))?;
             }
         }
+        for a in audited.iter().filter(|a| a.high) {
+            outln!(
+                "{}: to use this text despite its findings, add to skillhost.toml: [audit] allow = [\"{}@{}\"]",
+                a.skill,
+                allow_name(a),
+                a.report.pin
+            )?;
+        }
         let flagged = audited.iter().filter(|a| a.high).count();
         outln!(
             "{} skill(s) audited: {} high, {} medium, {} low finding(s); {flagged} skill(s) with a high finding",
@@ -94,6 +102,17 @@ fn audit_one(skill: String, dir: PathBuf) -> anyhow::Result<Audited> {
         dir,
         report,
     })
+}
+
+/// The name an allowance uses: the catalog name, or a folder's name.
+fn allow_name(a: &Audited) -> String {
+    if a.skill.contains(['/', '\\']) || Path::new(&a.skill).is_dir() {
+        return a
+            .dir
+            .file_name()
+            .map_or_else(|| a.skill.clone(), |n| n.to_string_lossy().into_owned());
+    }
+    a.skill.clone()
 }
 
 /// A folder given on the command line: one skill, or a root of many, each

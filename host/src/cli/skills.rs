@@ -283,7 +283,7 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
             if !held.is_empty() {
                 outln!()?;
                 outln!(
-                    "held back by the skill text audit (never offered to a model nor run): {}; see `skillhost skills audit NAME`, and `[audit] allow = [\"NAME\"]` in skillhost.toml to use one you trust",
+                    "held back by the skill text audit (never offered to a model nor run): {}; see `skillhost skills audit NAME`, and `[audit] allow = [\"NAME@sha256:…\"]` (the line `skills audit NAME` prints) in skillhost.toml to use one you trust",
                     held.join(", ")
                 )?;
             }

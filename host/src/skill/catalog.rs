@@ -197,11 +197,24 @@ pub struct Catalog {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SkillAudit {
     pub findings: Vec<Finding>,
-    /// Named in `[audit] allow`: used despite a high finding.
+    /// Named in `[audit] allow` with this text's pin: used despite a high
+    /// finding.
     pub allowed: bool,
+    /// The pin of the audited text (`sha256:…`, see `audit::text_pin`):
+    /// known for a flagged skill, which is all an allowance can name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
 }
 
 impl SkillAudit {
+    pub fn new(findings: Vec<Finding>, pin: Option<String>) -> SkillAudit {
+        SkillAudit {
+            findings,
+            allowed: false,
+            pin,
+        }
+    }
+
     /// Whether a finding is high: what keeps the skill out of sight.
     pub fn flagged(&self) -> bool {
         audit::has_high(&self.findings)
@@ -251,15 +264,7 @@ impl Catalog {
         for s in &skills {
             warnings.extend(s.warnings.iter().map(|w| Warning::new(&s.path, w.clone())));
         }
-        let audits = skills
-            .iter()
-            .map(|s| {
-                audited.remove(&s.path).map(|findings| SkillAudit {
-                    findings,
-                    allowed: false,
-                })
-            })
-            .collect();
+        let audits = skills.iter().map(|s| audited.remove(&s.path)).collect();
         let mut catalog = Catalog::build(skills, shadowed, warnings, stats);
         catalog.audits = audits;
         catalog
@@ -325,16 +330,43 @@ impl Catalog {
         }
     }
 
-    /// Lets the skills named in `allow` (`[audit] allow`) be used despite a
-    /// high finding. A name no flagged skill has is ignored.
+    /// Lets the skills `allow` (`[audit] allow`) pins be used despite a
+    /// high finding: an entry `name@sha256:HEX` allows skill `name` only
+    /// while its audited text has that pin, whichever root it came from.
+    /// An entry that pins another text allows nothing; a bare name, or a
+    /// malformed entry, allows nothing and is a warning that says the pin
+    /// to write.
     pub fn allow_flagged(&mut self, allow: &[String]) {
-        for name in allow {
-            if let Some(&i) = self.by_name.get(name)
-                && let Some(a) = &mut self.audits[i]
-            {
-                a.allowed = true;
+        for entry in allow {
+            match audit::parse_allow(entry) {
+                Ok((name, pin)) => {
+                    if let Some(&i) = self.by_name.get(name)
+                        && let Some(a) = &mut self.audits[i]
+                        && a.pin.as_deref() == Some(pin)
+                    {
+                        a.allowed = true;
+                    }
+                }
+                Err(why) => self.warn_allow(entry, why),
             }
         }
+    }
+
+    /// The warning for a bad `[audit] allow` entry: why, and the pin of
+    /// the flagged skill it names, when there is one.
+    fn warn_allow(&mut self, entry: &str, why: String) {
+        let name = entry.split('@').next().unwrap_or(entry);
+        let hint = self
+            .audit(name)
+            .and_then(|a| a.pin.clone())
+            .map_or_else(String::new, |pin| {
+                format!(" (for the text loaded now: `{name}@{pin}`)")
+            });
+        let path = self
+            .get(name)
+            .map_or_else(|| "skillhost.toml".into(), |s| s.path.clone());
+        self.warnings
+            .push(Warning::new(path, format!("{why}{hint}")));
     }
 
     /// What the text audit at load found in skill `name` (None when it was
@@ -363,8 +395,9 @@ impl Catalog {
             .take(5)
             .map(|f| format!("{} at {}:{}:{}", f.rule, f.file, f.line, f.column))
             .collect();
+        let pin = a.pin.as_deref().unwrap_or("sha256:…");
         Some(format!(
-            "skill `{name}` is held back by the skill text audit ({}); read it with `skillhost skills audit {name}`, and if you trust it add `[audit] allow = [\"{name}\"]` to skillhost.toml",
+            "skill `{name}` is held back by the skill text audit ({}); read it with `skillhost skills audit {name}`, and if you trust this text add `[audit] allow = [\"{name}@{pin}\"]` to skillhost.toml",
             high.join(", ")
         ))
     }
@@ -460,7 +493,7 @@ struct Merge {
     stats: LoadStats,
     /// Audits by SKILL.md path (unique), matched to the chosen skills at
     /// the end.
-    audited: HashMap<PathBuf, Vec<Finding>>,
+    audited: HashMap<PathBuf, SkillAudit>,
 }
 
 impl Merge {

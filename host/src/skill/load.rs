@@ -7,7 +7,7 @@ use std::sync::mpsc::{Receiver, channel};
 
 use cap_std::fs::Dir;
 
-use super::catalog::{LoadOptions, Root, Warning, content_version};
+use super::catalog::{LoadOptions, Root, SkillAudit, Warning, content_version};
 use super::discover::{self, Candidate};
 use super::model::{Skill, Source};
 use super::parse::parse_skill;
@@ -20,7 +20,7 @@ const BATCH: usize = 64;
 const MAX_WORKERS: usize = 8;
 
 /// A skill, with what the text audit found in it when it was audited.
-pub(crate) type Loaded = Result<(Skill, Option<Vec<Finding>>), Warning>;
+pub(crate) type Loaded = Result<(Skill, Option<SkillAudit>), Warning>;
 
 /// Every skill file under `root`, read and parsed, in walk order. A file
 /// that cannot be read or parsed is the warning that says why.
@@ -150,32 +150,38 @@ fn load_one(
 /// folder's other files when it has any. A SKILL.md alone is looked up in
 /// `cache` first: the same text gives the same findings. A folder with
 /// other files is audited on every load (its files are not read to load
-/// the skill, so there is nothing in hand to key them by).
+/// the skill, so there is nothing in hand to key them by). The pin of the
+/// audited text (what `[audit] allow` names) is worked out for a flagged
+/// skill only: nothing else can be allowed.
 fn audit_skill(
     c: &Candidate,
     bytes: &[u8],
     version: &str,
     cache: Option<&FindingsCache>,
-) -> Vec<Finding> {
+) -> SkillAudit {
     let name = c
         .path
         .file_name()
         .map_or_else(|| "SKILL.md".into(), |n| n.to_string_lossy());
+    let text = String::from_utf8_lossy(bytes);
+    let alone = |findings: Vec<Finding>| {
+        let pin = audit::has_high(&findings).then(|| audit::text_pin(&name, &text));
+        SkillAudit::new(findings, pin)
+    };
     if !c.others {
-        let audit = || audit::audit_text(&name, &String::from_utf8_lossy(bytes));
-        return match cache {
+        let audit = || audit::audit_text(&name, &text);
+        return alone(match cache {
             Some(cache) => cache.get_or_audit(audit::cache_key(&name, version), audit),
             None => audit(),
-        };
+        });
     }
-    let text = String::from_utf8_lossy(bytes);
     match audit::audit_folder_given(&c.dir, Some((&name, &text)), &audit::Limits::default()) {
-        Ok(report) => report.findings,
+        Ok(report) => SkillAudit::new(report.findings, Some(report.pin)),
         // The folder went away or cannot be listed: SKILL.md is still
         // what the catalog uses, so its audit stands.
         Err(e) => {
             tracing::debug!("audit: {e}");
-            audit::audit_text(&name, &text)
+            alone(audit::audit_text(&name, &text))
         }
     }
 }
