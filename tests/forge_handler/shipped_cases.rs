@@ -57,7 +57,10 @@ fn a_handler_right_on_the_shipped_cases_is_enabled_by_them() {
     let runner = ws.runner(config());
     let (authored, _) = author_with(
         &runner,
-        vec![source_reply("rust", GOOD_RUST), source_reply("rust", GOOD_RUST)],
+        vec![
+            source_reply("rust", GOOD_RUST),
+            source_reply("rust", GOOD_RUST),
+        ],
         Some(HandlerLang::Rust),
     );
     let authored = authored.expect("forge handler");
