@@ -230,7 +230,7 @@ fn bwrap() -> Result<PathBuf, BuildError> {
     buildbox::find_bwrap(&path).ok_or_else(|| BuildError::ToolchainMissing {
         what: "bubblewrap (bwrap)".into(),
         hint: format!(
-            "the forge builds a model's handler only inside a bubblewrap box; install it with `{}` (or `skillhost toolchain install rust`), or set [forge.handler] build_box = \"none\" to build unboxed, which lets the model's source read the operator's files (see docs/forge.md)",
+            "the forge builds a model's handler only inside a bubblewrap box; install it with `{}` (or `skillhost toolchain install rust`), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed, which lets the model's source read the operator's files (see docs/forge.md)",
             crate::toolchain::apt_install(&["bubblewrap"])
         ),
     })

@@ -146,7 +146,7 @@ pub(super) fn run_limited(
         return Err(BuildError::ToolchainMissing {
             what: "bubblewrap (bwrap)".into(),
             hint: format!(
-                "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" to build unboxed (unsafe)",
+                "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed (unsafe)",
                 if output.bwrap_said.is_empty() {
                     String::new()
                 } else {

@@ -72,8 +72,8 @@ impl Rlimits {
     pub fn apply(&self) -> io::Result<()> {
         let set = |resource, value: u64| {
             let rl = libc::rlimit {
-                rlim_cur: value as libc::rlim_t,
-                rlim_max: value as libc::rlim_t,
+                rlim_cur: value,
+                rlim_max: value,
             };
             // SAFETY: setrlimit reads the struct it is given and nothing
             // else; it allocates nothing.
