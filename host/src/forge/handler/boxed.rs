@@ -1,6 +1,7 @@
 //! A Rust build in the box: the kit it is made from (prepared once per
 //! SDK, lock and toolchain) and a target folder of its own, a copy of the
-//! kit's, removed once the artifact is read.
+//! kit's (its host units bound read-only instead), removed once the
+//! artifact is read.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ pub(super) fn build(
         vendor: kit.vendor(),
         slot: slot.to_path_buf(),
         target: target.path.clone(),
+        kit_target: Some(kit.target()),
     };
     let duration = run_boxed(bwrap, &paths, settings)?;
     let wasm = read_artifact(&paths.artifact(CRATE), &settings.limits)?;
@@ -149,6 +151,7 @@ fn make_kit(bwrap: &Path, m: &Made, kit: &Kit, settings: &BuildSettings) -> Resu
         vendor: tmp.vendor(),
         slot: warm.clone(),
         target: tmp.target(),
+        kit_target: None,
     };
     tracing::info!("building the guest SDK's dependencies for the build box, once");
     // The operator's own SDK and registry, not a model's source: the
@@ -203,7 +206,7 @@ impl BuildDir {
             // Left by an earlier process with the same id.
             fs::remove_dir_all(&dir.path).map_err(io_err("clear", &dir.path))?;
         }
-        buildbox::copy_tree(from, &dir.path).map_err(kit_err)?;
+        buildbox::copy_tree(from, &dir.path, &buildbox::KIT_SHARED).map_err(kit_err)?;
         Ok(dir)
     }
 }

@@ -69,7 +69,8 @@ pub struct HandlerConfig {
     /// The guest SDK crate. Unset: the checkout this binary was built from.
     pub guest_sdk: Option<PathBuf>,
     /// Where the build runs: `"bwrap"` (default), a bubblewrap box that
-    /// sees only the toolchain, the SDK, the registry and the slot; or
+    /// sees only the toolchain, the SDK with its own vendored crates,
+    /// the slot and a target folder of its own, at `/box` paths; or
     /// `"none"`, unboxed, which lets the model's source make the compiler
     /// read and quote any file the operator can (unsafe; every build logs
     /// a warning). Without bubblewrap, `"bwrap"` builds fail. Only the

@@ -187,10 +187,19 @@ pub fn vendor(
 }
 
 /// Copies the folder `from` to `to` (which must not exist), keeping each
-/// file's modification time: cargo's freshness compares them. Symbolic
-/// links are not followed or copied. Returns the bytes copied.
-pub fn copy_tree(from: &Path, to: &Path) -> Result<u64, KitError> {
+/// file's modification time: cargo's freshness compares them. The folders
+/// `shared` (relative to `from`) are made empty, not copied: the box binds
+/// them read-only over the copy. Symbolic links are not followed or
+/// copied. Returns the bytes copied.
+pub fn copy_tree(from: &Path, to: &Path, shared: &[&str]) -> Result<u64, KitError> {
+    copy_under(from, to, Path::new(""), shared)
+}
+
+fn copy_under(from: &Path, to: &Path, rel: &Path, shared: &[&str]) -> Result<u64, KitError> {
     fs::create_dir(to).map_err(io_err("create", to))?;
+    if shared.iter().any(|s| Path::new(s) == rel) {
+        return Ok(0);
+    }
     let mut bytes = 0;
     let entries = fs::read_dir(from).map_err(io_err("read", from))?;
     for entry in entries {
@@ -198,19 +207,25 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<u64, KitError> {
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
         let kind = entry.file_type().map_err(io_err("read", &src))?;
         if kind.is_dir() {
-            bytes += copy_tree(&src, &dst)?;
+            bytes += copy_under(&src, &dst, &rel.join(entry.file_name()), shared)?;
         } else if kind.is_file() {
-            bytes += fs::copy(&src, &dst).map_err(io_err("copy", &src))?;
-            let modified = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .map_err(io_err("read", &src))?;
-            let file = fs::File::options()
-                .write(true)
-                .open(&dst)
-                .map_err(io_err("open", &dst))?;
-            file.set_modified(modified).map_err(io_err("touch", &dst))?;
+            bytes += copy_file(&entry, &dst)?;
         }
     }
+    Ok(bytes)
+}
+
+fn copy_file(entry: &fs::DirEntry, dst: &Path) -> Result<u64, KitError> {
+    let src = entry.path();
+    let bytes = fs::copy(&src, dst).map_err(io_err("copy", &src))?;
+    let modified = entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .map_err(io_err("read", &src))?;
+    fs::File::options()
+        .write(true)
+        .open(dst)
+        .and_then(|f| f.set_modified(modified))
+        .map_err(io_err("touch", dst))?;
     Ok(bytes)
 }

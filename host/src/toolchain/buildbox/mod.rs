@@ -42,7 +42,8 @@ pub use kit::{Kit, KitError, copy_tree, kit_id, sdk_files, vendor, write_files};
 pub use limits::{BoxLimits, LimitHit, Rlimits, processes_of};
 pub use log_filter::{LogFilter, WITHHELD};
 pub use rust_box::{
-    BOX_CARGO, BOX_SDK_CRATE, BOX_SRC, BOX_TARGET, BOX_TOOLCHAIN, BOX_VENDOR, RustBox, artifact_in,
+    BOX_CARGO, BOX_SDK_CRATE, BOX_SRC, BOX_TARGET, BOX_TOOLCHAIN, BOX_VENDOR, KIT_SHARED, RustBox,
+    artifact_in,
 };
 
 /// `[forge.handler] build_box`: where a model's handler is built.
@@ -131,6 +132,8 @@ pub struct BoxSpec {
     pub read_only: Vec<Bind>,
     /// Bound writable.
     pub writable: Vec<Bind>,
+    /// Bound read-only after the writable binds, over folders in them.
+    pub read_only_over: Vec<Bind>,
     /// Empty writable folders (tmpfs) made at these paths before the binds.
     pub empty: Vec<PathBuf>,
     /// Files made from text.
@@ -240,6 +243,9 @@ pub fn bwrap_args(spec: &BoxSpec, status_fd: Option<i32>, data_fds: &[i32]) -> V
     for b in &spec.writable {
         push(&[s("--bind"), b.host.as_os_str(), b.at.as_os_str()]);
     }
+    for b in &spec.read_only_over {
+        push(&[s("--ro-bind"), b.host.as_os_str(), b.at.as_os_str()]);
+    }
     // The root itself (where the mount points were made) read-only.
     push(&[
         s("--remount-ro"),
@@ -297,6 +303,7 @@ pub fn js_spec(tool: &Path, node: &Path, slot: &Path) -> BoxSpec {
     BoxSpec {
         read_only,
         writable: vec![Bind::same(slot)],
+        read_only_over: Vec::new(),
         empty: Vec::new(),
         data: user_files(),
         proc: true,

@@ -33,6 +33,12 @@ const CARGO_CONFIG: &str = "[source.crates-io]\nreplace-with = \"box-vendor\"\n\
 /// no `/proc`.
 const RUSTC_WRAPPER: &str = "#!/bin/sh\ncase \" $* \" in *\" --target \"*) exec \"$@\";; esac\nexec \"$@\" -C linker-features=-lld\n";
 
+/// The folders of the kit's target a build reads but never writes: the
+/// units built for the host (build scripts, proc macros and the crates
+/// they link), fresh in every build. Bound read-only over the build's own
+/// copy of the rest, so that a build copies 30 MB, not 170.
+pub const KIT_SHARED: [&str; 2] = ["release/deps", "release/build"];
+
 /// The host paths a Rust build's box is made of.
 #[derive(Debug, Clone)]
 pub struct RustBox {
@@ -45,6 +51,9 @@ pub struct RustBox {
     pub slot: PathBuf,
     /// This build's target folder.
     pub target: PathBuf,
+    /// The kit's target folder, whose [`KIT_SHARED`] folders are bound
+    /// read-only over `target`'s; None while the kit itself is built.
+    pub kit_target: Option<PathBuf>,
 }
 
 impl RustBox {
@@ -69,6 +78,13 @@ impl RustBox {
                 at(&self.vendor, BOX_VENDOR),
             ],
             writable: vec![at(&self.slot, BOX_SRC), at(&self.target, BOX_TARGET)],
+            read_only_over: self
+                .kit_target
+                .iter()
+                .flat_map(|kit| {
+                    KIT_SHARED.map(|rel| Bind::new(kit.join(rel), Path::new(BOX_TARGET).join(rel)))
+                })
+                .collect(),
             empty: vec![PathBuf::from(BOX_CARGO_HOME)],
             data,
             env: box_env(),

@@ -26,6 +26,7 @@ fn rust_box(dir: &Path) -> RustBox {
         vendor: dir.join("cache/kits/k/vendor"),
         slot: dir.join("ws/slot"),
         target: dir.join("cache/builds/1-0"),
+        kit_target: Some(dir.join("cache/kits/k/target")),
     }
 }
 
@@ -84,6 +85,30 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
             (OsStr::new("/x/cache/builds/1-0"), OsStr::new(BOX_TARGET)),
         ]
     );
+    // The kit's host units, read-only over the build's own target.
+    let over: Vec<(&OsStr, &OsStr)> = pairs(&args, "--ro-bind")
+        .into_iter()
+        .filter(|(_, at)| at.to_string_lossy().starts_with(BOX_TARGET))
+        .collect();
+    assert_eq!(
+        over,
+        [
+            (
+                OsStr::new("/x/cache/kits/k/target/release/deps"),
+                OsStr::new("/box/target/release/deps")
+            ),
+            (
+                OsStr::new("/x/cache/kits/k/target/release/build"),
+                OsStr::new("/box/target/release/build")
+            ),
+        ]
+    );
+    let last_rw = args.iter().rposition(|a| a == "--bind").expect("binds");
+    let first_over = args
+        .iter()
+        .rposition(|a| a == "/box/target/release/deps")
+        .expect("over");
+    assert!(first_over > last_rw, "bound over the target, after it");
     // The made files: the user database, cargo's config, rustc's wrapper.
     let data: Vec<&OsStr> = pairs(&args, "--ro-bind-data")
         .into_iter()
@@ -187,7 +212,7 @@ const SURVEY: &str = r#"
     echo "== texts"
     find /box /etc /tmp -path /box/toolchain -prune -o -type f -print 2>/dev/null | while read -r f; do cat "$f"; echo; done
     echo "== writes"
-    for d in /box/src /box/target /box/sdk /box/vendor /box/toolchain /box/cargo /; do
+    for d in /box/src /box/target /box/sdk /box/vendor /box/toolchain /box/cargo /box/target/release/deps /; do
         (echo x > "$d/w") 2>/dev/null && echo "wrote $d"
     done
     echo "== end"
@@ -207,6 +232,10 @@ fn the_real_box_names_no_host_path_and_holds_no_secret() {
     let root = d.path().canonicalize().expect("canonical");
     let b = rust_box(&root);
     let p = plant(&root, &b);
+    for rel in KIT_SHARED {
+        std::fs::create_dir_all(b.kit_target.as_ref().expect("kit").join(rel)).expect("mkdir");
+        std::fs::create_dir_all(b.target.join(rel)).expect("mkdir");
+    }
     let out = std::process::Command::new(&bwrap)
         .args(bwrap_args(&b.spec(), None, &[]))
         .args(["/bin/bash", "-c", SURVEY])
@@ -309,7 +338,11 @@ fn a_copied_tree_keeps_its_modification_times() {
         .and_then(|f| f.set_modified(old))
         .expect("touch");
     let to = d.path().join("to");
-    assert_eq!(copy_tree(&from, &to).expect("copy"), 1);
+    std::fs::create_dir_all(from.join("shared/x")).expect("mkdir");
+    std::fs::write(from.join("shared/x/big"), "host unit").expect("write");
+    assert_eq!(copy_tree(&from, &to, &["shared"]).expect("copy"), 1);
     let copied = std::fs::metadata(to.join("a/b/f")).expect("copied");
     assert_eq!(copied.modified().expect("mtime"), old);
+    assert!(to.join("shared").is_dir(), "made, to bind over");
+    assert!(!to.join("shared/x").exists(), "not copied");
 }
