@@ -46,6 +46,7 @@ pub(super) fn build(
     };
     let duration = run_boxed(bwrap, &paths, settings)?;
     let wasm = read_artifact(&paths.artifact(CRATE), &settings.limits)?;
+    target.remove_later();
     Ok(Built { wasm, duration })
 }
 
@@ -211,9 +212,22 @@ impl BuildDir {
     }
 }
 
+impl BuildDir {
+    /// Removed on a thread of its own, so that the caller does not wait
+    /// for it (a process that exits first leaves it to [`sweep`]).
+    fn remove_later(mut self) {
+        let path = std::mem::take(&mut self.path);
+        std::thread::spawn(move || {
+            let _ = fs::remove_dir_all(&path);
+        });
+    }
+}
+
 impl Drop for BuildDir {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.path);
+        if !self.path.as_os_str().is_empty() {
+            let _ = fs::remove_dir_all(&self.path);
+        }
     }
 }
 
