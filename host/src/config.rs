@@ -108,8 +108,12 @@ impl Config {
     /// not an error; a malformed one is, naming the file.
     pub fn load(paths: &Paths) -> Result<Config, ConfigError> {
         let mut merged = toml::Table::new();
-        for path in [user_file(paths), workspace_file(paths)] {
-            if let Some(table) = read_table(&path)? {
+        let (user, workspace) = (user_file(paths), workspace_file(paths));
+        for path in [&user, &workspace] {
+            if let Some(table) = read_table(path)? {
+                if path != &user {
+                    operator_only(&table, path, &user)?;
+                }
                 merge(&mut merged, table);
             }
         }
@@ -134,12 +138,37 @@ pub fn from_layers(layers: &[&str]) -> Result<Config, ConfigError> {
                 path: name(i),
                 message: e.to_string(),
             })?;
+        if i > 0 {
+            operator_only(&table, &name(i), &name(0))?;
+        }
         merge(&mut merged, table);
     }
     Config::deserialize(toml::Value::Table(merged)).map_err(|e| ConfigError::Invalid {
         path: name(layers.len().saturating_sub(1)),
         message: e.to_string(),
     })
+}
+
+/// Refuses in a workspace file (`path`, which a cloned repository
+/// controls) what only the operator may decide, in the user file `user`:
+/// `[forge.handler] build_box = "none"`, which builds a model's handler
+/// unboxed.
+fn operator_only(table: &toml::Table, path: &Path, user: &Path) -> Result<(), ConfigError> {
+    let build_box = table
+        .get("forge")
+        .and_then(|f| f.get("handler"))
+        .and_then(|h| h.get("build_box"))
+        .and_then(toml::Value::as_str);
+    if build_box == Some("none") {
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "[forge.handler] build_box = \"none\" is refused in a workspace's skillhost.toml: it would build a model's handler unboxed, with the operator's files in reach, and a workspace file comes with whatever repository was cloned; only the operator may choose it, in the user file {}",
+                user.display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Which of the two files an edit goes to.
@@ -287,6 +316,48 @@ mod tests {
             assert!(e.contains("skillhost.toml"), "{e}");
             assert!(e.contains("`url` in [store]"), "{e}");
         }
+    }
+
+    // Issue 39, finding 11: a workspace file unboxed the forge's builds.
+    #[test]
+    fn only_the_user_file_may_unbox_the_forges_builds() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = Paths::under(d.path());
+        fs::create_dir_all(&p.workspace).expect("mkdir");
+        fs::create_dir_all(&p.home).expect("mkdir");
+        let unbox = "[forge.handler]\nbuild_box = \"none\"\n";
+        // Spelled three ways; TOML makes them one key.
+        for text in [
+            unbox,
+            "forge.handler.build_box = \"none\"\n",
+            "[forge]\nhandler = { \"build_box\" = \"none\" }\n",
+        ] {
+            fs::write(workspace_file(&p), text).expect("write");
+            let e = Config::load(&p).expect_err("refused");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&workspace_file(&p).display().to_string()),
+                "{msg}"
+            );
+            assert!(msg.contains("build_box = \"none\" is refused"), "{msg}");
+            assert!(msg.contains(&user_file(&p).display().to_string()), "{msg}");
+            assert!(from_layers(&["", text]).is_err());
+        }
+        // The workspace may ask for the box; the user file may unbox.
+        fs::write(
+            workspace_file(&p),
+            "[forge.handler]\nbuild_box = \"bwrap\"\n",
+        )
+        .expect("write");
+        assert!(Config::load(&p).is_ok());
+        fs::remove_file(workspace_file(&p)).expect("rm");
+        fs::write(user_file(&p), unbox).expect("write");
+        let c = Config::load(&p).expect("the operator's choice");
+        assert_eq!(
+            c.forge.handler.build_box,
+            crate::toolchain::buildbox::BuildBox::None
+        );
+        assert!(from_layers(&[unbox, ""]).is_ok());
     }
 
     #[test]

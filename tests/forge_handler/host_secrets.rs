@@ -234,8 +234,9 @@ fn the_cli_never_shows_the_model_or_the_operator_a_host_secret() {
 }
 
 /// Without bubblewrap the forge builds nothing (fail closed) and says what
-/// installs it; `build_box = "none"` is the operator's explicit way out,
-/// and it warns.
+/// installs it; `build_box = "none"` in the user's own file is the
+/// operator's explicit way out, and it warns; in a workspace file it is
+/// refused.
 #[test]
 fn without_bubblewrap_the_build_fails_closed() {
     let (ws, _) = workspace();
@@ -294,12 +295,33 @@ fn without_bubblewrap_the_build_fails_closed() {
             "nothing was built"
         );
     }
-    // The operator's explicit choice: unboxed, with a warning each build.
-    std::fs::write(
-        ws.workspace.join("skillhost.toml"),
-        "[forge.handler]\nbuild_box = \"none\"\n",
-    )
-    .expect("config");
+    // Issue 39, finding 11: a workspace's skillhost.toml, which comes with
+    // a cloned repository, unboxed the build. It is refused, naming the
+    // file and where the operator may choose it; nothing is built.
+    let unbox = "[forge.handler]\nbuild_box = \"none\"\n";
+    std::fs::write(ws.workspace.join("skillhost.toml"), unbox).expect("config");
+    let out = harness::CliResult::from(
+        ws.cli()
+            .args(["forge", "handler", SKILL, "--model", &model])
+            .env("PATH", &path)
+            .output()
+            .expect("run"),
+    );
+    assert_ne!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("build_box = \"none\" is refused in a workspace's skillhost.toml")
+            && out
+                .stderr
+                .contains(&ws.home.join("skillhost.toml").display().to_string()),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("  slot: "), "{}", out.stdout);
+    std::fs::remove_file(ws.workspace.join("skillhost.toml")).expect("rm");
+    // The operator's explicit choice, in the user's own file: unboxed, with
+    // a warning each build.
+    std::fs::write(ws.home.join("skillhost.toml"), unbox).expect("config");
     let out = harness::CliResult::from(
         ws.cli()
             .args(["forge", "handler", SKILL, "--model", &model])

@@ -20,6 +20,7 @@ use skillhost::gate::policy::{self as approval, Check, FindingClass, HandlerStat
 use skillhost::llm::{Message, ScriptTurn, ScriptedProvider};
 
 mod authoring;
+mod build_box;
 mod host_secrets;
 mod shipped_cases;
 

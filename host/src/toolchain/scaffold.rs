@@ -192,12 +192,17 @@ pub fn guest_sdk_dir(explicit: Option<&Path>) -> Result<PathBuf, ScaffoldError> 
 /// The SDK's manifest with what it inherits from the workspace written in,
 /// so that it builds on its own.
 fn standalone_sdk_manifest() -> Result<String, ScaffoldError> {
-    let bad = |what: &str| ScaffoldError::BundledSdk(what.to_owned());
-    let workspace: toml_edit::DocumentMut = WORKSPACE_MANIFEST
+    standalone_manifest(GUEST_SDK_FILES[0].1, WORKSPACE_MANIFEST).map_err(ScaffoldError::BundledSdk)
+}
+
+/// `sdk` (a crate's manifest) with what it inherits from `workspace` (its
+/// workspace's manifest) written in; the error says what is missing.
+pub(crate) fn standalone_manifest(sdk: &str, workspace: &str) -> Result<String, String> {
+    let bad = |what: &str| what.to_owned();
+    let workspace: toml_edit::DocumentMut = workspace
         .parse()
         .map_err(|e| bad(&format!("workspace Cargo.toml: {e}")))?;
-    let mut manifest: toml_edit::DocumentMut = GUEST_SDK_FILES[0]
-        .1
+    let mut manifest: toml_edit::DocumentMut = sdk
         .parse()
         .map_err(|e| bad(&format!("guest-sdk/Cargo.toml: {e}")))?;
     for (section, from) in [("package", "package"), ("dependencies", "dependencies")] {

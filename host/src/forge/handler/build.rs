@@ -6,29 +6,35 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::boxed;
 use super::process::{Run, run_limited};
 use super::request::SKILL_WIT;
 use super::{BuildError, HANDLER_FILE, HandlerConfig, HandlerLang, io_err};
-use crate::toolchain::buildbox::{self, BuildBox, LogFilter, RustBox};
+use crate::toolchain::buildbox::{self, BoxLimits, BuildBox, LogFilter};
 
-/// How to build: where the toolchains and the shared cache are, and for
-/// how long.
+/// How to build: where the toolchains and the build cache are, the limits,
+/// and for how long.
 #[derive(Debug, Clone)]
 pub struct BuildSettings {
     pub timeout: Duration,
-    /// Shared by every build (`CARGO_TARGET_DIR`), so that the second build
-    /// compiles only the handler.
+    /// The build cache: the box's kits (`kits/`), each build's own target
+    /// folder while it runs (`builds/`), and the unboxed builds' shared
+    /// target folder (`shared/`).
     pub cache_dir: PathBuf,
     pub toolchain: Option<String>,
     pub componentize_js: Option<PathBuf>,
     pub guest_sdk: Option<PathBuf>,
     /// `[forge.handler] build_box`.
     pub build_box: BuildBox,
+    /// Memory, file size and processes of a build; the file size is also
+    /// the largest artifact read.
+    pub limits: BoxLimits,
 }
 
 impl BuildSettings {
     /// From `[forge.handler]`, caching under `cache_dir`.
     pub fn new(config: &HandlerConfig, cache_dir: &Path) -> Self {
+        let mib = |n: u64| n.max(1).saturating_mul(1 << 20);
         BuildSettings {
             timeout: Duration::from_secs(config.build_timeout_secs.max(1)),
             cache_dir: cache_dir.join("forge-handler-build"),
@@ -39,7 +45,20 @@ impl BuildSettings {
             componentize_js: config.componentize_js.clone(),
             guest_sdk: config.guest_sdk.clone(),
             build_box: config.build_box,
+            limits: BoxLimits {
+                memory_bytes: mib(config.build_memory_mb),
+                file_bytes: mib(config.build_max_file_mb),
+                processes: config.build_max_processes.max(1),
+            },
         }
+    }
+
+    /// The artifact limit no larger than the sandbox's `max_component_mb`:
+    /// a bigger component could not run anyway.
+    pub fn within(mut self, sandbox: &crate::sandbox::SandboxConfig) -> Self {
+        let max = sandbox.max_component_mb.max(1).saturating_mul(1 << 20);
+        self.limits.file_bytes = self.limits.file_bytes.min(max);
+        self
     }
 }
 
@@ -50,54 +69,77 @@ pub struct Built {
     pub duration: Duration,
 }
 
-const CRATE: &str = "generated-handler";
+pub(super) const CRATE: &str = "generated-handler";
+
+/// The handler's `Cargo.toml`: the guest SDK at `sdk` by path and nothing
+/// else; no build script, no other target.
+pub(super) fn rust_manifest(sdk: &Path) -> String {
+    let sdk = sdk
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
+    format!(
+        "[package]\nname = \"{CRATE}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\nbuild = false\nautobins = false\nautoexamples = false\nautotests = false\nautobenches = false\n\n\
+         [lib]\npath = \"src/lib.rs\"\ncrate-type = [\"cdylib\"]\n\n\
+         [dependencies]\nskillhost-guest = {{ path = \"{sdk}\" }}\n\n\
+         [workspace]\n\n\
+         [profile.release]\nopt-level = \"s\"\ncodegen-units = 1\nstrip = true\npanic = \"abort\"\n"
+    )
+}
+
+/// The versions the host's own workspace pinned, where the SDK's checkout
+/// has a lock: the build resolves offline from what is already there.
+pub(super) fn sdk_lock(sdk: &Path) -> Option<String> {
+    fs::read_to_string(sdk.parent()?.join("Cargo.lock")).ok()
+}
+
+fn write_file(dir: &Path, rel: &str, text: &str) -> Result<(), BuildError> {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+    }
+    fs::write(&path, text).map_err(io_err("write", &path))
+}
+
+/// Writes a Rust project into `dir`: the manifest with the SDK at `sdk`,
+/// the lock, `source`.
+pub(super) fn write_rust_project(
+    dir: &Path,
+    source: &str,
+    sdk: &Path,
+    lock: Option<&str>,
+) -> Result<(), BuildError> {
+    write_file(dir, "Cargo.toml", &rust_manifest(sdk))?;
+    if let Some(lock) = lock {
+        write_file(dir, "Cargo.lock", lock)?;
+    }
+    write_file(dir, "src/lib.rs", source)
+}
 
 /// Writes the build project into `slot`: the source and, for Rust, the
 /// `Cargo.toml` the host writes itself (the guest SDK by path, nothing
-/// else; no build script). For JS, the WIT beside `handler.js`.
+/// else; no build script): in the box the kit's SDK at its box path,
+/// unboxed the SDK's own folder. For JS, the WIT beside `handler.js`.
 pub fn write_project(
     slot: &Path,
     source: &str,
     lang: HandlerLang,
     settings: &BuildSettings,
 ) -> Result<(), BuildError> {
-    let write = |rel: &str, text: &str| {
-        let path = slot.join(rel);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(io_err("create", parent))?;
-        }
-        fs::write(&path, text).map_err(io_err("write", &path))
-    };
     match lang {
         HandlerLang::Rust => {
             let sdk = crate::toolchain::scaffold::guest_sdk_dir(settings.guest_sdk.as_deref())?;
-            let sdk_path = sdk
-                .display()
-                .to_string()
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"");
-            write(
-                "Cargo.toml",
-                &format!(
-                    "[package]\nname = \"{CRATE}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\nbuild = false\nautobins = false\nautoexamples = false\nautotests = false\nautobenches = false\n\n\
-                     [lib]\npath = \"src/lib.rs\"\ncrate-type = [\"cdylib\"]\n\n\
-                     [dependencies]\nskillhost-guest = {{ path = \"{sdk_path}\" }}\n\n\
-                     [workspace]\n\n\
-                     [profile.release]\nopt-level = \"s\"\ncodegen-units = 1\nstrip = true\npanic = \"abort\"\n"
-                ),
-            )?;
-            // The versions the host's own workspace pinned, where it has a
-            // lock: the build resolves offline from what is already here.
-            if let Some(lock) = sdk.parent().map(|p| p.join("Cargo.lock"))
-                && let Ok(text) = fs::read_to_string(&lock)
-            {
-                write("Cargo.lock", &text)?;
-            }
-            write("src/lib.rs", source)
+            let lock = sdk_lock(&sdk);
+            let at = match settings.build_box {
+                BuildBox::Bwrap => PathBuf::from(buildbox::BOX_SDK_CRATE),
+                BuildBox::None => sdk,
+            };
+            write_rust_project(slot, source, &at, lock.as_deref())
         }
         HandlerLang::Js => {
-            write("handler.js", source)?;
-            write("wit/skill.wit", SKILL_WIT)
+            write_file(slot, "handler.js", source)?;
+            write_file(slot, "wit/skill.wit", SKILL_WIT)
         }
     }
 }
@@ -109,10 +151,48 @@ pub fn build(
     lang: HandlerLang,
     settings: &BuildSettings,
 ) -> Result<Built, BuildError> {
-    match lang {
+    let built = match lang {
         HandlerLang::Rust => build_rust(slot, settings),
         HandlerLang::Js => build_js(slot, settings),
+    };
+    if let Err(BuildError::Failed {
+        refused_by_limit: true,
+        ..
+    }) = &built
+    {
+        // Nothing of a build a limit refused is kept: not its output, not
+        // its project.
+        let _ = fs::remove_dir_all(slot);
     }
+    built
+}
+
+/// The artifact at `path`, its size checked before it is read: over the
+/// file size limit it is refused unread.
+pub(super) fn read_artifact(path: &Path, limits: &BoxLimits) -> Result<Vec<u8>, BuildError> {
+    use std::io::Read as _;
+    let max = limits.file_bytes;
+    let over = |size: u64| BuildError::Failed {
+        status: format!(
+            "refused: the artifact is {size} bytes, over the limit of {} MB ([forge.handler] build_max_file_mb)",
+            max >> 20
+        ),
+        log: String::new(),
+        refused_by_limit: true,
+    };
+    let file = fs::File::open(path).map_err(io_err("read", path))?;
+    let size = file.metadata().map_err(io_err("read", path))?.len();
+    if size > max {
+        return Err(over(size));
+    }
+    let mut wasm = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut wasm)
+        .map_err(io_err("read", path))?;
+    if wasm.len() as u64 > max {
+        return Err(over(wasm.len() as u64));
+    }
+    Ok(wasm)
 }
 
 /// Only what rustup and node need; no RUSTFLAGS, no proxies, no
@@ -150,14 +230,14 @@ fn bwrap() -> Result<PathBuf, BuildError> {
     buildbox::find_bwrap(&path).ok_or_else(|| BuildError::ToolchainMissing {
         what: "bubblewrap (bwrap)".into(),
         hint: format!(
-            "the forge builds a model's handler only inside a bubblewrap box; install it with `{}` (or `skillhost toolchain install rust`), or set [forge.handler] build_box = \"none\" to build unboxed, which lets the model's source read the operator's files (see docs/forge.md)",
+            "the forge builds a model's handler only inside a bubblewrap box; install it with `{}` (or `skillhost toolchain install rust`), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed, which lets the model's source read the operator's files (see docs/forge.md)",
             crate::toolchain::apt_install(&["bubblewrap"])
         ),
     })
 }
 
 /// The operator's CARGO_HOME: `$CARGO_HOME`, else `~/.cargo`.
-fn cargo_home() -> Option<PathBuf> {
+pub(super) fn cargo_home() -> Option<PathBuf> {
     let home = std::env::var_os("CARGO_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -172,20 +252,33 @@ fn warn_unboxed(lang: HandlerLang) {
     );
 }
 
-fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> {
-    let missing = |hint: String| BuildError::ToolchainMissing {
+fn missing_cargo(hint: String) -> BuildError {
+    BuildError::ToolchainMissing {
         what: "cargo with the wasm32-wasip2 target".into(),
         hint,
-    };
+    }
+}
+
+fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> {
     // Fail closed before anything else: no box, no build.
     let bwrap = match settings.build_box {
         BuildBox::Bwrap => Some(bwrap()?),
         BuildBox::None => None,
     };
-    // The toolchain's sysroot, asked of rustup's rustc (outside the box,
-    // with nothing of the model's); the build runs that toolchain's own
-    // cargo and rustc, not rustup's proxies.
-    let rustc = on_path("rustc").ok_or_else(|| missing("no `rustc` on PATH".into()))?;
+    let sysroot = sysroot(slot, settings)?;
+    let sdk = crate::toolchain::scaffold::guest_sdk_dir(settings.guest_sdk.as_deref())?;
+    let slot = &slot.canonicalize().unwrap_or_else(|_| slot.to_path_buf());
+    match &bwrap {
+        Some(bwrap) => boxed::build(bwrap, &sysroot, &sdk, slot, settings),
+        None => build_unboxed(&sysroot, slot, settings),
+    }
+}
+
+/// The toolchain's sysroot, asked of rustup's rustc (outside the box, with
+/// nothing of the model's); the build runs that toolchain's own cargo and
+/// rustc, not rustup's proxies.
+fn sysroot(slot: &Path, settings: &BuildSettings) -> Result<PathBuf, BuildError> {
+    let rustc = on_path("rustc").ok_or_else(|| missing_cargo("no `rustc` on PATH".into()))?;
     let mut probe = cleared(&rustc, slot);
     if let Some(t) = &settings.toolchain {
         probe.env("RUSTUP_TOOLCHAIN", t);
@@ -196,75 +289,95 @@ fn build_rust(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError
         .args(["--print", "sysroot"])
         .stderr(Stdio::null())
         .output()
-        .map_err(|e| missing(format!("cannot run rustc: {e}")))?;
+        .map_err(|e| missing_cargo(format!("cannot run rustc: {e}")))?;
     let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
     let sysroot = sysroot.canonicalize().unwrap_or(sysroot);
     if !sysroot.join("lib/rustlib/wasm32-wasip2").is_dir() {
-        return Err(missing(format!(
+        let toolchain = settings.toolchain.as_deref();
+        return Err(missing_cargo(format!(
             "the toolchain {} has no wasm32-wasip2 target: rustup target add wasm32-wasip2{}",
-            settings
-                .toolchain
-                .as_deref()
-                .unwrap_or("(rustup's default)"),
-            settings
-                .toolchain
-                .as_deref()
+            toolchain.unwrap_or("(rustup's default)"),
+            toolchain
                 .map(|t| format!(" --toolchain {t}"))
                 .unwrap_or_default()
         )));
     }
-    let cargo = sysroot.join("bin/cargo");
-    if !cargo.is_file() {
-        return Err(missing(format!(
+    if !sysroot.join("bin/cargo").is_file() {
+        return Err(missing_cargo(format!(
             "the toolchain at {} has no bin/cargo (rustup component add cargo)",
             sysroot.display()
         )));
     }
-    let cargo_home =
-        cargo_home().ok_or_else(|| missing("neither CARGO_HOME nor a home folder".into()))?;
-    fs::create_dir_all(&settings.cache_dir).map_err(io_err("create", &settings.cache_dir))?;
-    let cache_dir = settings
-        .cache_dir
-        .canonicalize()
-        .unwrap_or_else(|_| settings.cache_dir.clone());
-    let slot = &slot.canonicalize().unwrap_or_else(|_| slot.to_path_buf());
-    let paths = RustBox {
-        sysroot,
-        cargo_home,
-        guest_sdk: crate::toolchain::scaffold::guest_sdk_dir(settings.guest_sdk.as_deref())?,
-        slot: slot.clone(),
-        cache_dir,
-    };
-    let args = [
-        "build",
-        "--release",
-        "--offline",
-        "--target",
-        "wasm32-wasip2",
-        "--message-format=json",
-        "--manifest-path",
-        "Cargo.toml",
+    Ok(sysroot)
+}
+
+/// The arguments of every Rust build.
+pub(super) const CARGO_ARGS: [&str; 8] = [
+    "build",
+    "--release",
+    "--offline",
+    "--target",
+    "wasm32-wasip2",
+    "--message-format=json",
+    "--manifest-path",
+    "Cargo.toml",
+];
+
+/// cargo's environment as the operator: the toolchain's own rustc, the
+/// operator's registry offline; `target`: CARGO_TARGET_DIR, if any.
+pub(super) fn host_cargo_env(
+    sysroot: &Path,
+    cargo_home: &Path,
+    target: Option<&Path>,
+) -> Vec<(String, std::ffi::OsString)> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let path = std::env::join_paths(
+        std::iter::once(sysroot.join("bin")).chain(std::env::split_paths(&path)),
+    )
+    .unwrap_or_default();
+    let mut env = vec![
+        ("PATH".to_owned(), path),
+        (
+            "HOME".to_owned(),
+            std::env::var_os("HOME").unwrap_or_default(),
+        ),
+        ("CARGO_HOME".to_owned(), cargo_home.as_os_str().to_owned()),
+        (
+            "RUSTC".to_owned(),
+            sysroot.join("bin/rustc").into_os_string(),
+        ),
+        ("CARGO_NET_OFFLINE".to_owned(), "true".into()),
+        ("CARGO_TERM_COLOR".to_owned(), "never".into()),
     ];
-    let run = match &bwrap {
-        Some(bwrap) => Run::boxed(bwrap, &paths.spec(), &cargo, &args)?,
-        None => {
-            warn_unboxed(HandlerLang::Rust);
-            let mut cmd = Command::new(&cargo);
-            cmd.env_clear().current_dir(slot).args(args);
-            let home = std::env::var_os("HOME").unwrap_or_default();
-            cmd.envs(paths.env(home, None, std::env::var_os("PATH")));
-            Run::direct(cmd)
-        }
-    };
-    // One build at a time in the shared cache, so that the artifact read
-    // after it is this build's.
-    let _lock = lock_cache(&settings.cache_dir)?;
+    if let Some(t) = target {
+        env.push(("CARGO_TARGET_DIR".to_owned(), t.as_os_str().to_owned()));
+    }
+    env
+}
+
+/// The operator's explicit choice: cargo as the operator, with the
+/// operator's registry and a target folder all unboxed builds share.
+fn build_unboxed(
+    sysroot: &Path,
+    slot: &Path,
+    settings: &BuildSettings,
+) -> Result<Built, BuildError> {
+    let cargo_home =
+        cargo_home().ok_or_else(|| missing_cargo("neither CARGO_HOME nor a home folder".into()))?;
+    let target = settings.cache_dir.join("shared");
+    fs::create_dir_all(&target).map_err(io_err("create", &target))?;
+    warn_unboxed(HandlerLang::Rust);
+    let mut cmd = Command::new(sysroot.join("bin/cargo"));
+    cmd.env_clear()
+        .current_dir(slot)
+        .args(CARGO_ARGS)
+        .envs(host_cargo_env(sysroot, &cargo_home, Some(&target)));
+    // One build at a time in the shared target folder, so that the
+    // artifact read after it is this build's.
+    let _lock = lock_dir(&target)?;
+    let run = Run::direct(cmd).limited(settings.limits);
     let duration = run_limited(run, slot, settings.timeout, LogFilter::cargo(slot))?;
-    let out = settings
-        .cache_dir
-        .join("wasm32-wasip2/release")
-        .join(format!("{}.wasm", CRATE.replace('-', "_")));
-    let wasm = fs::read(&out).map_err(io_err("read", &out))?;
+    let wasm = read_artifact(&buildbox::artifact_in(&target, CRATE), &settings.limits)?;
     Ok(Built { wasm, duration })
 }
 
@@ -309,13 +422,54 @@ fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> 
             Run::direct(cmd)
         }
     };
+    // node and the engine componentize-js runs reserve far more address
+    // space than they use: no memory limit for them.
+    let run = run.limited(BoxLimits {
+        memory_bytes: u64::MAX,
+        ..settings.limits
+    });
     let duration = run_limited(run, slot, settings.timeout, LogFilter::raw())?;
-    let out = slot.join(HANDLER_FILE);
-    let wasm = fs::read(&out).map_err(io_err("read", &out))?;
+    let wasm = read_artifact(&slot.join(HANDLER_FILE), &settings.limits)?;
     Ok(Built { wasm, duration })
 }
 
-fn lock_cache(dir: &Path) -> Result<fs::File, BuildError> {
+/// Holds the lock of the folder `dir` while it lives.
+pub(super) fn lock_dir(dir: &Path) -> Result<fs::File, BuildError> {
     let path = dir.join(".skillhost-build.lock");
     crate::fsutil::lock_file(&path).map_err(io_err("lock", &path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 39, finding 2: a 600 MB artifact was read whole into the host.
+    /// Its size is checked first; over the limit it is refused unread.
+    #[test]
+    fn an_artifact_over_the_limit_is_refused_before_it_is_read() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let limits = BoxLimits {
+            memory_bytes: 1 << 30,
+            file_bytes: 1 << 20,
+            processes: 8,
+        };
+        let big = d.path().join("big.wasm");
+        fs::File::create(&big)
+            .and_then(|f| f.set_len((1 << 20) + 1))
+            .expect("sparse file");
+        match read_artifact(&big, &limits) {
+            Err(BuildError::Failed {
+                status,
+                refused_by_limit: true,
+                ..
+            }) => assert!(
+                status.contains("1048577 bytes") && status.contains("build_max_file_mb"),
+                "{status}"
+            ),
+            other => panic!("not refused: {other:?}"),
+        }
+        let small = d.path().join("small.wasm");
+        fs::write(&small, b"\0asm").expect("write");
+        assert_eq!(read_artifact(&small, &limits).expect("read"), b"\0asm");
+    }
 }

@@ -6,7 +6,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::toolchain::buildbox::LogFilter;
+use crate::toolchain::buildbox::{LimitHit, LogFilter};
 
 /// The build's filtered output, kept in the quarantine slot.
 pub(super) const BUILD_LOG: &str = "build.log";
@@ -142,6 +142,8 @@ pub(super) struct BuildOutput {
     pub(super) filter: LogFilter,
     pub(super) log: Log,
     pub(super) bwrap_said: Vec<String>,
+    /// The first limit the build's stderr shows it ran into.
+    pub(super) limit_hit: Option<LimitHit>,
     pub(super) boxed: bool,
     pub(super) log_path: PathBuf,
 }
@@ -153,6 +155,9 @@ impl BuildOutput {
             Line::Err(l) => {
                 if self.boxed && l.starts_with("bwrap: ") {
                     self.bwrap_said.push(l.clone());
+                }
+                if self.limit_hit.is_none() {
+                    self.limit_hit = LimitHit::in_line(&l);
                 }
                 self.filter.stderr(&l)
             }

@@ -3,8 +3,9 @@
 //! its cases), the source taken out of the reply and checked before
 //! anything builds it (a first, cheap filter), the build project the host
 //! writes itself, the toolchain run in a bubblewrap box (`buildbox`: only
-//! the toolchain, the SDK, the registry and the slot, no network, a
-//! private /proc) with a time limit that kills it, the compiler's
+//! the toolchain, the SDK with its vendored crates, the slot and a target
+//! folder of its own, at neutral paths; no network, no /proc) with limits
+//! on memory, file size, processes and time, the compiler's
 //! diagnostics filtered to those about the handler's own source, and the
 //! SKILL.md that points at the admitted artifact. The loop that gates what
 //! was built is `gate::author`, above `exec`. See docs/forge.md.
@@ -13,6 +14,7 @@
 //!   reply.
 //! - `check`: the source refused before anything builds it.
 //! - `build`: the project the host writes and the toolchain it runs.
+//! - `boxed`: a Rust build in the box, from a kit prepared once.
 //! - `process`: the build's process: boxed or not, a group of its own, the
 //!   time limit that kills it.
 //! - `build_log`: the build's output, filtered line by line into
@@ -20,6 +22,7 @@
 //! - `admit`: the SKILL.md that points at the admitted artifact.
 
 mod admit;
+mod boxed;
 mod build;
 mod build_log;
 mod check;
@@ -69,11 +72,23 @@ pub struct HandlerConfig {
     /// The guest SDK crate. Unset: the checkout this binary was built from.
     pub guest_sdk: Option<PathBuf>,
     /// Where the build runs: `"bwrap"` (default), a bubblewrap box that
-    /// sees only the toolchain, the SDK, the registry and the slot; or
+    /// sees only the toolchain, the SDK with its own vendored crates,
+    /// the slot and a target folder of its own, at `/box` paths; or
     /// `"none"`, unboxed, which lets the model's source make the compiler
     /// read and quote any file the operator can (unsafe; every build logs
-    /// a warning). Without bubblewrap, `"bwrap"` builds fail.
+    /// a warning). Without bubblewrap, `"bwrap"` builds fail. Only the
+    /// user's own `skillhost.toml` may say `"none"`: a workspace file
+    /// saying it is refused (`config::Config::load`).
     pub build_box: BuildBox,
+    /// Address space of each process of a build, in MiB (`RLIMIT_AS`).
+    pub build_memory_mb: u64,
+    /// The largest file a build may write, and the largest artifact the
+    /// host reads, in MiB (`RLIMIT_FSIZE`); by default the sandbox's
+    /// default `max_component_mb`, since a bigger component cannot run.
+    pub build_max_file_mb: u64,
+    /// Processes a build may run beyond those the user already runs
+    /// (`RLIMIT_NPROC`).
+    pub build_max_processes: u64,
 }
 
 impl Default for HandlerConfig {
@@ -86,6 +101,9 @@ impl Default for HandlerConfig {
             componentize_js: None,
             guest_sdk: None,
             build_box: BuildBox::Bwrap,
+            build_memory_mb: 4096,
+            build_max_file_mb: crate::sandbox::SandboxConfig::default().max_component_mb,
+            build_max_processes: 256,
         }
     }
 }
@@ -139,7 +157,13 @@ pub enum BuildError {
     #[error("{what} is not available: {hint}")]
     ToolchainMissing { what: String, hint: String },
     #[error("the build failed ({status}):\n{log}")]
-    Failed { status: String, log: String },
+    Failed {
+        status: String,
+        log: String,
+        /// A limit of the box refused it (`status` says which); its slot
+        /// is removed.
+        refused_by_limit: bool,
+    },
     #[error("the build ran past its limit of {} s and was killed:\n{log}", .limit.as_secs())]
     TimedOut { limit: Duration, log: String },
     #[error("cannot {action} {}: {source}", .path.display())]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::build_log::{BUILD_LOG, BuildOutput, Log, read_lines};
 use super::{BuildError, io_err};
-use crate::toolchain::buildbox::{self, BoxStatus, LogFilter};
+use crate::toolchain::buildbox::{self, BoxLimits, BoxStatus, LogFilter, Rlimits};
 
 /// A build's command: bwrap with the program after `--`, or the program.
 pub(super) struct Run {
@@ -20,6 +20,8 @@ pub(super) struct Run {
     /// read ends bwrap takes `--ro-bind-data` files from. Dropped here
     /// once the child is spawned.
     child_fds: Vec<std::os::fd::OwnedFd>,
+    /// Set on the child before it starts.
+    limits: Option<BoxLimits>,
 }
 
 impl Run {
@@ -28,7 +30,14 @@ impl Run {
             cmd,
             status: None,
             child_fds: Vec::new(),
+            limits: None,
         }
+    }
+
+    /// The same run with `limits` set on it.
+    pub(super) fn limited(mut self, limits: BoxLimits) -> Run {
+        self.limits = Some(limits);
+        self
     }
 
     pub(super) fn boxed(
@@ -50,10 +59,10 @@ impl Run {
         let (status, status_writer) = std::io::pipe().map_err(pipe_err)?;
         let mut child_fds = vec![std::os::fd::OwnedFd::from(status_writer)];
         let mut data_fds = Vec::new();
-        for (text, _) in &spec.data {
+        for file in &spec.data {
             // A few bytes: the pipe holds them until bwrap reads them.
             let (r, mut w) = std::io::pipe().map_err(pipe_err)?;
-            w.write_all(text.as_bytes()).map_err(pipe_err)?;
+            w.write_all(file.text.as_bytes()).map_err(pipe_err)?;
             drop(w);
             data_fds.push(r.as_raw_fd());
             child_fds.push(r.into());
@@ -69,6 +78,7 @@ impl Run {
             cmd,
             status: Some(status),
             child_fds,
+            limits: None,
         })
     }
 }
@@ -86,7 +96,8 @@ pub(super) fn run_limited(
     let status_reader = run.status;
     let boxed = status_reader.is_some();
     let started = Instant::now();
-    let mut child = spawn_build(run.cmd, run.child_fds, boxed)?;
+    let rlimits = run.limits.map(|l| l.rlimits(user_processes()));
+    let mut child = spawn_build(run.cmd, run.child_fds, boxed, rlimits)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {
@@ -103,6 +114,7 @@ pub(super) fn run_limited(
         filter,
         log: Log::default(),
         bwrap_said: Vec::new(),
+        limit_hit: None,
         boxed,
         log_path: slot.join(BUILD_LOG),
     };
@@ -134,7 +146,7 @@ pub(super) fn run_limited(
         return Err(BuildError::ToolchainMissing {
             what: "bubblewrap (bwrap)".into(),
             hint: format!(
-                "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" to build unboxed (unsafe)",
+                "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed (unsafe)",
                 if output.bwrap_said.is_empty() {
                     String::new()
                 } else {
@@ -144,12 +156,23 @@ pub(super) fn run_limited(
         });
     }
     if !status.success() {
+        let over = run
+            .limits
+            .zip(output.limit_hit)
+            .map(|(l, hit)| l.describe(hit));
         return Err(BuildError::Failed {
-            status: status.to_string(),
+            refused_by_limit: over.is_some(),
+            status: over.unwrap_or_else(|| status.to_string()),
             log,
         });
     }
     Ok(duration)
+}
+
+/// How many processes this user runs now.
+fn user_processes() -> u64 {
+    // SAFETY: getuid has no preconditions.
+    buildbox::processes_of(unsafe { libc::getuid() })
 }
 
 /// Starts `cmd` in a process group of its own with its output piped and
@@ -158,6 +181,7 @@ fn spawn_build(
     mut cmd: Command,
     child_fds: Vec<std::os::fd::OwnedFd>,
     boxed: bool,
+    limits: Option<Rlimits>,
 ) -> Result<std::process::Child, BuildError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -167,6 +191,13 @@ fn spawn_build(
         use std::os::fd::AsRawFd as _;
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         close_inherited_fds(&mut cmd, child_fds.iter().map(|f| f.as_raw_fd()).collect());
+        if let Some(limits) = limits {
+            // SAFETY: the closure runs between fork and exec and only
+            // calls setrlimit (Rlimits::apply), which is async-signal-safe.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || limits.apply());
+            }
+        }
     }
     let spawned = cmd.spawn();
     // The box's status reaches us only through bwrap's copy.
