@@ -87,7 +87,11 @@ impl SimulatedBriefAgent {
     pub fn new(seed: u64) -> Self {
         SimulatedBriefAgent {
             seed,
-            forged: constant_regex(r#"^Runs (.+) as one pipeline, for tasks like "(.*)"\.?$"#),
+            // After the host's mark of the skill's source (`[forged skill:
+            // ...]`), which a skill's own text cannot spell.
+            forged: constant_regex(
+                r#"^(?:\[[^\]]*\]\s*)?Runs (.+) as one pipeline, for tasks like "(.*)"\.?$"#,
+            ),
         }
     }
 

@@ -146,7 +146,9 @@ pub async fn author(
         return Err(AuthorError::HasHandler(name.to_owned()));
     }
     crate::forge::history::editable(&skill).map_err(AuthorError::NotEditable)?;
-    let build = BuildSettings::new(settings, &runner.paths().cache_dir());
+    // The artifact may be no larger than the sandbox will load.
+    let build =
+        BuildSettings::new(settings, &runner.paths().cache_dir()).within(&runner.config().sandbox);
     let mut request = forge_handler::request(&skill, lang, &examples(runner, &skill)?);
     let mut attempts = Vec::new();
     for number in 1..=settings.attempts.max(1) {

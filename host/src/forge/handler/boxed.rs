@@ -23,7 +23,7 @@ use crate::toolchain::buildbox::{
 const WARM_SOURCE: &str = "use skillhost_guest::{HandlerResult, Output, Task};\n\nfn handle(task: Task) -> HandlerResult {\n    Ok(Output::text(task.description))\n}\n\nskillhost_guest::export_handler!(handle);\n";
 
 /// Changes whenever what a kit holds or how it is built changes.
-const KIT_FORMAT: &[u8] = b"kit 1: vendored, built in the box without /proc";
+const KIT_FORMAT: &[u8] = b"kit 2: vendored, built in the box without /proc, no handler units";
 
 /// Builds the project in `slot` in the box: the kit's SDK and crates, a
 /// copy of its target folder.
@@ -172,8 +172,38 @@ fn make_kit(bwrap: &Path, m: &Made, kit: &Kit, settings: &BuildSettings) -> Resu
     for done in [&scratch, &warm] {
         fs::remove_dir_all(done).map_err(io_err("remove", done))?;
     }
+    remove_own_units(&tmp.target())?;
     fs::rename(&tmp.dir, &kit.dir).map_err(io_err("rename", &tmp.dir))?;
     kit.mark_ready().map_err(kit_err)
+}
+
+/// Removes every output of the warm handler's own crate from a kit's
+/// target folder: its artifact, dep-info and fingerprint. A model's
+/// handler is the same crate at the same box path, so cargo would
+/// otherwise find the warm handler fresh (its outputs newer than a slot
+/// written before the kit was made) and hand back its artifact unbuilt.
+/// With no fingerprint of its own, the crate is always compiled.
+fn remove_own_units(dir: &Path) -> Result<(), BuildError> {
+    let own = [CRATE.to_owned(), CRATE.replace('-', "_")];
+    for entry in fs::read_dir(dir).map_err(io_err("read", dir))? {
+        let path = entry.map_err(io_err("read", dir))?.path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = name.strip_prefix("lib").unwrap_or(&name);
+        if own.iter().any(|o| name.starts_with(o.as_str())) {
+            let removed = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            removed.map_err(io_err("remove", &path))?;
+        } else if path.is_dir() && !path.is_symlink() {
+            remove_own_units(&path)?;
+        }
+    }
+    Ok(())
 }
 
 /// What identifies a toolchain: its sysroot and the names of its
