@@ -59,30 +59,13 @@ pub(crate) fn read_meta(
     // Roles and stages, as EurekaClaw names them or shorter.
     let roles = list(&["roles", "agent_roles"], warnings);
     let stages = list(&["stages", "pipeline_stages"], warnings);
-    let triggers = match seed("triggers") {
-        Some(Value::String(s)) if is_regex_trigger(s.trim()) => vec![s.trim().to_owned()],
-        Some(Value::String(s)) => split_commas(s),
-        Some(v) => list_of_strings(v, "triggers", warnings),
-        None => Vec::new(),
-    };
-    let triggers = without_control_characters(triggers, warnings);
+    let triggers = read_triggers(seed("triggers"), warnings);
 
     let context_fields = seed("context_fields")
         .map(|v| read_context_fields(v, warnings))
         .unwrap_or_default();
 
-    let skillhost = match metadata.get("skillhost") {
-        None | Some(Value::Null) => SkillhostMeta::default(),
-        Some(v) => match SkillhostMeta::deserialize(v) {
-            Ok(s) => s,
-            Err(e) => {
-                warnings.push(format!(
-                    "metadata.skillhost ignored ({e}): the skill gets no handler, template or capabilities until it is fixed"
-                ));
-                SkillhostMeta::default()
-            }
-        },
-    };
+    let skillhost = read_skillhost(metadata.get("skillhost"), warnings);
 
     SkillMeta {
         version,
@@ -246,6 +229,32 @@ fn read_bool(v: Option<&Value>, key: &str, default: bool, warnings: &mut Vec<Str
             warnings.push(format!("`{key}` is not a boolean: using {default}"));
             default
         }
+    }
+}
+
+/// `triggers`: one regex, a comma-separated text or a list, less those
+/// holding a control character.
+fn read_triggers(value: Option<&Value>, warnings: &mut Vec<String>) -> Vec<String> {
+    let triggers = match value {
+        Some(Value::String(s)) if is_regex_trigger(s.trim()) => vec![s.trim().to_owned()],
+        Some(Value::String(s)) => split_commas(s),
+        Some(v) => list_of_strings(v, "triggers", warnings),
+        None => Vec::new(),
+    };
+    without_control_characters(triggers, warnings)
+}
+
+/// `metadata.skillhost`, or the default with a warning when it does not
+/// read.
+fn read_skillhost(value: Option<&Value>, warnings: &mut Vec<String>) -> SkillhostMeta {
+    match value {
+        None | Some(Value::Null) => SkillhostMeta::default(),
+        Some(v) => SkillhostMeta::deserialize(v).unwrap_or_else(|e| {
+            warnings.push(format!(
+                "metadata.skillhost ignored ({e}): the skill gets no handler, template or capabilities until it is fixed"
+            ));
+            SkillhostMeta::default()
+        }),
     }
 }
 
