@@ -220,3 +220,37 @@ fn a_build_over_the_file_size_limit_is_refused_and_its_slot_removed() {
     }
     assert!(!slot.exists(), "the refused slot was left");
 }
+
+/// Issue 39, finding 2, memory: the same kind of static, large enough that
+/// compiling it needs more than the build's memory, is refused by that
+/// limit, named, and its slot removed; the same handler without it builds
+/// under the same limit.
+#[test]
+fn a_build_over_the_memory_limit_is_refused_and_an_honest_one_builds_under_it() {
+    let (ws, _) = workspace();
+    let config = HandlerConfig {
+        build_memory_mb: 1536,
+        ..HandlerConfig::default()
+    };
+    let (_, honest, _) = build_raw(&ws, "honest", GOOD_RUST, &config);
+    honest.unwrap_or_else(|e| panic!("an honest handler under 1536 MB: {e}"));
+    let source = format!("#[used]\nstatic BIG: [u8; 768 << 20] = [7; 768 << 20];\n{GOOD_RUST}");
+    let (slot, built, _) = build_raw(&ws, "huge-static", &source, &config);
+    match built {
+        Err(
+            e @ BuildError::Failed {
+                refused_by_limit: true,
+                ..
+            },
+        ) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains("out of its 1536 MB of memory") && msg.contains("build_memory_mb"),
+                "{msg}"
+            );
+        }
+        Ok(b) => panic!("it built, {} bytes", b.wasm.len()),
+        Err(e) => panic!("not refused by a limit: {e}"),
+    }
+    assert!(!slot.exists(), "the refused slot was left");
+}

@@ -67,6 +67,28 @@ fn rejects_a_component_of_another_world() {
     assert_nothing_ran(&r);
 }
 
+/// The static checks leave function bodies to the compile that follows
+/// them (`sandbox::inspect::Bodies::LeaveToCompiler`): a component whose
+/// sections and types are sound but one of whose function bodies is not
+/// passes them, and is then refused by the compile, before anything runs.
+#[test]
+fn rejects_a_component_whose_function_body_is_invalid_at_its_compile() {
+    let ws = Workspace::new();
+    // `f` promises an i32 and leaves nothing on the stack.
+    let invalid_body = wat::parse_str(
+        r#"(component
+            (core module $m (func (export "f") (result i32)))
+            (core instance $i (instantiate $m))
+            (func (export "handle") (result u32) (canon lift (core func $i "f"))))"#,
+    )
+    .expect("wat");
+    write_skill(&ws.skills, "bad-body", HANDLER, &invalid_body, None);
+    let r = gate_report(&ws, Config::default(), "bad-body");
+    assert_eq!(verdict(&r, Check::Artifact).status, Status::Pass, "{r:#?}");
+    assert_rejected(&r, Check::World, FindingClass::DoesNotCompile);
+    assert_nothing_ran(&r);
+}
+
 #[test]
 fn rejects_sockets_and_filesystem_for_a_skill_that_declares_neither() {
     let ws = Workspace::new();

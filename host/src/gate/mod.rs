@@ -510,7 +510,8 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
     // What a run of the skill as it is would get: the gate's cases run
     // with exactly that.
     let effective = runner.effective_grants(skill, &pin);
-    let (checks, cases) = run_checks(runner, subject, &bytes, &effective).await?;
+    let artifact = sandbox::Artifact::new(Arc::from(bytes));
+    let (checks, cases) = run_checks(runner, subject, &artifact, &effective).await?;
     let outcome = if checks.iter().all(|v| v.status == Status::Pass) {
         Outcome::Passed
     } else {
@@ -521,8 +522,8 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         folder: skill.dir.display().to_string(),
         handler: rel,
         provenance: subject.provenance,
-        artifact: sandbox::artifact_hash(&bytes),
-        size: bytes.len() as u64,
+        artifact: artifact.hash().to_owned(),
+        size: artifact.len() as u64,
         capabilities_pin: pin,
         at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -568,13 +569,14 @@ async fn read_files(skill: &Skill, rel: &str) -> Result<(Vec<u8>, Vec<u8>), Gate
 async fn run_checks(
     runner: &Runner,
     subject: &Subject,
-    bytes: &[u8],
+    artifact: &sandbox::Artifact,
     effective: &Effective,
 ) -> Result<(Vec<Verdict>, Vec<policy::CaseRun>), GateError> {
     let config = runner.config();
     let gate = &config.gate;
     let kib = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
     let skill = &subject.skill;
+    let bytes = artifact.bytes();
     let input = statics::Input {
         skill: &skill.name,
         declared: &skill.meta.skillhost.capabilities,
@@ -615,7 +617,7 @@ async fn run_checks(
         return Ok((checks, Vec::new()));
     }
     let sandbox = runner.sandbox().map_err(GateError::Sandbox)?;
-    let handler = match sandbox.load_async(Arc::from(bytes)).await {
+    let handler = match sandbox.load_async_with(artifact.clone(), |_| {}).await {
         Ok(handler) => handler,
         Err(e) => {
             checks.extend([link_failure(&e), imports, capabilities]);

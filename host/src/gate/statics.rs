@@ -5,7 +5,7 @@
 
 use crate::gate::policy::{Check, FindingClass, GateConfig, Provenance, Status, Verdict};
 use crate::grants::{self, Permitter};
-use crate::sandbox::inspect::{InspectError, Inspection, inspect};
+use crate::sandbox::inspect::{Bodies, InspectError, Inspection, inspect_with};
 use crate::skill::Capabilities;
 
 /// What the static checks look at.
@@ -68,7 +68,8 @@ pub(super) fn artifact(bytes: &[u8], input: &Input<'_>) -> (Verdict, Option<Insp
             None,
         );
     }
-    let inspection = match inspect(bytes) {
+    // Function bodies are validated by the compile that follows a pass.
+    let inspection = match inspect_with(bytes, Bodies::LeaveToCompiler) {
         Ok(i) => i,
         Err(e) => {
             let class = match &e {

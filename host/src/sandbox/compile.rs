@@ -265,8 +265,8 @@ impl Inner {
                 limit: max,
             });
         }
-        let inspection =
-            inspect::inspect(wasm).map_err(|e| SandboxError::InvalidComponent(Arc::new(e)))?;
+        let inspection = inspect::inspect_with(wasm, inspect::Bodies::LeaveToCompiler)
+            .map_err(|e| SandboxError::InvalidComponent(Arc::new(e)))?;
         if !inspection.problems.is_empty() {
             return Err(SandboxError::NotAHandler(inspection.problems));
         }

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use wasmparser::component_types::ComponentEntityType;
-use wasmparser::types::Types;
+use wasmparser::types::TypesRef;
 use wasmparser::{
     ComponentExportSectionReader, ComponentExternalKind, ComponentImportSectionReader,
-    ComponentTypeRef, KnownCustom, Parser, Payload, ProducersSectionReader, Validator,
-    WasmFeatures,
+    ComponentTypeRef, FuncToValidate, FuncValidatorAllocations, FunctionBody, KnownCustom, Parser,
+    Payload, ProducersSectionReader, ValidPayload, Validator, ValidatorResources, WasmFeatures,
 };
 
 /// Imports a handler may have: our host interface and WASI.
@@ -53,22 +53,52 @@ pub enum InspectError {
     Invalid(#[from] wasmparser::BinaryReaderError),
 }
 
+/// What is checked of each function body's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    /// Validated here: what `skillhost handler inspect` reports.
+    Validate,
+    /// Left to the compiler, which validates every body before it generates
+    /// code, so validating them here too is the same work twice: the
+    /// sandbox's precheck and the gate's artifact check, which a compile
+    /// always follows (one served from the compiled-code cache was
+    /// validated when it was compiled, the cache being keyed by the bytes'
+    /// hash). Everything else (sections, types, imports, exports) is
+    /// validated as with [`Bodies::Validate`].
+    LeaveToCompiler,
+}
+
+/// [`inspect_with`], every function body validated.
 pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
+    inspect_with(bytes, Bodies::Validate)
+}
+
+/// Validates `bytes` as a component (its function bodies as `bodies` says)
+/// and reads what it is, in one pass.
+pub fn inspect_with(bytes: &[u8], bodies: Bodies) -> Result<Inspection, InspectError> {
     check_header(bytes)?;
     let mut validator = Validator::new_with_features(WasmFeatures::all());
-    let types = validator
-        .validate_all(bytes)
-        .map_err(InspectError::Invalid)?;
     let mut found = Contents::default();
+    let mut functions = Vec::new();
     // Nesting: 1 is the outer component, whose imports and exports count.
     let mut depth = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(InspectError::Invalid)?;
+        match validator.payload(&payload).map_err(InspectError::Invalid)? {
+            ValidPayload::Func(func, body) if bodies == Bodies::Validate => {
+                functions.push((func, body))
+            }
+            _ => {}
+        }
         match payload {
             Payload::Version { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentImportSection(reader) if depth == 1 => {
-                found.read_imports(reader, &types)?;
+                // The section is validated: its types are the outer
+                // component's, as they are now.
+                if let Some(types) = validator.types(0) {
+                    found.read_imports(reader, types)?;
+                }
             }
             Payload::ComponentExportSection(reader) if depth == 1 => found.read_exports(reader)?,
             Payload::CodeSectionEntry(body) => {
@@ -82,6 +112,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
             _ => {}
         }
     }
+    validate_bodies(functions)?;
     let problems = found.problems();
     Ok(Inspection {
         size: bytes.len(),
@@ -93,6 +124,18 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, InspectError> {
         problems,
         largest_function: found.largest_function,
     })
+}
+
+fn validate_bodies(
+    functions: Vec<(FuncToValidate<ValidatorResources>, FunctionBody<'_>)>,
+) -> Result<(), InspectError> {
+    let mut allocations = FuncValidatorAllocations::default();
+    for (func, body) in functions {
+        let mut validator = func.into_validator(allocations);
+        validator.validate(&body).map_err(InspectError::Invalid)?;
+        allocations = validator.into_allocations();
+    }
+    Ok(())
 }
 
 /// Refuses what is not a component: no wasm header, or a core module.
@@ -128,12 +171,12 @@ impl Contents {
     fn read_imports(
         &mut self,
         reader: ComponentImportSectionReader<'_>,
-        types: &Types,
+        types: TypesRef<'_>,
     ) -> Result<(), InspectError> {
         for import in reader {
             let import = import.map_err(InspectError::Invalid)?;
             if let ComponentTypeRef::Instance(_) = import.ty
-                && let Some(item) = types.as_ref().component_item_for_import(import.name.name)
+                && let Some(item) = types.component_item_for_import(import.name.name)
                 && let ComponentEntityType::Instance(id) = item.ty
             {
                 let functions = types[id]

@@ -53,6 +53,18 @@ impl Artifact {
     pub fn hash(&self) -> &str {
         &self.hash
     }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
 }
 pub use crate::grants::Services;
 pub use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output, ServiceError};

@@ -1,7 +1,7 @@
 //! A Rust build in the box: the kit it is made from (prepared once per
-//! SDK, lock and toolchain) and a target folder of its own, a copy of the
-//! kit's (its host units bound read-only instead), removed once the
-//! artifact is read.
+//! SDK, lock and toolchain) and a target folder of its own, staged from the
+//! kit's (its small files copied, its large ones linked to the kit's,
+//! which the box binds read-only), removed once the artifact is read.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,10 +23,11 @@ use crate::toolchain::buildbox::{
 const WARM_SOURCE: &str = "use skillhost_guest::{HandlerResult, Output, Task};\n\nfn handle(task: Task) -> HandlerResult {\n    Ok(Output::text(task.description))\n}\n\nskillhost_guest::export_handler!(handle);\n";
 
 /// Changes whenever what a kit holds or how it is built changes.
-const KIT_FORMAT: &[u8] = b"kit 2: vendored, built in the box without /proc, no handler units";
+const KIT_FORMAT: &[u8] =
+    b"kit 3: vendored without per-file checksums, built in the box without /proc, no handler units";
 
 /// Builds the project in `slot` in the box: the kit's SDK and crates, a
-/// copy of its target folder.
+/// target folder staged from its own.
 pub(super) fn build(
     bwrap: &Path,
     sysroot: &Path,
@@ -35,7 +36,7 @@ pub(super) fn build(
     settings: &BuildSettings,
 ) -> Result<Built, BuildError> {
     let kit = kit(bwrap, sysroot, sdk, settings)?;
-    let target = BuildDir::copy_of(&kit.target(), &settings.cache_dir.join("builds"))?;
+    let target = BuildDir::staged_from(&kit.target(), &settings.cache_dir.join("builds"))?;
     let paths = RustBox {
         sysroot: sysroot.to_path_buf(),
         sdk: kit.sdk(),
@@ -219,13 +220,14 @@ fn toolchain_id(sysroot: &Path) -> String {
     format!("{}\n{}", sysroot.display(), names.join("\n"))
 }
 
-/// A build's own target folder, a copy of the kit's; removed when dropped.
+/// A build's own target folder, staged from the kit's
+/// ([`buildbox::stage_tree`]); removed when dropped.
 struct BuildDir {
     path: PathBuf,
 }
 
 impl BuildDir {
-    fn copy_of(from: &Path, builds: &Path) -> Result<BuildDir, BuildError> {
+    fn staged_from(from: &Path, builds: &Path) -> Result<BuildDir, BuildError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         fs::create_dir_all(builds).map_err(io_err("create", builds))?;
         sweep(builds);
@@ -237,7 +239,13 @@ impl BuildDir {
             // Left by an earlier process with the same id.
             fs::remove_dir_all(&dir.path).map_err(io_err("clear", &dir.path))?;
         }
-        buildbox::copy_tree(from, &dir.path, &buildbox::KIT_SHARED).map_err(kit_err)?;
+        buildbox::stage_tree(
+            from,
+            &dir.path,
+            &buildbox::KIT_SHARED,
+            Path::new(buildbox::BOX_KIT_TARGET),
+        )
+        .map_err(kit_err)?;
         Ok(dir)
     }
 }
@@ -283,10 +291,10 @@ fn sweep(builds: &Path) {
 mod tests {
     use super::*;
 
-    /// A build's target folder is a copy of the kit's, gone when the build
-    /// is; one a killed process left is swept by the next build.
+    /// A build's target folder is staged from the kit's, gone when the
+    /// build is; one a killed process left is swept by the next build.
     #[test]
-    fn a_builds_target_folder_is_a_copy_removed_after_it() {
+    fn a_builds_target_folder_is_staged_and_removed_after_it() {
         let d = tempfile::tempdir().expect("tempdir");
         let kit = d.path().join("kit-target");
         fs::create_dir_all(kit.join("release")).expect("mkdir");
@@ -295,7 +303,7 @@ mod tests {
         // A process id no process has (above the kernel's pid_max).
         let left = builds.join("4294967-0");
         fs::create_dir_all(&left).expect("mkdir");
-        let dir = BuildDir::copy_of(&kit, &builds).expect("copy");
+        let dir = BuildDir::staged_from(&kit, &builds).expect("stage");
         assert!(!left.exists(), "a dead process's folder is swept");
         assert_eq!(
             fs::read_to_string(dir.path.join("release/dep.rlib")).expect("copied"),

@@ -171,6 +171,7 @@ pub fn build(
 /// file size limit it is refused unread.
 pub(super) fn read_artifact(path: &Path, limits: &BoxLimits) -> Result<Vec<u8>, BuildError> {
     use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let max = limits.file_bytes;
     let over = |size: u64| BuildError::Failed {
         status: format!(
@@ -180,8 +181,19 @@ pub(super) fn read_artifact(path: &Path, limits: &BoxLimits) -> Result<Vec<u8>, 
         log: String::new(),
         refused_by_limit: true,
     };
-    let file = fs::File::open(path).map_err(io_err("read", path))?;
-    let size = file.metadata().map_err(io_err("read", path))?.len();
+    // Never through a link: a build's target folder is written in the box.
+    let file = fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io_err("read", path))?;
+    let meta = file.metadata().map_err(io_err("read", path))?;
+    if !meta.is_file() {
+        return Err(io_err("read", path)(std::io::Error::other(
+            "the artifact is not a regular file",
+        )));
+    }
+    let size = meta.len();
     if size > max {
         return Err(over(size));
     }

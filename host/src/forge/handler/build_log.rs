@@ -151,7 +151,14 @@ pub(super) struct BuildOutput {
 impl BuildOutput {
     fn take(&mut self, line: Line) {
         let kept = match line {
-            Line::Out(l) => self.filter.stdout(&l),
+            Line::Out(l) => {
+                if self.limit_hit.is_none() {
+                    // rustc says so itself when an allocation of its
+                    // constant evaluation is refused.
+                    self.limit_hit = LogFilter::headline(&l).and_then(|h| LimitHit::in_line(&h));
+                }
+                self.filter.stdout(&l)
+            }
             Line::Err(l) => {
                 if self.boxed && l.starts_with("bwrap: ") {
                     self.bwrap_said.push(l.clone());

@@ -2,8 +2,10 @@
 //! builds on its own, the crates of its dependency graph and no other
 //! (`cargo vendor`), and a target folder where they are already built.
 //! The kit is made once per SDK, lock and toolchain, under the build cache;
-//! each build gets a copy of its target folder, so that no build sees
-//! another's output and the kit itself is never written by a build.
+//! each build gets a target folder of its own (small files copied, large
+//! ones linked to the kit's, which the box binds read-only), so that no
+//! build sees another's output and the kit itself is never written by a
+//! build.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -183,36 +185,91 @@ pub fn vendor(
         let tail: String = said.lines().rev().take(12).collect::<Vec<_>>().join("\n");
         return Err(KitError::Vendor(format!("{}: {tail}", result.status)));
     }
+    drop_file_checksums(out)
+}
+
+/// Empties the per-file checksums of each vendored crate, keeping the
+/// package's: cargo verifies every file they list on every build (about
+/// 50 ms for the SDK's 47 crates, a sixth of a warm build), and here they
+/// guard against nothing: `cargo vendor` took the crates from the
+/// registry, which verified them, and the box binds the folder read-only.
+pub fn drop_file_checksums(vendor: &Path) -> Result<(), KitError> {
+    for entry in fs::read_dir(vendor).map_err(io_err("read", vendor))? {
+        let path = entry.map_err(io_err("read", vendor))?.path();
+        let file = path.join(".cargo-checksum.json");
+        let Ok(text) = fs::read(&file) else {
+            continue;
+        };
+        let mut sums: serde_json::Value = serde_json::from_slice(&text)
+            .map_err(|e| io_err("read", &file)(std::io::Error::other(e)))?;
+        sums["files"] = serde_json::json!({});
+        fs::write(&file, sums.to_string()).map_err(io_err("write", &file))?;
+    }
     Ok(())
 }
 
-/// Copies the folder `from` to `to` (which must not exist), keeping each
-/// file's modification time: cargo's freshness compares them. The folders
-/// `shared` (relative to `from`) are made empty, not copied: the box binds
-/// them read-only over the copy. Symbolic links are not followed or
-/// copied. Returns the bytes copied.
-pub fn copy_tree(from: &Path, to: &Path, shared: &[&str]) -> Result<u64, KitError> {
-    copy_under(from, to, Path::new(""), shared)
+/// Files of at least this size are linked by [`stage_tree`], not copied:
+/// the units cargo only reads (rlibs, rmeta, wasm). What it rewrites
+/// (fingerprints, dep-info, locks) is smaller.
+pub const LINK_MIN_BYTES: u64 = 64 << 10;
+
+/// A build's own view of the kit target `from`, made at `to` (which must
+/// not exist). Files under [`LINK_MIN_BYTES`] are copied, keeping their
+/// modification times (cargo's freshness compares them); larger ones
+/// become symbolic links to the same path under `linked_at`, where the box
+/// binds `from` read-only, so a build reads them and cannot write them,
+/// and staging costs a link, not a copy. The folders `shared` (relative to
+/// `from`) are made empty: the box binds them read-only over the view.
+/// Symbolic links in `from` are not followed or copied. Returns the bytes
+/// copied.
+pub fn stage_tree(
+    from: &Path,
+    to: &Path,
+    shared: &[&str],
+    linked_at: &Path,
+) -> Result<u64, KitError> {
+    Staging { shared, linked_at }.under(from, to, Path::new(""))
 }
 
-fn copy_under(from: &Path, to: &Path, rel: &Path, shared: &[&str]) -> Result<u64, KitError> {
-    fs::create_dir(to).map_err(io_err("create", to))?;
-    if shared.iter().any(|s| Path::new(s) == rel) {
-        return Ok(0);
-    }
-    let mut bytes = 0;
-    let entries = fs::read_dir(from).map_err(io_err("read", from))?;
-    for entry in entries {
-        let entry = entry.map_err(io_err("read", from))?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let kind = entry.file_type().map_err(io_err("read", &src))?;
-        if kind.is_dir() {
-            bytes += copy_under(&src, &dst, &rel.join(entry.file_name()), shared)?;
-        } else if kind.is_file() {
-            bytes += copy_file(&entry, &dst)?;
+/// How [`stage_tree`] stages: which folders are left empty, and where
+/// large files link to.
+struct Staging<'a> {
+    shared: &'a [&'a str],
+    linked_at: &'a Path,
+}
+
+impl Staging<'_> {
+    fn under(&self, from: &Path, to: &Path, rel: &Path) -> Result<u64, KitError> {
+        fs::create_dir(to).map_err(io_err("create", to))?;
+        if self.shared.iter().any(|s| Path::new(s) == rel) {
+            return Ok(0);
         }
+        let mut bytes = 0;
+        let entries = fs::read_dir(from).map_err(io_err("read", from))?;
+        for entry in entries {
+            let entry = entry.map_err(io_err("read", from))?;
+            let (src, dst) = (entry.path(), to.join(entry.file_name()));
+            let rel = rel.join(entry.file_name());
+            let kind = entry.file_type().map_err(io_err("read", &src))?;
+            if kind.is_dir() {
+                bytes += self.under(&src, &dst, &rel)?;
+            } else if kind.is_file() {
+                bytes += self.file(&entry, &dst, &rel)?;
+            }
+        }
+        Ok(bytes)
     }
-    Ok(bytes)
+
+    fn file(&self, entry: &fs::DirEntry, dst: &Path, rel: &Path) -> Result<u64, KitError> {
+        let src = entry.path();
+        let size = entry.metadata().map_err(io_err("read", &src))?.len();
+        if size < LINK_MIN_BYTES {
+            return copy_file(entry, dst);
+        }
+        let to = self.linked_at.join(rel);
+        std::os::unix::fs::symlink(to, dst).map_err(io_err("link", dst))?;
+        Ok(0)
+    }
 }
 
 fn copy_file(entry: &fs::DirEntry, dst: &Path) -> Result<u64, KitError> {

@@ -102,6 +102,8 @@ impl LimitHit {
         } else if (line.contains("memory allocation of") && line.contains("failed"))
             || line.contains("out of memory")
             || line.contains("Cannot allocate memory")
+            // rustc's constant evaluation, when an allocation is refused.
+            || line.contains("tried to allocate more memory than available to compiler")
         {
             Some(LimitHit::Memory)
         } else if line.contains("Resource temporarily unavailable") {
@@ -178,6 +180,10 @@ mod tests {
                 Some(LimitHit::Memory),
             ),
             ("LLVM ERROR: out of memory", Some(LimitHit::Memory)),
+            (
+                "error[E0080]: tried to allocate more memory than available to compiler",
+                Some(LimitHit::Memory),
+            ),
             (
                 "  process didn't exit successfully: `/box/cargo/rustc-wrapper ...` (signal: 25)",
                 Some(LimitHit::FileSize),

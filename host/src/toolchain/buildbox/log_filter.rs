@@ -91,6 +91,16 @@ impl LogFilter {
         Some(self.diagnostic(&msg["message"]))
     }
 
+    /// The headline of a compiler message on cargo's stdout (never its
+    /// rendered source lines, which quote what the source says).
+    pub fn headline(line: &str) -> Option<String> {
+        let msg = serde_json::from_str::<Value>(line).ok()?;
+        if msg["reason"] != "compiler-message" {
+            return None;
+        }
+        msg["message"]["message"].as_str().map(str::to_owned)
+    }
+
     /// A compiler diagnostic's text, or the line that stands for it.
     pub fn diagnostic(&self, d: &Value) -> String {
         let rendered = d["rendered"].as_str();

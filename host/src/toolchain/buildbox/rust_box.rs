@@ -19,6 +19,9 @@ pub const BOX_VENDOR: &str = "/box/vendor";
 pub const BOX_SRC: &str = "/box/src";
 /// This build's own target folder.
 pub const BOX_TARGET: &str = "/box/target";
+/// The kit's target folder, read-only: what the large files of a build's
+/// own target folder link to (see [`super::stage_tree`]).
+pub const BOX_KIT_TARGET: &str = "/box/kit-target";
 /// CARGO_HOME: an empty tmpfs holding only the cargo config below.
 const BOX_CARGO_HOME: &str = "/box/cargo";
 /// The program the box runs.
@@ -36,7 +39,7 @@ const RUSTC_WRAPPER: &str = "#!/bin/sh\ncase \" $* \" in *\" --target \"*) exec 
 /// The folders of the kit's target a build reads but never writes: the
 /// units built for the host (build scripts, proc macros and the crates
 /// they link), fresh in every build. Bound read-only over the build's own
-/// copy of the rest, so that a build copies 30 MB, not 170.
+/// target folder, which holds the rest (see [`super::stage_tree`]).
 pub const KIT_SHARED: [&str; 2] = ["release/deps", "release/build"];
 
 /// The host paths a Rust build's box is made of.
@@ -51,8 +54,9 @@ pub struct RustBox {
     pub slot: PathBuf,
     /// This build's target folder.
     pub target: PathBuf,
-    /// The kit's target folder, whose [`KIT_SHARED`] folders are bound
-    /// read-only over `target`'s; None while the kit itself is built.
+    /// The kit's target folder, bound read-only at [`BOX_KIT_TARGET`] (what
+    /// `target`'s large files link to) and its [`KIT_SHARED`] folders over
+    /// `target`'s; None while the kit itself is built.
     pub kit_target: Option<PathBuf>,
 }
 
@@ -72,11 +76,14 @@ impl RustBox {
             });
         }
         BoxSpec {
-            read_only: vec![
+            read_only: [
                 at(&self.sysroot, BOX_TOOLCHAIN),
                 at(&self.sdk, BOX_SDK),
                 at(&self.vendor, BOX_VENDOR),
-            ],
+            ]
+            .into_iter()
+            .chain(self.kit_target.iter().map(|kit| at(kit, BOX_KIT_TARGET)))
+            .collect(),
             writable: vec![at(&self.slot, BOX_SRC), at(&self.target, BOX_TARGET)],
             read_only_over: self
                 .kit_target

@@ -75,6 +75,7 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
             (x("/x/home/.rustup/toolchain"), x(BOX_TOOLCHAIN)),
             (x("/x/cache/kits/k/sdk"), x("/box/sdk")),
             (x("/x/cache/kits/k/vendor"), x(BOX_VENDOR)),
+            (x("/x/cache/kits/k/target"), x(BOX_KIT_TARGET)),
         ]
     );
     let rw: Vec<(&OsStr, &OsStr)> = pairs(&args, "--bind");
@@ -212,9 +213,10 @@ const SURVEY: &str = r#"
     echo "== texts"
     find /box /etc /tmp -path /box/toolchain -prune -o -type f -print 2>/dev/null | while read -r f; do cat "$f"; echo; done
     echo "== writes"
-    for d in /box/src /box/target /box/sdk /box/vendor /box/toolchain /box/cargo /box/target/release/deps /; do
+    for d in /box/src /box/target /box/sdk /box/vendor /box/toolchain /box/cargo /box/target/release/deps /box/kit-target /; do
         (echo x > "$d/w") 2>/dev/null && echo "wrote $d"
     done
+    (echo x > /box/target/unit.rlib) 2>/dev/null && echo "wrote through a link to the kit"
     echo "== end"
 "#;
 
@@ -232,10 +234,18 @@ fn the_real_box_names_no_host_path_and_holds_no_secret() {
     let root = d.path().canonicalize().expect("canonical");
     let b = rust_box(&root);
     let p = plant(&root, &b);
+    let kit = b.kit_target.as_ref().expect("kit");
     for rel in KIT_SHARED {
-        std::fs::create_dir_all(b.kit_target.as_ref().expect("kit").join(rel)).expect("mkdir");
+        std::fs::create_dir_all(kit.join(rel)).expect("mkdir");
         std::fs::create_dir_all(b.target.join(rel)).expect("mkdir");
     }
+    // A large unit of the kit, as a staged target links to it.
+    std::fs::write(kit.join("unit.rlib"), "kit unit").expect("write");
+    std::os::unix::fs::symlink(
+        Path::new(BOX_KIT_TARGET).join("unit.rlib"),
+        b.target.join("unit.rlib"),
+    )
+    .expect("link");
     let out = std::process::Command::new(&bwrap)
         .args(bwrap_args(&b.spec(), None, &[]))
         .args(["/bin/bash", "-c", SURVEY])
@@ -282,6 +292,11 @@ fn the_real_box_names_no_host_path_and_holds_no_secret() {
     );
     assert!(!section("env").contains("SKILLHOST_BOX_TEST_SECRET"));
     assert!(b.slot.join("w").is_file(), "the write landed in the slot");
+    assert_eq!(
+        std::fs::read_to_string(kit.join("unit.rlib")).expect("kit unit"),
+        "kit unit",
+        "a linked unit of the kit is not written through its link"
+    );
     let mut kit_texts = Vec::new();
     texts_under(&b.vendor, &mut kit_texts);
     assert_eq!(kit_texts.len(), 1, "the kit is as it was: {kit_texts:?}");
@@ -326,11 +341,13 @@ fn the_kit_holds_the_sdk_standalone_and_its_wit() {
 }
 
 #[test]
-fn a_copied_tree_keeps_its_modification_times() {
+fn a_staged_tree_copies_small_files_with_their_times_and_links_large_ones() {
     let d = tempfile::tempdir().expect("tempdir");
     let from = d.path().join("from");
     std::fs::create_dir_all(from.join("a/b")).expect("mkdir");
     std::fs::write(from.join("a/b/f"), "x").expect("write");
+    let large = vec![b'u'; usize::try_from(LINK_MIN_BYTES).expect("size")];
+    std::fs::write(from.join("a/unit.rlib"), &large).expect("write");
     let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
     std::fs::File::options()
         .write(true)
@@ -340,9 +357,38 @@ fn a_copied_tree_keeps_its_modification_times() {
     let to = d.path().join("to");
     std::fs::create_dir_all(from.join("shared/x")).expect("mkdir");
     std::fs::write(from.join("shared/x/big"), "host unit").expect("write");
-    assert_eq!(copy_tree(&from, &to, &["shared"]).expect("copy"), 1);
-    let copied = std::fs::metadata(to.join("a/b/f")).expect("copied");
+    let linked_at = Path::new("/box/kit-target");
+    assert_eq!(
+        stage_tree(&from, &to, &["shared"], linked_at).expect("stage"),
+        1
+    );
+    let copied = std::fs::symlink_metadata(to.join("a/b/f")).expect("copied");
+    assert!(copied.is_file());
     assert_eq!(copied.modified().expect("mtime"), old);
+    assert_eq!(
+        std::fs::read_link(to.join("a/unit.rlib")).expect("a link"),
+        linked_at.join("a/unit.rlib"),
+        "a large unit links to the kit as the box binds it"
+    );
     assert!(to.join("shared").is_dir(), "made, to bind over");
     assert!(!to.join("shared/x").exists(), "not copied");
+}
+
+#[test]
+fn vendored_crates_keep_their_package_checksum_and_lose_the_per_file_ones() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let krate = d.path().join("serde-1.0.0");
+    std::fs::create_dir_all(&krate).expect("mkdir");
+    std::fs::write(
+        krate.join(".cargo-checksum.json"),
+        r#"{"files":{"src/lib.rs":"ab12"},"package":"cd34"}"#,
+    )
+    .expect("write");
+    std::fs::write(d.path().join("not-a-crate"), "x").expect("write");
+    drop_file_checksums(d.path()).expect("drop");
+    let sums: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(krate.join(".cargo-checksum.json")).expect("read"))
+            .expect("json");
+    assert_eq!(sums["files"], serde_json::json!({}));
+    assert_eq!(sums["package"], "cd34");
 }
