@@ -24,7 +24,7 @@ const WARM_SOURCE: &str = "use skillhost_guest::{HandlerResult, Output, Task};\n
 
 /// Changes whenever what a kit holds or how it is built changes.
 const KIT_FORMAT: &[u8] =
-    b"kit 3: vendored without per-file checksums, built in the box without /proc, no handler units";
+    b"kit 4: vendored without per-file checksums, its own rustc wrapper, built in the box without /proc, no handler units";
 
 /// Builds the project in `slot` in the box: the kit's SDK and crates, a
 /// target folder staged from its own.
@@ -41,6 +41,7 @@ pub(super) fn build(
         sysroot: sysroot.to_path_buf(),
         sdk: kit.sdk(),
         vendor: kit.vendor(),
+        tools: kit.tools(),
         slot: slot.to_path_buf(),
         target: target.path.clone(),
         kit_target: Some(kit.target()),
@@ -94,6 +95,7 @@ fn kit(
         dir: kits.join(&id),
     };
     if kit.ready() {
+        kit.mark_used();
         return Ok(kit);
     }
     fs::create_dir_all(&kits).map_err(io_err("create", &kits))?;
@@ -106,6 +108,9 @@ fn kit(
             sysroot,
         };
         make_kit(bwrap, &made, &kit, settings)?;
+        for old in buildbox::remove_unused_kits(&kits, &kit.dir, buildbox::KIT_UNUSED_FOR) {
+            tracing::info!("removed the build box kit {}, unused", old.display());
+        }
     }
     Ok(kit)
 }
@@ -130,6 +135,7 @@ fn make_kit(bwrap: &Path, m: &Made, kit: &Kit, settings: &BuildSettings) -> Resu
         }
     }
     buildbox::write_files(&tmp.sdk(), m.files).map_err(kit_err)?;
+    buildbox::write_tools(&tmp.tools()).map_err(io_err("write", &tmp.tools()))?;
     let scratch = tmp.dir.join("scratch");
     write_rust_project(
         &scratch,
@@ -151,6 +157,7 @@ fn make_kit(bwrap: &Path, m: &Made, kit: &Kit, settings: &BuildSettings) -> Resu
         sysroot: m.sysroot.to_path_buf(),
         sdk: tmp.sdk(),
         vendor: tmp.vendor(),
+        tools: tmp.tools(),
         slot: warm.clone(),
         target: tmp.target(),
         kit_target: None,

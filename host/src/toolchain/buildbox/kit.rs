@@ -10,9 +10,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
 
 /// A kit's folder: `sdk/` (the crate `skillhost-guest/` and the `wit/`
-/// beside it), `vendor/`, `target/`, and `READY` once complete.
+/// beside it), `vendor/`, `target/`, `tools/`, and `READY` once complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kit {
     pub dir: PathBuf,
@@ -33,6 +34,10 @@ impl Kit {
         self.dir.join("target")
     }
 
+    pub fn tools(&self) -> PathBuf {
+        self.dir.join("tools")
+    }
+
     /// Whether the kit was completed (the marker is written last).
     pub fn ready(&self) -> bool {
         self.dir.join(READY).is_file()
@@ -42,6 +47,51 @@ impl Kit {
         let path = self.dir.join(READY);
         fs::write(&path, b"").map_err(io_err("write", &path))
     }
+
+    /// Marks the kit used now (its marker's modification time), so that
+    /// [`remove_unused_kits`] keeps it. Best effort: a kit that cannot be
+    /// marked is only removed sooner, and made again when needed.
+    pub fn mark_used(&self) {
+        let _ = fs::File::options()
+            .write(true)
+            .open(self.dir.join(READY))
+            .and_then(|f| f.set_modified(SystemTime::now()));
+    }
+
+    /// When the kit was last used (or, unfinished, last written).
+    fn last_used(dir: &Path) -> Option<SystemTime> {
+        let marker = dir.join(READY);
+        let probe = if marker.is_file() {
+            marker
+        } else {
+            dir.to_path_buf()
+        };
+        fs::metadata(probe).and_then(|m| m.modified()).ok()
+    }
+}
+
+/// How long a kit may go unused before the next kit made removes it: a
+/// kit is a few hundred MB, and every SDK, lock or toolchain change makes
+/// a new one.
+pub const KIT_UNUSED_FOR: Duration = Duration::from_secs(14 * 24 * 3600);
+
+/// Removes the kits in `kits` other than `keep` that were not used for
+/// `unused_for`, finished or not; returns the folders removed. A build
+/// marks its kit used when it starts, so a kit in use is never this old.
+pub fn remove_unused_kits(kits: &Path, keep: &Path, unused_for: Duration) -> Vec<PathBuf> {
+    let now = SystemTime::now();
+    let mut removed = Vec::new();
+    for entry in fs::read_dir(kits).into_iter().flatten().flatten() {
+        let dir = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        let stale = Kit::last_used(&dir)
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > unused_for);
+        if is_dir && dir != keep && stale && fs::remove_dir_all(&dir).is_ok() {
+            removed.push(dir);
+        }
+    }
+    removed
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -185,7 +185,7 @@ mod tests {
                 Some(LimitHit::Memory),
             ),
             (
-                "  process didn't exit successfully: `/box/cargo/rustc-wrapper ...` (signal: 25)",
+                "  process didn't exit successfully: `/box/tools/rustc-wrapper ...` (signal: 25)",
                 Some(LimitHit::FileSize),
             ),
             ("  ... (signal: 250)", None),

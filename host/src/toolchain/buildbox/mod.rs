@@ -39,14 +39,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use kit::{
-    Kit, KitError, LINK_MIN_BYTES, drop_file_checksums, kit_id, sdk_files, stage_tree, vendor,
-    write_files,
+    KIT_UNUSED_FOR, Kit, KitError, LINK_MIN_BYTES, drop_file_checksums, kit_id, remove_unused_kits,
+    sdk_files, stage_tree, vendor, write_files,
 };
 pub use limits::{BoxLimits, LimitHit, Rlimits, processes_of};
 pub use log_filter::{LogFilter, WITHHELD};
 pub use rust_box::{
     BOX_CARGO, BOX_KIT_TARGET, BOX_SDK_CRATE, BOX_SRC, BOX_TARGET, BOX_TOOLCHAIN, BOX_VENDOR,
-    KIT_SHARED, RustBox, artifact_in,
+    KIT_SHARED, RustBox, artifact_in, write_tools,
 };
 
 /// `[forge.handler] build_box`: where a model's handler is built.

@@ -24,6 +24,11 @@ pub const BOX_TARGET: &str = "/box/target";
 pub const BOX_KIT_TARGET: &str = "/box/kit-target";
 /// CARGO_HOME: an empty tmpfs holding only the cargo config below.
 const BOX_CARGO_HOME: &str = "/box/cargo";
+/// The kit's tools: rustc's wrapper. A real file of the kit, not one the
+/// box writes at each start: cargo keys its cache of what rustc says of
+/// itself by the wrapper's modification time, and a new wrapper each build
+/// made it ask rustc four times more on every build (about 250 ms).
+const BOX_TOOLS: &str = "/box/tools";
 /// The program the box runs.
 pub const BOX_CARGO: &str = "/box/toolchain/bin/cargo";
 
@@ -42,6 +47,15 @@ const RUSTC_WRAPPER: &str = "#!/bin/sh\ncase \" $* \" in *\" --target \"*) exec 
 /// target folder, which holds the rest (see [`super::stage_tree`]).
 pub const KIT_SHARED: [&str; 2] = ["release/deps", "release/build"];
 
+/// Writes the tools a box binds at [`BOX_TOOLS`] into `dir`, once per kit.
+pub fn write_tools(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::create_dir_all(dir)?;
+    let wrapper = dir.join("rustc-wrapper");
+    std::fs::write(&wrapper, RUSTC_WRAPPER)?;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o555))
+}
+
 /// The host paths a Rust build's box is made of.
 #[derive(Debug, Clone)]
 pub struct RustBox {
@@ -51,6 +65,8 @@ pub struct RustBox {
     pub sdk: PathBuf,
     /// The kit's vendored crates ([`super::Kit::vendor`]).
     pub vendor: PathBuf,
+    /// The kit's tools ([`super::Kit::tools`], written by [`write_tools`]).
+    pub tools: PathBuf,
     pub slot: PathBuf,
     /// This build's target folder.
     pub target: PathBuf,
@@ -65,21 +81,17 @@ impl RustBox {
     pub fn spec(&self) -> BoxSpec {
         let at = |host: &Path, at: &str| Bind::new(host, at);
         let mut data = user_files();
-        for (text, name, executable) in [
-            (CARGO_CONFIG, "config.toml", false),
-            (RUSTC_WRAPPER, "rustc-wrapper", true),
-        ] {
-            data.push(BoxFile {
-                text: text.to_owned(),
-                path: Path::new(BOX_CARGO_HOME).join(name),
-                executable,
-            });
-        }
+        data.push(BoxFile {
+            text: CARGO_CONFIG.to_owned(),
+            path: Path::new(BOX_CARGO_HOME).join("config.toml"),
+            executable: false,
+        });
         BoxSpec {
             read_only: [
                 at(&self.sysroot, BOX_TOOLCHAIN),
                 at(&self.sdk, BOX_SDK),
                 at(&self.vendor, BOX_VENDOR),
+                at(&self.tools, BOX_TOOLS),
             ]
             .into_iter()
             .chain(self.kit_target.iter().map(|kit| at(kit, BOX_KIT_TARGET)))
@@ -129,7 +141,7 @@ fn box_env() -> Vec<(String, OsString)> {
         ("RUSTC".to_owned(), path(&toolchain.join("bin/rustc"))),
         (
             "RUSTC_WRAPPER".to_owned(),
-            path(&cargo.join("rustc-wrapper")),
+            path(&Path::new(BOX_TOOLS).join("rustc-wrapper")),
         ),
         // The loader finds rustc's own libraries through `$ORIGIN`, which
         // needs `/proc/self/exe`; the box has no `/proc`.

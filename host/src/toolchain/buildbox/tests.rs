@@ -24,6 +24,7 @@ fn rust_box(dir: &Path) -> RustBox {
         sysroot: dir.join("home/.rustup/toolchain"),
         sdk: dir.join("cache/kits/k/sdk"),
         vendor: dir.join("cache/kits/k/vendor"),
+        tools: dir.join("cache/kits/k/tools"),
         slot: dir.join("ws/slot"),
         target: dir.join("cache/builds/1-0"),
         kit_target: Some(dir.join("cache/kits/k/target")),
@@ -75,6 +76,7 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
             (x("/x/home/.rustup/toolchain"), x(BOX_TOOLCHAIN)),
             (x("/x/cache/kits/k/sdk"), x("/box/sdk")),
             (x("/x/cache/kits/k/vendor"), x(BOX_VENDOR)),
+            (x("/x/cache/kits/k/tools"), x("/box/tools")),
             (x("/x/cache/kits/k/target"), x(BOX_KIT_TARGET)),
         ]
     );
@@ -117,13 +119,7 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
         .collect();
     assert_eq!(
         data,
-        [
-            "/etc/passwd",
-            "/etc/group",
-            "/box/cargo/config.toml",
-            "/box/cargo/rustc-wrapper"
-        ]
-        .map(OsStr::new)
+        ["/etc/passwd", "/etc/group", "/box/cargo/config.toml",].map(OsStr::new)
     );
     // The environment names box paths only.
     let env = pairs(&args, "--setenv");
@@ -391,4 +387,40 @@ fn vendored_crates_keep_their_package_checksum_and_lose_the_per_file_ones() {
             .expect("json");
     assert_eq!(sums["files"], serde_json::json!({}));
     assert_eq!(sums["package"], "cd34");
+}
+
+#[test]
+fn a_new_kit_removes_kits_unused_for_long_and_keeps_the_rest() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let kit = |name: &str, ready: bool, age_days: u64| {
+        let k = Kit {
+            dir: d.path().join(name),
+        };
+        std::fs::create_dir_all(k.target()).expect("mkdir");
+        if ready {
+            k.mark_ready().expect("ready");
+        }
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(age_days * 86_400);
+        let marker = if ready {
+            k.dir.join("READY")
+        } else {
+            k.dir.clone()
+        };
+        std::fs::File::open(&marker)
+            .and_then(|f| f.set_modified(then))
+            .expect("age");
+        k
+    };
+    let new = kit("new", true, 0);
+    let recent = kit("recent", true, 3);
+    let old = kit("old", true, 30);
+    let old_unfinished = kit("old.tmp", false, 30);
+    let used_again = kit("used-again", true, 30);
+    used_again.mark_used();
+    let removed = remove_unused_kits(d.path(), &new.dir, KIT_UNUSED_FOR);
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert!(!old.dir.exists() && !old_unfinished.dir.exists());
+    for kept in [&new, &recent, &used_again] {
+        assert!(kept.ready(), "{} kept", kept.dir.display());
+    }
 }
