@@ -231,20 +231,30 @@ pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
     let flows = flow::scan(file, text);
     if !flows.is_empty() {
         let lines = LineIndex::new(text);
-        out.extend(flows.into_iter().map(|h| {
+        for h in flows {
             let (line, column) = lines.position(text, h.start);
+            // A flow within one line that a rule already flagged as
+            // severe is that rule's finding again.
+            let same_line = lines.position(text, h.origin).0 == line;
+            if same_line
+                && out
+                    .iter()
+                    .any(|f| f.line == line && f.severity >= h.severity)
+            {
+                continue;
+            }
             let mut excerpt = excerpt(text, h.start, h.end);
             excerpt.push_str(" → ");
             excerpt.push_str(&escape(&h.note, 160));
-            Finding {
+            out.push(Finding {
                 rule: h.rule.id.to_owned(),
                 severity: h.severity,
                 file: file.to_owned(),
                 line,
                 column,
                 excerpt,
-            }
-        }));
+            });
+        }
     }
     out
 }

@@ -107,15 +107,6 @@ impl Taint {
             },
         }
     }
-
-    /// Only the kinds in `mask`.
-    pub fn only(self, mask: u8) -> Taint {
-        let bits = self.bits & mask;
-        Taint {
-            bits,
-            origin: if bits == 0 { None } else { self.origin },
-        }
-    }
 }
 
 /// A flow finding, at a byte range of the audited text.
@@ -125,6 +116,8 @@ pub(crate) struct FlowHit {
     pub severity: Severity,
     pub start: usize,
     pub end: usize,
+    /// Where the data came from (a byte offset), or `start`.
+    pub origin: usize,
     pub note: String,
 }
 
@@ -175,6 +168,7 @@ impl Hits {
             severity: FLOW_LIMIT.severity,
             start: at,
             end: at,
+            origin: at,
             note: why.to_owned(),
         });
     }
@@ -205,6 +199,7 @@ impl Hits {
             severity,
             start: span.0,
             end: span.1,
+            origin,
             note: format!("{what} at line {line}"),
         });
     }

@@ -6,8 +6,8 @@
 /// store. A public key (`.pub`), `known_hosts` and an example `.env` are
 /// not secrets.
 pub(crate) fn is_secret_path(path: &str) -> bool {
-    let p = path.to_ascii_lowercase();
-    let base = p.rsplit(['/', '\\']).next().unwrap_or(&p);
+    let p = path.to_ascii_lowercase().replace('\\', "/");
+    let base = p.rsplit('/').next().unwrap_or(&p);
     if base.ends_with(".pub")
         || matches!(base, "known_hosts" | "authorized_keys" | "config.pub")
         || p.ends_with(".ssh/config")
@@ -77,15 +77,15 @@ const SECRET_PARTS: &[&str] = &[
 
 /// Whether an environment variable by this name holds a credential strong
 /// enough that sending it anywhere is exfiltration (cloud keys, private
-/// keys, seed phrases). API tokens sent in a header to their own API are
-/// what honest skills do, so `*_TOKEN` and `*_API_KEY` are not here.
+/// keys, seed phrases). API tokens and keys sent to their own API are
+/// what honest skills do, so `*_TOKEN`, `*_API_KEY` and `*_SECRET_KEY`
+/// are not here.
 pub(crate) fn is_secret_var(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     [
         "AWS_SECRET_ACCESS_KEY",
         "AWS_SESSION_TOKEN",
         "PRIVATE_KEY",
-        "SECRET_KEY",
         "MNEMONIC",
         "SEED_PHRASE",
         "WALLET_KEY",

@@ -183,7 +183,9 @@ impl<'t> Interpreter<'t> {
                 return *t;
             }
         }
-        if !p.starts_with(['/', '~', '$']) && !self.cwd.is_clean() {
+        // Relative, and a file name (not `pty:true`, `KEY=value`).
+        let relative = !p.starts_with(['/', '~', '$']) && !p.contains([':', '=']);
+        if relative && !self.cwd.is_clean() {
             return self.cwd;
         }
         self.bases

@@ -132,9 +132,10 @@ fn wrapper_skip(prog: &str, args: &[Value]) -> Option<usize> {
         let t = a.text.as_str();
         if takes_value.contains(&t) {
             i += 2;
-        } else if t.starts_with('-') || (prog == "env" && t.contains('=')) {
-            i += 1;
-        } else if prog == "timeout" && i == 0 && t.starts_with(|c: char| c.is_ascii_digit()) {
+        } else if t.starts_with('-')
+            || (prog == "env" && t.contains('='))
+            || (prog == "timeout" && i == 0 && t.starts_with(|c: char| c.is_ascii_digit()))
+        {
             i += 1;
         } else {
             break;
@@ -872,9 +873,11 @@ impl Run<'_, '_> {
             return self.interpret(&interp, args, data, span);
         }
         if RUNS_OPERANDS.contains(&prog) {
-            let ran = args
-                .iter()
-                .filter(|a| !a.text.starts_with('-') && runnable_by(prog, &a.text))
+            // `pip install -r FILE` installs the names FILE lists.
+            let opts = Opts::parse(args, "rc", &["requirement", "constraint"]);
+            let ran = opts
+                .operands()
+                .filter(|a| runnable_by(prog, &a.text))
                 .fold(Taint::default(), |t, a| {
                     t.union(self.file_arg(a, Taint::default()))
                 });
