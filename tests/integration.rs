@@ -24,6 +24,7 @@ mod support;
 mod ablation_real_model;
 mod architecture;
 mod audit;
+mod audit_flow;
 mod capability_counter;
 mod capability_example;
 mod catalog_cli;

@@ -9,6 +9,7 @@
 //! command; findings point at the text as written. See docs/audit.md.
 
 mod cache;
+mod flow;
 mod normalize;
 mod read;
 mod rules;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use cache::{FindingsCache, key as cache_key};
+pub use flow::{FLOW_RULES, FlowRule};
 pub use normalize::{Normalized, normalize};
 pub use rules::{RULES_TOML, Rule, RuleSet, decode_blob, rules, spoofed_host};
 
@@ -222,8 +224,43 @@ pub enum AuditError {
     NotAFolder(PathBuf),
 }
 
-/// Audits one text: `file` is the name findings carry.
+/// Audits one text: `file` is the name findings carry. The line rules,
+/// then the flow analysis of its scripts and code blocks (`flow/`).
 pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
+    let mut out = rule_findings(file, text);
+    let flows = flow::scan(file, text);
+    if !flows.is_empty() {
+        let lines = LineIndex::new(text);
+        for h in flows {
+            let (line, column) = lines.position(text, h.start);
+            // A flow within one line that a rule already flagged as
+            // severe is that rule's finding again.
+            let same_line = lines.position(text, h.origin).0 == line;
+            if same_line
+                && out
+                    .iter()
+                    .any(|f| f.line == line && f.severity >= h.severity)
+            {
+                continue;
+            }
+            let mut excerpt = excerpt(text, h.start, h.end);
+            excerpt.push_str(" → ");
+            excerpt.push_str(&escape(&h.note, 160));
+            out.push(Finding {
+                rule: h.rule.id.to_owned(),
+                severity: h.severity,
+                file: file.to_owned(),
+                line,
+                column,
+                excerpt,
+            });
+        }
+    }
+    out
+}
+
+/// The findings of the rules of rules.toml.
+fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
     let set = rules();
     let mut hits = set.scan(text);
     if hits.is_empty() {

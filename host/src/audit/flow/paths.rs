@@ -1,0 +1,182 @@
+//! What a word names: a secret store, a remote host, a file path as the
+//! analyses key it.
+
+/// Whether `path` names a store of secrets: a private key, cloud or
+/// registry credentials, a `.env`, a keychain, a browser's or a wallet's
+/// store. A public key (`.pub`), `known_hosts` and an example `.env` are
+/// not secrets.
+pub(crate) fn is_secret_path(path: &str) -> bool {
+    let p = path.to_ascii_lowercase().replace('\\', "/");
+    let base = p.rsplit('/').next().unwrap_or(&p);
+    if base.ends_with(".pub")
+        || matches!(base, "known_hosts" | "authorized_keys" | "config.pub")
+        || p.ends_with(".ssh/config")
+    {
+        return false;
+    }
+    if is_dotenv(base) || matches!(base, ".ssh" | ".aws" | ".gnupg" | "keychains") {
+        return true;
+    }
+    SECRET_PARTS.iter().any(|part| p.contains(part))
+}
+
+/// `.env`, `.env.local`, `.env.production`; not `.env.example`.
+fn is_dotenv(base: &str) -> bool {
+    let Some(rest) = base.strip_prefix(".env") else {
+        return false;
+    };
+    rest.is_empty()
+        || (rest.starts_with('.')
+            && ![
+                "example", "sample", "template", "dist", "defaults", "schema",
+            ]
+            .iter()
+            .any(|w| rest.contains(w)))
+}
+
+/// Pieces of a path that mark a secret store (lowercase).
+const SECRET_PARTS: &[&str] = &[
+    ".ssh/",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    ".aws/credentials",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+    ".gnupg",
+    "/etc/shadow",
+    "login data",
+    "/cookies",
+    "cookies.sqlite",
+    "key4.db",
+    "logins.json",
+    "local state",
+    "keychain",
+    "wallet.dat",
+    ".bitcoin/",
+    ".ethereum/keystore",
+    "/keystore/",
+    "exodus",
+    ".electrum",
+    "metamask",
+    "phantom",
+    ".config/solana/id.json",
+    "/proc/self/environ",
+    "credentials.json",
+    ".credentials",
+    "service-account",
+    ".vault-token",
+    ".terraform.d/credentials",
+];
+
+/// Whether an environment variable by this name holds a credential strong
+/// enough that sending it anywhere is exfiltration (cloud keys, private
+/// keys, seed phrases). API tokens and keys sent to their own API are
+/// what honest skills do, so `*_TOKEN`, `*_API_KEY` and `*_SECRET_KEY`
+/// are not here.
+pub(crate) fn is_secret_var(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "PRIVATE_KEY",
+        "MNEMONIC",
+        "SEED_PHRASE",
+        "WALLET_KEY",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// Whether `word` is a URL or `host:path` whose host is this machine.
+pub(crate) fn is_local_url(word: &str) -> bool {
+    let rest = word.split_once("://").map_or(word, |(_, r)| r);
+    let host = rest
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("")
+        .rsplit('@')
+        .next()
+        .unwrap_or("");
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.split(']').next())
+        .unwrap_or_else(|| host.split(':').next().unwrap_or(host));
+    matches!(
+        host,
+        "localhost" | "127.0.0.1" | "::1" | "0.0.0.0" | "host.docker.internal"
+    ) || host.ends_with(".localhost")
+}
+
+/// Whether `word` looks like a URL (scheme) of the network.
+pub(crate) fn is_url(word: &str) -> bool {
+    let w = word.trim_start_matches(['"', '\'']);
+    [
+        "http://", "https://", "ftp://", "ftps://", "git@", "ssh://", "git://", "//",
+    ]
+    .iter()
+    .any(|s| w.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s)))
+}
+
+/// Whether `word` is an scp/rsync remote (`host:path`, `user@host:path`).
+pub(crate) fn is_remote_spec(word: &str) -> bool {
+    if is_url(word) {
+        return !is_local_url(word);
+    }
+    match word.split_once(':') {
+        Some((host, _)) => {
+            !host.is_empty()
+                && !host.contains('/')
+                && host.len() > 1
+                && !is_local_url(host.rsplit('@').next().unwrap_or(host))
+        }
+        None => false,
+    }
+}
+
+/// A path as the analyses key it: quotes gone, `$HOME`/`${HOME}` as `~`,
+/// no leading `./`, no trailing `/`.
+pub(crate) fn normalize(path: &str) -> String {
+    let p = path.trim_matches(['"', '\'']);
+    let p = p
+        .strip_prefix("${HOME}")
+        .or_else(|| p.strip_prefix("$HOME"))
+        .map_or_else(|| p.to_owned(), |rest| format!("~{rest}"));
+    let mut p = p.as_str();
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    let p = p.trim_end_matches('/');
+    if p.is_empty() {
+        ".".into()
+    } else {
+        p.to_owned()
+    }
+}
+
+/// The last part of a path or URL (without a query).
+pub(crate) fn basename(path: &str) -> &str {
+    let p = path.split(['?', '#']).next().unwrap_or(path);
+    let p = p.trim_end_matches('/');
+    p.rsplit(['/', '\\']).next().unwrap_or(p)
+}
+
+/// An archive's name without its archive extensions: what it extracts to
+/// by convention (`tool-1.2.tar.gz` → `tool-1.2`).
+pub(crate) fn archive_stem(name: &str) -> Option<&str> {
+    let base = basename(name);
+    [
+        ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar.zst", ".tar", ".zip", ".7z", ".txz",
+    ]
+    .iter()
+    .find_map(|ext| {
+        let cut = base.len().checked_sub(ext.len())?;
+        (cut > 0 && base[cut..].eq_ignore_ascii_case(ext)).then(|| &base[..cut])
+    })
+}

@@ -1,0 +1,787 @@
+//! Token-level flow for Python, JavaScript and PowerShell: the taint model
+//! of the shell interpreter over a token stream. A statement (a line, or
+//! more while brackets are open) binds names (`x = …`, `with … as x`,
+//! callback parameters) to the taint of what it reads, writes files
+//! (`open(F, 'wb')`, `writeFileSync`, `-OutFile`), and calls sinks; a sink
+//! reached by fetched data runs it, one reached by a secret sends it.
+
+use std::collections::HashMap;
+
+use super::blocks::Unit;
+use super::paths::{self, is_secret_path, is_secret_var};
+use super::tokens::{Kind, Token, tokenize};
+use super::{Hits, Lang, Taint};
+
+/// Bytes of one language's code read from one file.
+const MAX_SCRIPT_BYTES: usize = 1 << 20;
+/// Tokens of one statement: a longer one is read in pieces, so no
+/// statement costs more than this squared.
+const MAX_STATEMENT_TOKENS: usize = 2048;
+
+/// What the calls of a language do, by the last one or two parts of the
+/// callee (`requests.get`, `urlopen`); `=name` is the bare name only.
+struct Table {
+    fetch: &'static [&'static str],
+    secret: &'static [&'static str],
+    exec: &'static [&'static str],
+    send: &'static [&'static str],
+    /// Calls writing a file: the callee, the path argument, the data
+    /// argument (`None`: what the call fetches).
+    writes: &'static [(&'static str, usize, Option<usize>)],
+}
+
+const PYTHON: Table = Table {
+    fetch: &[
+        "urlopen",
+        "urlretrieve",
+        "requests.get",
+        "requests.post",
+        "requests.request",
+        "httpx.get",
+        "httpx.post",
+        "httpx.stream",
+        "recv",
+        "recvfrom",
+        "wget.download",
+        "session.get",
+        "client.get",
+    ],
+    secret: &[],
+    exec: &[
+        "=exec",
+        "=eval",
+        "=compile",
+        "os.system",
+        "os.popen",
+        "subprocess.run",
+        "subprocess.call",
+        "subprocess.Popen",
+        "subprocess.check_output",
+        "subprocess.check_call",
+        "subprocess.getoutput",
+        "pickle.loads",
+        "marshal.loads",
+        "os.startfile",
+        "os.execv",
+        "os.execvp",
+        "runpy.run_path",
+        "=__import__",
+        "pty.spawn",
+    ],
+    send: &[
+        "requests.post",
+        "requests.put",
+        "requests.get",
+        "requests.request",
+        "requests.patch",
+        "httpx.post",
+        "httpx.put",
+        "httpx.get",
+        "urlopen",
+        "Request",
+        "send",
+        "sendall",
+        "sendto",
+        "sendmail",
+        "send_message",
+        "post",
+        "conn.request",
+    ],
+    writes: &[("urlretrieve", 1, None), ("copyfileobj", 1, Some(0))],
+};
+
+const JAVASCRIPT: Table = Table {
+    fetch: &[
+        "=fetch",
+        "http.get",
+        "https.get",
+        "http.request",
+        "https.request",
+        "axios.get",
+        "=axios",
+        "=got",
+        "got.get",
+        "request.get",
+        "net.connect",
+        "net.createConnection",
+        "tls.connect",
+    ],
+    secret: &[],
+    exec: &[
+        "=eval",
+        "=Function",
+        "child_process.exec",
+        "cp.exec",
+        "=exec",
+        "execSync",
+        "=execFile",
+        "execFileSync",
+        "=spawn",
+        "spawnSync",
+        "child_process.spawn",
+        "runInThisContext",
+        "runInNewContext",
+        "runInContext",
+        "vm.Script",
+        "=require",
+        "=import",
+    ],
+    send: &[
+        "=fetch",
+        "http.request",
+        "https.request",
+        "axios.post",
+        "axios.put",
+        "=axios",
+        "got.post",
+        "request.post",
+        "req.write",
+        "request.write",
+        "socket.write",
+        "client.write",
+        "sock.write",
+        "send",
+        "sendBeacon",
+        "post",
+    ],
+    writes: &[
+        ("writeFileSync", 0, Some(1)),
+        ("writeFile", 0, Some(1)),
+        ("appendFileSync", 0, Some(1)),
+    ],
+};
+
+const POWERSHELL: Table = Table {
+    fetch: &[
+        "invoke-webrequest",
+        "iwr",
+        "invoke-restmethod",
+        "irm",
+        "downloadstring",
+        "downloaddata",
+        "downloadfile",
+        "start-bitstransfer",
+        "curl",
+        "wget",
+        "openread",
+    ],
+    secret: &["getenvironmentvariables"],
+    exec: &[
+        "iex",
+        "invoke-expression",
+        "scriptblock.create",
+        "invoke-command",
+        "start-process",
+        "invoke-item",
+        "add-type",
+        "start-job",
+        "saps",
+        "start",
+    ],
+    send: &[
+        "invoke-restmethod",
+        "irm",
+        "invoke-webrequest",
+        "iwr",
+        "uploadstring",
+        "uploadfile",
+        "uploaddata",
+        "uploadvalues",
+        "send-mailmessage",
+        "send",
+    ],
+    writes: &[("downloadfile", 1, None)],
+};
+
+fn table(lang: Lang) -> &'static Table {
+    match lang {
+        Lang::Python => &PYTHON,
+        Lang::JavaScript => &JAVASCRIPT,
+        _ => &POWERSHELL,
+    }
+}
+
+/// What one language's names hold in one file.
+#[derive(Default)]
+struct State {
+    vars: HashMap<String, Taint>,
+    literals: HashMap<String, String>,
+    /// Files by their last path part.
+    files: HashMap<String, Taint>,
+    /// Names bound to a file open for writing, and its path.
+    handles: HashMap<String, String>,
+    read: usize,
+    limited: bool,
+}
+
+pub(crate) struct Engines<'t> {
+    text: &'t str,
+    states: HashMap<Lang, State>,
+}
+
+impl<'t> Engines<'t> {
+    pub fn new(text: &'t str) -> Self {
+        Engines {
+            text,
+            states: HashMap::new(),
+        }
+    }
+
+    /// Reads one script or block, in the state its language's earlier
+    /// ones left.
+    pub fn run_unit(&mut self, lang: Lang, unit: &Unit, hits: &mut Hits) {
+        let state = self.states.entry(lang).or_default();
+        let room = MAX_SCRIPT_BYTES.saturating_sub(state.read);
+        let mut end = unit.code.len().min(room);
+        while !unit.code.is_char_boundary(end) {
+            end -= 1;
+        }
+        state.read += end;
+        if end < unit.code.len() && !state.limited {
+            state.limited = true;
+            hits.limit(unit.start + end, "script past 1 MiB not flow-analysed");
+        }
+        let tokens = tokenize(lang, &unit.code[..end]);
+        for stmt in statements(&tokens, lang) {
+            let mut s = Stmt {
+                toks: stmt,
+                base: unit.start,
+                lang,
+                table: table(lang),
+                state,
+                text: self.text,
+                hits,
+            };
+            s.bind();
+            s.sinks();
+        }
+    }
+}
+
+/// The statements of a token stream: split at line ends and `;` outside
+/// brackets (a JavaScript line starting with `.` goes on the one before).
+fn statements(tokens: &[Token], lang: Lang) -> Vec<&[Token]> {
+    let mut out = Vec::new();
+    let (mut start, mut depth) = (0usize, 0i32);
+    for (i, t) in tokens.iter().enumerate() {
+        match t.text.as_str() {
+            "(" | "[" => depth += 1,
+            ")" | "]" => depth = (depth - 1).max(0),
+            _ => {}
+        }
+        let ends = (t.kind == Kind::Newline || t.text == ";") && t.kind != Kind::Str;
+        let chained = lang == Lang::JavaScript
+            && tokens[i + 1..]
+                .iter()
+                .find(|n| n.kind != Kind::Newline)
+                .is_some_and(|n| n.text == ".");
+        if (ends && depth == 0 && !chained) || i - start >= MAX_STATEMENT_TOKENS {
+            if i > start {
+                out.push(&tokens[start..i]);
+            }
+            start = i + 1;
+        }
+    }
+    if start < tokens.len() {
+        out.push(&tokens[start..]);
+    }
+    out
+}
+
+/// One statement being read.
+struct Stmt<'a> {
+    toks: &'a [Token],
+    base: usize,
+    lang: Lang,
+    table: &'static Table,
+    state: &'a mut State,
+    text: &'a str,
+    hits: &'a mut Hits,
+}
+
+/// A call: where its callee starts, its callee's parts, its arguments.
+struct Call {
+    start: usize,
+    chain: Vec<String>,
+    args: std::ops::Range<usize>,
+}
+
+impl Stmt<'_> {
+    fn is(&self, i: usize, text: &str) -> bool {
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.kind != Kind::Str && t.text == text)
+    }
+
+    fn at(&self, i: usize) -> usize {
+        self.base + self.toks.get(i).map_or(0, |t| t.at)
+    }
+
+    /// Names bound by the statement, left to right, and files it writes.
+    fn bind(&mut self) {
+        for i in 0..self.toks.len() {
+            if self.is_assignment(i) {
+                self.assign(i);
+            }
+            if self.is(i, "as") && self.toks.get(i + 1).is_some_and(|t| t.kind == Kind::Ident) {
+                let name = self.toks[i + 1].text.clone();
+                let t = self.taint_of(0..i);
+                self.note_handle(&name, 0..i);
+                self.set(name, t);
+            }
+            if self.is(i, "=") && self.is(i + 1, ">") {
+                self.bind_params(i);
+            }
+        }
+        if self.lang == Lang::PowerShell
+            && let Some(pipe) = (0..self.toks.len()).find(|&i| self.is(i, "|"))
+        {
+            let t = self.taint_of(0..pipe);
+            self.set("$_".into(), t);
+        }
+        self.writes();
+    }
+
+    /// Whether token `i` is an assignment's `=` (`=`, `+=`, `:=`; not
+    /// `==`, `=>`, `<=`, a keyword argument `f(x=1)`).
+    fn is_assignment(&self, i: usize) -> bool {
+        if !self.is(i, "=") {
+            return false;
+        }
+        let prev = i.checked_sub(1).map_or("", |p| self.toks[p].text.as_str());
+        let next = self.toks.get(i + 1).map_or("", |n| n.text.as_str());
+        let lhs = self.lhs_start(i);
+        let keyword_arg = lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
+        !matches!(prev, "=" | "<" | ">" | "!") && !matches!(next, "=" | ">") && !keyword_arg
+    }
+
+    /// Where the target of the assignment at `eq` starts.
+    fn lhs_start(&self, eq: usize) -> usize {
+        let mut j = eq;
+        while j > 0 {
+            let t = &self.toks[j - 1];
+            let part = t.kind == Kind::Ident
+                || [".", "[", "]", ",", "+", "|", ":", "$"].contains(&t.text.as_str());
+            if !part || t.kind == Kind::Newline {
+                break;
+            }
+            j -= 1;
+        }
+        j
+    }
+
+    /// Where the value assigned at `eq` ends: a line end, `;` or closing
+    /// bracket outside the brackets it opens.
+    fn rhs_end(&self, eq: usize) -> usize {
+        let mut depth = 0i32;
+        for j in eq + 1..self.toks.len() {
+            let t = &self.toks[j];
+            match t.text.as_str() {
+                "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
+                ")" | "]" | "}" if t.kind == Kind::Punct => {
+                    depth -= 1;
+                    if depth < 0 {
+                        return j;
+                    }
+                }
+                ";" if t.kind == Kind::Punct && depth == 0 => return j,
+                _ if t.kind == Kind::Newline && depth == 0 => return j,
+                _ => {}
+            }
+        }
+        self.toks.len()
+    }
+
+    fn assign(&mut self, eq: usize) {
+        let compound = eq > 0 && matches!(self.toks[eq - 1].text.as_str(), "+" | "|");
+        let rhs = eq + 1..self.rhs_end(eq);
+        let t = self.taint_of(rhs.clone());
+        let literal = match &self.toks[rhs.clone()] {
+            [one] if one.kind == Kind::Str => Some(one.text.clone()),
+            _ => None,
+        };
+        for i in self.lhs_start(eq)..eq {
+            let tok = &self.toks[i];
+            let followed = self.is(i + 1, ".") || self.is(i + 1, "(") || self.is(i + 1, "]");
+            if tok.kind != Kind::Ident || followed || KEYWORDS.contains(&tok.text.as_str()) {
+                continue;
+            }
+            let name = tok.text.clone();
+            let old = self.state.vars.get(&name).copied().unwrap_or_default();
+            self.set(name.clone(), if compound { old.union(t) } else { t });
+            if let Some(l) = &literal {
+                self.state.literals.insert(name.clone(), l.clone());
+            }
+            self.note_handle(&name, rhs.clone());
+        }
+    }
+
+    fn set(&mut self, name: String, t: Taint) {
+        if t.is_clean() {
+            self.state.vars.remove(&name);
+        } else {
+            self.state.vars.insert(name, t);
+        }
+    }
+
+    /// `f = open(PATH, 'wb')`, `… as f`, `createWriteStream(PATH)`: `name`
+    /// is a handle on PATH.
+    fn note_handle(&mut self, name: &str, range: std::ops::Range<usize>) {
+        for call in self.calls(range) {
+            let last = call.chain.last().map_or("", String::as_str);
+            let args = self.split_args(call.args.clone());
+            let writing = match last {
+                "open" => args.get(1).is_some_and(|m| {
+                    self.toks[m.clone()].iter().any(|t| {
+                        t.kind == Kind::Str && (t.text.contains('w') || t.text.contains('a'))
+                    })
+                }),
+                "createWriteStream" => true,
+                _ => false,
+            };
+            if let (true, Some(path)) =
+                (writing, args.first().and_then(|a| self.path_of(a.clone())))
+            {
+                self.state.handles.insert(name.to_owned(), path);
+            }
+        }
+    }
+
+    /// `(a, b) => …`, `x => …`: the parameters hold what the statement
+    /// read before them (a response, its chunks).
+    fn bind_params(&mut self, arrow: usize) {
+        let mut params = Vec::new();
+        let mut i = arrow;
+        if i > 0 && self.is(i - 1, ")") {
+            i -= 1;
+            while i > 0 && !self.is(i - 1, "(") {
+                i -= 1;
+                if self.toks[i].kind == Kind::Ident {
+                    params.push(self.toks[i].text.clone());
+                }
+            }
+            i = i.saturating_sub(1);
+        } else if i > 0 && self.toks[i - 1].kind == Kind::Ident {
+            i -= 1;
+            params.push(self.toks[i].text.clone());
+        }
+        let t = self.taint_of(0..i);
+        for p in params {
+            self.set(p, t);
+        }
+    }
+
+    /// Files written by a call of `writes`, a handle's `.write(…)`, or a
+    /// PowerShell `-OutFile PATH`.
+    fn writes(&mut self) {
+        for call in self.calls(0..self.toks.len()) {
+            let args = self.split_args(call.args.clone());
+            let data = self.taint_of(call.args.clone());
+            let receiver = call
+                .chain
+                .len()
+                .checked_sub(2)
+                .map(|i| call.chain[i].clone());
+            let last = call.chain.last().cloned().unwrap_or_default();
+            if matches!(last.as_str(), "write" | "pipe")
+                && let Some(path) = receiver.and_then(|r| self.state.handles.get(&r).cloned())
+            {
+                self.write_file(&path, data);
+            }
+            for &(callee, path_arg, data_arg) in self.table.writes {
+                if !matches(&call.chain, callee) {
+                    continue;
+                }
+                let Some(path) = args.get(path_arg).and_then(|a| self.path_of(a.clone())) else {
+                    continue;
+                };
+                let t = match data_arg {
+                    Some(d) => args
+                        .get(d)
+                        .map_or(Taint::default(), |a| self.taint_of(a.clone())),
+                    None => self.fetched(call.start),
+                };
+                self.write_file(&path, t);
+            }
+        }
+        for i in 0..self.toks.len() {
+            if self.lang == Lang::PowerShell
+                && self.is(i, "-")
+                && self.is(i + 1, "outfile")
+                && let Some(path) = self.path_of(i + 2..i + 3)
+            {
+                let t = self.taint_of(0..i);
+                self.write_file(&path, t);
+            }
+        }
+    }
+
+    fn write_file(&mut self, path: &str, t: Taint) {
+        let key = paths::basename(path).to_ascii_lowercase();
+        if !t.is_clean() {
+            self.state.files.insert(key, t);
+        }
+    }
+
+    /// A path argument: a string's text or a variable's literal value.
+    fn path_of(&self, range: std::ops::Range<usize>) -> Option<String> {
+        let toks = self.toks.get(range)?;
+        let t = toks.iter().rev().find(|t| t.kind != Kind::Punct)?;
+        match t.kind {
+            Kind::Str => Some(t.text.clone()),
+            _ => Some(
+                self.state
+                    .literals
+                    .get(&t.text)
+                    .cloned()
+                    .unwrap_or_else(|| t.text.clone()),
+            ),
+        }
+    }
+
+    /// Sinks: code run, commands run, data sent.
+    fn sinks(&mut self) {
+        for call in self.calls(0..self.toks.len()) {
+            let mut t = self.taint_of(call.args.clone());
+            if self.lang == Lang::PowerShell && call.start > 0 && self.is(call.start - 1, "|") {
+                t = t.union(self.taint_of(0..call.start - 1));
+            }
+            let span = (
+                self.at(call.start),
+                self.at(call.args.end.min(self.toks.len().saturating_sub(1))) + 1,
+            );
+            if self.table.exec.iter().any(|p| matches(&call.chain, p)) {
+                self.hits.exec(self.text, t, span);
+            }
+            if self.table.send.iter().any(|p| matches(&call.chain, p)) {
+                self.hits.send(self.text, t, span);
+            }
+        }
+        if self.lang == Lang::PowerShell {
+            self.call_operator();
+        }
+    }
+
+    /// PowerShell's `& $file` and `. $file` at a statement's start.
+    fn call_operator(&mut self) {
+        for i in 0..self.toks.len() {
+            let op = self.is(i, "&") || (i == 0 && self.is(i, "."));
+            if op && i + 1 < self.toks.len() {
+                let t = self.taint_of(i + 1..i + 2);
+                let span = (self.at(i), self.at(self.toks.len() - 1) + 1);
+                self.hits.exec(self.text, t, span);
+            }
+        }
+    }
+
+    /// The calls in `range`: `callee(…)`, and PowerShell commands
+    /// (`Invoke-Expression $x`, `… | iex`) whose arguments run to a `|`.
+    fn calls(&self, range: std::ops::Range<usize>) -> Vec<Call> {
+        let mut out = Vec::new();
+        for i in range.clone() {
+            if self.toks[i].kind != Kind::Ident {
+                continue;
+            }
+            if self.is(i + 1, "(") {
+                let close = self.close_of(i + 1).min(range.end);
+                out.push(Call {
+                    start: self.chain_start(i),
+                    chain: self.chain(i),
+                    args: i + 2..close,
+                });
+            } else if self.lang == Lang::PowerShell && self.command_position(i) {
+                let end = (i + 1..range.end)
+                    .find(|&j| self.is(j, "|") || self.is(j, ")"))
+                    .unwrap_or(range.end);
+                out.push(Call {
+                    start: i,
+                    chain: vec![self.toks[i].text.clone()],
+                    args: i + 1..end,
+                });
+            }
+        }
+        out
+    }
+
+    fn command_position(&self, i: usize) -> bool {
+        i == 0 || ["|", "=", "(", "{", ";"].iter().any(|p| self.is(i - 1, p))
+    }
+
+    /// The index of the `)` closing the `(` at `open`.
+    fn close_of(&self, open: usize) -> usize {
+        let mut depth = 0;
+        for (j, t) in self.toks.iter().enumerate().skip(open) {
+            match t.text.as_str() {
+                "(" if t.kind == Kind::Punct => depth += 1,
+                ")" if t.kind == Kind::Punct => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return j;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.toks.len()
+    }
+
+    /// The parts of the callee ending at `i`: `a.b.c`, `[T]::M`, `x).M`.
+    fn chain(&self, i: usize) -> Vec<String> {
+        let mut parts = vec![self.toks[i].text.clone()];
+        let mut j = i;
+        while j >= 2 && (self.is(j - 1, ".") || self.is(j - 1, ":")) {
+            let mut k = j - 2;
+            while k > 0 && (self.is(k, ":") || self.is(k, "]")) {
+                k -= 1;
+            }
+            if self.toks[k].kind != Kind::Ident {
+                break;
+            }
+            parts.insert(0, self.toks[k].text.clone());
+            j = k;
+        }
+        // `x).exec(`, `/re/.exec(`: a method, never the bare function.
+        if j >= 1 && self.is(j - 1, ".") {
+            parts.insert(0, "?".into());
+        }
+        parts
+    }
+
+    fn chain_start(&self, i: usize) -> usize {
+        let n = self.chain(i).iter().filter(|p| *p != "?").count();
+        let mut j = i;
+        let mut seen = 1;
+        while seen < n && j > 0 {
+            j -= 1;
+            if self.toks[j].kind == Kind::Ident {
+                seen += 1;
+            }
+        }
+        j
+    }
+
+    /// The arguments of a call, split at commas outside brackets.
+    fn split_args(&self, range: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        let (mut start, mut depth) = (range.start, 0i32);
+        for j in range.clone() {
+            match self.toks[j].text.as_str() {
+                "(" | "[" | "{" if self.toks[j].kind == Kind::Punct => depth += 1,
+                ")" | "]" | "}" if self.toks[j].kind == Kind::Punct => depth -= 1,
+                "," if depth == 0 && self.toks[j].kind == Kind::Punct => {
+                    out.push(start..j);
+                    start = j + 1;
+                }
+                _ => {}
+            }
+        }
+        if start < range.end {
+            out.push(start..range.end);
+        }
+        out
+    }
+
+    fn fetched(&self, i: usize) -> Taint {
+        Taint::new(Taint::FETCHED | Taint::UNVETTED, self.at(i))
+    }
+
+    /// What the tokens in `range` read: tainted names and files, fetches,
+    /// secret stores, secret variables, the whole environment.
+    fn taint_of(&self, range: std::ops::Range<usize>) -> Taint {
+        let mut t = Taint::default();
+        let end = range.end.min(self.toks.len());
+        for i in range.start.min(end)..end {
+            let tok = &self.toks[i];
+            let secret = Taint::new(Taint::SECRET, self.at(i));
+            match tok.kind {
+                Kind::Ident => {
+                    if let Some(v) = self.state.vars.get(&tok.text) {
+                        t = t.union(*v);
+                    }
+                    if let Some(f) = self.file_named(&tok.text) {
+                        t = t.union(f);
+                    }
+                    let name = tok.text.trim_start_matches("$env:");
+                    if is_secret_var(name) || self.env_dump(i) {
+                        t = t.union(secret);
+                    }
+                    if self.is(i + 1, "(") {
+                        let chain = self.chain(i);
+                        if self.table.fetch.iter().any(|p| matches(&chain, p)) {
+                            t = t.union(self.fetched(i));
+                        }
+                        if self.table.secret.iter().any(|p| matches(&chain, p)) {
+                            t = t.union(secret);
+                        }
+                    } else if self.lang == Lang::PowerShell
+                        && self.command_position(i)
+                        && self.table.fetch.contains(&tok.text.as_str())
+                    {
+                        t = t.union(self.fetched(i));
+                    }
+                }
+                Kind::Str => {
+                    if is_secret_path(&tok.text) || is_secret_var(&tok.text) {
+                        t = t.union(secret);
+                    }
+                    if let Some(f) = self
+                        .state
+                        .files
+                        .get(&paths::basename(&tok.text).to_ascii_lowercase())
+                    {
+                        t = t.union(*f);
+                    }
+                }
+                _ => {}
+            }
+        }
+        t
+    }
+
+    fn file_named(&self, ident: &str) -> Option<Taint> {
+        let path = self.state.literals.get(ident)?;
+        self.state
+            .files
+            .get(&paths::basename(path).to_ascii_lowercase())
+            .copied()
+    }
+
+    /// The whole environment read at token `i`: Python `os.environ` (not
+    /// `os.environ[…]` or `.get`), JavaScript `process.env` (not
+    /// `process.env.X`), PowerShell `env:` listed.
+    fn env_dump(&self, i: usize) -> bool {
+        let next_is = |s: &str| self.is(i + 1, s);
+        let member = |s: &[&str]| self.is(i + 1, ".") && s.iter().any(|m| self.is(i + 2, m));
+        match (self.lang, self.toks[i].text.as_str()) {
+            (Lang::Python, "environ") => !next_is("[") && !member(&["get", "setdefault", "pop"]),
+            (Lang::JavaScript, "env") => {
+                i >= 2 && self.is(i - 2, "process") && !next_is(".") && !next_is("[")
+            }
+            (Lang::PowerShell, "env") => {
+                next_is(":")
+                    && i >= 1
+                    && ["get-childitem", "gci", "dir", "ls"]
+                        .iter()
+                        .any(|c| self.is(i - 1, c))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Whether a callee's parts match a table pattern.
+fn matches(chain: &[String], pattern: &str) -> bool {
+    if let Some(bare) = pattern.strip_prefix('=') {
+        return chain.len() == 1 && chain[0] == bare;
+    }
+    match pattern.split_once('.') {
+        Some((a, b)) => {
+            chain.len() >= 2 && chain[chain.len() - 2] == a && chain[chain.len() - 1] == b
+        }
+        None => chain.last().is_some_and(|l| l == pattern),
+    }
+}
+
+const KEYWORDS: &[&str] = &[
+    "const", "let", "var", "self", "this", "global", "nonlocal", "my", "await", "export",
+];

@@ -1,0 +1,459 @@
+//! A small abstract interpreter over tree-sitter's bash tree: each
+//! variable, file and folder carries a taint (fetched, cloned, secret),
+//! and each command is a function from the taint of its stdin and its
+//! words to the taint of its stdout and of the files it writes. Sinks
+//! (running a file or a string, sending to the network) report what
+//! reaches them. Commands are told apart by what they do to data
+//! (`commands.rs`), not by whole command lines.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use tree_sitter::{Node, ParseOptions, Parser, Tree};
+
+use super::blocks::Unit;
+use super::paths::{self, normalize};
+use super::{Hits, Taint};
+
+mod commands;
+mod redirect;
+
+/// Bytes of shell parsed from one file; the rest is not flow-analysed.
+pub(crate) const MAX_PARSE_BYTES: usize = 1 << 20;
+/// Parser progress checks (each about 100 parser operations) allowed per
+/// KiB of input, and at least: bounds error recovery on hostile input.
+const PARSE_CHECKS_PER_KIB: usize = 400;
+const MIN_PARSE_CHECKS: usize = 20_000;
+/// Tree depth walked; deeper nodes are skipped (and reported once).
+const MAX_DEPTH: usize = 96;
+/// Nodes evaluated in one file, function calls and nested strings included.
+const MAX_STEPS: usize = 400_000;
+/// Shell functions calling functions, and `sh -c '…'` inside `sh -c`.
+const MAX_NESTING: usize = 4;
+
+/// A variable's known text (`$NAME` when unknown) and taint.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Value {
+    pub text: String,
+    pub taint: Taint,
+}
+
+/// Where a piece of code is: its source and its offset in the file; a
+/// nested string (`sh -c '…'`) reports at the command that runs it.
+#[derive(Clone, Copy)]
+struct Cx<'a> {
+    src: &'a [u8],
+    base: usize,
+    pin: Option<(usize, usize)>,
+}
+
+impl Cx<'_> {
+    fn span(&self, node: Node) -> (usize, usize) {
+        self.pin
+            .unwrap_or((self.base + node.start_byte(), self.base + node.end_byte()))
+    }
+
+    fn text<'n>(&self, node: Node) -> &'n str
+    where
+        Self: 'n,
+    {
+        node.utf8_text(self.src).unwrap_or("")
+    }
+}
+
+/// The state of one file's shell: what each name holds.
+pub(crate) struct Interpreter<'t> {
+    text: &'t str,
+    parser: Option<Parser>,
+    vars: HashMap<String, Value>,
+    files: HashMap<String, Taint>,
+    bases: HashMap<String, Taint>,
+    dirs: Vec<(String, Taint)>,
+    cwd: Taint,
+    /// Archives unpacked into the current folder: what `./NAME` runs.
+    extracted_here: Taint,
+    net_fds: Vec<String>,
+    functions: HashMap<String, (String, usize)>,
+    parsed: usize,
+    steps: usize,
+    nesting: usize,
+    limited: bool,
+}
+
+impl<'t> Interpreter<'t> {
+    pub fn new(text: &'t str) -> Self {
+        let mut parser = Parser::new();
+        let parser = parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .ok()
+            .map(|()| parser);
+        Interpreter {
+            text,
+            parser,
+            vars: HashMap::new(),
+            files: HashMap::new(),
+            bases: HashMap::new(),
+            dirs: Vec::new(),
+            cwd: Taint::default(),
+            extracted_here: Taint::default(),
+            net_fds: Vec::new(),
+            functions: HashMap::new(),
+            parsed: 0,
+            steps: 0,
+            nesting: 0,
+            limited: false,
+        }
+    }
+
+    /// Reads one block or script, in the state the earlier ones left.
+    pub fn run_unit(&mut self, unit: &Unit, hits: &mut Hits) {
+        let room = MAX_PARSE_BYTES.saturating_sub(self.parsed);
+        let code = cut(&unit.code, room);
+        self.parsed += code.len();
+        if code.len() < unit.code.len() {
+            self.limit(
+                hits,
+                unit.start + code.len(),
+                "shell past 1 MiB not flow-analysed",
+            );
+        }
+        let cx = Cx {
+            src: code.as_bytes(),
+            base: unit.start,
+            pin: None,
+        };
+        self.run_code(cx, hits);
+    }
+
+    fn run_code(&mut self, cx: Cx, hits: &mut Hits) {
+        let Some(tree) = self.parse(cx.src) else {
+            self.limit(
+                hits,
+                cx.base,
+                "shell the parser gave up on: not flow-analysed",
+            );
+            return;
+        };
+        let mut run = Run {
+            me: self,
+            hits,
+            piped_in: Taint::default(),
+        };
+        run.stmt(cx, tree.root_node(), Taint::default(), 0);
+    }
+
+    /// The tree of `src`, or `None` past the parser's budget.
+    fn parse(&mut self, src: &[u8]) -> Option<Tree> {
+        let parser = self.parser.as_mut()?;
+        parser.reset();
+        let budget = MIN_PARSE_CHECKS.max(src.len() / 1024 * PARSE_CHECKS_PER_KIB);
+        let mut checks = 0usize;
+        let mut progress = |_: &tree_sitter::ParseState| {
+            checks += 1;
+            if checks > budget {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let options = ParseOptions::new().progress_callback(&mut progress);
+        let mut read = |at: usize, _| src.get(at..).unwrap_or(&[]);
+        parser.parse_with_options(&mut read, None, Some(options))
+    }
+
+    fn limit(&mut self, hits: &mut Hits, at: usize, why: &str) {
+        if !self.limited {
+            self.limited = true;
+            hits.limit(at, why);
+        }
+    }
+
+    /// The taint of the file `raw` names: written earlier, under a tainted
+    /// folder, or relative inside one.
+    fn path_taint(&self, raw: &str) -> Taint {
+        let p = normalize(raw);
+        if let Some(t) = self.files.get(&p) {
+            return *t;
+        }
+        for (dir, t) in &self.dirs {
+            let inside = p
+                .strip_prefix(dir.as_str())
+                .is_some_and(|r| r.starts_with('/'));
+            if p == *dir || inside || stem_of(&p, dir) {
+                return *t;
+            }
+        }
+        // Relative, and a file name (not `pty:true`, `KEY=value`).
+        let relative = !p.starts_with(['/', '~', '$']) && !p.contains([':', '=']);
+        if relative && !self.cwd.is_clean() {
+            return self.cwd;
+        }
+        self.bases
+            .get(paths::basename(&p))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// `raw` now holds data with `taint` (clean data overwrites).
+    fn write_file(&mut self, raw: &str, taint: Taint) {
+        let p = normalize(raw);
+        if p == "/dev/null" || p.starts_with("/dev/") {
+            return;
+        }
+        let base = paths::basename(&p).to_owned();
+        if taint.is_clean() {
+            self.files.remove(&p);
+            self.bases.remove(&base);
+        } else {
+            self.files.insert(p, taint);
+            self.bases.insert(base, taint);
+        }
+    }
+
+    fn taint_dir(&mut self, raw: &str, taint: Taint) {
+        if !taint.is_clean() {
+            self.dirs.push((normalize(raw), taint));
+        }
+    }
+}
+
+/// Whether the relative path `p` starts with a name that `dir` (an
+/// archive's stem, `tool-1.2-linux`) begins with at a separator: what
+/// `./tool` after extracting `tool-1.2-linux.tar.gz` runs.
+fn stem_of(p: &str, dir: &str) -> bool {
+    let first = p.split('/').next().unwrap_or(p);
+    !first.is_empty()
+        && !p.starts_with(['/', '~', '$'])
+        && dir
+            .strip_prefix(first)
+            .is_some_and(|rest| rest.starts_with(['-', '_', '.']))
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// One walk of a tree, with the hits it reports into.
+struct Run<'a, 't> {
+    me: &'a mut Interpreter<'t>,
+    hits: &'a mut Hits,
+    /// The stdin of the command being run.
+    piped_in: Taint,
+}
+
+impl Run<'_, '_> {
+    /// Whether the walk may go on at `depth`; reports the first refusal.
+    fn may_enter(&mut self, cx: Cx, node: Node, depth: usize) -> bool {
+        self.me.steps += 1;
+        if depth <= MAX_DEPTH && self.me.steps <= MAX_STEPS {
+            return true;
+        }
+        let at = cx.base + node.start_byte();
+        self.me.limit(
+            self.hits,
+            at,
+            "shell nested or long past the flow analysis' bounds",
+        );
+        false
+    }
+
+    /// Runs a statement with `stdin`; gives the taint of its stdout.
+    fn stmt(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
+        if !self.may_enter(cx, node, depth) {
+            return Taint::default();
+        }
+        match node.kind() {
+            "command" => self.command(cx, node, stdin, depth),
+            "pipeline" => self.pipeline(cx, node, stdin, depth),
+            "redirected_statement" => self.redirected(cx, node, stdin, depth),
+            "variable_assignment" => {
+                self.assign(cx, node, depth);
+                Taint::default()
+            }
+            "function_definition" => {
+                self.define(cx, node);
+                Taint::default()
+            }
+            "for_statement" => self.for_loop(cx, node, stdin, depth),
+            "comment" | "heredoc_body" => Taint::default(),
+            _ => self.sequence(cx, node, stdin, depth),
+        }
+    }
+
+    /// Each named child in turn, all with `stdin`; their stdouts together.
+    fn sequence(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
+        let mut out = Taint::default();
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            out = out.union(self.stmt_or_word(cx, child, stdin, depth + 1));
+        }
+        out
+    }
+
+    /// A child of a compound: a statement, or a word (a `case` subject,
+    /// a test's operands) whose substitutions run.
+    fn stmt_or_word(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
+        if is_word(node.kind()) {
+            self.word(cx, node, depth);
+            return Taint::default();
+        }
+        self.stmt(cx, node, stdin, depth)
+    }
+
+    fn pipeline(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
+        let mut flow = stdin;
+        let mut cursor = node.walk();
+        let stages: Vec<Node> = node.named_children(&mut cursor).collect();
+        for stage in stages {
+            flow = self.stmt(cx, stage, flow, depth + 1);
+        }
+        flow
+    }
+
+    /// `X=…`: the variable holds the value's text and taint.
+    fn assign(&mut self, cx: Cx, node: Node, depth: usize) {
+        let Some(name) = node.child_by_field_name("name") else {
+            return;
+        };
+        let name = cx.text(name).to_owned();
+        let value = match node.child_by_field_name("value") {
+            Some(v) => self.word(cx, v, depth + 1),
+            None => Value::default(),
+        };
+        self.me.vars.insert(name, value);
+    }
+
+    /// `f() { …; }`: kept as text, run again at each call.
+    fn define(&mut self, cx: Cx, node: Node) {
+        let (Some(name), Some(body)) = (
+            node.child_by_field_name("name"),
+            node.child_by_field_name("body"),
+        ) else {
+            return;
+        };
+        let code = cx.text(body).to_owned();
+        let at = cx.base + body.start_byte();
+        self.me
+            .functions
+            .insert(cx.text(name).to_owned(), (code, at));
+    }
+
+    /// `for x in WORDS; do …; done`: `x` holds every word's taint.
+    fn for_loop(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
+        let mut taint = Taint::default();
+        let mut cursor = node.walk();
+        let values: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
+        for v in values {
+            taint = taint.union(self.word(cx, v, depth + 1).taint);
+        }
+        if let Some(var) = node.child_by_field_name("variable") {
+            let text = format!("${}", cx.text(var));
+            self.me
+                .vars
+                .insert(cx.text(var).to_owned(), Value { text, taint });
+        }
+        match node.child_by_field_name("body") {
+            Some(body) => self.stmt(cx, body, stdin, depth + 1),
+            None => Taint::default(),
+        }
+    }
+
+    /// The value of a word: its text with known variables put in, and the
+    /// taint of every variable and substitution in it.
+    fn word(&mut self, cx: Cx, node: Node, depth: usize) -> Value {
+        if !self.may_enter(cx, node, depth) {
+            return Value::default();
+        }
+        match node.kind() {
+            "word" | "number" | "string_content" | "ansi_c_string" | "heredoc_content" => {
+                literal(cx.text(node))
+            }
+            "raw_string" => literal(cx.text(node).trim_matches('\'')),
+            "simple_expansion" | "expansion" => self.expansion(cx, node),
+            "command_substitution" => {
+                let taint = self.sequence(cx, node, Taint::default(), depth + 1);
+                Value {
+                    text: "$(…)".into(),
+                    taint,
+                }
+            }
+            "process_substitution" => {
+                let taint = self.sequence(cx, node, Taint::default(), depth + 1);
+                Value {
+                    text: "/dev/fd/63".into(),
+                    taint,
+                }
+            }
+            "arithmetic_expansion" => literal("0"),
+            _ => self.concatenation(cx, node, depth),
+        }
+    }
+
+    /// A string or a concatenation: its parts' values joined.
+    fn concatenation(&mut self, cx: Cx, node: Node, depth: usize) -> Value {
+        let mut out = Value::default();
+        let mut cursor = node.walk();
+        let parts: Vec<Node> = node.named_children(&mut cursor).collect();
+        if parts.is_empty() {
+            return literal(cx.text(node).trim_matches('"'));
+        }
+        for part in parts {
+            let v = self.word(cx, part, depth + 1);
+            out.text.push_str(&v.text);
+            out.taint = out.taint.union(v.taint);
+        }
+        out
+    }
+
+    /// `$X`, `${X}`, `${X:-…}`: the variable's value; an unknown one named
+    /// like a cloud key or a private key is a secret.
+    fn expansion(&mut self, cx: Cx, node: Node) -> Value {
+        let mut cursor = node.walk();
+        let name = node
+            .named_children(&mut cursor)
+            .find(|c| matches!(c.kind(), "variable_name" | "special_variable_name"))
+            .map(|c| cx.text(c).to_owned())
+            .unwrap_or_default();
+        if let Some(v) = self.me.vars.get(&name) {
+            return v.clone();
+        }
+        let taint = if paths::is_secret_var(&name) {
+            Taint::new(Taint::SECRET, cx.span(node).0)
+        } else {
+            Taint::default()
+        };
+        Value {
+            text: format!("${name}"),
+            taint,
+        }
+    }
+}
+
+fn literal(text: &str) -> Value {
+    Value {
+        text: text.to_owned(),
+        taint: Taint::default(),
+    }
+}
+
+fn is_word(kind: &str) -> bool {
+    matches!(
+        kind,
+        "word"
+            | "string"
+            | "raw_string"
+            | "concatenation"
+            | "simple_expansion"
+            | "expansion"
+            | "command_substitution"
+            | "process_substitution"
+            | "number"
+            | "ansi_c_string"
+    )
+}

@@ -1,0 +1,1052 @@
+//! What each kind of command does to data: fetches it, copies it, unpacks
+//! it, runs it, sends it. Every other command passes its input and the
+//! files it names on to its stdout.
+
+use tree_sitter::Node;
+
+use super::super::installer;
+use super::super::paths::{self, is_local_url, is_secret_path, is_url};
+use super::{Cx, MAX_NESTING, Run, Value, is_word};
+use crate::audit::flow::Taint;
+
+type Span = (usize, usize);
+
+/// A command's words after its options are told from its operands.
+struct Opts {
+    /// `(option, value)`; `None` for an operand.
+    items: Vec<(Option<String>, Value)>,
+}
+
+impl Opts {
+    /// Splits `args` given the short option letters and long options that
+    /// take a value (`-o FILE`, `-sSLo FILE`, `-oFILE`, `--output=FILE`).
+    fn parse(args: &[Value], short: &str, long: &[&str]) -> Opts {
+        let mut items = Vec::new();
+        let mut iter = args.iter();
+        let mut operands_only = false;
+        while let Some(arg) = iter.next() {
+            let t = arg.text.as_str();
+            if operands_only || !t.starts_with('-') || t == "-" {
+                items.push((None, arg.clone()));
+            } else if t == "--" {
+                operands_only = true;
+            } else if let Some(long_opt) = t.strip_prefix("--") {
+                items.push(long_item(long_opt, arg, long, &mut iter));
+            } else {
+                items.extend(short_items(&t[1..], arg, short, &mut iter));
+            }
+        }
+        Opts { items }
+    }
+
+    fn operands(&self) -> impl Iterator<Item = &Value> {
+        self.items
+            .iter()
+            .filter(|(o, _)| o.is_none())
+            .map(|(_, v)| v)
+    }
+
+    fn values<'a>(&'a self, names: &'a [&str]) -> impl Iterator<Item = &'a Value> + 'a {
+        self.items
+            .iter()
+            .filter(move |(o, _)| o.as_deref().is_some_and(|o| names.contains(&o)))
+            .map(|(_, v)| v)
+    }
+
+    fn has(&self, names: &[&str]) -> bool {
+        self.items
+            .iter()
+            .any(|(o, _)| o.as_deref().is_some_and(|o| names.contains(&o)))
+    }
+}
+
+fn long_item<'a>(
+    opt: &str,
+    arg: &Value,
+    long: &[&str],
+    iter: &mut impl Iterator<Item = &'a Value>,
+) -> (Option<String>, Value) {
+    if let Some((name, value)) = opt.split_once('=') {
+        let v = Value {
+            text: value.to_owned(),
+            taint: arg.taint,
+        };
+        return (Some(format!("--{name}")), v);
+    }
+    let value = if long.contains(&opt) {
+        iter.next().cloned().unwrap_or_default()
+    } else {
+        Value::default()
+    };
+    (Some(format!("--{opt}")), value)
+}
+
+fn short_items<'a>(
+    cluster: &str,
+    arg: &Value,
+    short: &str,
+    iter: &mut impl Iterator<Item = &'a Value>,
+) -> Vec<(Option<String>, Value)> {
+    let mut out = Vec::new();
+    for (i, c) in cluster.char_indices() {
+        if short.contains(c) {
+            let rest = &cluster[i + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                iter.next().cloned().unwrap_or_default()
+            } else {
+                Value {
+                    text: rest.to_owned(),
+                    taint: arg.taint,
+                }
+            };
+            out.push((Some(format!("-{c}")), value));
+            return out;
+        }
+        out.push((Some(format!("-{c}")), Value::default()));
+    }
+    out
+}
+
+/// The program a command word runs: its last path part, without `.exe`.
+fn program(word: &str) -> String {
+    let base = paths::basename(word);
+    let base = base.strip_suffix(".exe").unwrap_or(base);
+    match base {
+        "$SHELL" | "${SHELL}" | "$BASH" | "${BASH}" => "sh".into(),
+        _ => base.to_owned(),
+    }
+}
+
+/// Words that run the rest of the line as a command of its own.
+fn wrapper_skip(prog: &str, args: &[Value]) -> Option<usize> {
+    let takes_value: &[&str] = match prog {
+        "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+        "env" => &["-u", "-C", "-S"],
+        "nice" => &["-n"],
+        "timeout" | "stdbuf" | "caffeinate" | "arch" | "chronic" => &["-s", "-k", "-w"],
+        "nohup" | "exec" | "time" | "command" | "builtin" | "setsid" | "unbuffer" => &[],
+        _ => return None,
+    };
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if takes_value.contains(&t) {
+            i += 2;
+        } else if t.starts_with('-')
+            || (prog == "env" && t.contains('='))
+            || (prog == "timeout" && i == 0 && t.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    Some(i + 1)
+}
+
+/// An interpreter: its options that take code, a module, or a value.
+struct Interp {
+    code: &'static [&'static str],
+    module: &'static [&'static str],
+    value: &'static [&'static str],
+    shell: bool,
+}
+
+fn interpreter(prog: &str) -> Option<Interp> {
+    let stem = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match stem {
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" => Interp {
+            code: &["-c"],
+            module: &[],
+            value: &["-o", "-O", "+O"],
+            shell: true,
+        },
+        "python" | "pypy" => Interp {
+            code: &["-c"],
+            module: &["-m"],
+            value: &["-W", "-X", "-Q"],
+            shell: false,
+        },
+        "node" | "nodejs" | "bun" => Interp {
+            code: &["-e", "--eval", "-p", "--print"],
+            module: &[],
+            value: &["-r", "--require", "--import", "--loader"],
+            shell: false,
+        },
+        "perl" | "ruby" | "osascript" | "Rscript" | "lua" => Interp {
+            code: &["-e", "-E"],
+            module: &[],
+            value: &["-I"],
+            shell: false,
+        },
+        "php" => Interp {
+            code: &["-r"],
+            module: &[],
+            value: &["-d", "-c"],
+            shell: false,
+        },
+        "pwsh" | "powershell" => Interp {
+            code: &[
+                "-c",
+                "-Command",
+                "-command",
+                "-EncodedCommand",
+                "-enc",
+                "-e",
+            ],
+            module: &[],
+            value: &["-ExecutionPolicy", "-ep", "-File", "-f"],
+            shell: false,
+        },
+        _ => return None,
+    })
+}
+
+/// curl's short options that take a value, and its long ones.
+const CURL_SHORT: &str = "dFTHuXAebcxowKmrEPtUyYzQCDh";
+const CURL_LONG: &[&str] = &[
+    "data",
+    "data-raw",
+    "data-binary",
+    "data-urlencode",
+    "data-ascii",
+    "json",
+    "form",
+    "form-string",
+    "upload-file",
+    "header",
+    "user",
+    "request",
+    "user-agent",
+    "referer",
+    "cookie",
+    "cookie-jar",
+    "proxy",
+    "output",
+    "write-out",
+    "config",
+    "max-time",
+    "range",
+    "cert",
+    "key",
+    "cacert",
+    "output-dir",
+    "url",
+    "retry",
+    "connect-timeout",
+    "resolve",
+    "oauth2-bearer",
+    "variable",
+    "expand-data",
+    "aws-sigv4",
+    "ciphers",
+    "interface",
+];
+const CURL_BODY: &[&str] = &[
+    "-d",
+    "--data",
+    "--data-raw",
+    "--data-binary",
+    "--data-urlencode",
+    "--data-ascii",
+    "--json",
+    "-F",
+    "--form",
+    "--form-string",
+    "--expand-data",
+];
+const CURL_SENT_AS_IS: &[&str] = &[
+    "-H",
+    "--header",
+    "-b",
+    "--cookie",
+    "-A",
+    "--user-agent",
+    "-e",
+    "--referer",
+    "-u",
+    "--user",
+    "--url",
+    "--oauth2-bearer",
+];
+const WGET_SHORT: &str = "OoPaiUetTwQlARDIXB";
+const WGET_LONG: &[&str] = &[
+    "output-document",
+    "output-file",
+    "directory-prefix",
+    "post-data",
+    "post-file",
+    "body-data",
+    "body-file",
+    "header",
+    "user-agent",
+    "method",
+    "user",
+    "password",
+    "input-file",
+    "tries",
+    "timeout",
+];
+
+impl Run<'_, '_> {
+    /// A simple command: its words, then what its program does.
+    pub(super) fn command(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
+        let mut words = Vec::new();
+        let mut input = stdin;
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "variable_assignment" => self.assign(cx, child, depth),
+                "command_name" => {
+                    if let Some(w) = child.named_child(0) {
+                        words.push(self.word(cx, w, depth + 1));
+                    }
+                }
+                "herestring_redirect" => {
+                    input = input.union(self.concatenation(cx, child, depth + 1).taint);
+                }
+                k if is_word(k) => words.push(self.word(cx, child, depth + 1)),
+                _ => {}
+            }
+        }
+        self.run_words(cx, cx.span(node), &words, input, depth)
+    }
+
+    fn run_words(
+        &mut self,
+        cx: Cx,
+        span: Span,
+        words: &[Value],
+        stdin: Taint,
+        depth: usize,
+    ) -> Taint {
+        let Some((name, args)) = words.split_first() else {
+            return Taint::default();
+        };
+        let prog = program(&name.text);
+        if let Some(skip) = wrapper_skip(&prog, args).filter(|&skip| skip < words.len()) {
+            return self.run_words(cx, span, words.get(skip..).unwrap_or(&[]), stdin, depth);
+        }
+        let ran = name.taint.union(self.program_taint(&name.text));
+        self.exec(ran, span);
+        if let Some(function) = self.me.functions.get(&prog).cloned() {
+            return self.call(function, args, stdin, depth);
+        }
+        let data = self.data(args, stdin, span);
+        self.piped_in = stdin;
+        self.program(cx, (&prog, args), (stdin, data), span, depth)
+    }
+
+    /// What running `prog` does; gives its stdout's taint.
+    fn program(
+        &mut self,
+        cx: Cx,
+        (prog, args): (&str, &[Value]),
+        (stdin, data): (Taint, Taint),
+        span: Span,
+        depth: usize,
+    ) -> Taint {
+        match prog {
+            "curl" => self.curl(args, stdin, span),
+            "wget" => self.wget(args, span),
+            "fetch" | "aria2c" | "lwp-download" | "axel" | "http" | "https" | "xh" | "xhs" => {
+                self.other_download(args, span)
+            }
+            "git" | "gh" | "svn" | "hg" => self.vcs(prog, args, span),
+            "scp" | "rsync" | "sftp" => self.remote_copy(args, span),
+            "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ssh" | "mail" | "mailx"
+            | "sendmail" | "openssl" => {
+                let sent = stdin.union(values_taint(args));
+                self.send(sent, span);
+                Taint::default()
+            }
+            "nslookup" | "dig" | "host" | "ping" | "drill" | "resolvectl" => {
+                self.send(values_taint(args), span);
+                Taint::default()
+            }
+            "eval" => self.eval(cx, args, span, depth),
+            "source" | "." => {
+                if let Some(file) = args.first() {
+                    let t = self.file_arg(file, stdin);
+                    self.exec(t, span);
+                }
+                Taint::default()
+            }
+            "cp" | "mv" | "install" | "ln" | "ditto" => self.copy(args, span),
+            "tar" | "bsdtar" | "unzip" | "7z" | "7za" | "gunzip" | "bunzip2" | "unxz" | "zcat"
+            | "zip" => self.archive(prog, args, span),
+            "tee" => {
+                for file in args.iter().filter(|a| !a.text.starts_with('-')) {
+                    self.me.write_file(&file.text, stdin);
+                }
+                stdin
+            }
+            "cd" | "pushd" => {
+                self.me.cwd = args
+                    .iter()
+                    .find(|a| !a.text.starts_with('-'))
+                    .map(|d| self.me.path_taint(&d.text))
+                    .unwrap_or_default();
+                Taint::default()
+            }
+            "read" | "mapfile" | "readarray" => {
+                self.read_vars(args, stdin);
+                Taint::default()
+            }
+            "env" | "printenv" | "set" | "export" | "declare" if args.is_empty() => {
+                data.union(Taint::new(Taint::SECRET, span.0))
+            }
+            "security" | "gpg" if dumps_secrets(args) => {
+                data.union(Taint::new(Taint::SECRET, span.0))
+            }
+            _ => self.other(prog, args, data, span),
+        }
+    }
+
+    /// A program run by a command word: a tainted file, or a bare name
+    /// that was written into a `bin` folder.
+    fn program_taint(&self, word: &str) -> Taint {
+        if word.contains('/') {
+            let t = self.me.path_taint(word);
+            if word.starts_with("./") && t.is_clean() {
+                return self.me.extracted_here;
+            }
+            return t;
+        }
+        self.me
+            .files
+            .iter()
+            .find(|(path, _)| {
+                path.strip_suffix(word)
+                    .is_some_and(|dir| dir.ends_with("bin/"))
+            })
+            .map(|(_, t)| *t)
+            .unwrap_or_default()
+    }
+
+    /// What a command reads: its stdin, its words, and the files they
+    /// name (a secret store named is a secret read).
+    fn data(&self, args: &[Value], stdin: Taint, span: Span) -> Taint {
+        let mut t = stdin;
+        for a in args {
+            t = t.union(a.taint).union(self.me.path_taint(&a.text));
+            if is_secret_path(&a.text) {
+                t = t.union(Taint::new(Taint::SECRET, span.0));
+            }
+        }
+        t
+    }
+
+    /// The taint of a file operand: what it holds, `-` or `/dev/stdin`
+    /// as stdin, a secret store as a secret.
+    fn file_arg(&self, file: &Value, stdin: Taint) -> Taint {
+        let mut t = file.taint.union(self.me.path_taint(&file.text));
+        if matches!(file.text.as_str(), "-" | "/dev/stdin" | "/dev/fd/0") {
+            t = t.union(stdin);
+        }
+        t
+    }
+
+    fn secret_file(&self, file: &str, at: usize) -> Taint {
+        let t = self.me.path_taint(file);
+        if is_secret_path(file) {
+            return t.union(Taint::new(Taint::SECRET, at));
+        }
+        t
+    }
+
+    fn exec(&mut self, taint: Taint, span: Span) {
+        self.hits.exec(self.me.text, taint, span);
+    }
+
+    fn send(&mut self, taint: Taint, span: Span) {
+        self.hits.send(self.me.text, taint, span);
+    }
+
+    /// The taint of what `urls` fetch: unvetted unless every one is an
+    /// official installer.
+    fn fetched(&self, urls: &[&Value], at: usize) -> Taint {
+        let official = !urls.is_empty() && urls.iter().all(|u| installer::is_official(&u.text));
+        let bits = if official {
+            Taint::FETCHED
+        } else {
+            Taint::FETCHED | Taint::UNVETTED
+        };
+        Taint::new(bits, at)
+    }
+
+    fn curl(&mut self, args: &[Value], stdin: Taint, span: Span) -> Taint {
+        let opts = Opts::parse(args, CURL_SHORT, CURL_LONG);
+        let urls: Vec<&Value> = opts.operands().chain(opts.values(&["--url"])).collect();
+        if !urls.is_empty() && urls.iter().all(|u| is_local_url(&u.text)) {
+            return Taint::default();
+        }
+        let mut sent = urls.iter().fold(Taint::default(), |t, u| t.union(u.taint));
+        for v in opts.values(CURL_BODY) {
+            sent = sent
+                .union(v.taint)
+                .union(self.at_file(&v.text, stdin, span.0));
+        }
+        for v in opts.values(&["-T", "--upload-file"]) {
+            sent = sent
+                .union(self.file_arg(v, stdin))
+                .union(self.secret_file(&v.text, span.0));
+        }
+        for v in opts.values(CURL_SENT_AS_IS) {
+            sent = sent.union(v.taint);
+        }
+        self.send(sent, span);
+        let fetched = self.fetched(&urls, span.0);
+        let mut to_stdout = true;
+        for out in opts.values(&["-o", "--output"]) {
+            self.me.write_file(&out.text, fetched);
+            to_stdout = out.text == "-";
+        }
+        if opts.has(&["-O", "--remote-name", "--remote-name-all"]) {
+            for u in &urls {
+                self.me.write_file(paths::basename(&u.text), fetched);
+            }
+            to_stdout = false;
+        }
+        if to_stdout { fetched } else { Taint::default() }
+    }
+
+    /// `@file` in a request body: the file's taint (`@-` is stdin).
+    fn at_file(&self, value: &str, stdin: Taint, at: usize) -> Taint {
+        let Some((_, file)) = value.split_once('@') else {
+            return Taint::default();
+        };
+        let file = file.split(';').next().unwrap_or(file);
+        if file == "-" {
+            return stdin;
+        }
+        self.secret_file(file, at)
+    }
+
+    fn wget(&mut self, args: &[Value], span: Span) -> Taint {
+        let opts = Opts::parse(args, WGET_SHORT, WGET_LONG);
+        let urls: Vec<&Value> = opts.operands().collect();
+        if !urls.is_empty() && urls.iter().all(|u| is_local_url(&u.text)) {
+            return Taint::default();
+        }
+        let mut sent = urls.iter().fold(Taint::default(), |t, u| t.union(u.taint));
+        for v in opts.values(&["--post-data", "--body-data", "--header"]) {
+            sent = sent.union(v.taint);
+        }
+        for v in opts.values(&["--post-file", "--body-file"]) {
+            sent = sent.union(self.secret_file(&v.text, span.0));
+        }
+        self.send(sent, span);
+        let fetched = self.fetched(&urls, span.0);
+        let outputs: Vec<&Value> = opts.values(&["-O", "--output-document"]).collect();
+        if outputs.iter().any(|o| o.text == "-") {
+            return fetched;
+        }
+        for out in &outputs {
+            self.me.write_file(&out.text, fetched);
+        }
+        if outputs.is_empty() {
+            let prefix = opts.values(&["-P", "--directory-prefix"]).next();
+            for u in &urls {
+                let name = paths::basename(&u.text);
+                let path = prefix.map_or(name.to_owned(), |p| format!("{}/{name}", p.text));
+                self.me.write_file(&path, fetched);
+            }
+        }
+        Taint::default()
+    }
+
+    /// fetch, aria2c, httpie and the like: `-o FILE`, else stdout or the
+    /// URL's name; httpie's `field=value` items are sent.
+    fn other_download(&mut self, args: &[Value], span: Span) -> Taint {
+        let opts = Opts::parse(args, "odH", &["output", "dir", "out", "header"]);
+        let (urls, items): (Vec<&Value>, Vec<&Value>) = opts
+            .operands()
+            .partition(|v| is_url(&v.text) || v.text.contains('.'));
+        if !urls.is_empty() && urls.iter().all(|u| is_local_url(&u.text)) {
+            return Taint::default();
+        }
+        let mut sent = Taint::default();
+        for item in items
+            .iter()
+            .chain(opts.values(&["-H", "--header"]).collect::<Vec<_>>().iter())
+        {
+            sent = sent
+                .union(item.taint)
+                .union(self.at_file(&item.text, Taint::default(), span.0));
+        }
+        self.send(sent, span);
+        let fetched = self.fetched(&urls, span.0);
+        for out in opts.values(&["-o", "--output", "--out"]) {
+            self.me.write_file(&out.text, fetched);
+        }
+        for u in &urls {
+            self.me.write_file(paths::basename(&u.text), fetched);
+        }
+        fetched
+    }
+
+    /// `git clone URL [DIR]`, `gh repo clone`, `gh release download`,
+    /// `gh gist create FILE`, `svn checkout`, `hg clone`.
+    fn vcs(&mut self, prog: &str, args: &[Value], span: Span) -> Taint {
+        let opts = Opts::parse(
+            args,
+            "bcDOopR",
+            &["branch", "depth", "dir", "output", "pattern", "repo"],
+        );
+        let ops: Vec<&Value> = opts.operands().collect();
+        let sub: Vec<&str> = ops.iter().take(2).map(|v| v.text.as_str()).collect();
+        match (prog, sub.as_slice()) {
+            ("git" | "hg", ["clone", ..]) | ("svn", ["checkout" | "co" | "export", ..]) => {
+                self.clone_into(ops.get(1).copied(), ops.get(2).copied(), span);
+            }
+            ("gh", ["repo", "clone", ..]) => {
+                self.clone_into(ops.get(2).copied(), ops.get(3).copied(), span);
+            }
+            ("gh", ["release", "download", ..]) => {
+                let fetched = Taint::new(Taint::FETCHED | Taint::UNVETTED, span.0);
+                for v in opts.values(&["-D", "--dir"]) {
+                    self.me.taint_dir(&v.text, fetched);
+                }
+                for v in opts.values(&["-O", "--output"]) {
+                    self.me.write_file(&v.text, fetched);
+                }
+            }
+            ("gh", ["gist", "create", ..]) => {
+                let sent = ops.iter().skip(2).fold(Taint::default(), |t, f| {
+                    t.union(self.secret_file(&f.text, span.0))
+                });
+                self.send(sent, span);
+            }
+            _ => return self.other(prog, args, Taint::default(), span),
+        }
+        Taint::default()
+    }
+
+    fn clone_into(&mut self, url: Option<&Value>, dir: Option<&Value>, span: Span) {
+        let Some(url) = url else { return };
+        let name = dir.map_or_else(
+            || {
+                let base = paths::basename(&url.text);
+                base.strip_suffix(".git").unwrap_or(base).to_owned()
+            },
+            |d| d.text.clone(),
+        );
+        self.me.taint_dir(&name, Taint::new(Taint::CLONED, span.0));
+    }
+
+    /// scp, rsync: local files to a remote are sent; a remote to a local
+    /// path is a download.
+    fn remote_copy(&mut self, args: &[Value], span: Span) -> Taint {
+        let opts = Opts::parse(args, "iPoFcSlJe", &["rsh", "exclude", "include", "port"]);
+        let ops: Vec<&Value> = opts.operands().collect();
+        let Some((dest, sources)) = ops.split_last() else {
+            return Taint::default();
+        };
+        if paths::is_remote_spec(&dest.text) {
+            let sent = sources.iter().fold(Taint::default(), |t, s| {
+                t.union(s.taint).union(self.secret_file(&s.text, span.0))
+            });
+            self.send(sent, span);
+        } else if sources.iter().any(|s| paths::is_remote_spec(&s.text)) {
+            let fetched = Taint::new(Taint::FETCHED | Taint::UNVETTED, span.0);
+            self.me.write_file(&dest.text, fetched);
+            for s in sources {
+                let path = format!("{}/{}", dest.text, paths::basename(&s.text));
+                self.me.write_file(&path, fetched);
+            }
+        }
+        Taint::default()
+    }
+
+    /// `eval WORDS`: runs their text; a literal is read as shell too.
+    fn eval(&mut self, cx: Cx, args: &[Value], span: Span, depth: usize) -> Taint {
+        let t = values_taint(args);
+        self.exec(t, span);
+        if t.is_clean() {
+            let code = args
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            self.nested(cx, &code, span, depth);
+        }
+        Taint::default()
+    }
+
+    /// A string run as shell (`eval '…'`, `sh -c '…'`): read as code,
+    /// reported at the command that runs it.
+    fn nested(&mut self, _cx: Cx, code: &str, span: Span, depth: usize) {
+        if self.me.nesting >= MAX_NESTING || code.trim().is_empty() {
+            return;
+        }
+        let Some(tree) = self.me.parse(code.as_bytes()) else {
+            return;
+        };
+        self.me.nesting += 1;
+        let inner = Cx {
+            src: code.as_bytes(),
+            base: span.0,
+            pin: Some(span),
+        };
+        self.stmt(inner, tree.root_node(), Taint::default(), depth + 1);
+        self.me.nesting -= 1;
+    }
+
+    /// A shell function: its body run with `$1`… holding the arguments.
+    fn call(
+        &mut self,
+        (code, at): (String, usize),
+        args: &[Value],
+        stdin: Taint,
+        depth: usize,
+    ) -> Taint {
+        if self.me.nesting >= MAX_NESTING {
+            return Taint::default();
+        }
+        let Some(tree) = self.me.parse(code.as_bytes()) else {
+            return Taint::default();
+        };
+        let names: Vec<String> = (1..=9)
+            .map(|i| i.to_string())
+            .chain(["@".into(), "*".into()])
+            .collect();
+        let saved: Vec<Option<Value>> =
+            names.iter().map(|n| self.me.vars.get(n).cloned()).collect();
+        let all = Value {
+            text: "$@".into(),
+            taint: values_taint(args),
+        };
+        for (i, name) in names.iter().enumerate() {
+            let v = if i < 9 {
+                args.get(i).cloned().unwrap_or_default()
+            } else {
+                all.clone()
+            };
+            self.me.vars.insert(name.clone(), v);
+        }
+        self.me.nesting += 1;
+        let cx = Cx {
+            src: code.as_bytes(),
+            base: at,
+            pin: None,
+        };
+        let out = self.stmt(cx, tree.root_node(), stdin, depth + 1);
+        self.me.nesting -= 1;
+        for (name, old) in names.into_iter().zip(saved) {
+            match old {
+                Some(v) => self.me.vars.insert(name, v),
+                None => self.me.vars.remove(&name),
+            };
+        }
+        out
+    }
+
+    /// `cp SRC… DEST`: DEST (and DEST/name of each source) holds what the
+    /// sources held.
+    fn copy(&mut self, args: &[Value], span: Span) -> Taint {
+        let opts = Opts::parse(
+            args,
+            "mogtS",
+            &["mode", "owner", "group", "target-directory", "suffix"],
+        );
+        let mut ops: Vec<&Value> = opts.operands().collect();
+        let target = opts.values(&["-t", "--target-directory"]).next();
+        let dest = match target {
+            Some(t) => t,
+            None => match ops.pop() {
+                Some(d) => d,
+                None => return Taint::default(),
+            },
+        };
+        for src in ops {
+            let t = src.taint.union(self.secret_file(&src.text, span.0));
+            self.me.write_file(&dest.text, t);
+            let inside = format!("{}/{}", dest.text, paths::basename(&src.text));
+            self.me.write_file(&inside, t);
+        }
+        Taint::default()
+    }
+
+    /// Unpacking a tainted archive taints what comes out; packing files
+    /// taints the archive.
+    fn archive(&mut self, prog: &str, args: &[Value], span: Span) -> Taint {
+        // `tar xzf F`: the old form's first word is a cluster of flags.
+        let args: Vec<Value> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a.text.chars().next() {
+                Some(c) if i == 0 && prog.ends_with("tar") && c != '-' => Value {
+                    text: format!("-{}", a.text),
+                    taint: a.taint,
+                },
+                _ => a.clone(),
+            })
+            .collect();
+        let opts = Opts::parse(&args, "fCdo", &["file", "directory"]);
+        let ops: Vec<&Value> = opts.operands().collect();
+        let creating = match prog {
+            "zip" => true,
+            "7z" | "7za" => ops.first().is_some_and(|o| o.text == "a"),
+            "tar" | "bsdtar" => {
+                args.first().is_some_and(|a| {
+                    let flags = a.text.trim_start_matches('-');
+                    !a.text.starts_with("--") && flags.contains('c') && !flags.contains('x')
+                }) || opts.has(&["--create"])
+            }
+            _ => false,
+        };
+        if creating {
+            return self.pack(prog, &opts, span);
+        }
+        let archive = opts
+            .values(&["-f", "--file"])
+            .next()
+            .or_else(|| ops.iter().copied().find(|o| o.text != "x" && o.text != "e"));
+        let taint = archive.map_or(Taint::default(), |a| self.file_arg(a, Taint::default()));
+        let from_stdin = archive.is_none() || archive.is_some_and(|a| a.text == "-");
+        let taint = if from_stdin {
+            taint.union(self.piped_in)
+        } else {
+            taint
+        };
+        if taint.is_clean() {
+            return Taint::default();
+        }
+        let dest = opts.values(&["-C", "--directory", "-d", "-o"]).next();
+        match dest {
+            Some(d) => self.me.taint_dir(d.text.trim_start_matches("-o"), taint),
+            None => self.me.extracted_here = self.me.extracted_here.union(taint),
+        }
+        if let Some(stem) = archive.and_then(|a| paths::archive_stem(&a.text)) {
+            let stem = dest.map_or(stem.to_owned(), |d| format!("{}/{stem}", d.text));
+            self.me.taint_dir(&stem, taint);
+        }
+        if matches!(prog, "gunzip" | "bunzip2" | "unxz")
+            && let Some(a) = archive
+        {
+            let out = a.text.rsplit_once('.').map_or(a.text.as_str(), |(s, _)| s);
+            self.me.write_file(out, taint);
+        }
+        taint
+    }
+
+    fn pack(&mut self, prog: &str, opts: &Opts, span: Span) -> Taint {
+        let mut ops = opts.operands().filter(|o| o.text != "a");
+        let out = match prog {
+            "tar" | "bsdtar" => opts.values(&["-f", "--file"]).next(),
+            _ => ops.next(),
+        };
+        let t = ops.fold(Taint::default(), |t, m| {
+            t.union(self.secret_file(&m.text, span.0))
+        });
+        match out {
+            Some(o) if o.text != "-" => {
+                self.me.write_file(&o.text, t);
+                Taint::default()
+            }
+            _ => t,
+        }
+    }
+
+    fn read_vars(&mut self, args: &[Value], stdin: Taint) {
+        let opts = Opts::parse(args, "pdnNtuaCcsO", &[]);
+        let mut names: Vec<String> = opts.operands().map(|v| v.text.clone()).collect();
+        names.extend(opts.values(&["-a"]).map(|v| v.text.clone()));
+        if names.is_empty() {
+            names.push("REPLY".into());
+            names.push("MAPFILE".into());
+        }
+        for name in names {
+            let text = format!("${name}");
+            self.me.vars.insert(name, Value { text, taint: stdin });
+        }
+    }
+
+    /// Any other program: a runner of files (an installer, `open`, a
+    /// build tool in a cloned folder) runs its tainted operands; every
+    /// program's output is its input and the files it read.
+    fn other(&mut self, prog: &str, args: &[Value], data: Taint, span: Span) -> Taint {
+        let interp = interpreter(prog);
+        if let Some(interp) = interp {
+            return self.interpret(&interp, args, data, span);
+        }
+        if RUNS_OPERANDS.contains(&prog) {
+            // `pip install -r FILE` installs the names FILE lists.
+            let opts = Opts::parse(args, "rc", &["requirement", "constraint"]);
+            let ran = opts
+                .operands()
+                .filter(|a| runnable_by(prog, &a.text))
+                .fold(Taint::default(), |t, a| {
+                    t.union(self.file_arg(a, Taint::default()))
+                });
+            self.exec(ran, span);
+            if BUILDS_HERE.contains(&prog) && builds_current_folder(args) {
+                self.exec(self.me.cwd, span);
+            }
+        }
+        self.output_files(prog, args, data);
+        data
+    }
+
+    /// `-o FILE`, `-out FILE`, `--output FILE` of a filter (base64,
+    /// openssl, gpg…): the file holds what the filter read.
+    fn output_files(&mut self, prog: &str, args: &[Value], data: Taint) {
+        if !FILTERS.contains(&prog) {
+            return;
+        }
+        let mut iter = args.iter();
+        while let Some(a) = iter.next() {
+            let t = a.text.as_str();
+            if matches!(t, "-o" | "-out" | "--output" | "--out" | "-O")
+                && let Some(file) = iter.next()
+            {
+                self.me.write_file(&file.text, data);
+            } else if let Some(file) = t.strip_prefix("--output=") {
+                self.me.write_file(file, data);
+            }
+        }
+    }
+
+    /// An interpreter runs its code option, its script operand, or stdin.
+    fn interpret(
+        &mut self,
+        interp: &Interp,
+        args: &[Value],
+        stdin_and_args: Taint,
+        span: Span,
+    ) -> Taint {
+        let stdin = self.piped_in;
+        let mut iter = args.iter();
+        while let Some(a) = iter.next() {
+            let t = a.text.as_str();
+            if interp.code.contains(&t) {
+                let code = iter.next().cloned().unwrap_or_default();
+                self.exec(code.taint, span);
+                if interp.shell && code.taint.is_clean() {
+                    let cx = Cx {
+                        src: &[],
+                        base: span.0,
+                        pin: Some(span),
+                    };
+                    self.nested(cx, &code.text, span, 0);
+                }
+                return stdin_and_args;
+            }
+            if interp.module.contains(&t) {
+                return stdin_and_args;
+            }
+            if interp.value.contains(&t) {
+                iter.next();
+            } else if !t.starts_with('-') || t == "-" {
+                let ran = self.file_arg(a, stdin);
+                self.exec(ran, span);
+                return stdin_and_args;
+            }
+        }
+        self.exec(stdin, span);
+        stdin_and_args
+    }
+}
+
+/// Programs that run or install the files they are given.
+const RUNS_OPERANDS: &[&str] = &[
+    "open",
+    "xdg-open",
+    "start",
+    "installer",
+    "dpkg",
+    "rpm",
+    "msiexec",
+    "crontab",
+    "launchctl",
+    "java",
+    "pip",
+    "pip3",
+    "pipx",
+    "uv",
+    "npm",
+    "pnpm",
+    "yarn",
+    "apt",
+    "apt-get",
+    "brew",
+    "make",
+    "cmake",
+    "cargo",
+    "go",
+    "mvn",
+    "gradle",
+    "meson",
+    "ninja",
+    "docker",
+    "podman",
+];
+
+/// Build tools that run the project in the current folder.
+const BUILDS_HERE: &[&str] = &[
+    "make", "cmake", "npm", "pnpm", "yarn", "cargo", "go", "mvn", "gradle", "meson", "ninja",
+];
+
+/// Filters whose `-o` names the file they write.
+const FILTERS: &[&str] = &[
+    "base64", "openssl", "gpg", "xxd", "gzip", "sort", "uudecode", "iconv", "age",
+];
+
+fn values_taint(args: &[Value]) -> Taint {
+    args.iter().fold(Taint::default(), |t, a| t.union(a.taint))
+}
+
+/// `security dump-keychain`, `security find-… -w`… `gpg --export-secret-keys`.
+fn dumps_secrets(args: &[Value]) -> bool {
+    args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "dump-keychain" | "--export-secret-keys" | "--export-secret-subkeys" | "export"
+        )
+    })
+}
+
+/// Whether `prog` runs the file `operand` names: `open` runs an app, an
+/// installer or a script, not a PDF.
+fn runnable_by(prog: &str, operand: &str) -> bool {
+    if !matches!(prog, "open" | "xdg-open" | "start") {
+        return true;
+    }
+    let name = paths::basename(operand).to_ascii_lowercase();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        ext,
+        "app"
+            | "pkg"
+            | "mpkg"
+            | "dmg"
+            | "command"
+            | "sh"
+            | "jar"
+            | "exe"
+            | "msi"
+            | "scpt"
+            | "terminal"
+            | "workflow"
+            | "bat"
+            | "cmd"
+            | "ps1"
+            | "deb"
+            | "appimage"
+            | ""
+    )
+}
+
+/// Whether a build tool's words name only the project here (`make`,
+/// `npm install`, `cargo run`), not a package of a registry.
+fn builds_current_folder(args: &[Value]) -> bool {
+    args.iter().all(|a| {
+        a.text.starts_with('-')
+            || matches!(
+                a.text.as_str(),
+                "install" | "i" | "ci" | "run" | "build" | "start" | "test" | "all" | "."
+            )
+    })
+}
