@@ -452,25 +452,36 @@ impl RuleSet {
                 norm,
                 raw: rule.raw,
             };
-            for re in &rule.patterns {
-                match rule.check {
-                    None => rule.find(i, need, re, &hay, &spans, &mut hits),
-                    Some(Check::DecodedBlob) => {
-                        self.find_blobs(i, re, &hay, (depth, budget), &mut hits)
-                    }
-                    Some(Check::MixedScriptHost) => {
-                        find_spoofed_hosts(i, rule.severity, re, &hay, &mut hits)
-                    }
-                    Some(Check::PackageLookalike) => {
-                        let stretches = rule.stretches(i, need, hay.text(), &spans);
-                        let found = (i, rule.severity, re);
-                        super::packages::find_lookalikes(found, &hay, &stretches, &mut hits)
-                    }
-                    Some(Check::VendorTier) => {}
-                }
-            }
+            self.run_rule(i, &hay, &spans, (depth, budget), &mut hits);
         }
         hits
+    }
+
+    /// Runs rule number `i`'s patterns over the haystack, each as its
+    /// check says.
+    fn run_rule(
+        &self,
+        i: usize,
+        hay: &Haystack<'_, '_>,
+        spans: &[Span],
+        (depth, budget): (u8, &Budget),
+        hits: &mut Vec<Hit>,
+    ) {
+        let rule = &self.rules[i];
+        let need = rule.need(i);
+        for re in &rule.patterns {
+            match rule.check {
+                None => rule.find(i, need, re, hay, spans, hits),
+                Some(Check::DecodedBlob) => self.find_blobs(i, re, hay, (depth, budget), hits),
+                Some(Check::MixedScriptHost) => find_spoofed_hosts(i, rule.severity, re, hay, hits),
+                Some(Check::PackageLookalike) => {
+                    let stretches = rule.stretches(i, need, hay.text(), spans);
+                    let found = (i, rule.severity, re);
+                    super::packages::find_lookalikes(found, hay, &stretches, hits)
+                }
+                Some(Check::VendorTier) => {}
+            }
+        }
     }
 
     /// The blobs `re` finds that decode to text a high-severity rule flags.
