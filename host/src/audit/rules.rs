@@ -451,6 +451,9 @@ impl RuleSet {
                 text,
                 norm,
                 raw: rule.raw,
+                // An installer hidden in a blob is no vendor's documented
+                // command: in a decoded layer it stays what it is.
+                decoded: depth < MAX_DECODE_DEPTH,
             };
             self.run_rule(i, &hay, &spans, (depth, budget), &mut hits);
         }
@@ -636,6 +639,8 @@ pub(super) struct Haystack<'a, 'n> {
     text: &'a str,
     norm: &'a Normalized<'n>,
     raw: bool,
+    /// Whether the text is a decoded layer, not the text as written.
+    decoded: bool,
 }
 
 impl Haystack<'_, '_> {
@@ -760,6 +765,7 @@ impl Rule {
         }
         let mut hit = hay.hit(i, severity, start, end, None);
         if let Some((tier, tier_severity)) = self.vendor
+            && !hay.decoded
             && super::vendors::is_vendor_installer(&hay.text[hit.start..hit.end])
         {
             (hit.rule, hit.severity) = (tier, tier_severity.min(severity));
