@@ -1,8 +1,9 @@
 //! What the audit found in a text it has seen before, kept across
 //! processes: every command loads the catalog, and auditing an unchanged
 //! skill again gives the same findings. An entry is keyed by the text's
-//! `sha256` and its file name, under the rules' own hash (the rules file
-//! and [`SCANNER`]): new rules or a new scanner start an empty cache.
+//! `sha256` and its file name, under the rules' own hash (the rules file,
+//! the phrase table, the vendor and package lists, and [`SCANNER`]): new
+//! rules or data or a new scanner start an empty cache.
 //!
 //! The file lives in the host's cache folder, beside the compiled handler
 //! code, which is trusted far more than this: whoever can write there can
@@ -19,19 +20,31 @@ use sha2::{Digest, Sha256};
 use super::Finding;
 
 /// Bump when the scanner's code changes what it finds for the same rules
-/// (3: the flow analysis of scripts and code blocks, `flow/`).
-pub const SCANNER: u32 = 3;
+/// (3: the flow analysis of scripts and code blocks, `flow/`; 4: the
+/// prose phrase table, windows and quoted examples).
+pub const SCANNER: u32 = 4;
 /// Largest cache file read.
 const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Most entries kept; past it the file starts over with this load's.
 const MAX_ENTRIES: usize = 200_000;
 
-/// The hash of the rules and the scanner, which every entry is under.
+/// The hash of the rules, the other data files and the scanner, which
+/// every entry is under.
 fn rules_hash() -> &'static str {
     static HASH: LazyLock<String> = LazyLock::new(|| {
         let mut h = Sha256::new();
         h.update(SCANNER.to_le_bytes());
-        h.update(super::RULES_TOML.as_bytes());
+        // Every data file the audit reads: a changed vendor list, phrase
+        // table or package list changes the findings as a rule does.
+        for data in [
+            super::RULES_TOML,
+            super::PROSE_TOML,
+            super::VENDORS_TOML,
+            super::PACKAGES_TOML,
+        ] {
+            h.update((data.len() as u64).to_le_bytes());
+            h.update(data.as_bytes());
+        }
         hex(&h.finalize())
     });
     &HASH

@@ -11,8 +11,12 @@
 mod cache;
 mod flow;
 mod normalize;
+mod packages;
+mod prose;
+mod quoted;
 mod read;
 mod rules;
+mod vendors;
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +25,12 @@ use serde::{Deserialize, Serialize};
 pub use cache::{FindingsCache, key as cache_key};
 pub use flow::{FLOW_RULES, FlowRule};
 pub use normalize::{Normalized, normalize};
+pub use packages::PACKAGES_TOML;
+pub use prose::{
+    Entry as PhraseEntry, Intent, PROSE_TOML, Table as PhraseTable, table as phrase_table,
+};
 pub use rules::{RULES_TOML, Rule, RuleSet, decode_blob, rules, spoofed_host};
+pub use vendors::{VENDORS_TOML, vendor_of};
 
 /// `[audit]` in skillhost.toml: the audit at catalog load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -224,6 +233,15 @@ pub enum AuditError {
     NotAFolder(PathBuf),
 }
 
+/// An embedded data file of the audit, parsed. The file is part of the
+/// binary and a unit test parses it, so a failure here is a build defect.
+fn embedded<T>(file: &str, parsed: Result<T, String>) -> T {
+    match parsed {
+        Ok(t) => t,
+        Err(e) => panic!("host/src/audit/{file}: {e}"),
+    }
+}
+
 /// Audits one text: `file` is the name findings carry. The line rules,
 /// then the flow analysis of its scripts and code blocks (`flow/`).
 pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
@@ -259,31 +277,34 @@ pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
     out
 }
 
-/// The findings of the rules of rules.toml.
+/// The findings of the rules of rules.toml and the phrase table.
 fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
-    let set = rules();
-    let mut hits = set.scan(text);
+    let mut hits = placed_hits(text);
     if hits.is_empty() {
         return Vec::new();
     }
-    hits.sort_by_key(|h| (h.start, h.rule));
+    hits.sort_by(|a, b| (a.start, b.severity, a.rule).cmp(&(b.start, a.severity, b.rule)));
     let lines = LineIndex::new(text);
     let mut out: Vec<Finding> = Vec::with_capacity(hits.len());
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::HashMap::new();
     for h in hits {
         let (line, column) = lines.position(text, h.start);
-        // One finding per rule and line: several patterns of a rule often
-        // see the same command.
-        if !seen.insert((h.rule, line)) {
+        // One finding per rule and line, the most severe: several patterns
+        // of a rule, or a rule and the phrase table, often see the same
+        // words.
+        if let Some(&k) = seen.get(&(h.rule, line)) {
+            let kept: &mut Finding = &mut out[k];
+            kept.severity = kept.severity.max(h.severity);
             continue;
         }
+        seen.insert((h.rule, line), out.len());
         let mut excerpt = excerpt(text, h.start, h.end);
         if let Some(note) = &h.note {
             excerpt.push_str(" → ");
             excerpt.push_str(&escape(note, 160));
         }
         out.push(Finding {
-            rule: set.rules[h.rule].id.clone(),
+            rule: h.rule.to_owned(),
             severity: h.severity,
             file: file.to_owned(),
             line,
@@ -292,6 +313,36 @@ fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// A hit of a rule of rules.toml or of the phrase table, by rule id.
+struct Placed<'a> {
+    rule: &'a str,
+    severity: Severity,
+    start: usize,
+    end: usize,
+    note: Option<String>,
+}
+
+/// Every hit in `text` of the rules and the phrase table.
+fn placed_hits(text: &str) -> Vec<Placed<'static>> {
+    let set = rules();
+    let table = prose::table();
+    let rule_hits = set.scan(text).into_iter().map(|h| Placed {
+        rule: &set.rules[h.rule].id,
+        severity: h.severity,
+        start: h.start,
+        end: h.end,
+        note: h.note,
+    });
+    let phrase_hits = table.scan(text).into_iter().map(|h| Placed {
+        rule: &table.intents[h.intent].id,
+        severity: h.severity,
+        start: h.start,
+        end: h.end,
+        note: None,
+    });
+    rule_hits.chain(phrase_hits).collect()
 }
 
 /// Audits a skill folder with the default limits.

@@ -26,7 +26,17 @@ pub enum Check {
     /// Capture group 1 is a host name: a finding when a label mixes Latin
     /// with look-alike scripts, or is spelled wholly in look-alikes.
     MixedScriptHost,
+    /// No patterns of its own: the tier other rules report a listed
+    /// vendor's installer as (`vendor_as`, vendors.toml).
+    VendorTier,
+    /// Named group `pypi` or `npm` holds the arguments of an install
+    /// command: a finding for each package name that looks like a popular
+    /// package's name without being it (packages.toml).
+    PackageLookalike,
 }
+
+/// Most lines a `window` rule sees at once.
+pub const MAX_WINDOW: usize = 8;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,12 +67,21 @@ struct RuleSpec {
     #[serde(default)]
     only_non_ascii: bool,
     check: Option<Check>,
+    /// Lines the patterns see at once (see `Rule::window`).
+    window: Option<usize>,
+    /// The id of the `vendor-tier` rule a match is reported as when it
+    /// fetches a listed vendor's installer.
+    vendor_as: Option<String>,
+    /// The severity of a match that is quoted, not said (see `quoted.rs`).
+    quoted_to: Option<Severity>,
     #[serde(default)]
     positive: Vec<String>,
     #[serde(default)]
     negative: Vec<String>,
     #[serde(default)]
     downgraded: Vec<String>,
+    #[serde(default)]
+    quoted: Vec<String>,
 }
 
 /// One compiled rule.
@@ -76,6 +95,10 @@ pub struct Rule {
     pub negative: Vec<String>,
     pub downgraded: Vec<String>,
     pub downgrade_to: Option<Severity>,
+    /// Examples that must come out at `quoted_to`.
+    pub quoted: Vec<String>,
+    pub quoted_to: Option<Severity>,
+    pub check: Option<Check>,
     patterns: Vec<Regex>,
     unless: Vec<Regex>,
     /// A match in the line that covers a hit excuses it.
@@ -83,9 +106,17 @@ pub struct Rule {
     downgrade_if: Option<Regex>,
     raw: bool,
     only_non_ascii: bool,
-    check: Option<Check>,
     has_keywords: bool,
     has_also: bool,
+    /// 1: the patterns see the lines that hold the rule's keywords. More:
+    /// each line that holds a keyword or an `also` word and the lines
+    /// after it, up to this many in all and not past a heading, so a
+    /// sentence wrapped over lines, or a password on the line after
+    /// "extract the archive", is one stretch.
+    window: usize,
+    vendor_as: Option<String>,
+    /// The `vendor-tier` rule `vendor_as` names: its number and severity.
+    vendor: Option<(usize, Severity)>,
 }
 
 /// Every rule, with the keyword prefilter over them.
@@ -161,6 +192,7 @@ pub fn parse(text: &str) -> Result<RuleSet, String> {
         keywords.add(&spec, rules.len())?;
         rules.push(Rule::compile(spec)?);
     }
+    resolve_vendor_tiers(&mut rules)?;
     let (prefilter, keyword_rules) = keywords.prefilter()?;
     Ok(RuleSet {
         rules,
@@ -174,8 +206,20 @@ fn check_spec(spec: &RuleSpec, earlier: &[Rule]) -> Result<(), String> {
     if earlier.iter().any(|r| r.id == spec.id) {
         return Err(format!("rule {} is defined twice", spec.id));
     }
-    if spec.patterns.is_empty() {
-        return Err(format!("rule {} has no pattern", spec.id));
+    if spec.patterns.is_empty() != (spec.check == Some(Check::VendorTier)) {
+        return Err(format!(
+            "rule {}: a vendor-tier rule has no pattern, every other rule has one",
+            spec.id
+        ));
+    }
+    if spec
+        .window
+        .is_some_and(|w| !(2..=MAX_WINDOW).contains(&w) || spec.keywords.is_empty())
+    {
+        return Err(format!(
+            "rule {}: a window is 2 to {MAX_WINDOW} lines and needs keywords",
+            spec.id
+        ));
     }
     if spec.downgrade_if.is_some() != spec.downgrade_to.is_some() {
         return Err(format!(
@@ -185,6 +229,22 @@ fn check_spec(spec: &RuleSpec, earlier: &[Rule]) -> Result<(), String> {
     }
     if !spec.also.is_empty() && spec.keywords.is_empty() {
         return Err(format!("rule {}: `also` needs `keywords`", spec.id));
+    }
+    Ok(())
+}
+
+/// Points each `vendor_as` at the rule it names, which must be a
+/// `vendor-tier` rule.
+fn resolve_vendor_tiers(rules: &mut [Rule]) -> Result<(), String> {
+    for i in 0..rules.len() {
+        let Some(name) = rules[i].vendor_as.clone() else {
+            continue;
+        };
+        let tier = rules
+            .iter()
+            .position(|r| r.id == name && r.check == Some(Check::VendorTier))
+            .ok_or_else(|| format!("rule {}: no vendor-tier rule {name}", rules[i].id))?;
+        rules[i].vendor = Some((tier, rules[tier].severity));
     }
     Ok(())
 }
@@ -283,9 +343,14 @@ impl Rule {
             negative: spec.negative,
             downgraded: spec.downgraded,
             downgrade_to: spec.downgrade_to,
+            quoted: spec.quoted,
+            quoted_to: spec.quoted_to,
             raw: spec.raw,
             only_non_ascii: spec.only_non_ascii,
             check: spec.check,
+            window: spec.window.unwrap_or(1),
+            vendor_as: spec.vendor_as,
+            vendor: None,
         })
     }
 }
@@ -293,10 +358,8 @@ impl Rule {
 /// The embedded rules, compiled on first use. The file is part of the
 /// binary and a unit test parses it, so a failure here is a build defect.
 pub fn rules() -> &'static RuleSet {
-    static RULES: LazyLock<RuleSet> = LazyLock::new(|| match parse(RULES_TOML) {
-        Ok(r) => r,
-        Err(e) => panic!("host/src/audit/rules.toml: {e}"),
-    });
+    static RULES: LazyLock<RuleSet> =
+        LazyLock::new(|| super::embedded("rules.toml", parse(RULES_TOML)));
     &RULES
 }
 
@@ -388,20 +451,40 @@ impl RuleSet {
                 text,
                 norm,
                 raw: rule.raw,
+                // An installer hidden in a blob is no vendor's documented
+                // command: in a decoded layer it stays what it is.
+                decoded: depth < MAX_DECODE_DEPTH,
             };
-            for re in &rule.patterns {
-                match rule.check {
-                    None => rule.find(i, need, re, &hay, &spans, &mut hits),
-                    Some(Check::DecodedBlob) => {
-                        self.find_blobs(i, re, &hay, (depth, budget), &mut hits)
-                    }
-                    Some(Check::MixedScriptHost) => {
-                        find_spoofed_hosts(i, rule.severity, re, &hay, &mut hits)
-                    }
-                }
-            }
+            self.run_rule(i, &hay, &spans, (depth, budget), &mut hits);
         }
         hits
+    }
+
+    /// Runs rule number `i`'s patterns over the haystack, each as its
+    /// check says.
+    fn run_rule(
+        &self,
+        i: usize,
+        hay: &Haystack<'_, '_>,
+        spans: &[Span],
+        (depth, budget): (u8, &Budget),
+        hits: &mut Vec<Hit>,
+    ) {
+        let rule = &self.rules[i];
+        let need = rule.need(i);
+        for re in &rule.patterns {
+            match rule.check {
+                None => rule.find(i, need, re, hay, spans, hits),
+                Some(Check::DecodedBlob) => self.find_blobs(i, re, hay, (depth, budget), hits),
+                Some(Check::MixedScriptHost) => find_spoofed_hosts(i, rule.severity, re, hay, hits),
+                Some(Check::PackageLookalike) => {
+                    let stretches = rule.stretches(i, need, hay.text(), spans);
+                    let found = (i, rule.severity, re);
+                    super::packages::find_lookalikes(found, hay, &stretches, hits)
+                }
+                Some(Check::VendorTier) => {}
+            }
+        }
     }
 
     /// The blobs `re` finds that decode to text a high-severity rule flags.
@@ -552,19 +635,21 @@ impl Present {
 
 /// The text a rule runs on (the original for a raw rule, else the
 /// normalised one), and how its offsets map back to the original.
-struct Haystack<'a, 'n> {
+pub(super) struct Haystack<'a, 'n> {
     text: &'a str,
     norm: &'a Normalized<'n>,
     raw: bool,
+    /// Whether the text is a decoded layer, not the text as written.
+    decoded: bool,
 }
 
 impl Haystack<'_, '_> {
-    fn text(&self) -> &str {
+    pub(super) fn text(&self) -> &str {
         if self.raw { self.text } else { &self.norm.text }
     }
 
     /// A hit of rule `rule` at `start..end` of the haystack.
-    fn hit(
+    pub(super) fn hit(
         &self,
         rule: usize,
         severity: Severity,
@@ -605,6 +690,7 @@ impl Rule {
             || (self.raw && self.check.is_none() && !present.invisible)
             || (self.check == Some(Check::MixedScriptHost) && present.ascii)
             || (self.check == Some(Check::DecodedBlob) && !present.decode)
+            || self.check == Some(Check::VendorTier)
             // A blob rule with no keywords looks for runs of blob
             // characters; one with keywords, for the decoder they name.
             || (self.check == Some(Check::DecodedBlob) && !self.has_keywords && !present.blobs))
@@ -612,7 +698,7 @@ impl Rule {
 
     /// The matches of `re`, rule number `i`'s pattern, on the lines that
     /// hold the rule's keywords (or the whole text): but those an `unless`
-    /// pattern matches, and downgraded where `downgrade_if` says.
+    /// pattern matches, each at the severity `placed` gives it.
     fn find(
         &self,
         i: usize,
@@ -623,37 +709,83 @@ impl Rule {
         hits: &mut Vec<Hit>,
     ) {
         let text = hay.text();
-        let whole = [Span {
-            start: 0,
-            end: text.len(),
-            rules: 1 << i,
-        }];
-        let lines: &[Span] = if self.has_keywords && !self.raw {
-            spans
-        } else {
-            &whole
-        };
-        for (base, m) in lines
-            .iter()
-            .filter(|l| l.rules & need == need)
-            .flat_map(|l| {
-                re.find_iter(&text[l.start..l.end])
-                    .map(move |m| (l.start, m))
-            })
-        {
-            let found = m.as_str();
-            if self.unless.iter().any(|u| u.is_match(found))
-                || self.excused_by_line(text, base + m.start(), base + m.end())
-            {
-                continue;
+        for (base, end) in self.stretches(i, need, text, spans) {
+            for m in re.find_iter(&text[base..end]) {
+                let (start, end) = (base + m.start(), base + m.end());
+                if self.unless.iter().any(|u| u.is_match(m.as_str()))
+                    || self.excused_by_line(text, start, end)
+                {
+                    continue;
+                }
+                hits.push(self.placed(i, hay, start, end));
             }
-            let severity = match (&self.downgrade_if, self.downgrade_to) {
-                (Some(d), Some(to)) if d.is_match(found) && found.matches("://").count() == 1 => to,
-                _ => self.severity,
-            };
-            hits.push(hay.hit(i, severity, base + m.start(), base + m.end(), None));
         }
     }
+
+    /// The stretches of `text` rule number `i` runs on: the lines that hold
+    /// its keywords (and `also` words), windows of lines from them, or the
+    /// whole text for a rule without keywords.
+    fn stretches(&self, i: usize, need: Mask, text: &str, spans: &[Span]) -> Vec<(usize, usize)> {
+        if !self.has_keywords || self.raw {
+            return vec![(0, text.len())];
+        }
+        if self.window == 1 {
+            let mine = spans.iter().filter(|l| l.rules & need == need);
+            return mine.map(|l| (l.start, l.end)).collect();
+        }
+        let words: Mask = (1 << i) | (1 << (i + 64));
+        let starts = spans
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.rules & words != 0);
+        starts
+            .filter_map(|(k, s)| {
+                let end = window_end(text.as_bytes(), s.end, self.window - 1);
+                let inside = spans[k..].iter().take_while(|t| t.start < end);
+                let held = inside.fold(0, |m, t| m | t.rules);
+                (held & need == need).then_some((s.start, end))
+            })
+            .collect()
+    }
+
+    /// A hit at `start..end` of the haystack, at the rule's severity, or
+    /// the one `downgrade_if` or `quoted_to` gives it, or reported as the
+    /// vendor tier when it fetches a listed vendor's installer.
+    fn placed(&self, i: usize, hay: &Haystack<'_, '_>, start: usize, end: usize) -> Hit {
+        let text = hay.text();
+        let found = &text[start..end];
+        let mut severity = match (&self.downgrade_if, self.downgrade_to) {
+            (Some(d), Some(to)) if d.is_match(found) => to,
+            _ => self.severity,
+        };
+        if let Some(to) = self.quoted_to
+            && super::prose::table().mentioned(text, start, end)
+        {
+            severity = severity.min(to);
+        }
+        let mut hit = hay.hit(i, severity, start, end, None);
+        if let Some((tier, tier_severity)) = self.vendor
+            && !hay.decoded
+            && super::vendors::is_vendor_installer(&hay.text[hit.start..hit.end])
+        {
+            (hit.rule, hit.severity) = (tier, tier_severity.min(severity));
+        }
+        hit
+    }
+}
+
+/// Where a window that ends its first stretch at `from` ends: `more` lines
+/// further, or before a heading (a line that starts with `#`), or at the
+/// end of the text.
+fn window_end(bytes: &[u8], from: usize, more: usize) -> usize {
+    let mut end = from;
+    for _ in 0..more {
+        if end >= bytes.len() || bytes.get(end + 1) == Some(&b'#') {
+            break;
+        }
+        end = line_end(bytes, end + 1);
+    }
+    end
 }
 
 impl Rule {

@@ -1,0 +1,427 @@
+//! Injection phrases in many languages, as data (`prose.toml`): for each
+//! intent ("ignore previous instructions", "you are now …", "do not tell
+//! the user", "send the keys to …", "run the following without asking")
+//! a list of phrases per language. A new language is a data change.
+//!
+//! A phrase is matched on the normalised text (NFKC: fullwidth letters
+//! and punctuation are ASCII, invisible characters are gone), case-folded
+//! (each letter matches its other case and the look-alike the normaliser
+//! folds it to, so Cyrillic in capitals matches too), with any run of
+//! white space where the phrase has a space. Syntax: `{a|b|}` is one of
+//! the alternatives (the empty one too), `*` is up to 40 characters that
+//! end no sentence, anything else is itself. A phrase that starts or ends
+//! with a letter of a spaced script must start or end on a word boundary.
+//!
+//! A phrase that is quoted (quoted.rs), or said in a sentence that reports
+//! it (a `reported` cue: "if a page asks you to …"), is at `quoted_to`.
+
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+use super::Severity;
+use super::normalize::{latin_lookalike, normalize};
+
+/// The phrase table, embedded in the binary.
+pub const PROSE_TOML: &str = include_str!("prose.toml");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProseFile {
+    quoted_to: Severity,
+    intent: Vec<Intent>,
+    phrase: Vec<Entry>,
+    reported: Vec<Cues>,
+}
+
+/// What a group of phrases asks for, and how much it matters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Intent {
+    /// The finding's rule id; the id of a rules.toml rule when the phrases
+    /// are more spellings of it.
+    pub id: String,
+    pub severity: Severity,
+    pub description: String,
+}
+
+/// The phrases of one intent in one language, with their examples.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub intent: String,
+    pub lang: String,
+    pub phrases: Vec<String>,
+    pub positive: Vec<String>,
+    pub negative: Vec<String>,
+    #[serde(default)]
+    pub quoted: Vec<String>,
+}
+
+/// Phrases that make a sentence report an injection rather than make one.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Cues {
+    lang: String,
+    phrases: Vec<String>,
+}
+
+/// The compiled table.
+#[derive(Debug)]
+pub struct Table {
+    pub intents: Vec<Intent>,
+    pub entries: Vec<Entry>,
+    pub quoted_to: Severity,
+    /// A word every match of a phrase holds (or one of a group's), for
+    /// every phrase, in its cases: one pass over a text picks the phrases
+    /// worth matching.
+    prefilter: AhoCorasick,
+    /// For each prefilter word, the phrases that hold it.
+    anchored: Vec<Vec<usize>>,
+    /// Each phrase's regex and the intent it stands for.
+    phrases: Vec<(Regex, usize)>,
+    reported: Regex,
+}
+
+/// A phrase found: its intent, severity and range in the original text.
+#[derive(Debug)]
+pub struct ProseHit {
+    pub intent: usize,
+    pub severity: Severity,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Parses and compiles a phrase table.
+pub fn parse(text: &str) -> Result<Table, String> {
+    let file: ProseFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    let mut phrases = Vec::new();
+    let mut anchors = Anchors::default();
+    for e in &file.phrase {
+        let intent = file
+            .intent
+            .iter()
+            .position(|i| i.id == e.intent)
+            .ok_or_else(|| format!("phrase entry {}: no intent {}", e.lang, e.intent))?;
+        for p in &e.phrases {
+            let source = compile_phrase(p).map_err(|err| format!("phrase {p:?}: {err}"))?;
+            anchors.add(p, phrases.len())?;
+            phrases.push((build(&source)?, intent));
+        }
+    }
+    let mut cues = Vec::new();
+    for c in &file.reported {
+        for p in &c.phrases {
+            cues.push(compile_phrase(p).map_err(|e| format!("cue ({}) {p:?}: {e}", c.lang))?);
+        }
+    }
+    let (prefilter, anchored) = anchors.automaton()?;
+    Ok(Table {
+        intents: file.intent,
+        entries: file.phrase,
+        quoted_to: file.quoted_to,
+        prefilter,
+        anchored,
+        phrases,
+        reported: build(&cues.join("|"))?,
+    })
+}
+
+/// The prefilter's words, each once, with the phrases that hold it.
+#[derive(Default)]
+struct Anchors {
+    words: Vec<String>,
+    phrases: Vec<Vec<usize>>,
+}
+
+impl Anchors {
+    /// Adds the prefilter words of phrase number `k` (see `anchor_words`),
+    /// in lower case, upper case and capitalised, each as the normaliser
+    /// spells it.
+    fn add(&mut self, phrase: &str, k: usize) -> Result<(), String> {
+        let words = anchor_words(phrase);
+        if words.is_empty() {
+            return Err(format!("phrase {phrase:?} has no word every match holds"));
+        }
+        for word in words {
+            let lower = word.to_lowercase();
+            let mut capital: String = lower.chars().take(1).flat_map(char::to_uppercase).collect();
+            capital.extend(lower.chars().skip(1));
+            for form in [word.to_uppercase(), capital, lower] {
+                let form = normalize(&form).text.into_owned();
+                match self.words.iter().position(|w| *w == form) {
+                    Some(i) => self.phrases[i].push(k),
+                    None => {
+                        self.words.push(form);
+                        self.phrases.push(vec![k]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn automaton(self) -> Result<(AhoCorasick, Vec<Vec<usize>>), String> {
+        let automaton = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&self.words)
+            .map_err(|e| e.to_string())?;
+        Ok((automaton, self.phrases))
+    }
+}
+
+/// One piece of a phrase, for picking its prefilter words.
+enum Piece {
+    Word(String),
+    /// The first word of each alternative, and whether one is empty.
+    Group(Vec<String>, bool),
+}
+
+/// The words and groups of a phrase (gaps and spaces dropped).
+fn pieces(phrase: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut chars = phrase.chars();
+    let flush = |word: &mut String, out: &mut Vec<Piece>| {
+        if !word.is_empty() {
+            out.push(Piece::Word(std::mem::take(word)));
+        }
+    };
+    while let Some(c) = chars.next() {
+        if c == '{' {
+            flush(&mut word, &mut out);
+            let group: String = chars.by_ref().take_while(|&c| c != '}').collect();
+            let firsts = group.split('|').map(|a| a.split(' ').next().unwrap_or(""));
+            let firsts: Vec<String> = firsts.map(str::to_owned).collect();
+            let optional = firsts.iter().any(String::is_empty);
+            out.push(Piece::Group(firsts, optional));
+        } else if c == ' ' || c == '*' {
+            flush(&mut word, &mut out);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The prefilter words of a phrase: the words of one piece every match
+/// holds (a word, or a group none of whose alternatives is empty), the
+/// piece whose shortest word is longest (a letter of Han or kana counts
+/// two), so the prefilter passes as few texts as it can.
+fn anchor_words(phrase: &str) -> Vec<String> {
+    let weight = |w: &String| -> usize {
+        w.chars()
+            .map(|c| {
+                if spaced_word_char(c) || c.is_ascii() {
+                    1
+                } else {
+                    2
+                }
+            })
+            .sum()
+    };
+    let score = |words: &[String]| {
+        let shortest = words.iter().map(weight).min().unwrap_or(0);
+        (shortest, std::cmp::Reverse(words.len()))
+    };
+    pieces(phrase)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Word(w) => Some(vec![w]),
+            Piece::Group(ws, false) => Some(ws),
+            Piece::Group(_, true) => None,
+        })
+        .max_by_key(|ws| score(ws))
+        .unwrap_or_default()
+}
+
+fn build(source: &str) -> Result<Regex, String> {
+    RegexBuilder::new(source)
+        .size_limit(1 << 24)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// The embedded table (a unit test parses it and runs its examples).
+pub fn table() -> &'static Table {
+    static TABLE: LazyLock<Table> =
+        LazyLock::new(|| super::embedded("prose.toml", parse(PROSE_TOML)));
+    &TABLE
+}
+
+/// Bytes around a prefilter word a phrase can reach: more than the longest
+/// phrase (a few words and gaps of 40 characters, 3 bytes each in CJK).
+const REACH: usize = 512;
+
+/// `at`, or the character boundary before it.
+fn floor(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// `at` (at most the text's end), or the character boundary after it.
+fn ceil(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// A `*` of a phrase: up to 40 characters that end no sentence (a `.`,
+/// `!` or `?` followed by a space or the end, `。！？`, a line break).
+const GAP: &str = r"(?:[^.!?。！？\n]|[.!?]\S){0,40}?";
+
+/// The regex of a phrase (see the module docs for the syntax).
+fn compile_phrase(phrase: &str) -> Result<String, String> {
+    let mut out = String::new();
+    // A gap between spaces may be empty: " * " is one run of white space
+    // or a gap between two.
+    let phrase = phrase.replace(" * ", "\u{1}");
+    let mut chars = phrase.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' => {
+                let group: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                let mut alternatives: Vec<&str> = group.split('|').collect();
+                // Longest first: `{a|an}` must not stop at the `a` of "an".
+                alternatives.sort_by_key(|a| std::cmp::Reverse(a.chars().count()));
+                let alternatives: Vec<String> = alternatives.into_iter().map(literal).collect();
+                out.push_str(&format!("(?:{})", alternatives.join("|")));
+            }
+            '}' | '|' => return Err(format!("`{c}` outside a group")),
+            '*' => out.push_str(GAP),
+            '\u{1}' => out.push_str(&format!(r"\s+(?:{GAP}\s+)?")),
+            _ => out.push_str(&literal(&c.to_string())),
+        }
+    }
+    Ok(out)
+}
+
+/// A literal piece of a phrase: each space any run of white space, each
+/// letter a class of its cases and their normalised forms.
+fn literal(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c == ' ' {
+                return r"\s+".to_owned();
+            }
+            let mut forms: Vec<char> = std::iter::once(c)
+                .chain(c.to_lowercase())
+                .chain(c.to_uppercase())
+                .flat_map(|f| normalize(&f.to_string()).text.chars().collect::<Vec<_>>())
+                .chain(latin_lookalike(c))
+                .collect();
+            forms.sort_unstable();
+            forms.dedup();
+            let escaped: String = forms
+                .iter()
+                .map(|f| regex::escape(&f.to_string()))
+                .collect();
+            if forms.len() == 1 {
+                escaped
+            } else {
+                format!("[{escaped}]")
+            }
+        })
+        .collect()
+}
+
+/// Whether `c` is a letter or digit of a script written with spaces
+/// between words (not Han, kana or the like), where a phrase must sit on a
+/// word boundary.
+fn spaced_word_char(c: char) -> bool {
+    c.is_alphanumeric()
+        && !matches!(c, '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF66}'..='\u{FF9F}' | '\u{20000}'..='\u{3FFFF}')
+}
+
+/// Whether `start..end` of `text` starts and ends on word boundaries.
+fn on_boundaries(text: &str, start: usize, end: usize) -> bool {
+    let found = &text[start..end];
+    let first_in = found.chars().next().is_some_and(spaced_word_char);
+    let last_in = found.chars().next_back().is_some_and(spaced_word_char);
+    let before = text[..start]
+        .chars()
+        .next_back()
+        .is_some_and(spaced_word_char);
+    let after = text[end..].chars().next().is_some_and(spaced_word_char);
+    let joined = (first_in && before) || (last_in && after);
+    !joined
+}
+
+impl Table {
+    /// The phrases found in `text`, original offsets.
+    pub fn scan(&self, text: &str) -> Vec<ProseHit> {
+        let norm = normalize(text);
+        let hay: &str = &norm.text;
+        let mut hits = Vec::new();
+        for (k, stretches) in self.candidates(hay) {
+            let (re, intent) = &self.phrases[k];
+            let mut done = 0;
+            for (from, to) in stretches {
+                for m in re.find_iter(&hay[from..to]) {
+                    let (start, end) = (from + m.start(), from + m.end());
+                    if start < done || !on_boundaries(hay, start, end) {
+                        continue;
+                    }
+                    done = end;
+                    hits.push(ProseHit {
+                        intent: *intent,
+                        severity: self.severity_at(hay, *intent, start, end),
+                        start: norm.original_offset(start),
+                        end: norm.original_end(end, text.len()),
+                    });
+                }
+            }
+        }
+        hits
+    }
+
+    /// The phrases whose prefilter words occur in `hay`, each with the
+    /// stretches around those words (merged where they meet), in order.
+    fn candidates(&self, hay: &str) -> Vec<(usize, Vec<(usize, usize)>)> {
+        let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.phrases.len()];
+        for m in self.prefilter.find_overlapping_iter(hay) {
+            let from = floor(hay, m.start().saturating_sub(REACH));
+            let to = ceil(hay, m.end() + REACH);
+            for &k in &self.anchored[m.pattern().as_usize()] {
+                match found[k].last_mut() {
+                    Some(last) if from <= last.1 => last.1 = last.1.max(to),
+                    _ => found[k].push((from, to)),
+                }
+            }
+        }
+        let with = found.into_iter().enumerate();
+        with.filter(|(_, s)| !s.is_empty()).collect()
+    }
+
+    /// The intent's severity, or `quoted_to` for a phrase quoted or said in
+    /// a sentence that reports it.
+    fn severity_at(&self, hay: &str, intent: usize, start: usize, end: usize) -> Severity {
+        let severity = self.intents[intent].severity;
+        if self.mentioned(hay, start, end) {
+            severity.min(self.quoted_to)
+        } else {
+            severity
+        }
+    }
+
+    /// Whether `start..end` of the normalised `hay` is quoted, or in a
+    /// sentence a `reported` cue marks as reported speech.
+    pub fn mentioned(&self, hay: &str, start: usize, end: usize) -> bool {
+        let ends = ['.', '!', '?', '。', '！', '？', '\n'];
+        let from = hay[..start]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| ends.contains(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let to = hay[end..].find(ends).map_or(hay.len(), |i| end + i);
+        super::quoted::is_quoted(hay, start, end) || self.reported.is_match(&hay[from..to])
+    }
+}
