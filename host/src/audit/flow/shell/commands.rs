@@ -53,6 +53,17 @@ impl Opts {
             .map(|(_, v)| v)
     }
 
+    /// [`Opts::values`] with the option each came with.
+    fn flag_values<'a>(
+        &'a self,
+        names: &'a [&str],
+    ) -> impl Iterator<Item = (&'a str, &'a Value)> + 'a {
+        self.items.iter().filter_map(move |(o, v)| {
+            let o = o.as_deref()?;
+            names.contains(&o).then_some((o, v))
+        })
+    }
+
     fn has(&self, names: &[&str]) -> bool {
         self.items
             .iter()
@@ -493,8 +504,12 @@ impl Run<'_, '_> {
                 .union(self.file_arg(v, stdin))
                 .union(self.secret_file(&v.text, span.0));
         }
-        for v in opts.values(CURL_SENT_AS_IS) {
-            sent = sent.union(v.taint);
+        // Presenting a credential to the host that issued it is its use.
+        let to_issuer = urls.iter().all(|u| paths::is_issuer_url(&u.text));
+        for (flag, v) in opts.flag_values(CURL_SENT_AS_IS) {
+            if !(to_issuer && is_authentication(flag, &v.text)) {
+                sent = sent.union(v.taint);
+            }
         }
         self.send(sent, span);
         let fetched = self.fetched(&urls, span.0);
@@ -996,6 +1011,23 @@ const FILTERS: &[&str] = &[
 
 fn values_taint(args: &[Value]) -> Taint {
     args.iter().fold(Taint::default(), |t, a| t.union(a.taint))
+}
+
+/// Whether curl's `flag` with `value` authenticates the request: `-u`, a
+/// bearer token, or an authentication header.
+fn is_authentication(flag: &str, value: &str) -> bool {
+    let header = value
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    matches!(flag, "-u" | "--user" | "--oauth2-bearer")
+        || (matches!(flag, "-H" | "--header")
+            && matches!(
+                header.as_str(),
+                "authorization" | "private-token" | "x-api-key" | "api-key"
+            ))
 }
 
 /// `security dump-keychain`, `security find-… -w`… `gpg --export-secret-keys`.
