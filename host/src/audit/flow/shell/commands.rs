@@ -302,26 +302,69 @@ const WGET_LONG: &[&str] = &[
 impl Run<'_, '_> {
     /// A simple command: its words, then what its program does.
     pub(super) fn command(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
-        let mut words = Vec::new();
+        let mut words: Vec<Value> = Vec::new();
         let mut input = stdin;
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        let mut word_end = None;
         for child in children {
             match child.kind() {
                 "variable_assignment" => self.assign(cx, child, depth),
                 "command_name" => {
                     if let Some(w) = child.named_child(0) {
                         words.push(self.word(cx, w, depth + 1));
+                        word_end = Some(child.end_byte());
                     }
                 }
                 "herestring_redirect" => {
                     input = input.union(self.concatenation(cx, child, depth + 1).taint);
                 }
-                k if is_word(k) => words.push(self.word(cx, child, depth + 1)),
+                k if is_word(k) => {
+                    let w = self.word(cx, child, depth + 1);
+                    match words.last_mut() {
+                        // One shell word the grammar read as two.
+                        Some(last) if word_end == Some(child.start_byte()) => {
+                            let after_dollar = child
+                                .start_byte()
+                                .checked_sub(1)
+                                .and_then(|i| cx.src.get(i))
+                                == Some(&b'$');
+                            self.join(last, w, after_dollar, cx.span(child).0);
+                        }
+                        _ => words.push(w),
+                    }
+                    word_end = Some(child.end_byte());
+                }
                 _ => {}
             }
         }
         self.run_words(cx, cx.span(node), &words, input, depth)
+    }
+
+    /// Appends `next` to the word `last` it touches. tree-sitter-bash
+    /// splits `a/$B/$C/d` after `/$`, leaving `C/d` a word of its own: a
+    /// name that starts `next` right after a `$` (`after_dollar`) is that
+    /// variable's expansion.
+    fn join(&self, last: &mut Value, next: Value, after_dollar: bool, at: usize) {
+        let name_len = next
+            .text
+            .char_indices()
+            .take_while(|&(i, c)| {
+                c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())
+            })
+            .count();
+        if after_dollar && name_len > 0 {
+            if last.text.ends_with('$') {
+                last.text.pop();
+            }
+            let value = self.var_value(&next.text[..name_len], at);
+            last.text.push_str(&value.text);
+            last.taint = last.taint.union(value.taint);
+            last.text.push_str(&next.text[name_len..]);
+        } else {
+            last.text.push_str(&next.text);
+        }
+        last.taint = last.taint.union(next.taint);
     }
 
     fn run_words(
