@@ -334,11 +334,12 @@ fn literal(text: &str) -> String {
 }
 
 /// Whether `c` is a letter or digit of a script written with spaces
-/// between words (not Han, kana or the like), where a phrase must sit on a
-/// word boundary.
+/// between words, where a phrase must sit on a word boundary: not Han or
+/// kana (no spaces), nor Hangul, whose words carry their particles and
+/// endings attached (`무시하고`), so a phrase ends inside a word.
 fn spaced_word_char(c: char) -> bool {
     c.is_alphanumeric()
-        && !matches!(c, '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF66}'..='\u{FF9F}' | '\u{20000}'..='\u{3FFFF}')
+        && !matches!(c, '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}' | '\u{AC00}'..='\u{D7AF}' | '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF66}'..='\u{FF9F}' | '\u{20000}'..='\u{3FFFF}')
 }
 
 /// Whether `start..end` of `text` starts and ends on word boundaries.
