@@ -493,6 +493,14 @@ fn the_time_budget_cuts_the_call_that_crosses_it() {
     let last = steps.last().cloned().flatten().unwrap_or_default();
     assert!(last.contains("max_run_model_ms"), "{steps:?}");
     assert!(steps.len() <= 2, "{steps:?}");
+    let last_class = o.trajectory.iter().rev().find_map(|s| match s {
+        Step::Model { error_class, .. } => Some(error_class.clone()),
+        Step::Tool { .. } => None,
+    });
+    assert_eq!(
+        last_class.flatten().map(|c| c.to_string()).as_deref(),
+        Some("ModelBudgetExceeded")
+    );
     assert_eq!(server.requests().len(), steps.len());
 }
 

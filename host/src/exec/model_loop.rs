@@ -238,6 +238,7 @@ fn record_turn(
         tool_calls,
         duration_us,
         error: answered.as_ref().err().map(|f| f.message.clone()),
+        error_class: answered.as_ref().err().map(|f| f.class.clone()),
     });
 }
 

@@ -94,6 +94,10 @@ pub enum Step {
         duration_us: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// `ModelError`, or `ModelBudgetExceeded` for a call the run's
+        /// time budget cut off.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_class: Option<FailureClass>,
     },
     Tool {
         step: u32,
