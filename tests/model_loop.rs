@@ -379,6 +379,131 @@ fn a_model_that_never_answers_times_out() {
     );
 }
 
+/// A runner whose whole configuration is read from the workspace's
+/// skillhost.toml: `[model]` for the local server, then `extra`.
+fn runner_from_toml(server: &Server, extra: &str) -> (Workspace, Runner) {
+    let ws = Workspace::new();
+    ws.add_skill("helper", "allowed-tools: [list_skill_files]", None);
+    let toml = format!(
+        "[model]\nprovider = \"openai\"\nmodel = \"small\"\nbase_url = \"{}\"\n{extra}",
+        server.url
+    );
+    std::fs::write(ws.workspace.join("skillhost.toml"), toml).expect("write skillhost.toml");
+    let config = Config::load(&ws.paths()).expect("skillhost.toml");
+    let provider = config.model.build().expect("provider").expect("configured");
+    let runner = ws.runner(config).with_provider(provider);
+    (ws, runner)
+}
+
+/// A tool call whose usage reports `prompt` + `completion` tokens.
+fn call_costing(prompt: u64, completion: u64) -> Reply {
+    let Some((status, headers, mut body)) = openai_calls(&[("c", "list_skill_files", "{}")]) else {
+        unreachable!("openai_calls answers")
+    };
+    body["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": completion});
+    Some((status, headers, body))
+}
+
+fn model_steps(o: &RunOutcome) -> Vec<Option<String>> {
+    o.trajectory
+        .iter()
+        .filter_map(|s| match s {
+            Step::Model { error, .. } => Some(error.clone()),
+            Step::Tool { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_model_slower_than_the_timeout_is_asked_once_not_four_times() {
+    let server = Server::start(vec![None, None, None, None]);
+    let (_ws, runner) = runner_from_toml(&server, "timeout_ms = 300\nmax_retries = 3\n");
+    let o = run(&runner, "helper", "ramble", json!({}));
+    assert_eq!(o.failure.expect("failure").class, "ModelError");
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(o.timings.model_retries, 0);
+}
+
+#[test]
+fn every_request_of_a_run_carries_the_default_max_tokens() {
+    let server = Server::start(vec![call_costing(1, 1), openai_text("done")]);
+    let (_ws, runner) = runner_from_toml(&server, "");
+    let o = run(&runner, "helper", "ramble", json!({}));
+    assert_eq!(o.failure, None);
+    let caps: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r["max_tokens"].clone())
+        .collect();
+    assert_eq!(caps, vec![json!(skillhost::llm::DEFAULT_MAX_TOKENS); 2]);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.get("temperature").is_none())
+    );
+}
+
+#[test]
+fn the_token_budget_stops_the_run_after_the_call_that_crossed_it() {
+    // 1100 tokens a call: the second call brings the run to 2200 > 2000.
+    let server = Server::start((0..5).map(|_| call_costing(600, 500)).collect());
+    let (_ws, runner) = runner_from_toml(&server, "\n[agent]\nmax_run_tokens = 2000\n");
+    let o = run(&runner, "helper", "loop", json!({}));
+    let f = o.failure.as_ref().expect("failure");
+    assert_eq!(f.class, "ModelBudgetExceeded");
+    assert!(
+        f.message.contains("2200 tokens") && f.message.contains("[agent] max_run_tokens"),
+        "{}",
+        f.message
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "no call after the one that crossed it"
+    );
+    assert_eq!(model_steps(&o), vec![None, None]);
+    assert_eq!(
+        tool_steps(&o).len(),
+        1,
+        "the crossing call's tools are not run"
+    );
+    assert_eq!(o.timings.model_tokens, 2200);
+}
+
+#[test]
+fn the_time_budget_cuts_the_call_that_crosses_it() {
+    // Every call after the first hangs; the budget, not the 60 s
+    // timeout, ends the run.
+    let server = Server::start(vec![call_costing(1, 1), None, None]);
+    let (_ws, runner) = runner_from_toml(
+        &server,
+        "timeout_ms = 60000\n[agent]\nmax_run_model_ms = 1500\n",
+    );
+    let o = run(&runner, "helper", "loop", json!({}));
+    let f = o.failure.as_ref().expect("failure");
+    assert_eq!(f.class, "ModelBudgetExceeded");
+    assert!(
+        f.message.contains("[agent] max_run_model_ms"),
+        "{}",
+        f.message
+    );
+    let steps = model_steps(&o);
+    // The call that crossed the budget is the last one, and carries it.
+    let last = steps.last().cloned().flatten().unwrap_or_default();
+    assert!(last.contains("max_run_model_ms"), "{steps:?}");
+    assert!(steps.len() <= 2, "{steps:?}");
+    let last_class = o.trajectory.iter().rev().find_map(|s| match s {
+        Step::Model { error_class, .. } => Some(error_class.clone()),
+        Step::Tool { .. } => None,
+    });
+    assert_eq!(
+        last_class.flatten().map(|c| c.to_string()).as_deref(),
+        Some("ModelBudgetExceeded")
+    );
+    assert_eq!(server.requests().len(), steps.len());
+}
+
 #[test]
 fn anthropic_tool_use_round_trip() {
     let server = Server::start(vec![

@@ -87,6 +87,34 @@ pub struct AgentConfig {
     /// loop allowed no turn could only fail.
     #[serde(deserialize_with = "at_least_one")]
     pub max_steps: u32,
+    /// Tokens (prompt + completion, as the provider reports them) all
+    /// model calls of one run may use; the call that crosses it ends the
+    /// run with `ModelBudgetExceeded`.
+    #[serde(deserialize_with = "positive")]
+    pub max_run_tokens: u64,
+    /// Wall time, in milliseconds, all model calls of one run may take; a
+    /// call still running when it is spent is cut off.
+    #[serde(deserialize_with = "positive")]
+    pub max_run_model_ms: u64,
+}
+
+/// Default `max_run_tokens`: ten steps (the default `max_steps`) each
+/// resending a conversation of ~16k tokens, plus their answers. A
+/// conversation is sent again every turn, so the sum grows fast.
+pub const DEFAULT_MAX_RUN_TOKENS: u64 = 200_000;
+
+/// Default `max_run_model_ms`: ten minutes, enough for ten steps of a
+/// small local model on a CPU, and a bound on a run nobody watches.
+pub const DEFAULT_MAX_RUN_MODEL_MS: u64 = 600_000;
+
+fn positive<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let n = u64::deserialize(d)?;
+    if n == 0 {
+        return Err(serde::de::Error::custom(
+            "a run's model budget must be at least 1",
+        ));
+    }
+    Ok(n)
 }
 
 fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
@@ -99,7 +127,11 @@ fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error>
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { max_steps: 10 }
+        AgentConfig {
+            max_steps: 10,
+            max_run_tokens: DEFAULT_MAX_RUN_TOKENS,
+            max_run_model_ms: DEFAULT_MAX_RUN_MODEL_MS,
+        }
     }
 }
 
@@ -292,6 +324,24 @@ mod tests {
         assert!(e.contains("max_steps must be at least 1"), "{e}");
         fs::write(workspace_file(&p), "[agent]\nmax_steps = 3\n").expect("write");
         assert_eq!(Config::load(&p).expect("three steps").agent.max_steps, 3);
+    }
+
+    #[test]
+    fn run_budgets_have_defaults_and_refuse_zero() {
+        let agent = from_layers(&[""]).expect("defaults").agent;
+        assert_eq!(
+            (agent.max_run_tokens, agent.max_run_model_ms),
+            (DEFAULT_MAX_RUN_TOKENS, DEFAULT_MAX_RUN_MODEL_MS)
+        );
+        let set = from_layers(&["[agent]\nmax_run_tokens = 5\nmax_run_model_ms = 7\n"]);
+        let agent = set.expect("set").agent;
+        assert_eq!((agent.max_run_tokens, agent.max_run_model_ms), (5, 7));
+        for key in ["max_run_tokens", "max_run_model_ms"] {
+            let e = from_layers(&[&format!("[agent]\n{key} = 0\n")])
+                .expect_err("zero")
+                .to_string();
+            assert!(e.contains(key) && e.contains("at least 1"), "{e}");
+        }
     }
 
     #[test]

@@ -111,6 +111,9 @@ failure_classes! {
     ModelError,
     /// The model loop ran out of steps.
     StepLimitExceeded,
+    /// A run's model calls used up its token or time budget (`[agent]
+    /// max_run_tokens`, `max_run_model_ms`).
+    ModelBudgetExceeded,
     /// A nested run could not start.
     RunError,
     /// The host is shutting down.

@@ -18,6 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 mod anthropic;
+mod bounds;
 mod openai;
 mod scripted;
 
@@ -36,6 +37,9 @@ pub(crate) enum Reply {
     },
     /// Reads the request and never answers.
     Hang,
+    /// Answers 200 and then trickles the body a byte every 100 ms, as a
+    /// model streaming a long answer does: never done within the test.
+    Trickle,
     /// Answers `status` with an error that quotes the credential the request
     /// carried (`Authorization` or `x-api-key`), as real providers do for a
     /// wrong key; as the API's JSON error, or as a raw text body.
@@ -156,6 +160,17 @@ async fn serve(
             Reply::QuoteKey { .. } => unreachable!("turned into Json above"),
             Reply::Hang => {
                 tokio::time::sleep(Duration::from_secs(30)).await;
+                return;
+            }
+            Reply::Trickle => {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{";
+                let _ = stream.write_all(head.as_bytes()).await;
+                for _ in 0..300 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    if stream.write_all(b" ").await.is_err() {
+                        return;
+                    }
+                }
                 return;
             }
             Reply::Json {
@@ -292,6 +307,7 @@ fn ask(text: &str) -> ChatRequest {
 fn fast_http() -> HttpOptions {
     HttpOptions {
         timeout: Duration::from_secs(5),
+        total_timeout: Duration::from_secs(10),
         max_retries: 2,
         backoff_base: Duration::from_millis(10),
         backoff_cap: Duration::from_millis(50),

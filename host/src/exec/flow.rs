@@ -281,6 +281,7 @@ impl Runner {
                     grants: &grants,
                     instructions,
                     max_steps,
+                    budget: model_loop::Budget::of(&self.shared.config.agent),
                     depth,
                 },
                 outcome,

@@ -1,15 +1,17 @@
-//! Tier 2: the model loop. Bounded by `max_steps`; every tool call goes
+//! Tier 2: the model loop. Bounded by `max_steps` and by the run's model
+//! budget (tokens and time, over all its model calls); every tool call goes
 //! through the same toolbox and policy as handlers and pipelines; several
 //! tool calls in one turn run concurrently; each turn and call lands in the
 //! run's trajectory. A tool error goes back to the model as the tool's
 //! result, after learned recovery rules had their chance to fix the context.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use super::outcome::micros;
 use super::{RunOutcome, Runner, Step};
+use crate::config::AgentConfig;
 use crate::grants::Effective;
 use crate::learn::Applied;
 use crate::llm::{ChatRequest, ChatResponse, Message, Provider, ToolCall};
@@ -29,7 +31,53 @@ pub(super) struct Turn<'a> {
     /// Instructions from learned rules, shown in a `<learned_rules>` block.
     pub instructions: &'a [String],
     pub max_steps: u32,
+    pub budget: Budget,
     pub depth: u32,
+}
+
+/// What all model calls of one run may use (`[agent]`), counted in the
+/// run's timings so that a retried attempt spends from the same budget.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Budget {
+    pub tokens: u64,
+    pub time_ms: u64,
+}
+
+impl Budget {
+    pub(super) fn of(agent: &AgentConfig) -> Budget {
+        Budget {
+            tokens: agent.max_run_tokens,
+            time_ms: agent.max_run_model_ms,
+        }
+    }
+
+    /// The time model calls may still take, having taken `used_us`.
+    fn time_left(&self, used_us: u64) -> Duration {
+        Duration::from_millis(self.time_ms).saturating_sub(Duration::from_micros(used_us))
+    }
+
+    fn time_spent(&self) -> Failure {
+        Failure::new(
+            FailureClass::ModelBudgetExceeded,
+            format!(
+                "the run's model calls took their whole time budget of {} ms (raise [agent] max_run_model_ms)",
+                self.time_ms
+            ),
+        )
+    }
+
+    /// `Some` once `used` tokens are over the budget.
+    fn tokens_spent(&self, used: u64) -> Option<Failure> {
+        (used > self.tokens).then(|| {
+            Failure::new(
+                FailureClass::ModelBudgetExceeded,
+                format!(
+                    "the run's model calls used {used} tokens, over its budget of {} (raise [agent] max_run_tokens)",
+                    self.tokens
+                ),
+            )
+        })
+    }
 }
 
 fn system_prompt(skill: &Skill, instructions: &[String]) -> String {
@@ -82,7 +130,7 @@ pub(super) async fn run(
     };
     let mut tool_step = 0u32;
     for step in 0..turn.max_steps {
-        let Some(reply) = ask(provider, &request, step, outcome).await else {
+        let Some(reply) = ask(provider, &request, step, turn.budget, outcome).await else {
             return;
         };
         if reply.tool_calls.is_empty() {
@@ -130,46 +178,85 @@ pub(super) async fn run(
     ));
 }
 
-/// One model turn, recorded in the trajectory; `None` (and the run's
-/// failure) when the model could not be asked.
+/// One model turn within the run's budget, recorded in the trajectory;
+/// `None` (and the run's failure) when the model could not be asked, or
+/// the budget is spent (the call that spent it is still recorded).
 async fn ask(
     provider: &dyn Provider,
     request: &ChatRequest,
     step: u32,
+    budget: Budget,
     outcome: &mut RunOutcome,
 ) -> Option<ChatResponse> {
+    let left = budget.time_left(outcome.timings.model_us);
+    if left.is_zero() {
+        outcome.failure = Some(budget.time_spent());
+        return None;
+    }
     let started = Instant::now();
-    let reply = tracing::Instrument::instrument(
+    let call = tracing::Instrument::instrument(
         provider.chat(request),
         tracing::debug_span!("model_call", provider = %provider.name(), step),
-    )
-    .await;
-    match reply {
-        Ok(r) => {
-            outcome.timings.model_retries += r.retries;
-            outcome.trajectory.push(Step::Model {
-                step,
-                request_bytes: r.request_bytes,
-                response_bytes: r.response_bytes,
-                tool_calls: r.tool_calls.len(),
-                duration_us: micros(started),
-                error: None,
-            });
-            Some(r)
-        }
-        Err(e) => {
+    );
+    // Dropping the call on time cuts its HTTP request.
+    let reply = tokio::time::timeout(left, call).await;
+    let duration_us = micros(started);
+    outcome.timings.model_us = outcome.timings.model_us.saturating_add(duration_us);
+    let answered = match reply {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => {
             outcome.timings.model_retries += e.retries();
-            outcome.trajectory.push(Step::Model {
-                step,
-                request_bytes: 0,
-                response_bytes: 0,
-                tool_calls: 0,
-                duration_us: micros(started),
-                error: Some(e.to_string()),
-            });
-            outcome.failure = Some(Failure::new(FailureClass::ModelError, e.to_string()));
+            Err(Failure::new(FailureClass::ModelError, e.to_string()))
+        }
+        Err(_elapsed) => Err(budget.time_spent()),
+    };
+    record_turn(step, &answered, duration_us, outcome);
+    match answered {
+        Ok(reply) => charge(budget, &reply, outcome).then_some(reply),
+        Err(failure) => {
+            outcome.failure = Some(failure);
             None
         }
+    }
+}
+
+/// A model turn in the trajectory.
+fn record_turn(
+    step: u32,
+    answered: &Result<ChatResponse, Failure>,
+    duration_us: u64,
+    outcome: &mut RunOutcome,
+) {
+    let (request_bytes, response_bytes, tool_calls) = match answered {
+        Ok(r) => (r.request_bytes, r.response_bytes, r.tool_calls.len()),
+        Err(_) => (0, 0, 0),
+    };
+    outcome.trajectory.push(Step::Model {
+        step,
+        request_bytes,
+        response_bytes,
+        tool_calls,
+        duration_us,
+        error: answered.as_ref().err().map(|f| f.message.clone()),
+        error_class: answered.as_ref().err().map(|f| f.class.clone()),
+    });
+}
+
+/// Counts the reply's tokens and retries into the run; `false` (and the
+/// run's failure) once the tokens are over the budget.
+fn charge(budget: Budget, reply: &ChatResponse, outcome: &mut RunOutcome) -> bool {
+    let t = &mut outcome.timings;
+    t.model_retries += reply.retries;
+    t.model_tokens = t
+        .model_tokens
+        .saturating_add(reply.usage.input_tokens)
+        .saturating_add(reply.usage.output_tokens);
+    match budget.tokens_spent(t.model_tokens) {
+        Some(failure) => {
+            outcome.failure = Some(failure);
+            false
+        }
+        None => true,
     }
 }
 

@@ -76,6 +76,10 @@ pub struct Timings {
     pub total_us: u64,
     /// Model calls repeated after a 429 or 5xx answer, over the run.
     pub model_retries: u32,
+    /// Tokens the provider reported (prompt + completion), over the run.
+    pub model_tokens: u64,
+    /// Wall time spent in model calls, over the run.
+    pub model_us: u64,
 }
 
 /// One step of a run's trajectory: a model turn or a tool call.
@@ -90,6 +94,10 @@ pub enum Step {
         duration_us: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// `ModelError`, or `ModelBudgetExceeded` for a call the run's
+        /// time budget cut off.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_class: Option<FailureClass>,
     },
     Tool {
         step: u32,

@@ -45,13 +45,21 @@ pub(super) fn run_record(task: &str, o: &RunOutcome) -> crate::store::RunRecord 
         .iter()
         .map(|s| match s {
             Step::Model {
-                duration_us, error, ..
+                duration_us,
+                error,
+                error_class,
+                ..
             } => StepRecord {
                 kind: "model".into(),
                 tool: None,
                 detail: serde_json::to_value(s).unwrap_or(Value::Null),
                 error: error.clone(),
-                error_class: error.as_ref().map(|_| FailureClass::ModelError.to_string()),
+                error_class: error.as_ref().map(|_| {
+                    error_class
+                        .clone()
+                        .unwrap_or(FailureClass::ModelError)
+                        .to_string()
+                }),
                 duration_us: *duration_us as i64,
             },
             Step::Tool {

@@ -12,15 +12,13 @@ use serde_json::{Map, Value, json};
 
 use super::http::{HttpClient, HttpOptions};
 use super::openai::schema_or_empty;
-use super::{ChatRequest, ChatResponse, LlmError, Message, Provider, ToolCall, Usage, excerpt};
+use super::{
+    ChatRequest, ChatResponse, LlmError, Message, Provider, Sampling, ToolCall, Usage, excerpt,
+};
 use crate::types::BoxFuture;
 
 /// The API version this mapping follows.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// `max_tokens` when neither the request nor the configuration sets one
-/// (the API has no default).
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// The key under which tool-call arguments that are not a JSON object are
 /// sent back in a `tool_use` block, whose `input` must be an object.
@@ -32,7 +30,7 @@ pub struct AnthropicProvider {
     model: String,
     url: String,
     headers: HeaderMap,
-    max_tokens: Option<u32>,
+    sampling: Sampling,
     http: HttpClient,
 }
 
@@ -70,15 +68,22 @@ impl AnthropicProvider {
             model: model.into(),
             url,
             headers,
-            max_tokens: None,
+            sampling: Sampling::default(),
             http: HttpClient::new(http, api_key)?,
         })
     }
 
-    /// `max_tokens` for requests that do not set their own (else
-    /// [`DEFAULT_MAX_TOKENS`]).
+    /// `max_tokens` for requests that do not set their own (`None`: the
+    /// default, [`super::DEFAULT_MAX_TOKENS`]; the API has none).
     pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
-        self.max_tokens = max_tokens;
+        self.sampling = self.sampling.with_max_tokens(max_tokens);
+        self
+    }
+
+    /// The temperature every request is sent with; `None` (the default)
+    /// sends none, so the API's own default applies.
+    pub fn with_temperature(mut self, temperature: Option<f64>) -> Self {
+        self.sampling.temperature = temperature;
         self
     }
 
@@ -95,11 +100,7 @@ impl Provider for AnthropicProvider {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let max_tokens = req
-                .max_tokens
-                .or(self.max_tokens)
-                .unwrap_or(DEFAULT_MAX_TOKENS);
-            let body = request_body(&self.model, max_tokens, req);
+            let body = request_body(&self.model, self.sampling.for_request(req), req);
             self.http
                 .chat(&self.url, &self.headers, &body, parse_response)
                 .await
@@ -108,7 +109,7 @@ impl Provider for AnthropicProvider {
 }
 
 /// The JSON body of a Messages request.
-pub(crate) fn request_body(model: &str, max_tokens: u32, req: &ChatRequest) -> Value {
+pub(crate) fn request_body(model: &str, sampling: Sampling, req: &ChatRequest) -> Value {
     // (role, content blocks); consecutive turns of one role are merged,
     // which is what makes several tool results one user message.
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
@@ -166,7 +167,10 @@ pub(crate) fn request_body(model: &str, max_tokens: u32, req: &ChatRequest) -> V
         })
         .collect();
 
-    let mut body = json!({"model": model, "max_tokens": max_tokens, "messages": messages});
+    let mut body = json!({"model": model, "max_tokens": sampling.max_tokens, "messages": messages});
+    if let Some(t) = sampling.temperature {
+        body["temperature"] = json!(t);
+    }
     if let Some(system) = &req.system {
         body["system"] = json!(system);
     }
@@ -329,7 +333,11 @@ mod tests {
             max_tokens: None,
         };
         assert_eq!(
-            request_body("claude-x", 512, &req),
+            request_body(
+                "claude-x",
+                Sampling::default().with_max_tokens(Some(512)),
+                &req
+            ),
             json!({
                 "model": "claude-x",
                 "max_tokens": 512,
@@ -369,7 +377,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let body = request_body("m", 10, &req);
+        let body = request_body("m", Sampling::default(), &req);
         let msgs = body["messages"].as_array().expect("messages");
         assert_eq!(msgs.len(), 3);
         assert_eq!(

@@ -6,9 +6,11 @@
 //! model = "gpt-4o-mini"          # or "openai:gpt-4o-mini" without `provider`
 //! base_url = "http://127.0.0.1:11434/v1"   # optional
 //! api_key_env = "OPENAI_API_KEY" # the NAME of the variable, never the key
-//! timeout_ms = 60000
-//! max_retries = 3
-//! max_tokens = 1024
+//! timeout_ms = 60000            # one attempt
+//! total_timeout_ms = 120000      # one call: every attempt and wait
+//! max_retries = 3                # after a 429 or 5xx only
+//! max_tokens = 1024              # every request is capped
+//! temperature = 0.2              # sent only when set
 //! script = "tests/data/answers.json"       # provider = "scripted" only
 //! ```
 //!
@@ -31,7 +33,7 @@ use super::http::HttpOptions;
 use super::{AnthropicProvider, LlmError, OpenAiProvider, Provider, ScriptedProvider};
 
 /// Model settings as written in `skillhost.toml` (`[model]`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelConfig {
     /// `openai` (any Chat Completions server), `anthropic`, `ollama`
@@ -50,16 +52,28 @@ pub struct ModelConfig {
     /// Budget for one HTTP attempt (default 60 000).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
-    /// Retries after a 429 or 5xx (default 3).
+    /// Budget for one call, every attempt and every wait between them
+    /// included (default 120 000: a slow attempt and one retry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_timeout_ms: Option<u64>,
+    /// Retries after a 429 or 5xx (default 3); a timeout is not retried.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
     /// The answers file of the scripted provider.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script: Option<PathBuf>,
-    /// Default `max_tokens` for a request.
+    /// `max_tokens` of a request that sets none (default
+    /// [`super::DEFAULT_MAX_TOKENS`]); every provider sends one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Sampling temperature; sent only when set, else the server's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
 }
+
+/// Default of `total_timeout_ms`: twice the default attempt, so that a
+/// slow answer can still be followed by one retry after a 5xx.
+const DEFAULT_TOTAL_TIMEOUT_MS: u64 = 120_000;
 
 /// The providers this module can build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,27 +281,59 @@ impl ModelConfig {
             },
         };
 
-        let timeout_ms = self.timeout_ms.unwrap_or(60_000);
-        if timeout_ms == 0 {
-            return Err(LlmError::Config("timeout_ms must be more than 0".into()));
-        }
-        let http = HttpOptions {
-            timeout: Duration::from_millis(timeout_ms),
-            max_retries: self.max_retries.unwrap_or(3).min(MAX_RETRIES_CAP),
-            ..HttpOptions::default()
-        };
+        let http = self.http_options()?;
+        self.check_sampling()?;
         let provider: Arc<dyn Provider> = match kind {
             Kind::Anthropic => Arc::new(
                 AnthropicProvider::new(model, base_url, key.as_deref(), http)?
-                    .with_max_tokens(self.max_tokens),
+                    .with_max_tokens(self.max_tokens)
+                    .with_temperature(self.temperature),
             ),
             _ => Arc::new(
                 OpenAiProvider::new(model, base_url, key.as_deref(), http)?
                     .with_label(kind.as_str())
-                    .with_max_tokens(self.max_tokens),
+                    .with_max_tokens(self.max_tokens)
+                    .with_temperature(self.temperature),
             ),
         };
         Ok(Some(provider))
+    }
+
+    /// The timeouts and retries, checked.
+    fn http_options(&self) -> Result<HttpOptions, LlmError> {
+        let timeout_ms = self.timeout_ms.unwrap_or(60_000);
+        let total_ms = self.total_timeout_ms.unwrap_or(DEFAULT_TOTAL_TIMEOUT_MS);
+        if timeout_ms == 0 {
+            return Err(LlmError::Config("timeout_ms must be more than 0".into()));
+        }
+        if total_ms == 0 {
+            return Err(LlmError::Config(
+                "total_timeout_ms must be more than 0".into(),
+            ));
+        }
+        Ok(HttpOptions {
+            timeout: Duration::from_millis(timeout_ms),
+            total_timeout: Duration::from_millis(total_ms),
+            max_retries: self.max_retries.unwrap_or(3).min(MAX_RETRIES_CAP),
+            ..HttpOptions::default()
+        })
+    }
+
+    /// `max_tokens` of at least 1 and a temperature from 0 to 2 (the
+    /// widest range a provider takes; a narrower one is the server's to
+    /// refuse, in its own words).
+    fn check_sampling(&self) -> Result<(), LlmError> {
+        if self.max_tokens == Some(0) {
+            return Err(LlmError::Config("max_tokens must be at least 1".into()));
+        }
+        if let Some(t) = self.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(LlmError::Config(format!(
+                "temperature {t} is out of range: 0 to 2"
+            )));
+        }
+        Ok(())
     }
 
     /// The provider kind and model name, from `provider` + `model`, a
@@ -449,6 +495,10 @@ mod tests {
                 .contains("not a URL")
         );
         assert!(err("provider = \"ollama\"\nmodel = \"m\"\ntimeout_ms = 0").contains("timeout_ms"));
+        let ollama = |extra: &str| err(&format!("provider = \"ollama\"\nmodel = \"m\"\n{extra}"));
+        assert!(ollama("total_timeout_ms = 0").contains("total_timeout_ms must be more than 0"));
+        assert!(ollama("max_tokens = 0").contains("max_tokens must be at least 1"));
+        assert!(ollama("temperature = 2.5").contains("temperature 2.5 is out of range"));
         assert!(err("provider = \"scripted\"").contains("needs a script"));
         assert!(
             err("script = \"/nonexistent/answers.json\"").contains("/nonexistent/answers.json")

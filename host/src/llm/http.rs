@@ -5,11 +5,14 @@
 //! Transport failures are not retried: "connection refused" almost always
 //! means the server is not running (a local Ollama that was not started),
 //! and a timeout has already spent the whole budget; retrying either would
-//! only make the user wait longer for the same answer.
-
+//! only make the user wait longer for the same answer (and a server that
+//! timed out is often still generating the abandoned answer, so a retry
+//! would queue behind it). The whole call, attempts and waits between
+//! them, is bounded by `total_timeout`: no attempt runs past it, and no
+//! retry starts whose wait would end past it.
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 
@@ -20,6 +23,9 @@ use super::{LlmError, excerpt};
 pub struct HttpOptions {
     /// Budget for one attempt, from connecting to the last byte.
     pub timeout: Duration,
+    /// Budget for the whole call: every attempt and every wait between
+    /// attempts.
+    pub total_timeout: Duration,
     /// Extra attempts after a 429 or 5xx (0 = try once).
     pub max_retries: u32,
     /// First backoff delay; doubles on every retry (with jitter).
@@ -35,6 +41,7 @@ impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
             timeout: Duration::from_secs(60),
+            total_timeout: Duration::from_secs(120),
             max_retries: 3,
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(8),
@@ -96,9 +103,14 @@ impl Redactor {
                 url: t(url),
                 cause: t(cause),
             },
-            LlmError::Timeout { url, timeout } => LlmError::Timeout {
+            LlmError::Timeout {
+                url,
+                timeout,
+                setting,
+            } => LlmError::Timeout {
                 url: t(url),
                 timeout,
+                setting,
             },
             LlmError::Status {
                 status,
@@ -196,60 +208,91 @@ impl HttpClient {
 
     /// POSTs `body` as JSON to `url` and returns the body of the first
     /// successful answer, and how many attempts were repeated before it.
+    /// Only a 429 or 5xx is retried, and only while the wait before the
+    /// next attempt ends within the call's `total_timeout`.
     pub(crate) async fn post_json(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
     ) -> Result<(Vec<u8>, u32), LlmError> {
+        let deadline = Instant::now() + self.opts.total_timeout;
         let attempts = self.opts.max_retries.saturating_add(1);
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let sent = self
-                .client
-                .post(url)
-                .headers(headers.clone())
-                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-                .body(body.clone())
-                .send()
-                .await;
-            let resp = sent.map_err(|e| self.transport_error(url, &e))?;
-            let status = resp.status();
-            let retry_after = retry_after(resp.headers(), SystemTime::now());
-            let bytes = resp
-                .bytes()
-                .await
-                .map_err(|e| self.transport_error(url, &e))?;
+            let (status, retry_after, bytes) =
+                self.attempt(url, headers, body.clone(), deadline).await?;
             if status.is_success() {
-                return Ok((bytes.to_vec(), attempt - 1));
+                return Ok((bytes, attempt - 1));
             }
-            let code = status.as_u16();
-            let retryable = code == 429 || status.is_server_error();
-            if retryable && attempt < attempts {
-                tokio::time::sleep(self.delay(attempt, retry_after)).await;
+            let retryable = status.as_u16() == 429 || status.is_server_error();
+            let wait = self.delay(attempt, retry_after);
+            let left = deadline.saturating_duration_since(Instant::now());
+            if retryable && attempt < attempts && wait < left {
+                tokio::time::sleep(wait).await;
                 continue;
             }
-            // Before the excerpt is cut, so no piece of the key is left.
-            let excerpt = error_excerpt(
-                self.redactor
-                    .text(&String::from_utf8_lossy(&bytes))
-                    .as_bytes(),
-            );
-            return Err(if code == 429 {
-                LlmError::RateLimited {
-                    url: url.to_string(),
-                    attempts: attempt,
-                    excerpt,
-                }
-            } else {
-                LlmError::Status {
-                    status: code,
-                    url: url.to_string(),
-                    attempts: attempt,
-                    excerpt,
-                }
-            });
+            return Err(self.status_error(url, status.as_u16(), attempt, &bytes));
+        }
+    }
+
+    /// One POST, cut at the attempt's timeout or at `deadline`, whichever
+    /// comes first: the status, the server's `Retry-After` and the body.
+    async fn attempt(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Vec<u8>,
+        deadline: Instant,
+    ) -> Result<(reqwest::StatusCode, Option<Duration>, Vec<u8>), LlmError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        // The budget an error names: the call's when it is what cut this
+        // attempt short.
+        let (timeout, budget, setting) = if left < self.opts.timeout {
+            (left, self.opts.total_timeout, "total_timeout_ms")
+        } else {
+            (self.opts.timeout, self.opts.timeout, "timeout_ms")
+        };
+        let failed = |e: reqwest::Error| self.transport_error(url, &e, budget, setting);
+        let resp = self
+            .client
+            .post(url)
+            .headers(headers.clone())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .body(body)
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(failed)?;
+        let status = resp.status();
+        let retry_after = retry_after(resp.headers(), SystemTime::now());
+        let bytes = resp.bytes().await.map_err(failed)?;
+        Ok((status, retry_after, bytes.to_vec()))
+    }
+
+    /// The error for a final non-success status.
+    fn status_error(&self, url: &str, code: u16, attempts: u32, body: &[u8]) -> LlmError {
+        // Before the excerpt is cut, so no piece of the key is left.
+        let excerpt = error_excerpt(
+            self.redactor
+                .text(&String::from_utf8_lossy(body))
+                .as_bytes(),
+        );
+        let url = url.to_string();
+        if code == 429 {
+            LlmError::RateLimited {
+                url,
+                attempts,
+                excerpt,
+            }
+        } else {
+            LlmError::Status {
+                status: code,
+                url,
+                attempts,
+                excerpt,
+            }
         }
     }
 
@@ -267,11 +310,19 @@ impl HttpClient {
         jittered.min(self.opts.backoff_cap)
     }
 
-    fn transport_error(&self, url: &str, e: &reqwest::Error) -> LlmError {
+    /// `timeout` is the budget that ran out, and `setting` its key.
+    fn transport_error(
+        &self,
+        url: &str,
+        e: &reqwest::Error,
+        timeout: Duration,
+        setting: &'static str,
+    ) -> LlmError {
         if e.is_timeout() {
             LlmError::Timeout {
                 url: url.to_string(),
-                timeout: self.opts.timeout,
+                timeout,
+                setting,
             }
         } else {
             LlmError::Unreachable {

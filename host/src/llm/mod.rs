@@ -36,6 +36,49 @@ pub use http::HttpOptions;
 pub use openai::OpenAiProvider;
 pub use scripted::{ScriptToolCall, ScriptTurn, ScriptUsage, ScriptedProvider};
 
+/// `max_tokens` of every request that sets none, for every provider
+/// (`[model] max_tokens` changes it). Without one, an OpenAI-compatible
+/// server such as llama.cpp's generates until its context is full: a
+/// rambling small model takes minutes, and the server keeps generating
+/// after the client gave up. 1024 tokens hold a tool call or a page of
+/// answer; a skill that needs longer answers raises it.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+/// How a provider samples: the answer's length cap, and a temperature
+/// only when one is configured (else the server's default applies).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Sampling {
+    pub max_tokens: u32,
+    pub temperature: Option<f64>,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            max_tokens: DEFAULT_MAX_TOKENS,
+            temperature: None,
+        }
+    }
+}
+
+impl Sampling {
+    /// `req`'s own `max_tokens` wins over the provider's.
+    pub(crate) fn for_request(self, req: &ChatRequest) -> Sampling {
+        Sampling {
+            max_tokens: req.max_tokens.unwrap_or(self.max_tokens),
+            ..self
+        }
+    }
+
+    /// Sets `max_tokens` when given (`None` keeps the default).
+    pub(crate) fn with_max_tokens(self, max_tokens: Option<u32>) -> Sampling {
+        Sampling {
+            max_tokens: max_tokens.unwrap_or(self.max_tokens),
+            ..self
+        }
+    }
+}
+
 /// One request to a model: the whole conversation so far. Providers are
 /// stateless; the caller keeps the transcript and sends it every turn.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -46,7 +89,8 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     /// Tools the model may call this turn. Empty means no tools are offered.
     pub tools: Vec<ToolSpec>,
-    /// Overrides the configured `max_tokens` for this request.
+    /// Overrides the configured `max_tokens` for this request; `None`
+    /// sends the configured one, else [`DEFAULT_MAX_TOKENS`].
     pub max_tokens: Option<u32>,
 }
 
@@ -142,11 +186,14 @@ pub enum LlmError {
     #[error("model server unreachable at {url}: {cause}")]
     Unreachable { url: String, cause: String },
 
-    /// The server accepted the connection but did not answer in time.
-    #[error("model server at {url} did not answer within {timeout:?} (raise [model] timeout_ms)")]
+    /// The server accepted the connection but did not answer in time:
+    /// within one attempt's `timeout_ms`, or within what was left of the
+    /// call's `total_timeout_ms` (`setting` says which).
+    #[error("model server at {url} did not answer within {timeout:?} (raise [model] {setting})")]
     Timeout {
         url: String,
         timeout: std::time::Duration,
+        setting: &'static str,
     },
 
     /// A non-success status (after retries, for 5xx).

@@ -10,7 +10,9 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
 use super::http::{HttpClient, HttpOptions};
-use super::{ChatRequest, ChatResponse, LlmError, Message, Provider, ToolCall, Usage, excerpt};
+use super::{
+    ChatRequest, ChatResponse, LlmError, Message, Provider, Sampling, ToolCall, Usage, excerpt,
+};
 use crate::types::BoxFuture;
 
 /// A Chat Completions endpoint.
@@ -20,8 +22,25 @@ pub struct OpenAiProvider {
     model: String,
     url: String,
     headers: HeaderMap,
-    max_tokens: Option<u32>,
+    sampling: Sampling,
+    /// `max_completion_tokens` for OpenAI's own API, whose reasoning
+    /// models refuse `max_tokens`; `max_tokens` for every other server
+    /// (llama.cpp, Ollama, vLLM...), which all read it.
+    tokens_key: &'static str,
     http: HttpClient,
+}
+
+/// The host whose API names the length cap `max_completion_tokens`.
+const OPENAI_HOST: &str = "api.openai.com";
+
+/// The name of the length cap at `base_url`.
+fn tokens_key(base_url: &str) -> &'static str {
+    let official = reqwest::Url::parse(base_url).is_ok_and(|u| u.host_str() == Some(OPENAI_HOST));
+    if official {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
 }
 
 impl OpenAiProvider {
@@ -50,7 +69,8 @@ impl OpenAiProvider {
             model: model.into(),
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             headers,
-            max_tokens: None,
+            sampling: Sampling::default(),
+            tokens_key: tokens_key(base_url),
             http: HttpClient::new(http, api_key)?,
         })
     }
@@ -62,9 +82,17 @@ impl OpenAiProvider {
         self
     }
 
-    /// `max_tokens` for requests that do not set their own.
+    /// `max_tokens` for requests that do not set their own (`None`: the
+    /// default, [`super::DEFAULT_MAX_TOKENS`]).
     pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
-        self.max_tokens = max_tokens;
+        self.sampling = self.sampling.with_max_tokens(max_tokens);
+        self
+    }
+
+    /// The temperature every request is sent with; `None` (the default)
+    /// sends none, so the server's own default applies.
+    pub fn with_temperature(mut self, temperature: Option<f64>) -> Self {
+        self.sampling.temperature = temperature;
         self
     }
 
@@ -81,7 +109,8 @@ impl Provider for OpenAiProvider {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
-            let body = request_body(&self.model, req.max_tokens.or(self.max_tokens), req);
+            let sampling = self.sampling.for_request(req);
+            let body = request_body(&self.model, sampling, self.tokens_key, req);
             self.http
                 .chat(&self.url, &self.headers, &body, parse_response)
                 .await
@@ -89,8 +118,14 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// The JSON body of a Chat Completions request.
-pub(crate) fn request_body(model: &str, max_tokens: Option<u32>, req: &ChatRequest) -> Value {
+/// The JSON body of a Chat Completions request; the length cap is sent
+/// as `tokens_key`.
+pub(crate) fn request_body(
+    model: &str,
+    sampling: Sampling,
+    tokens_key: &str,
+    req: &ChatRequest,
+) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if let Some(system) = &req.system {
         messages.push(json!({"role": "system", "content": system}));
@@ -159,8 +194,9 @@ pub(crate) fn request_body(model: &str, max_tokens: Option<u32>, req: &ChatReque
             })
             .collect();
     }
-    if let Some(n) = max_tokens {
-        body["max_tokens"] = json!(n);
+    body[tokens_key] = json!(sampling.max_tokens);
+    if let Some(t) = sampling.temperature {
+        body["temperature"] = json!(t);
     }
     body
 }
@@ -315,7 +351,8 @@ mod tests {
 
     #[test]
     fn request_maps_a_tool_round_trip() {
-        let body = request_body("gpt-4o-mini", Some(100), &conversation());
+        let sampling = Sampling::default().for_request(&conversation());
+        let body = request_body("gpt-4o-mini", sampling, "max_tokens", &conversation());
         assert_eq!(
             body,
             json!({
@@ -361,9 +398,11 @@ mod tests {
             ],
             ..Default::default()
         };
-        let body = request_body("m", None, &req);
+        let body = request_body("m", Sampling::default(), "max_tokens", &req);
         assert!(body.get("tools").is_none());
-        assert!(body.get("max_tokens").is_none());
+        // Bounded by default; no temperature unless configured.
+        assert_eq!(body["max_tokens"], super::super::DEFAULT_MAX_TOKENS);
+        assert!(body.get("temperature").is_none());
         assert_eq!(body["messages"][0]["role"], "user");
         assert_eq!(body["messages"][1]["content"], "calling");
         assert_eq!(
@@ -371,6 +410,37 @@ mod tests {
             "{not json"
         );
         assert_eq!(body["messages"][2]["content"], "Error: bad arguments");
+    }
+
+    #[test]
+    fn openai_itself_gets_max_completion_tokens_and_a_configured_temperature() {
+        let official =
+            OpenAiProvider::new("m", "https://api.openai.com/v1", None, Default::default())
+                .expect("provider")
+                .with_temperature(Some(0.2));
+        let local = OpenAiProvider::new("m", "http://127.0.0.1:8080/v1", None, Default::default())
+            .expect("provider")
+            .with_max_tokens(Some(64));
+        assert_eq!(official.tokens_key, "max_completion_tokens");
+        assert_eq!(local.tokens_key, "max_tokens");
+        let req = ChatRequest::default();
+        let body = request_body(
+            "m",
+            official.sampling.for_request(&req),
+            official.tokens_key,
+            &req,
+        );
+        assert_eq!(body["max_completion_tokens"], 1024);
+        assert_eq!(body["temperature"], 0.2);
+        assert!(body.get("max_tokens").is_none());
+        let body = request_body(
+            "m",
+            local.sampling.for_request(&req),
+            local.tokens_key,
+            &req,
+        );
+        assert_eq!(body["max_tokens"], 64);
+        assert!(body.get("temperature").is_none());
     }
 
     #[test]
@@ -383,7 +453,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let body = request_body("m", None, &req);
+        let body = request_body("m", Sampling::default(), "max_tokens", &req);
         assert_eq!(
             body["tools"][0]["function"]["parameters"],
             json!({"type": "object", "properties": {}})

@@ -7,6 +7,9 @@ use crate::llm::{ChatRequest, Message};
 use crate::skill::Skill;
 
 pub(super) const SKILL_WIT: &str = include_str!("../../../../wit/skill.wit");
+/// A whole handler source fits (the default cap, `DEFAULT_MAX_TOKENS`,
+/// sized for a tool call or a page of answer, would cut most of them).
+const SOURCE_TOKENS: u32 = 8192;
 const GUEST_SDK_DOCS: &str = include_str!("../../../../guest-sdk/src/lib.rs");
 pub(super) const RUST_TEMPLATE: &str = include_str!("../../../templates/rust/lib.rs");
 pub(super) const JS_TEMPLATE: &str = include_str!("../../../templates/js/handler.js");
@@ -65,7 +68,7 @@ pub fn request(skill: &Skill, lang: HandlerLang, examples: &[Example]) -> ChatRe
         system: Some(system),
         messages: vec![Message::User(user)],
         tools: Vec::new(),
-        max_tokens: None,
+        max_tokens: Some(SOURCE_TOKENS),
     }
 }
 
