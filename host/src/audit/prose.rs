@@ -305,7 +305,8 @@ fn compile_phrase(phrase: &str) -> Result<String, String> {
 }
 
 /// A literal piece of a phrase: each space any run of white space, each
-/// letter a class of its cases and their normalised forms.
+/// letter a class of its cases and their normalised forms, nothing for a
+/// character normalising drops.
 fn literal(text: &str) -> String {
     text.chars()
         .map(|c| {
@@ -320,6 +321,11 @@ fn literal(text: &str) -> String {
                 .collect();
             forms.sort_unstable();
             forms.dedup();
+            if forms.is_empty() {
+                // The normaliser drops it (a combining mark, an invisible):
+                // the text a phrase is matched on has none either.
+                return String::new();
+            }
             let escaped: String = forms
                 .iter()
                 .map(|f| regex::escape(&f.to_string()))
