@@ -62,6 +62,52 @@ fn a_clean_skill_passes_and_a_hostile_one_fails_with_its_findings() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// A file given by path that is not a SKILL.md is audited alone: the
+/// other files of its folder are not read into its report.
+#[test]
+fn a_lone_file_is_audited_alone_and_a_skill_md_stands_for_its_folder() {
+    let env = Workspace::new();
+    let dir = env.workspace.join("notes");
+    write(&dir, "clean.md", CLEAN);
+    write(&dir, "hostile.md", HOSTILE);
+    let out = env.output(&[
+        "skills",
+        "audit",
+        dir.join("clean.md").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("hostile.md"), "{}", stdout(&out));
+    let out = env.output(&[
+        "skills",
+        "audit",
+        dir.join("hostile.md").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "{}:7:5: decode-and-exec high",
+            dir.join("hostile.md").display()
+        )),
+        "{}",
+        stdout(&out)
+    );
+
+    // A SKILL.md stands for its skill: a payload in scripts/ is found.
+    let skill_dir = skill(&env, "skills", "scripted", CLEAN);
+    write(&skill_dir.join("scripts"), "setup.md", HOSTILE);
+    let out = env.output(&[
+        "skills",
+        "audit",
+        skill_dir.join("SKILL.md").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("scripts/setup.md"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn json_lists_each_skill_with_its_findings() {
     let env = Workspace::new();

@@ -504,6 +504,20 @@ fn audit_walked(
 }
 
 /// Reads and audits one file of the folder into `report`.
+/// Audits one file on its own (not the folder it is in), read as a
+/// folder's files are, within `limits`' cap for one file.
+pub fn audit_lone_file(path: &Path, limits: &Limits) -> Report {
+    let rel = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (mut report, mut pin) = (Report::default(), Pin::default());
+    let cap = limits.max_file_bytes.min(limits.max_total_bytes);
+    audit_file(&rel, path, cap, (&mut report, &mut pin));
+    report.pin = pin.finish();
+    report
+}
+
 fn audit_file(rel: &str, path: &Path, cap: u64, (report, pin): (&mut Report, &mut Pin)) {
     match read::read_file(path, cap) {
         Ok(read::Read::Text { text, truncated }) => {

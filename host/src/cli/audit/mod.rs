@@ -52,11 +52,7 @@ pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         if path.is_dir() {
             audited.extend(audit_root(path)?);
         } else if path.is_file() {
-            let dir = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            audited.push(audit_one(t.clone(), dir)?);
+            audited.push(audit_given_file(t, path)?);
         } else {
             let c = catalog.get_or_insert_with(|| ctx.catalog());
             let Some(skill) = c.get(t) else {
@@ -97,6 +93,28 @@ pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// A SKILL.md given by path stands for its skill folder; any other file
+/// is audited alone, not with whatever else its folder holds.
+fn audit_given_file(target: &str, path: &Path) -> anyhow::Result<Audited> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let is_skill_md = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case("skill.md"));
+    if is_skill_md {
+        return audit_one(target.to_owned(), dir);
+    }
+    let report = audit::audit_lone_file(path, &audit::Limits::default());
+    Ok(Audited {
+        skill: target.to_owned(),
+        high: report.has_high(),
+        dir,
+        report,
     })
 }
 
