@@ -76,16 +76,12 @@ async fn anthropic_gets_the_same_default_cap_and_a_temperature_only_when_set() {
 
 #[tokio::test]
 async fn a_slow_streaming_answer_past_the_timeout_is_asked_once() {
-    let server = Server::start(vec![Reply::Trickle, Reply::Trickle, Reply::Trickle]).await;
     let http = HttpOptions {
         timeout: Duration::from_millis(300),
         max_retries: 3,
         ..fast_http()
     };
-    let e = openai(&server.base, http)
-        .chat(&ask("hi"))
-        .await
-        .expect_err("times out");
+    let (e, server) = failed_call(vec![Reply::Trickle, Reply::Trickle, Reply::Trickle], http).await;
     assert!(
         matches!(
             e,
@@ -105,16 +101,12 @@ async fn a_slow_streaming_answer_past_the_timeout_is_asked_once() {
 
 #[tokio::test]
 async fn a_timeout_after_a_server_error_ends_the_retries() {
-    let server = Server::start(vec![status(500, "boom"), Reply::Hang, Reply::Hang]).await;
     let http = HttpOptions {
         timeout: Duration::from_millis(300),
         max_retries: 3,
         ..fast_http()
     };
-    let e = openai(&server.base, http)
-        .chat(&ask("hi"))
-        .await
-        .expect_err("times out");
+    let (e, server) = failed_call(vec![status(500, "boom"), Reply::Hang, Reply::Hang], http).await;
     assert!(matches!(e, LlmError::Timeout { .. }), "{e:?}");
     assert_eq!(
         server.requests().len(),
@@ -131,16 +123,12 @@ async fn no_retry_waits_past_the_total_budget() {
         headers: vec![("retry-after", "5".into())],
         body: json!({"error": {"message": "busy"}}).to_string(),
     };
-    let server = Server::start(vec![busy, ok(openai_text("late"))]).await;
     let http = HttpOptions {
         total_timeout: Duration::from_millis(300),
         max_retries: 3,
         ..fast_http()
     };
-    let e = openai(&server.base, http)
-        .chat(&ask("hi"))
-        .await
-        .expect_err("gives up");
+    let (e, server) = failed_call(vec![busy, ok(openai_text("late"))], http).await;
     assert!(
         matches!(
             e,
@@ -157,17 +145,13 @@ async fn no_retry_waits_past_the_total_budget() {
 
 #[tokio::test]
 async fn the_total_budget_cuts_a_retry_short_and_names_its_key() {
-    let server = Server::start(vec![status(500, "boom"), Reply::Hang, Reply::Hang]).await;
     let http = HttpOptions {
         timeout: Duration::from_secs(20),
         total_timeout: Duration::from_millis(400),
         max_retries: 3,
         ..fast_http()
     };
-    let e = openai(&server.base, http)
-        .chat(&ask("hi"))
-        .await
-        .expect_err("times out");
+    let (e, server) = failed_call(vec![status(500, "boom"), Reply::Hang, Reply::Hang], http).await;
     assert!(
         matches!(
             e,
@@ -180,4 +164,15 @@ async fn the_total_budget_cuts_a_retry_short_and_names_its_key() {
     );
     assert!(e.to_string().contains("[model] total_timeout_ms"), "{e}");
     assert_eq!(server.requests().len(), 2);
+}
+
+/// `replies` served, one chat asked with `http`, which must fail: its error
+/// and the server (for the requests it received).
+async fn failed_call(replies: Vec<Reply>, http: HttpOptions) -> (LlmError, Server) {
+    let server = Server::start(replies).await;
+    let e = openai(&server.base, http)
+        .chat(&ask("hi"))
+        .await
+        .expect_err("the call fails");
+    (e, server)
 }

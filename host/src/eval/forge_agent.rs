@@ -165,105 +165,144 @@ impl SimulatedBriefAgent {
                 "I cannot do this: the tools I need are not offered.".into(),
             ));
         };
+        let turn = Turn {
+            plan: &plan,
+            task: &task,
+            done: &done,
+        };
+        Ok(self.steps(&req.tools, &turn).unwrap_or_else(|reply| reply))
+    }
 
-        // One matching tool does it all.
+    /// The next reply: each step either gives what the next one needs or
+    /// is the reply itself (`Err`).
+    fn steps(&self, tools: &[ToolSpec], t: &Turn) -> Result<Reply, Reply> {
+        self.shortcut(tools, t)?;
+        let found = self.find_step(t)?;
+        let note = self.read_step(t, &found)?;
+        let summary = summarize_step(t, note)?;
+        Ok(self.write_step(t, &found, summary))
+    }
+
+    /// One matching tool does it all.
+    fn shortcut(&self, tools: &[ToolSpec], t: &Turn) -> Result<(), Reply> {
+        let plan = t.plan;
         let plan_names = [&plan.find, &plan.read, &plan.summarize, &plan.write];
-        let tried = |name: &str| done.iter().find(|d| d.name == name);
-        let shortcut = done
+        let shortcut = t
+            .done
             .iter()
             .find(|d| !plan_names.iter().any(|p| p.as_str() == d.name));
         match shortcut {
-            Some(d) if d.ok => return Ok(Reply::Answer(format!("Done: {}", d.content))),
-            Some(_) => {} // it failed: do the steps instead
-            None if done.is_empty() => {
-                if let Some(name) = self.matching_tool(&req.tools, &plan, &task)
-                    && self.draw(&task, "ignore-forged") >= IGNORE_RATE
-                {
-                    return Ok(call(name, json!({ "task": task })));
+            Some(d) if d.ok => Err(Reply::Answer(format!("Done: {}", d.content))),
+            None if t.done.is_empty() => match self.matching_tool(tools, plan, t.task) {
+                Some(name) if self.draw(t.task, "ignore-forged") >= IGNORE_RATE => {
+                    Err(call(name, json!({ "task": t.task })))
                 }
-            }
-            None => {}
+                _ => Ok(()),
+            },
+            // A failed one: do the steps instead.
+            _ => Ok(()),
         }
+    }
 
-        // 1. Find the note.
+    /// 1. Find the note.
+    fn find_step(&self, t: &Turn) -> Result<String, Reply> {
+        let (plan, done, task) = (t.plan, t.done, t.task);
         let found = done
             .iter()
             .rev()
             .find(|d| d.name == plan.find && d.ok)
             .map(|d| d.content.trim().to_owned());
-        let Some(found) = found else {
-            if done.iter().any(|d| d.name == plan.find) {
-                return Ok(Reply::Answer("I could not find the notes.".into()));
-            }
-            if done.is_empty() && self.draw(&task, "guess") < GUESS_RATE {
-                let guess = words(&task)
-                    .into_iter()
-                    .max_by_key(|w| w.len())
-                    .unwrap_or_else(|| "notes".into());
-                return Ok(call(
-                    &plan.read,
-                    json!({ "path": format!("notes/{guess}.md") }),
-                ));
-            }
-            return Ok(call(&plan.find, json!({ "in": "notes/", "query": task })));
-        };
-        let source = format!("notes/{found}");
-
-        // 2. Read it (perhaps the neighbouring quarter's first).
-        let read_ok = |path: &str| {
-            done.iter()
-                .find(|d| d.name == plan.read && d.ok && d.args["path"] == path)
-        };
-        let Some(note) = read_ok(&source) else {
-            let read_since_find = done
-                .iter()
-                .skip_while(|d| d.name != plan.find)
-                .any(|d| d.name == plan.read);
-            if !read_since_find
-                && let Some(other) = neighbour(&found)
-                && self.draw(&task, "wrong-read") < WRONG_READ_RATE
-            {
-                return Ok(call(
-                    &plan.read,
-                    json!({ "path": format!("notes/{other}") }),
-                ));
-            }
-            return Ok(call(&plan.read, json!({ "path": source })));
-        };
-
-        // 3. Summarize.
-        let Some(summary) = done.iter().find(|d| d.name == plan.summarize && d.ok) else {
-            if tried(&plan.summarize).is_some() {
-                return Ok(Reply::Answer("The summarizer failed.".into()));
-            }
-            return Ok(call(
-                &plan.summarize,
-                json!({
-                    "task": "Summarize these notes into a brief",
-                    "text": note.content,
-                    "sentences": 3
-                }),
+        if let Some(found) = found {
+            return Ok(found);
+        }
+        if done.iter().any(|d| d.name == plan.find) {
+            return Err(Reply::Answer("I could not find the notes.".into()));
+        }
+        if done.is_empty() && self.draw(task, "guess") < GUESS_RATE {
+            let guess = words(task)
+                .into_iter()
+                .max_by_key(|w| w.len())
+                .unwrap_or_else(|| "notes".into());
+            return Err(call(
+                &plan.read,
+                json!({ "path": format!("notes/{guess}.md") }),
             ));
-        };
+        }
+        Err(call(&plan.find, json!({ "in": "notes/", "query": task })))
+    }
 
-        // 4. Write it.
+    /// 2. Read it (perhaps the neighbouring quarter's first).
+    fn read_step<'d>(&self, t: &'d Turn, found: &str) -> Result<&'d Done<'d>, Reply> {
+        let (plan, done) = (t.plan, t.done);
+        let source = format!("notes/{found}");
+        if let Some(note) = done
+            .iter()
+            .find(|d| d.name == plan.read && d.ok && d.args["path"] == source.as_str())
+        {
+            return Ok(note);
+        }
+        let read_since_find = done
+            .iter()
+            .skip_while(|d| d.name != plan.find)
+            .any(|d| d.name == plan.read);
+        if !read_since_find
+            && let Some(other) = neighbour(found)
+            && self.draw(t.task, "wrong-read") < WRONG_READ_RATE
+        {
+            return Err(call(
+                &plan.read,
+                json!({ "path": format!("notes/{other}") }),
+            ));
+        }
+        Err(call(&plan.read, json!({ "path": source })))
+    }
+
+    /// 4. Write it.
+    fn write_step(&self, t: &Turn, found: &str, summary: &Done) -> Reply {
+        let (plan, done) = (t.plan, t.done);
         let target = format!("out/{found}");
         if done.iter().any(|d| d.name == plan.write && d.ok) {
-            return Ok(Reply::Answer(format!("Wrote {target}.")));
+            return Reply::Answer(format!("Wrote {target}."));
         }
-        let path = if tried(&plan.write).is_none() && self.draw(&task, "bad-write") < BAD_WRITE_RATE
-        {
+        let tried = done.iter().any(|d| d.name == plan.write);
+        let path = if !tried && self.draw(t.task, "bad-write") < BAD_WRITE_RATE {
             format!("/{target}")
         } else if done.iter().filter(|d| d.name == plan.write).count() >= 2 {
-            return Ok(Reply::Answer("I could not write the brief.".into()));
+            return Reply::Answer("I could not write the brief.".into());
         } else {
             target
         };
-        Ok(call(
+        call(
             &plan.write,
             json!({ "path": path, "content": summary.content }),
-        ))
+        )
     }
+}
+
+/// What one turn of the simulated agent decides from.
+struct Turn<'a> {
+    plan: &'a Plan,
+    task: &'a str,
+    done: &'a [Done<'a>],
+}
+
+/// 3. Summarize.
+fn summarize_step<'d>(t: &'d Turn, note: &Done) -> Result<&'d Done<'d>, Reply> {
+    let (plan, done) = (t.plan, t.done);
+    if let Some(summary) = done.iter().find(|d| d.name == plan.summarize && d.ok) {
+        return Ok(summary);
+    }
+    if done.iter().any(|d| d.name == plan.summarize) {
+        return Err(Reply::Answer("The summarizer failed.".into()));
+    }
+    Err(call(
+        &plan.summarize,
+        json!({
+            "task": "Summarize these notes into a brief",
+            "text": note.content,
+            "sentences": 3
+        }),
+    ))
 }
 
 enum Reply {

@@ -137,15 +137,7 @@ pub async fn author(
     let config = runner.config();
     let settings = &config.forge.handler;
     let lang = lang.unwrap_or(settings.lang);
-    let skill = runner
-        .catalog()
-        .get(name)
-        .cloned()
-        .ok_or_else(|| AuthorError::UnknownSkill(name.to_owned()))?;
-    if skill.meta.skillhost.handler.is_some() {
-        return Err(AuthorError::HasHandler(name.to_owned()));
-    }
-    crate::forge::history::editable(&skill).map_err(AuthorError::NotEditable)?;
+    let skill = handlerless_skill(runner, name)?;
     // The artifact may be no larger than the sandbox will load.
     let build =
         BuildSettings::new(settings, &runner.paths().cache_dir()).within(&runner.config().sandbox);
@@ -155,38 +147,69 @@ pub async fn author(
         let reply = provider.chat(&request).await.map_err(AuthorError::Model)?;
         let text = reply.text.unwrap_or_default();
         let (attempt, passed) = attempt(runner, &skill, lang, &build, number, &text).await?;
-        let feedback = match &attempt.outcome {
-            AttemptOutcome::Passed { report_id } => {
-                let report_id = *report_id;
-                let artifact = attempt.artifact.clone().unwrap_or_default();
-                attempts.push(attempt);
-                let wasm = passed.unwrap_or_default();
-                let admission = admit(runner, &skill, &wasm, artifact, report_id, number)?;
-                return Ok(Authored {
-                    skill: name.to_owned(),
-                    lang,
-                    attempts,
-                    admitted: Some(admission),
-                });
-            }
-            AttemptOutcome::Refused { reason } => {
-                format!("The source was refused before it was built: {reason}")
-            }
-            AttemptOutcome::BuildFailed { reason } | AttemptOutcome::TimedOut { reason } => {
-                reason.clone()
-            }
-            AttemptOutcome::Rejected { report_id, .. } => {
-                let stored = policy::latest_report(runner.store().map_err(GateError::from)?, name)
-                    .map_err(GateError::from)?;
-                match stored.filter(|s| s.id == *report_id) {
-                    Some(s) => report_feedback(&s.report),
-                    None => String::from("The validation gate rejected it."),
-                }
-            }
-        };
+        if let AttemptOutcome::Passed { report_id } = attempt.outcome {
+            let artifact = attempt.artifact.clone().unwrap_or_default();
+            attempts.push(attempt);
+            let wasm = passed.unwrap_or_default();
+            let admission = admit(runner, &skill, &wasm, artifact, report_id, number)?;
+            return Ok(Authored {
+                skill: name.to_owned(),
+                lang,
+                attempts,
+                admitted: Some(admission),
+            });
+        }
+        let feedback = feedback(runner, name, &attempt.outcome)?;
         attempts.push(attempt);
         forge_handler::follow_up(&mut request, &text, &feedback);
     }
+    note_refused(runner, name, lang, &attempts);
+    Ok(Authored {
+        skill: name.to_owned(),
+        lang,
+        attempts,
+        admitted: None,
+    })
+}
+
+/// The catalog skill `name`, which has no handler yet and may be edited.
+fn handlerless_skill(runner: &Runner, name: &str) -> Result<Skill, AuthorError> {
+    let skill = runner
+        .catalog()
+        .get(name)
+        .cloned()
+        .ok_or_else(|| AuthorError::UnknownSkill(name.to_owned()))?;
+    if skill.meta.skillhost.handler.is_some() {
+        return Err(AuthorError::HasHandler(name.to_owned()));
+    }
+    crate::forge::history::editable(&skill).map_err(AuthorError::NotEditable)?;
+    Ok(skill)
+}
+
+/// What the model is told of an attempt that did not pass.
+fn feedback(runner: &Runner, name: &str, outcome: &AttemptOutcome) -> Result<String, AuthorError> {
+    Ok(match outcome {
+        AttemptOutcome::Refused { reason } => {
+            format!("The source was refused before it was built: {reason}")
+        }
+        AttemptOutcome::BuildFailed { reason } | AttemptOutcome::TimedOut { reason } => {
+            reason.clone()
+        }
+        AttemptOutcome::Rejected { report_id, .. } => {
+            let stored = policy::latest_report(runner.store().map_err(GateError::from)?, name)
+                .map_err(GateError::from)?;
+            match stored.filter(|s| s.id == *report_id) {
+                Some(s) => report_feedback(&s.report),
+                None => String::from("The validation gate rejected it."),
+            }
+        }
+        AttemptOutcome::Passed { .. } => String::new(),
+    })
+}
+
+/// Notes in the skill's history that no attempt passed, with the first
+/// line of the last one's reason; a note that cannot be written is logged.
+fn note_refused(runner: &Runner, name: &str, lang: HandlerLang, attempts: &[Attempt]) {
     let last = attempts
         .last()
         .map(|a| match &a.outcome {
@@ -200,26 +223,17 @@ pub async fn author(
         })
         .unwrap_or_default();
     let writer = SkillWriter::new(runner.paths());
-    if let Err(e) = forge_handler::note_rejected(
-        &writer,
-        name,
-        &format!(
-            "{} handler refused after {} attempt(s): {last}",
-            lang.flag(),
-            attempts.len()
-        ),
-    ) {
+    let note = format!(
+        "{} handler refused after {} attempt(s): {last}",
+        lang.flag(),
+        attempts.len()
+    );
+    if let Err(e) = forge_handler::note_rejected(&writer, name, &note) {
         tracing::warn!(
             skill = name,
             "cannot note the refused handler in the history: {e}"
         );
     }
-    Ok(Authored {
-        skill: name.to_owned(),
-        lang,
-        attempts,
-        admitted: None,
-    })
 }
 
 /// What the skill answered before: its recorded runs as the gate will

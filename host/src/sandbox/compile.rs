@@ -71,29 +71,9 @@ impl Inner {
         if let Some(h) = self.cached(&hash) {
             return Ok(h);
         }
-        // Cranelift's code when there is some: a cache hit never uses Winch.
-        if let Some(c) = self.disk.as_ref().and_then(|d| d.load(&self.engine, &hash)) {
-            return self.link(
-                &self.linker,
-                &c,
-                hash,
-                HandlerOrigin::DiskCache,
-                Tier::Optimized,
-            );
-        }
         let fast = tiered.zip(self.fast.as_ref());
-        if let Some((shared, fast)) = fast
-            && let Some(c) = fast.disk.as_ref().and_then(|d| d.load(&fast.engine, &hash))
-        {
-            let h = self.link(
-                &fast.linker,
-                &c,
-                hash.clone(),
-                HandlerOrigin::DiskCache,
-                Tier::Baseline,
-            )?;
-            self.optimise_later(hash, shared.clone());
-            return Ok(h);
+        if let Some(loaded) = self.from_disk(&hash, fast) {
+            return loaded;
         }
         self.precheck(wasm)?;
         on_compile(CompileNotice {
@@ -105,36 +85,97 @@ impl Inner {
                 Tier::Optimized
             },
         });
-        if let Some((shared, fast)) = fast {
-            // Winch refuses proposals it lacks (exceptions, tail calls, GC)
-            // with an error; a panic is caught all the same, and Cranelift
-            // then has the last word on the component.
-            let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                fast.pool.install(|| Component::new(&fast.engine, wasm))
-            }));
-            match compiled {
-                Ok(Ok(c)) => {
-                    let h = self.link(
-                        &fast.linker,
-                        &c,
-                        hash.clone(),
-                        HandlerOrigin::Compiled,
-                        Tier::Baseline,
-                    )?;
-                    if let Some(d) = &fast.disk {
-                        let _ = d.store(&hash, &c);
-                    }
-                    self.optimise_later(hash, shared.clone());
-                    return Ok(h);
-                }
-                Ok(Err(e)) => tracing::warn!(
-                    "Winch cannot compile handler {hash} ({e:#}); compiling it with Cranelift"
-                ),
-                Err(_) => {
-                    tracing::warn!("Winch failed on handler {hash}; compiling it with Cranelift")
-                }
-            }
+        if let Some(fast) = fast
+            && let Some(h) = self.compile_fast(wasm, &hash, fast)
+        {
+            return h;
         }
+        self.compile_optimized(wasm, hash)
+    }
+
+    /// The handler from a disk cache, if one holds it: Cranelift's code
+    /// when there is some (a cache hit never uses Winch), else Winch's,
+    /// with Cranelift's compile queued.
+    fn from_disk(
+        self: &Arc<Self>,
+        hash: &str,
+        fast: Option<(&Arc<[u8]>, &FastTier)>,
+    ) -> Option<Result<Handler, SandboxError>> {
+        if let Some(c) = self.disk.as_ref().and_then(|d| d.load(&self.engine, hash)) {
+            return Some(self.link(
+                &self.linker,
+                &c,
+                hash.to_owned(),
+                HandlerOrigin::DiskCache,
+                Tier::Optimized,
+            ));
+        }
+        let (shared, fast) = fast?;
+        let c = fast
+            .disk
+            .as_ref()
+            .and_then(|d| d.load(&fast.engine, hash))?;
+        let linked = self.link(
+            &fast.linker,
+            &c,
+            hash.to_owned(),
+            HandlerOrigin::DiskCache,
+            Tier::Baseline,
+        );
+        if linked.is_ok() {
+            self.optimise_later(hash.to_owned(), shared.clone());
+        }
+        Some(linked)
+    }
+
+    /// Winch's compile, Cranelift's queued after it; None when Winch
+    /// cannot compile the component (it refuses proposals it lacks with an
+    /// error; a panic is caught all the same), so that Cranelift has the
+    /// last word on it.
+    fn compile_fast(
+        self: &Arc<Self>,
+        wasm: &[u8],
+        hash: &str,
+        (shared, fast): (&Arc<[u8]>, &FastTier),
+    ) -> Option<Result<Handler, SandboxError>> {
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            fast.pool.install(|| Component::new(&fast.engine, wasm))
+        }));
+        let c = match compiled {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => {
+                tracing::warn!(
+                    "Winch cannot compile handler {hash} ({e:#}); compiling it with Cranelift"
+                );
+                return None;
+            }
+            Err(_) => {
+                tracing::warn!("Winch failed on handler {hash}; compiling it with Cranelift");
+                return None;
+            }
+        };
+        let linked = self.link(
+            &fast.linker,
+            &c,
+            hash.to_owned(),
+            HandlerOrigin::Compiled,
+            Tier::Baseline,
+        );
+        if linked.is_ok() {
+            if let Some(d) = &fast.disk {
+                let _ = d.store(hash, &c);
+            }
+            self.optimise_later(hash.to_owned(), shared.clone());
+        }
+        Some(linked)
+    }
+
+    /// Cranelift's compile, stored in the disk cache.
+    fn compile_optimized(
+        self: &Arc<Self>,
+        wasm: &[u8],
+        hash: String,
+    ) -> Result<Handler, SandboxError> {
         let c = Component::new(&self.engine, wasm)
             .map_err(|e| SandboxError::InvalidComponent(cause(e)))?;
         let h = self.link(

@@ -20,7 +20,6 @@
 //! docs/audit.md, "How scripts and code blocks are read".
 
 mod blocks;
-mod installer;
 mod paths;
 mod script;
 mod shell;
@@ -80,7 +79,7 @@ impl Taint {
     pub const CLONED: u8 = 2;
     pub const SECRET: u8 = 4;
     /// Fetched from a URL that is not a well-known official installer
-    /// (rules.toml's installer list, through `installer.rs`).
+    /// (the vendor tier's list, `vendors.toml`).
     pub const UNVETTED: u8 = 8;
 
     pub fn new(bits: u8, origin: usize) -> Self {

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::super::installer;
+use super::super::super::vendors::vendor_of;
 use super::super::paths::{self, is_local_url, is_secret_path, is_url};
 use super::{Cx, MAX_NESTING, Run, Value, is_word};
 use crate::audit::flow::Taint;
@@ -521,7 +521,7 @@ impl Run<'_, '_> {
     /// The taint of what `urls` fetch: unvetted unless every one is an
     /// official installer.
     fn fetched(&self, urls: &[&Value], at: usize) -> Taint {
-        let official = !urls.is_empty() && urls.iter().all(|u| installer::is_official(&u.text));
+        let official = !urls.is_empty() && urls.iter().all(|u| vendor_of(&u.text).is_some());
         let bits = if official {
             Taint::FETCHED
         } else {
