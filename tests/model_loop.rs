@@ -186,16 +186,40 @@ fn openai_plain_answer() {
         !system.contains("<available_skills>"),
         "a skill reads only its own files, so other skills are not offered for reading: {system}"
     );
+    assert_eq!(
+        reqs[0].get("tools"),
+        None,
+        "a folder with only its SKILL.md has nothing for the file readers to read"
+    );
+}
+
+#[test]
+fn a_skill_is_offered_only_the_allowed_tools_it_can_use() {
+    let server = Server::start(vec![openai_text("Hello there.")]);
+    let (ws, runner) = runner_for(&server, "openai", |_| {});
+    std::fs::write(ws.skills.join("helper/reference.md"), "# notes\n").expect("write");
+    let o = run(&runner, "helper", "say hello", json!({}));
+    assert_eq!(o.failure, None);
+    let reqs = server.requests();
     let tools: Vec<&str> = reqs[0]["tools"]
         .as_array()
         .expect("tools")
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap_or(""))
         .collect();
+    assert_eq!(tools, vec!["list_skill_files", "read_skill_file"]);
+    let prompt_tokens: Vec<u64> = o
+        .trajectory
+        .iter()
+        .filter_map(|s| match s {
+            Step::Model { prompt_tokens, .. } => Some(*prompt_tokens),
+            Step::Tool { .. } => None,
+        })
+        .collect();
     assert_eq!(
-        tools,
-        vec!["list_skill_files", "read_skill_file"],
-        "only the skill's allowed tools are offered"
+        prompt_tokens,
+        vec![10],
+        "the server's prompt_tokens, per request"
     );
 }
 

@@ -125,7 +125,7 @@ pub(super) async fn run(
             "Task: {}\n\nContext (JSON): {context_json}",
             turn.task
         ))],
-        tools: toolbox.allowed(&cx),
+        tools: toolbox.offered(&cx),
         max_tokens: None,
     };
     let mut tool_step = 0u32;
@@ -231,10 +231,13 @@ fn record_turn(
         Ok(r) => (r.request_bytes, r.response_bytes, r.tool_calls.len()),
         Err(_) => (0, 0, 0),
     };
+    let usage = answered.as_ref().map(|r| r.usage).unwrap_or_default();
     outcome.trajectory.push(Step::Model {
         step,
         request_bytes,
         response_bytes,
+        prompt_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
         tool_calls,
         duration_us,
         error: answered.as_ref().err().map(|f| f.message.clone()),

@@ -90,6 +90,11 @@ pub enum Step {
         step: u32,
         request_bytes: usize,
         response_bytes: usize,
+        /// The prompt's size in tokens, as the provider counted it (0 when
+        /// it did not say).
+        prompt_tokens: u64,
+        /// Tokens the model generated, as the provider counted them.
+        output_tokens: u64,
         tool_calls: usize,
         duration_us: u64,
         #[serde(skip_serializing_if = "Option::is_none")]

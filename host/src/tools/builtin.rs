@@ -8,8 +8,10 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use serde_json::{Map, Value, json};
 
-use super::{CallContext, Denied, MAX_DEPTH, SkillInvoker, Tool, ToolError, Toolbox, str_arg};
-use crate::skill::Skill;
+use super::{
+    CallContext, Denied, MAX_DEPTH, Offer, SkillInvoker, Tool, ToolError, Toolbox, str_arg,
+};
+use crate::skill::{Capabilities, Skill};
 use crate::types::{BoxFuture, FailureClass};
 
 /// Largest file a tool reads or writes.
@@ -27,6 +29,8 @@ pub(super) struct Builtin {
     pub parameters: fn() -> Value,
     /// See [`Tool::confined`].
     pub confined: bool,
+    /// See [`Tool::offer`].
+    pub offer: Offer,
     /// See [`Tool::authorize`]; given the tool's name, for its denials.
     pub authorize: fn(&str, &CallContext<'_>, &Value) -> Result<(), Denied>,
     pub call: for<'a> fn(
@@ -48,6 +52,9 @@ impl Tool for Builtin {
     }
     fn confined(&self) -> bool {
         self.confined
+    }
+    fn offer(&self) -> Offer {
+        self.offer
     }
     fn authorize(&self, cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
         (self.authorize)(self.name, cx, args)
@@ -113,6 +120,7 @@ const READ_SKILL_FILE: Builtin = Builtin {
         })
     },
     confined: true,
+    offer: Offer::OwnFiles,
     authorize: own_skill_only,
     call: |_, cx, args| Box::pin(read_skill_file(cx, args)),
 };
@@ -131,6 +139,7 @@ const LIST_SKILL_FILES: Builtin = Builtin {
     description: "List the files of the current skill's folder.",
     parameters: || json!({ "type": "object", "properties": {} }),
     confined: true,
+    offer: Offer::OwnFiles,
     authorize: own_skill_only,
     call: |_, cx, _| Box::pin(list_skill_files(cx)),
 };
@@ -138,6 +147,24 @@ const LIST_SKILL_FILES: Builtin = Builtin {
 async fn list_skill_files(cx: &CallContext<'_>) -> Result<Value, ToolError> {
     let files = cx.skill.list_files(MAX_LISTED_FILES).map_err(file_error)?;
     Ok(json!(files))
+}
+
+/// Whether the grants name a workspace folder to read (write implies read).
+pub(super) fn reads_workspace(grants: &Capabilities) -> bool {
+    let f = &grants.files;
+    f.read
+        .iter()
+        .chain(&f.write)
+        .any(|g| g.starts_with("workspace:"))
+}
+
+/// Whether the grants name a workspace folder to write.
+fn writes_workspace(grants: &Capabilities) -> bool {
+    grants
+        .files
+        .write
+        .iter()
+        .any(|g| g.starts_with("workspace:"))
 }
 
 /// A workspace path split into the granted folder it falls under and the
@@ -208,6 +235,7 @@ const READ_FILE: Builtin = Builtin {
         })
     },
     confined: false,
+    offer: Offer::Granted(reads_workspace),
     authorize: |_, cx, args| granted_workspace_path(path_arg(args), cx, false).map(|_| ()),
     call: |tools, cx, args| Box::pin(read_file(tools, cx, args)),
 };
@@ -248,6 +276,7 @@ const WRITE_FILE: Builtin = Builtin {
         })
     },
     confined: false,
+    offer: Offer::Granted(writes_workspace),
     authorize: |_, cx, args| granted_workspace_path(path_arg(args), cx, true).map(|_| ()),
     call: |tools, cx, args| Box::pin(write_file(tools, cx, args)),
 };

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use cap_std::fs::Dir;
 use serde_json::{Value, json};
 
-use super::builtin::{Builtin, granted_workspace_path, open_granted_dir};
-use super::{CallContext, ToolError, Toolbox, str_arg};
+use super::builtin::{Builtin, granted_workspace_path, open_granted_dir, reads_workspace};
+use super::{CallContext, Offer, ToolError, Toolbox, str_arg};
 use crate::types::FailureClass;
 
 /// Files looked at, at most, in one search.
@@ -31,6 +31,7 @@ pub(super) const FIND_FILES: Builtin = Builtin {
         })
     },
     confined: false,
+    offer: Offer::Granted(reads_workspace),
     authorize: |_, cx, args| granted_workspace_path(folder(args), cx, false).map(|_| ()),
     call: |tools, cx, args| Box::pin(find_files(tools, cx, args)),
 };

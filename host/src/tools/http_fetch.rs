@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::builtin::Builtin;
-use super::{CallContext, Denied, ToolError, Toolbox, str_arg};
+use super::{CallContext, Denied, Offer, ToolError, Toolbox, str_arg};
 use crate::netguard;
 use crate::types::FailureClass;
 
@@ -35,6 +35,7 @@ pub(super) const HTTP_FETCH: Builtin = Builtin {
         })
     },
     confined: false,
+    offer: Offer::Granted(|grants| !grants.http.is_empty()),
     authorize: |_, cx, args| authorize(cx, args),
     call: |tools, cx, args| Box::pin(fetch(tools, cx, args)),
 };

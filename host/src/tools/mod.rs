@@ -106,6 +106,10 @@ pub trait Tool: Send + Sync {
     fn confined(&self) -> bool {
         false
     }
+    /// When the model is offered this tool (see [`Offer`]).
+    fn offer(&self) -> Offer {
+        Offer::Declared
+    }
     /// The sandbox-grant layer: what this call needs from the skill's
     /// grants (a folder, a host). `Err` names what is missing.
     fn authorize(&self, _cx: &CallContext<'_>, _args: &Value) -> Result<(), Denied> {
@@ -117,6 +121,42 @@ pub trait Tool: Send + Sync {
         cx: &'a CallContext<'a>,
         args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+/// When a tool is put in front of the model. Every call still passes the
+/// whole policy; this only keeps tools a skill cannot use, or did not ask
+/// for, out of its prompt (a small model is confused by ten tools it has
+/// no use for, and every definition costs context).
+#[derive(Debug, Clone, Copy)]
+pub enum Offer {
+    /// Reads the skill's own folder: offered when that folder holds a
+    /// file besides SKILL.md.
+    OwnFiles,
+    /// Acts within the skill's sandbox grants: offered when the grants
+    /// allow some call (a granted host, a granted workspace folder).
+    Granted(fn(&Capabilities) -> bool),
+    /// Reaches beyond the skill (other skills, pipelines): offered only
+    /// when the skill's `allowed-tools` names it.
+    Declared,
+}
+
+impl Offer {
+    fn admits(self, tool: &str, cx: &CallContext<'_>) -> bool {
+        match self {
+            Offer::OwnFiles => has_files_besides_skill_md(&cx.skill.dir),
+            Offer::Granted(usable) => usable(cx.grants),
+            Offer::Declared => policy::declares(cx.skill, tool),
+        }
+    }
+}
+
+/// Whether a skill folder holds anything but its SKILL.md.
+fn has_files_besides_skill_md(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name() != "SKILL.md" && !e.file_name().to_string_lossy().starts_with('.')
+        })
+    })
 }
 
 /// Runs a skill as a tool (`skill_<name>`); implemented by the exec stage.
@@ -193,6 +233,23 @@ impl Toolbox {
     pub fn allowed(&self, cx: &CallContext<'_>) -> Vec<ToolSpec> {
         self.tools
             .values()
+            .filter(|t| self.policy.check(t.as_ref(), cx).is_ok())
+            .map(|t| ToolSpec {
+                name: t.name().to_owned(),
+                description: t.description(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    /// The tools put in front of the model for this caller: those the
+    /// policy allows ([`Toolbox::allowed`]) that the skill can use and
+    /// asked for ([`Offer`]).
+    pub fn offered(&self, cx: &CallContext<'_>) -> Vec<ToolSpec> {
+        let offered = |t: &&Arc<dyn Tool>| t.offer().admits(t.name(), cx);
+        self.tools
+            .values()
+            .filter(offered)
             .filter(|t| self.policy.check(t.as_ref(), cx).is_ok())
             .map(|t| ToolSpec {
                 name: t.name().to_owned(),

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::builtin::{Builtin, no_grant_needed};
-use super::{CallContext, Caller, Denial, MAX_DEPTH, ToolError, Toolbox};
+use super::{CallContext, Caller, Denial, MAX_DEPTH, Offer, ToolError, Toolbox};
 
 pub const NAME: &str = "execute_pipeline";
 
@@ -73,6 +73,7 @@ pub(super) const EXECUTE_PIPELINE: Builtin = Builtin {
         })
     },
     confined: false,
+    offer: Offer::Declared,
     authorize: no_grant_needed,
     call: |tools, cx, args| Box::pin(parse_and_run(tools, cx, args)),
 };

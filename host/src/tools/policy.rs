@@ -233,6 +233,17 @@ fn aliases(name: &str) -> &'static [&'static str] {
 /// An `allowed-tools` entry such as `Read`, `Bash(git:*)`, `http_fetch`
 /// or `skill_*`. Arguments in parentheses narrow tools we do not have, so
 /// they are ignored for matching.
+/// Whether the skill's `allowed-tools` names the tool (a missing list
+/// names nothing).
+pub(super) fn declares(skill: &crate::skill::Skill, tool: &str) -> bool {
+    skill
+        .meta
+        .allowed_tools
+        .iter()
+        .flatten()
+        .any(|entry| allowed_tools_entry_covers(entry, tool))
+}
+
 fn allowed_tools_entry_covers(entry: &str, name: &str) -> bool {
     let base = entry.split('(').next().unwrap_or(entry).trim();
     if matches(base, name) {

@@ -594,3 +594,74 @@ fn parallel_steps_run_together_and_results_keep_step_order() {
         .collect();
     assert_eq!(results, vec!["first", "second", "first+second"]);
 }
+
+fn offered_names(tb: &Toolbox, s: &Skill, g: &Capabilities, trusted: bool) -> Vec<String> {
+    tb.offered(&cx(s, g, trusted))
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+#[test]
+fn a_skill_with_only_its_skill_md_and_no_declared_tools_is_offered_no_tool() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("SKILL.md"), "---\nname: s\n---\n").expect("write");
+    let mut s = skill(None);
+    s.dir = dir.path().to_path_buf();
+    let tb = toolbox(ToolsConfig::default(), None);
+    let none: Vec<String> = Vec::new();
+    assert_eq!(offered_names(&tb, &s, &Capabilities::default(), true), none);
+    // Its own files once it has some; hidden files do not count.
+    std::fs::write(dir.path().join(".DS_Store"), "x").expect("write");
+    assert_eq!(offered_names(&tb, &s, &Capabilities::default(), true), none);
+    std::fs::write(dir.path().join("reference.md"), "x").expect("write");
+    assert_eq!(
+        offered_names(&tb, &s, &Capabilities::default(), true),
+        vec!["list_skill_files", "read_skill_file"]
+    );
+}
+
+#[test]
+fn grants_offer_the_tools_they_make_usable_and_only_to_a_trusted_skill() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = skill(None);
+    s.dir = dir.path().to_path_buf();
+    let tb = toolbox(ToolsConfig::default(), None);
+    let mut g = Capabilities::default();
+    g.http = vec!["api.example.com".into()];
+    g.files.read = vec!["workspace:docs".into(), "data".into()];
+    assert_eq!(
+        offered_names(&tb, &s, &g, true),
+        vec!["find_files", "http_fetch", "read_file"]
+    );
+    g.files.write = vec!["workspace:out".into()];
+    assert_eq!(
+        offered_names(&tb, &s, &g, true),
+        vec!["find_files", "http_fetch", "read_file", "write_file"]
+    );
+    let none: Vec<String> = Vec::new();
+    assert_eq!(
+        offered_names(&tb, &s, &g, false),
+        none,
+        "untrusted: policy first"
+    );
+}
+
+#[test]
+fn tools_beyond_the_skill_are_offered_only_when_declared_and_usable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = skill(Some(vec!["meet", "execute_pipeline", "Read", "http_fetch"]));
+    s.dir = dir.path().to_path_buf();
+    let tb = toolbox(ToolsConfig::default(), None);
+    // Declared but unusable (no files, no grants) stays out; `echo` is
+    // usable but not declared.
+    assert_eq!(
+        offered_names(&tb, &s, &Capabilities::default(), true),
+        vec!["execute_pipeline", "meet"]
+    );
+    let bare = skill(None);
+    assert!(
+        !offered_names(&tb, &bare, &Capabilities::default(), true).contains(&"meet".to_owned()),
+        "a tool that reaches beyond the skill needs allowed-tools"
+    );
+}
