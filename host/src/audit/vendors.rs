@@ -108,3 +108,29 @@ fn path_under(path: &str, prefix: &str) -> bool {
     let path = path.split(['?', '#']).next().unwrap_or("");
     prefix.is_empty() || path == prefix.trim_end_matches('/') || path.starts_with(prefix)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::vendor_of;
+
+    #[test]
+    fn a_release_asset_of_the_vendors_own_repository_is_the_vendor_and_a_neighbour_is_not() {
+        let own = "https://github.com/botpress/adk/releases/latest/download/install.sh";
+        assert!(vendor_of(own).is_some());
+        for other in [
+            "https://github.com/botpress-adk/adk/releases/latest/download/install.sh",
+            "https://github.com/botpress/adk-tools/releases/latest/download/install.sh",
+            "https://github.com/botpress/adk/raw/main/install.sh",
+            "https://github.com/botpress/adk/releases/../../evil/install.sh",
+        ] {
+            assert!(vendor_of(other).is_none(), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_vendor_archive_host_is_matched_only_under_its_path() {
+        let sdk = "https://dl.google.com/dl/cloudsdk/channels/rapid/downloads/google-cloud-cli-linux-x86_64.tar.gz";
+        assert!(vendor_of(sdk).is_some());
+        assert!(vendor_of("https://dl.google.com/other/tool.tar.gz").is_none());
+    }
+}
