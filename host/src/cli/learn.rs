@@ -611,6 +611,21 @@ fn print_ablation(report: &ablation::Report) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Success per ground-truth criterion, one line per arm.
+fn print_criteria(sweep: &ablation::Sweep) -> anyhow::Result<()> {
+    for a in &sweep.summary {
+        let scores: Vec<String> = a
+            .criteria
+            .iter()
+            .map(|(name, c)| format!("{name} {} ({}/{})", pct(c.rate()), c.met, c.applies))
+            .collect();
+        if !scores.is_empty() {
+            outln!("  {:<15} by criterion: {}", a.arm.name(), scores.join(", "))?;
+        }
+    }
+    Ok(())
+}
+
 /// One compliance: the arms, the reviewer, validators against truth.
 fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
     outln!()?;
@@ -650,6 +665,7 @@ fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
             failures.join(", ")
         )?;
     }
+    print_criteria(sweep)?;
     let marks = sweep
         .seeds
         .iter()

@@ -32,6 +32,75 @@ pub struct Miss {
     pub why: String,
 }
 
+/// One thing the ground truth asks of an answer, and the miss classes
+/// that fail it: success per criterion shows where a model moves when
+/// all-or-nothing success does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Criterion {
+    pub name: &'static str,
+    classes: &'static [&'static str],
+}
+
+impl Criterion {
+    /// Whether an answer with these misses meets the criterion.
+    pub fn met(&self, misses: &[Miss]) -> bool {
+        !misses.iter().any(|m| self.classes.contains(&m.class))
+    }
+}
+
+const SUBJECT_LINE: Criterion = Criterion {
+    name: "subject line",
+    classes: &[FORMAT],
+};
+const TIME_AND_ZONE: Criterion = Criterion {
+    name: "time with its zone",
+    classes: &[TIMEZONE, TIME_VALUE],
+};
+const ATTACHMENTS: Criterion = Criterion {
+    name: "attachments named",
+    classes: &[ATTACHMENT],
+};
+const NO_SPAM: Criterion = Criterion {
+    name: "no spam words",
+    classes: &[SPAM],
+};
+const GREETS: Criterion = Criterion {
+    name: "greeting",
+    classes: &[GREETING],
+};
+const APOLOGISES: Criterion = Criterion {
+    name: "apology",
+    classes: &[TONE],
+};
+const ESCALATES: Criterion = Criterion {
+    name: "escalation",
+    classes: &[ESCALATION],
+};
+
+/// The criteria an email with these labels is judged by.
+pub fn email_criteria(labels: &Labels) -> Vec<Criterion> {
+    let mut c = vec![SUBJECT_LINE, NO_SPAM];
+    if labels.time.is_some() {
+        c.push(TIME_AND_ZONE);
+    }
+    if !labels.attachments.is_empty() {
+        c.push(ATTACHMENTS);
+    }
+    c
+}
+
+/// The criteria a support reply with these labels is judged by.
+pub fn reply_criteria(labels: &Labels) -> Vec<Criterion> {
+    let mut c = vec![GREETS];
+    if labels.apologise {
+        c.push(APOLOGISES);
+    }
+    if labels.escalate {
+        c.push(ESCALATES);
+    }
+    c
+}
+
 /// Phrases that spam filters flag, whatever the task: the checker's own
 /// list, as a reviewer's style guide would have it.
 const FLAGGED: &[&str] = &[
@@ -365,6 +434,34 @@ mod tests {
 
     fn labels(json: &str) -> Labels {
         serde_json::from_str(json).expect("labels")
+    }
+
+    #[test]
+    fn each_criterion_fails_only_on_its_own_misses_and_applies_only_where_labelled() {
+        let plain = labels(r#"{}"#);
+        let names = |c: Vec<Criterion>| c.iter().map(|c| c.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(email_criteria(&plain)),
+            ["subject line", "no spam words"]
+        );
+        let full = labels(r#"{"time": "15:00", "zone": ["CET"], "attachments": ["report"]}"#);
+        assert_eq!(email_criteria(&full).len(), 4);
+        // Right subject and attachment, wrong zone.
+        let email = "Subject: Plan\n\nWe meet at 3pm (PST). The report is attached.\n";
+        let misses = check_email(&full, email);
+        let met: Vec<(&str, bool)> = email_criteria(&full)
+            .iter()
+            .map(|c| (c.name, c.met(&misses)))
+            .collect();
+        assert_eq!(
+            met,
+            [
+                ("subject line", true),
+                ("no spam words", true),
+                ("time with its zone", false),
+                ("attachments named", true)
+            ]
+        );
     }
 
     #[test]

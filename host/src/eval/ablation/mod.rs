@@ -119,6 +119,14 @@ impl Scenario {
         }
     }
 
+    /// The ground-truth criteria an answer with these labels is judged by.
+    fn criteria(self, labels: &tasks::Labels) -> Vec<truth::Criterion> {
+        match self {
+            Scenario::Email => truth::email_criteria(labels),
+            Scenario::Support => truth::reply_criteria(labels),
+        }
+    }
+
     /// The ground-truth checker's misses for an answer.
     pub fn check(self, labels: &tasks::Labels, answer: &str) -> Vec<Miss> {
         match self {
@@ -659,6 +667,14 @@ impl Evaluation<'_> {
                 why: "no answer".into(),
             }],
         };
+        for criterion in self.scenario.criteria(labels) {
+            let score = result
+                .criteria
+                .entry(criterion.name.to_owned())
+                .or_default();
+            score.applies += 1;
+            score.met += u64::from(answer.is_some() && criterion.met(&misses));
+        }
         let truth_ok = misses.is_empty();
         result.judged += 1;
         result.truth_succeeded += usize::from(validated && truth_ok);

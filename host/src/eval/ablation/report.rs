@@ -39,6 +39,26 @@ impl ClassTruth {
     }
 }
 
+/// One ground-truth criterion over an arm's answers: the labelled tasks it
+/// applies to, and those whose last answer (delivered or rejected) meets
+/// it. A run with no answer meets none.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct CriterionScore {
+    pub applies: u64,
+    pub met: u64,
+}
+
+impl CriterionScore {
+    pub fn rate(&self) -> Option<f64> {
+        (self.applies > 0).then(|| self.met as f64 / self.applies as f64)
+    }
+
+    fn add(&mut self, other: &CriterionScore) {
+        self.applies += other.applies;
+        self.met += other.met;
+    }
+}
+
 /// One arm on one seed's evaluation tasks.
 #[derive(Debug, Clone, Serialize)]
 pub struct ArmResult {
@@ -58,6 +78,8 @@ pub struct ArmResult {
     pub agreement: Option<f64>,
     pub failures_by_class: BTreeMap<FailureClass, u64>,
     pub by_class: BTreeMap<String, ClassTruth>,
+    /// Success per ground-truth criterion (see [`CriterionScore`]).
+    pub criteria: BTreeMap<String, CriterionScore>,
     pub model_calls: u64,
     pub model_calls_per_task: f64,
     pub rules_applied: u64,
@@ -83,6 +105,7 @@ impl ArmResult {
             agreement: None,
             failures_by_class: BTreeMap::new(),
             by_class: BTreeMap::new(),
+            criteria: BTreeMap::new(),
             model_calls: 0,
             model_calls_per_task: 0.0,
             rules_applied: 0,
@@ -142,6 +165,8 @@ pub struct ArmSummary {
     pub identical_retries: u64,
     pub failures_by_class: BTreeMap<FailureClass, u64>,
     pub by_class: BTreeMap<String, ClassTruth>,
+    /// Pooled over seeds.
+    pub criteria: BTreeMap<String, CriterionScore>,
 }
 
 /// All seeds at one compliance of the simulated model (None: a real
@@ -200,6 +225,7 @@ pub fn summarize(seeds: &[SeedResult], index: usize) -> Option<ArmSummary> {
         identical_retries: 0,
         failures_by_class: BTreeMap::new(),
         by_class: BTreeMap::new(),
+        criteria: BTreeMap::new(),
     };
     for a in &results {
         for (k, v) in &a.failures_by_class {
@@ -207,6 +233,9 @@ pub fn summarize(seeds: &[SeedResult], index: usize) -> Option<ArmSummary> {
         }
         for (k, v) in &a.by_class {
             s.by_class.entry(k.clone()).or_default().add(v);
+        }
+        for (k, v) in &a.criteria {
+            s.criteria.entry(k.clone()).or_default().add(v);
         }
         s.rules_applied += a.rules_applied;
         s.retries += a.retries;
