@@ -57,6 +57,7 @@ mod model_loop;
 mod net_rebinding;
 mod newcomer_ux;
 mod quotas;
+mod real_model;
 mod recording;
 mod sandbox_attacks;
 mod security_leaks;

@@ -627,8 +627,10 @@ fn grants_offer_the_tools_they_make_usable_and_only_to_a_trusted_skill() {
     let mut s = skill(None);
     s.dir = dir.path().to_path_buf();
     let tb = toolbox(ToolsConfig::default(), None);
-    let mut g = Capabilities::default();
-    g.http = vec!["api.example.com".into()];
+    let mut g = Capabilities {
+        http: vec!["api.example.com".into()],
+        ..Capabilities::default()
+    };
     g.files.read = vec!["workspace:docs".into(), "data".into()];
     assert_eq!(
         offered_names(&tb, &s, &g, true),
