@@ -69,7 +69,9 @@ fn command_suspicious(text: &str, h: &Hit, flagged: &[(usize, usize)]) -> bool {
     }
     let downloaded = download_targets(text);
     ranges.iter().any(|&(a, b)| {
-        let norm = normalize(&text[a..b]);
+        // printf and echo -e write `\n` and `\t` as line breaks and tabs.
+        let unescaped = text[a..b].replace("\\n", "\n").replace("\\t", " ");
+        let norm = normalize(&unescaped);
         risky_text(&norm.text) || runs_risky_program(&norm.text, &downloaded)
     })
 }
