@@ -36,6 +36,11 @@ pub struct Popular {
     pub pypi_known: Vec<String>,
     #[serde(default)]
     pub npm_known: Vec<String>,
+    /// Well-known owners of git repositories (GitHub, GitLab, Bitbucket):
+    /// an install from a git URL of an owner one typo from one of these is
+    /// a look-alike too.
+    #[serde(default)]
+    pub git_owners: Vec<String>,
 }
 
 /// One registry's names, canonical.
@@ -80,16 +85,36 @@ pub fn popular() -> &'static Popular {
     &POPULAR
 }
 
-/// PyPI's and npm's names.
-pub fn registries() -> &'static (Registry, Registry) {
-    static REGISTRIES: LazyLock<(Registry, Registry)> = LazyLock::new(|| {
+/// PyPI's and npm's names, and the git owners.
+pub fn registries() -> &'static (Registry, Registry, Registry) {
+    static REGISTRIES: LazyLock<(Registry, Registry, Registry)> = LazyLock::new(|| {
         let p = popular();
         (
             Registry::new([&p.pypi, &p.pypi_top, &p.pypi_known]),
             Registry::new([&p.npm, &p.npm_top, &p.npm_known]),
+            Registry::new([&p.git_owners, &[], &[]]),
         )
     });
     &REGISTRIES
+}
+
+/// The owner of the git repository an install argument names
+/// (`git+https://github.com/OWNER/repo`, `github:OWNER/repo`), with its
+/// offset in `word`.
+fn git_owner(word: &str) -> Option<(usize, &str)> {
+    static OWNER: LazyLock<Regex> = LazyLock::new(|| {
+        let pattern = concat!(
+            r"(?i)^['\x22]?(?:git\+)?(?:(?:https?|ssh|git)://(?:[^@/\s]+@)?(?:www\.)?",
+            r"(?:github\.com|gitlab\.com|bitbucket\.org)[^/\s]*/|(?:github|gitlab|bitbucket):)",
+            r"([A-Za-z0-9][A-Za-z0-9_.-]*)/",
+        );
+        match Regex::new(pattern) {
+            Ok(r) => r,
+            Err(e) => panic!("packages.rs: bad owner pattern: {e}"),
+        }
+    });
+    let owner = OWNER.captures(word)?.get(1)?;
+    Some((owner.start(), owner.as_str()))
 }
 
 /// Shortest name compared: shorter names are a letter from many honest
@@ -190,7 +215,7 @@ pub(super) fn find_lookalikes(
     stretches: &[(usize, usize)],
     hits: &mut Vec<Hit>,
 ) {
-    let (pypi, npm) = registries();
+    let (pypi, npm, owners) = registries();
     let text = hay.text();
     for &(base, end) in stretches {
         for c in re.captures_iter(&text[base..end]) {
@@ -199,7 +224,11 @@ pub(super) fn find_lookalikes(
                 (None, Some(a)) => (a, npm),
                 (None, None) => continue,
             };
-            for (at, name) in package_names(args.as_str()) {
+            let names = package_names(args.as_str())
+                .into_iter()
+                .map(|n| (n, registry));
+            let owners = git_owners(args.as_str()).into_iter().map(|n| (n, owners));
+            for ((at, name), registry) in names.chain(owners) {
                 if registry.imitated(name).is_some() {
                     let start = base + args.start() + at;
                     hits.push(hay.hit(rule, severity, start, start + name.len(), None));
@@ -207,6 +236,20 @@ pub(super) fn find_lookalikes(
             }
         }
     }
+}
+
+/// The owners of the git repositories an install command's arguments
+/// name, with their offsets.
+fn git_owners(args: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for word in args.split(' ') {
+        if let Some((i, owner)) = git_owner(word) {
+            out.push((at + i, owner));
+        }
+        at += word.len() + 1;
+    }
+    out
 }
 
 /// The package names in an install command's arguments, with their
@@ -296,6 +339,24 @@ mod tests {
         ] {
             assert!(!typo_of(popular, name), "{name} is not a typo of {popular}");
         }
+    }
+
+    #[test]
+    fn a_git_url_of_a_look_alike_owner_is_a_look_alike() {
+        let owners = |args| -> Vec<&str> {
+            git_owners(args)
+                .into_iter()
+                .filter(|(_, o)| registries().2.imitated(o).is_some())
+                .map(|(_, o)| o)
+                .collect()
+        };
+        assert_eq!(
+            owners("git+https://github.com/hugginface/transformers.git"),
+            vec!["hugginface"]
+        );
+        assert_eq!(owners("-g github:anthropcis/tool"), vec!["anthropcis"]);
+        assert!(owners("git+https://github.com/huggingface/transformers.git").is_empty());
+        assert!(owners("git+https://github.com/someone/tool.git requests").is_empty());
     }
 
     #[test]
