@@ -418,6 +418,15 @@ mod tests {
         assert_eq!(severity("ssh-authorized-keys", own), Some(Severity::Medium));
     }
 
+    #[test]
+    fn a_persisted_check_needs_the_severity_it_lowers_to() {
+        let rule = "[[rule]]\nid = \"p\"\nfamily = \"f\"\nseverity = \"high\"\ndescription = \"d\"\ncheck = \"persisted-command\"\npatterns = ['crontab -']\n";
+        let e = crate::audit::rules::parse(rule).expect_err("no downgrade_to");
+        assert!(e.contains("downgrade_to"), "{e}");
+        let with = format!("{rule}downgrade_to = \"medium\"\n");
+        assert!(crate::audit::rules::parse(&with).is_ok());
+    }
+
     fn base64_encode(bytes: &[u8]) -> String {
         const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         let mut out = String::new();

@@ -227,6 +227,16 @@ fn check_spec(spec: &RuleSpec, earlier: &[Rule]) -> Result<(), String> {
             spec.id
         ));
     }
+    check_downgrade(spec)?;
+    if !spec.also.is_empty() && spec.keywords.is_empty() {
+        return Err(format!("rule {}: `also` needs `keywords`", spec.id));
+    }
+    Ok(())
+}
+
+/// `downgrade_if` needs `downgrade_to`; `downgrade_to` needs
+/// `downgrade_if` or a persisted check, which needs `downgrade_to`.
+fn check_downgrade(spec: &RuleSpec) -> Result<(), String> {
     let settled = matches!(
         spec.check,
         Some(Check::PersistedCommand | Check::PersistedKey)
@@ -244,9 +254,6 @@ fn check_spec(spec: &RuleSpec, earlier: &[Rule]) -> Result<(), String> {
             "rule {}: downgrade_if and downgrade_to go together",
             spec.id
         ));
-    }
-    if !spec.also.is_empty() && spec.keywords.is_empty() {
-        return Err(format!("rule {}: `also` needs `keywords`", spec.id));
     }
     Ok(())
 }
