@@ -12,6 +12,7 @@ mod cache;
 mod flow;
 mod normalize;
 mod packages;
+mod persist;
 mod prose;
 mod quoted;
 mod read;

@@ -33,6 +33,12 @@ pub enum Check {
     /// command: a finding for each package name that looks like a popular
     /// package's name without being it (packages.toml).
     PackageLookalike,
+    /// Persistence (a cron entry, a service, a Run key): high only when
+    /// what persists is itself suspicious, else `downgrade_to` (persist.rs).
+    PersistedCommand,
+    /// A key added to `authorized_keys`: high only when it is a real
+    /// foreign key or a downloaded one, else `downgrade_to` (persist.rs).
+    PersistedKey,
 }
 
 /// Most lines a `window` rule sees at once.
@@ -221,14 +227,33 @@ fn check_spec(spec: &RuleSpec, earlier: &[Rule]) -> Result<(), String> {
             spec.id
         ));
     }
-    if spec.downgrade_if.is_some() != spec.downgrade_to.is_some() {
+    check_downgrade(spec)?;
+    if !spec.also.is_empty() && spec.keywords.is_empty() {
+        return Err(format!("rule {}: `also` needs `keywords`", spec.id));
+    }
+    Ok(())
+}
+
+/// `downgrade_if` needs `downgrade_to`; `downgrade_to` needs
+/// `downgrade_if` or a persisted check, which needs `downgrade_to`.
+fn check_downgrade(spec: &RuleSpec) -> Result<(), String> {
+    let settled = matches!(
+        spec.check,
+        Some(Check::PersistedCommand | Check::PersistedKey)
+    );
+    if settled && spec.downgrade_to.is_none() {
+        return Err(format!(
+            "rule {}: a persisted check needs downgrade_to",
+            spec.id
+        ));
+    }
+    if spec.downgrade_if.is_some() && spec.downgrade_to.is_none()
+        || spec.downgrade_to.is_some() && spec.downgrade_if.is_none() && !settled
+    {
         return Err(format!(
             "rule {}: downgrade_if and downgrade_to go together",
             spec.id
         ));
-    }
-    if !spec.also.is_empty() && spec.keywords.is_empty() {
-        return Err(format!("rule {}: `also` needs `keywords`", spec.id));
     }
     Ok(())
 }
@@ -457,6 +482,7 @@ impl RuleSet {
             };
             self.run_rule(i, &hay, &spans, (depth, budget), &mut hits);
         }
+        super::persist::settle(self, text, &mut hits);
         hits
     }
 
@@ -474,7 +500,9 @@ impl RuleSet {
         let need = rule.need(i);
         for re in &rule.patterns {
             match rule.check {
-                None => rule.find(i, need, re, hay, spans, hits),
+                None | Some(Check::PersistedCommand | Check::PersistedKey) => {
+                    rule.find(i, need, re, hay, spans, hits)
+                }
                 Some(Check::DecodedBlob) => self.find_blobs(i, re, hay, (depth, budget), hits),
                 Some(Check::MixedScriptHost) => find_spoofed_hosts(i, rule.severity, re, hay, hits),
                 Some(Check::PackageLookalike) => {
@@ -878,7 +906,7 @@ fn decode_hex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn decode_base64(s: &str) -> Option<Vec<u8>> {
+pub(super) fn decode_base64(s: &str) -> Option<Vec<u8>> {
     let s = s.trim_end_matches('=');
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let mut acc: u32 = 0;
