@@ -125,15 +125,19 @@ impl Sets {
             bail!("no skills in {}", p.malicious.display());
         }
         let risky_file = p.benign.with_file_name("corpus-risky.txt");
-        let risky = if risky_file.is_file() {
+        let mut risky = if risky_file.is_file() {
             eval_data::audit_listed(&risky_file, &p.corpus)?
         } else {
             Vec::new()
         };
+        let extra_risky = p.benign.with_file_name("extra-risky.txt");
+        let (extra_risky, extra) =
+            eval_data::split_listed(eval_data::audit_tree(&p.extra)?, &extra_risky)?;
+        risky.extend(extra_risky);
         Ok(Sets {
             malicious,
             corpus: eval_data::audit_listed(&p.benign, &p.corpus)?,
-            extra: eval_data::audit_tree(&p.extra)?,
+            extra,
             hard: eval_data::audit_entries(&p.hard)?,
             risky,
         })

@@ -193,6 +193,37 @@ pub(super) fn audit_listed(manifest: &Path, corpus: &Path) -> anyhow::Result<Vec
     Ok(out)
 }
 
+/// `samples` split into those `manifest` lists by name (one a line, `#`
+/// comments) and the rest; every listed name must be a sample. No
+/// manifest: nothing listed.
+pub(super) fn split_listed(
+    samples: Vec<Sample>,
+    manifest: &Path,
+) -> anyhow::Result<(Vec<Sample>, Vec<Sample>)> {
+    if !manifest.is_file() {
+        return Ok((Vec::new(), samples));
+    }
+    let list = std::fs::read_to_string(manifest)
+        .with_context(|| format!("cannot read {}", manifest.display()))?;
+    let names: Vec<&str> = list
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if let Some(missing) = names
+        .iter()
+        .find(|n| !samples.iter().any(|s| s.name == **n))
+    {
+        anyhow::bail!(
+            "{} lists {missing}, which is not a skill of the set",
+            manifest.display()
+        );
+    }
+    Ok(samples
+        .into_iter()
+        .partition(|s| names.contains(&s.name.as_str())))
+}
+
 /// Audits each skill folder below `root` as `skills audit ROOT` does
 /// (`audit::audit_root`); none when `root` is absent. Names are relative
 /// to root's parent, e.g. `benign-extra/owner-repo/skill`.

@@ -81,7 +81,7 @@ fn print_hard(r: &EvalReport, p: &Paths) -> anyhow::Result<()> {
 fn print_precision(r: &EvalReport) -> anyhow::Result<()> {
     if r.risky > 0 {
         outln!(
-            "  corpus skills judged risky (corpus-risky.txt): {}/{} with a high finding",
+            "  real skills judged risky (corpus-risky.txt, extra-risky.txt): {}/{} with a high finding",
             r.risky_flagged,
             r.risky
         )?;
