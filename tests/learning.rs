@@ -436,3 +436,53 @@ fn ablation_reports_every_arm_both_verdicts_and_the_compliance_sweep() {
         assert!(arm(&sweeps[0], "baseline")["agreement"].as_f64() < Some(1.0));
     }
 }
+
+#[test]
+fn ablation_writes_every_judged_answer_for_reading_by_hand() {
+    let ws = Workspace::new();
+    let answers = ws.workspace.join("answers.jsonl");
+    let report: Value = serde_json::from_str(&ws.run_ok(&[
+        "eval",
+        "ablation",
+        "--seeds",
+        "1",
+        "--train",
+        "5",
+        "--eval",
+        "4",
+        "--compliance",
+        "0.5",
+        "--answers",
+        answers.to_str().expect("utf8"),
+        "--json",
+    ]))
+    .expect("json");
+    let lines: Vec<Value> = std::fs::read_to_string(&answers)
+        .expect("answers written")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let judged: u64 = report["sweeps"][0]["seeds"][0]["arms"]
+        .as_array()
+        .expect("arms")
+        .iter()
+        .map(|a| a["judged"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(lines.len() as u64, judged, "one line per judged answer");
+    assert_eq!(judged, 6 * 4, "six arms, four labelled tasks");
+    for l in &lines {
+        for field in ["seed", "arm", "task", "answer", "validated", "misses"] {
+            assert!(l.get(field).is_some(), "{field} in {l}");
+        }
+        // The checker's misses beside the answer they judge.
+        let subject = l["answer"]
+            .as_str()
+            .is_some_and(|a| a.trim_start().to_lowercase().starts_with("subject:"));
+        let format_miss = l["misses"]
+            .as_array()
+            .expect("misses")
+            .iter()
+            .any(|m| m["class"] == "FormatError");
+        assert_eq!(format_miss, !subject, "{l}");
+    }
+}

@@ -175,6 +175,11 @@ pub struct AblationArgs {
     /// Share of the simulated reviewer's marks that are wrong (support).
     #[arg(long, default_value_t = ablation::MARK_NOISE)]
     mark_noise: f64,
+    /// Write every labelled answer, judged, to FILE (JSON Lines: seed,
+    /// arm, task, answer, validated, the checker's misses), for reading
+    /// and labelling by hand.
+    #[arg(long, value_name = "FILE")]
+    answers: Option<PathBuf>,
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -522,12 +527,35 @@ fn eval_ablation(args: AblationArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let report = rt.block_on(ablation::run(&ctx.paths, catalog, &config, &opts));
     bar.finish_and_clear();
     let report = report?;
+    if let Some(path) = &args.answers {
+        write_answers(&report, path)?;
+    }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         print_ablation(&report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every judged answer of the report, one JSON object a line.
+fn write_answers(report: &ablation::Report, path: &std::path::Path) -> anyhow::Result<()> {
+    let mut lines = String::new();
+    for sweep in &report.sweeps {
+        for seed in &sweep.seeds {
+            for arm in &seed.arms {
+                for a in &arm.answers {
+                    let mut v = serde_json::to_value(a)?;
+                    v["seed"] = seed.seed.into();
+                    v["arm"] = arm.arm.name().into();
+                    v["compliance"] = serde_json::to_value(sweep.compliance)?;
+                    lines.push_str(&v.to_string());
+                    lines.push('\n');
+                }
+            }
+        }
+    }
+    std::fs::write(path, lines).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn ablation_options(args: &AblationArgs) -> anyhow::Result<ablation::Options> {

@@ -31,7 +31,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub use arms::{ARMS, Arm, feedback_rules};
-pub use report::{ArmResult, ArmSummary, ClassTruth, Marks, Report, SeedResult, Sweep};
+pub use report::{
+    ArmResult, ArmSummary, ClassTruth, JudgedAnswer, Marks, Report, SeedResult, Sweep,
+};
 pub use stats::{Rng, ci95, mean_interval};
 
 use super::proposer::EvidenceProposer;
@@ -675,6 +677,12 @@ impl Evaluation<'_> {
             score.applies += 1;
             score.met += u64::from(answer.is_some() && criterion.met(&misses));
         }
+        result.answers.push(JudgedAnswer {
+            task: task.task.clone(),
+            answer: answer.map(str::to_owned),
+            validated,
+            misses: misses.clone(),
+        });
         let truth_ok = misses.is_empty();
         result.judged += 1;
         result.truth_succeeded += usize::from(validated && truth_ok);

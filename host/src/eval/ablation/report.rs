@@ -59,6 +59,17 @@ impl CriterionScore {
     }
 }
 
+/// One judged answer, for reading by hand (`eval ablation --answers`):
+/// the task, the last answer (delivered or rejected), the validators'
+/// verdict and the checker's misses.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgedAnswer {
+    pub task: String,
+    pub answer: Option<String>,
+    pub validated: bool,
+    pub misses: Vec<crate::eval::truth::Miss>,
+}
+
 /// One arm on one seed's evaluation tasks.
 #[derive(Debug, Clone, Serialize)]
 pub struct ArmResult {
@@ -89,6 +100,9 @@ pub struct ArmResult {
     pub identical_retries: u64,
     /// The first few failures by ground truth: task, class and why.
     pub sample_misses: Vec<String>,
+    /// Every labelled answer, judged (not in the JSON report).
+    #[serde(skip)]
+    pub answers: Vec<JudgedAnswer>,
 }
 
 impl ArmResult {
@@ -112,6 +126,7 @@ impl ArmResult {
             retries: 0,
             identical_retries: 0,
             sample_misses: Vec::new(),
+            answers: Vec::new(),
         }
     }
 
