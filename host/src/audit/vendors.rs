@@ -114,14 +114,14 @@ mod tests {
     use super::vendor_of;
 
     #[test]
-    fn a_release_asset_of_the_vendors_own_repository_is_the_vendor_and_a_neighbour_is_not() {
-        let own = "https://github.com/botpress/adk/releases/latest/download/install.sh";
+    fn a_file_of_the_vendors_own_repository_is_the_vendor_and_a_neighbour_is_not() {
+        let own = "https://raw.githubusercontent.com/pimalaya/himalaya/master/install.sh";
         assert!(vendor_of(own).is_some());
         for other in [
-            "https://github.com/botpress-adk/adk/releases/latest/download/install.sh",
-            "https://github.com/botpress/adk-tools/releases/latest/download/install.sh",
-            "https://github.com/botpress/adk/raw/main/install.sh",
-            "https://github.com/botpress/adk/releases/../../evil/install.sh",
+            "https://raw.githubusercontent.com/pimalaya-x/himalaya/master/install.sh",
+            "https://raw.githubusercontent.com/pimalaya/himalaya-tools/master/install.sh",
+            "https://raw.githubusercontent.com/pimalaya/himalaya/../evil/install.sh",
+            "https://github.com/botpress/adk/releases/latest/download/install.sh",
         ] {
             assert!(vendor_of(other).is_none(), "{other}");
         }
