@@ -50,7 +50,7 @@ pub const DOWNLOAD_EXEC: FlowRule = FlowRule {
 pub const CLONE_EXEC: FlowRule = FlowRule {
     id: "flow-clone-exec",
     severity: Severity::Medium,
-    description: "a script or build of a repository cloned from a URL is run (how source installs work; shown, not held back)",
+    description: "a script or build of a repository cloned from a URL, of a project's release asset, or of a downloaded source archive is run (how source installs work; shown, not held back)",
 };
 pub const SECRET_EXFIL: FlowRule = FlowRule {
     id: "flow-secret-exfil",
@@ -81,6 +81,9 @@ impl Taint {
     /// Fetched from a URL that is not a well-known official installer
     /// (the vendor tier's list, `vendors.toml`).
     pub const UNVETTED: u8 = 8;
+    /// Code a project publishes (a release asset, a source archive built
+    /// the way source is built): rated as a clone of the project is.
+    pub const PUBLISHED: u8 = 16;
 
     pub fn new(bits: u8, origin: usize) -> Self {
         Taint {
@@ -95,6 +98,15 @@ impl Taint {
 
     pub fn has(self, bit: u8) -> bool {
         self.bits & bit != 0
+    }
+
+    /// Fetched code taken as a project's published code: a clone's tier.
+    pub fn as_published(self) -> Taint {
+        if !self.has(Self::FETCHED) {
+            return self;
+        }
+        let bits = (self.bits & !(Self::FETCHED | Self::UNVETTED)) | Self::CLONED | Self::PUBLISHED;
+        Taint { bits, ..self }
     }
 
     pub fn union(self, other: Taint) -> Taint {
@@ -136,7 +148,9 @@ impl Hits {
         } else {
             return;
         };
-        let what = if rule == CLONE_EXEC {
+        let what = if rule == CLONE_EXEC && taint.has(Taint::PUBLISHED) {
+            "runs a project's published release or a build of its downloaded source"
+        } else if rule == CLONE_EXEC {
             "runs code of the repository cloned"
         } else if taint.has(Taint::UNVETTED) {
             "runs what was fetched"
@@ -227,7 +241,12 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<FlowHit> {
     let mut scripts = script::Engines::new(text);
     for unit in &units {
         match unit.lang {
-            Lang::Shell => shell.run_unit(unit, &mut hits),
+            Lang::Shell => {
+                shell.run_unit(unit, &mut hits);
+                for e in std::mem::take(&mut shell.embedded) {
+                    scripts.run_embedded(&e, &mut hits);
+                }
+            }
             lang => scripts.run_unit(lang, unit, &mut hits),
         }
     }

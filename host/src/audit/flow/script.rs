@@ -7,7 +7,11 @@
 
 use std::collections::HashMap;
 
+mod functions;
+
+use super::super::vendors::vendor_of;
 use super::blocks::Unit;
+use super::shell::Embedded;
 use super::paths::{self, is_secret_path, is_secret_var};
 use super::tokens::{Kind, Token, tokenize};
 use super::{Hits, Lang, Taint};
@@ -210,6 +214,10 @@ struct State {
     files: HashMap<String, Taint>,
     /// Names bound to a file open for writing, and its path.
     handles: HashMap<String, String>,
+    /// Functions defined: their parameters and what they return.
+    funcs: HashMap<String, functions::Func>,
+    /// The function whose body is being read.
+    current: Option<String>,
     read: usize,
     limited: bool,
 }
@@ -241,21 +249,57 @@ impl<'t> Engines<'t> {
             state.limited = true;
             hits.limit(unit.start + end, "script past 1 MiB not flow-analysed");
         }
-        let tokens = tokenize(lang, &unit.code[..end]);
-        for stmt in statements(&tokens, lang) {
-            let mut s = Stmt {
-                toks: stmt,
-                base: unit.start,
-                lang,
-                table: table(lang),
-                state,
-                text: self.text,
-                hits,
-            };
-            s.bind();
-            s.sinks();
+        let code = &unit.code[..end];
+        let tokens = tokenize(lang, code);
+        let stmts = statements(&tokens, lang);
+        // Twice: a call read before its function's body is known, or a
+        // parameter given data by a later call, is read again.
+        for _ in 0..2 {
+            for stmt in &stmts {
+                let mut s = Stmt {
+                    toks: stmt,
+                    base: unit.start,
+                    lang,
+                    table: table(lang),
+                    state: &mut *state,
+                    text: self.text,
+                    hits: &mut *hits,
+                };
+                s.enter(column(code, stmt));
+                s.bind();
+                s.sinks();
+            }
+            state.current = None;
         }
     }
+}
+
+impl Engines<'_> {
+    /// Reads code a shell command hands its interpreter; what it finds
+    /// is reported at that command.
+    pub fn run_embedded(&mut self, e: &Embedded, hits: &mut Hits) {
+        let before = hits.list.len();
+        let unit = Unit {
+            lang: e.lang,
+            start: e.span.0,
+            code: e.code.clone(),
+        };
+        self.run_unit(e.lang, &unit, hits);
+        for h in hits.list.iter_mut().skip(before) {
+            (h.start, h.end) = e.span;
+            h.origin = h.origin.min(e.span.1);
+        }
+    }
+}
+
+/// The column of a statement's first token in `code`.
+fn column(code: &str, stmt: &[Token]) -> usize {
+    let at = stmt.first().map_or(0, |t| t.at).min(code.len());
+    let line_start = code
+        .get(..at)
+        .and_then(|c| c.rfind('\n'))
+        .map_or(0, |n| n + 1);
+    at - line_start
 }
 
 /// The statements of a token stream: split at line ends and `;` outside
@@ -351,7 +395,10 @@ impl Stmt<'_> {
         let prev = i.checked_sub(1).map_or("", |p| self.toks[p].text.as_str());
         let next = self.toks.get(i + 1).map_or("", |n| n.text.as_str());
         let lhs = self.lhs_start(i);
-        let keyword_arg = lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
+        // `(body += c)` in an arrow's body is an assignment all the same.
+        let compound = matches!(prev, "+" | "-" | "|" | "*");
+        let keyword_arg =
+            !compound && lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
         !matches!(prev, "=" | "<" | ">" | "!") && !matches!(next, "=" | ">") && !keyword_arg
     }
 
@@ -529,12 +576,13 @@ impl Stmt<'_> {
         let t = toks.iter().rev().find(|t| t.kind != Kind::Punct)?;
         match t.kind {
             Kind::Str => Some(t.text.clone()),
+            // A path held in a variable of unknown text: keyed by its name.
             _ => Some(
                 self.state
                     .literals
                     .get(&t.text)
                     .cloned()
-                    .unwrap_or_else(|| t.text.clone()),
+                    .unwrap_or_else(|| format!("var:{}", t.text)),
             ),
         }
     }
@@ -681,8 +729,27 @@ impl Stmt<'_> {
         out
     }
 
+    /// What the fetch whose callee is token `i` fetches: unvetted unless
+    /// it names one URL only, a listed vendor's (as pipe-to-shell rates).
     fn fetched(&self, i: usize) -> Taint {
-        Taint::new(Taint::FETCHED | Taint::UNVETTED, self.at(i))
+        let end = if self.is(i + 1, "(") {
+            self.close_of(i + 1)
+        } else {
+            (i + 1..self.toks.len())
+                .find(|&j| self.is(j, "|") || self.is(j, ")"))
+                .unwrap_or(self.toks.len())
+        };
+        let from = self.at(i).min(self.text.len());
+        let to = self.at(end.min(self.toks.len().saturating_sub(1))) + 1;
+        let raw = self.text.get(from..to.min(self.text.len())).unwrap_or("");
+        let urls = paths::urls_in(raw);
+        let vetted = urls.len() == 1 && urls.iter().all(|u| vendor_of(u).is_some());
+        let bits = if vetted {
+            Taint::FETCHED
+        } else {
+            Taint::FETCHED | Taint::UNVETTED
+        };
+        Taint::new(bits, self.at(i))
     }
 
     /// What the tokens in `range` read: tainted names and files, fetches,
@@ -706,6 +773,7 @@ impl Stmt<'_> {
                         t = t.union(secret);
                     }
                     if self.is(i + 1, "(") {
+                        t = t.union(self.returned(&tok.text));
                         let chain = self.chain(i);
                         if self.table.fetch.iter().any(|p| matches(&chain, p)) {
                             t = t.union(self.fetched(i));
@@ -739,11 +807,11 @@ impl Stmt<'_> {
     }
 
     fn file_named(&self, ident: &str) -> Option<Taint> {
-        let path = self.state.literals.get(ident)?;
-        self.state
-            .files
-            .get(&paths::basename(path).to_ascii_lowercase())
-            .copied()
+        let key = match self.state.literals.get(ident) {
+            Some(path) => paths::basename(path).to_ascii_lowercase(),
+            None => format!("var:{ident}").to_ascii_lowercase(),
+        };
+        self.state.files.get(&key).copied()
     }
 
     /// The whole environment read at token `i`: Python `os.environ` (not

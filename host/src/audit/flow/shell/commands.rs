@@ -5,9 +5,11 @@
 use tree_sitter::Node;
 
 use super::super::super::vendors::vendor_of;
-use super::super::paths::{self, is_local_url, is_secret_path, is_url};
-use super::{Cx, MAX_NESTING, Run, Value, is_word};
-use crate::audit::flow::Taint;
+use super::super::paths::{
+    self, is_local_url, is_metadata_url, is_release_url, is_secret_path, is_url,
+};
+use super::{Cx, FIELD_BREAK, MAX_NESTING, Run, Value, is_word};
+use crate::audit::flow::{Lang, Taint};
 
 type Span = (usize, usize);
 
@@ -161,6 +163,8 @@ struct Interp {
     module: &'static [&'static str],
     value: &'static [&'static str],
     shell: bool,
+    /// The language its code is read as, when a script engine reads it.
+    lang: Option<Lang>,
 }
 
 fn interpreter(prog: &str) -> Option<Interp> {
@@ -171,30 +175,35 @@ fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-o", "-O", "+O"],
             shell: true,
+            lang: None,
         },
         "python" | "pypy" => Interp {
             code: &["-c"],
             module: &["-m"],
             value: &["-W", "-X", "-Q"],
             shell: false,
+            lang: Some(Lang::Python),
         },
-        "node" | "nodejs" | "bun" => Interp {
+        "node" | "nodejs" | "bun" | "deno" => Interp {
             code: &["-e", "--eval", "-p", "--print"],
             module: &[],
             value: &["-r", "--require", "--import", "--loader"],
             shell: false,
+            lang: Some(Lang::JavaScript),
         },
         "perl" | "ruby" | "osascript" | "Rscript" | "lua" => Interp {
             code: &["-e", "-E"],
             module: &[],
             value: &["-I"],
             shell: false,
+            lang: None,
         },
         "php" => Interp {
             code: &["-r"],
             module: &[],
             value: &["-d", "-c"],
             shell: false,
+            lang: None,
         },
         "pwsh" | "powershell" => Interp {
             code: &[
@@ -208,6 +217,7 @@ fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-ExecutionPolicy", "-ep", "-File", "-f"],
             shell: false,
+            lang: Some(Lang::PowerShell),
         },
         _ => return None,
     })
@@ -252,6 +262,58 @@ const CURL_LONG: &[&str] = &[
     "aws-sigv4",
     "ciphers",
     "interface",
+    "proto",
+    "proto-redir",
+    "proto-default",
+    "tls-max",
+    "max-redirs",
+    "retry-delay",
+    "retry-max-time",
+    "limit-rate",
+    "speed-limit",
+    "speed-time",
+    "dump-header",
+    "stderr",
+    "trace",
+    "trace-ascii",
+    "connect-to",
+    "doh-url",
+    "dns-servers",
+    "noproxy",
+    "preproxy",
+    "proxy-user",
+    "proxy-header",
+    "cert-type",
+    "key-type",
+    "pass",
+    "capath",
+    "pinnedpubkey",
+    "continue-at",
+    "time-cond",
+    "etag-save",
+    "etag-compare",
+    "netrc-file",
+    "unix-socket",
+    "abstract-unix-socket",
+    "url-query",
+    "request-target",
+    "local-port",
+    "keepalive-time",
+    "expect100-timeout",
+    "create-file-mode",
+    "hsts",
+    "alt-svc",
+    "libcurl",
+    "max-filesize",
+    "mail-from",
+    "mail-rcpt",
+    "mail-auth",
+    "socks4",
+    "socks4a",
+    "socks5",
+    "socks5-hostname",
+    "quote",
+    "parallel-max",
 ];
 const CURL_BODY: &[&str] = &[
     "-d",
@@ -312,7 +374,8 @@ impl Run<'_, '_> {
                 "variable_assignment" => self.assign(cx, child, depth),
                 "command_name" => {
                     if let Some(w) = child.named_child(0) {
-                        words.push(self.word(cx, w, depth + 1));
+                        let v = self.word(cx, w, depth + 1);
+                        words.extend(split_fields(w.kind(), v));
                         word_end = Some(child.end_byte());
                     }
                 }
@@ -331,7 +394,7 @@ impl Run<'_, '_> {
                                 == Some(&b'$');
                             self.join(last, w, after_dollar, cx.span(child).0);
                         }
-                        _ => words.push(w),
+                        _ => words.extend(split_fields(child.kind(), w)),
                     }
                     word_end = Some(child.end_byte());
                 }
@@ -382,7 +445,11 @@ impl Run<'_, '_> {
         if let Some(skip) = wrapper_skip(&prog, args).filter(|&skip| skip < words.len()) {
             return self.run_words(cx, span, words.get(skip..).unwrap_or(&[]), stdin, depth);
         }
-        let ran = name.taint.union(self.program_taint(&name.text));
+        let mut ran = name.taint.union(self.program_taint(&name.text));
+        if prog == "configure" {
+            // The build entry of a source release (GNU autotools).
+            ran = ran.as_published();
+        }
         self.exec(ran, span);
         if let Some(function) = self.me.functions.get(&prog).cloned() {
             return self.call(function, args, stdin, depth);
@@ -401,6 +468,9 @@ impl Run<'_, '_> {
         span: Span,
         depth: usize,
     ) -> Taint {
+        if prints_credential(prog, args) {
+            return data.union(Taint::new(Taint::SECRET, span.0));
+        }
         match prog {
             "curl" => self.curl(args, stdin, span),
             "wget" => self.wget(args, span),
@@ -519,15 +589,21 @@ impl Run<'_, '_> {
     }
 
     /// The taint of what `urls` fetch: unvetted unless every one is an
-    /// official installer.
+    /// official installer; a project's release or source archive is its
+    /// published code; a cloud metadata endpoint answers with secrets.
     fn fetched(&self, urls: &[&Value], at: usize) -> Taint {
-        let official = !urls.is_empty() && urls.iter().all(|u| vendor_of(&u.text).is_some());
-        let bits = if official {
-            Taint::FETCHED
+        let all = |f: fn(&str) -> bool| !urls.is_empty() && urls.iter().all(|u| f(&u.text));
+        let mut t = if all(|u| vendor_of(u).is_some()) {
+            Taint::new(Taint::FETCHED, at)
+        } else if all(is_release_url) {
+            Taint::new(Taint::FETCHED, at).as_published()
         } else {
-            Taint::FETCHED | Taint::UNVETTED
+            Taint::new(Taint::FETCHED | Taint::UNVETTED, at)
         };
-        Taint::new(bits, at)
+        if urls.iter().any(|u| is_metadata_url(&u.text)) {
+            t = t.union(Taint::new(Taint::SECRET, at));
+        }
+        t
     }
 
     fn curl(&mut self, args: &[Value], stdin: Taint, span: Span) -> Taint {
@@ -663,7 +739,7 @@ impl Run<'_, '_> {
                 self.clone_into(ops.get(2).copied(), ops.get(3).copied(), span);
             }
             ("gh", ["release", "download", ..]) => {
-                let fetched = Taint::new(Taint::FETCHED | Taint::UNVETTED, span.0);
+                let fetched = Taint::new(Taint::FETCHED, span.0).as_published();
                 for v in opts.values(&["-D", "--dir"]) {
                     self.me.taint_dir(&v.text, fetched);
                 }
@@ -941,11 +1017,29 @@ impl Run<'_, '_> {
                 });
             self.exec(ran, span);
             if BUILDS_HERE.contains(&prog) && builds_current_folder(args) {
-                self.exec(self.me.cwd, span);
+                // A build of downloaded source: a source install's tier.
+                self.exec(self.me.cwd.as_published(), span);
             }
         }
         self.output_files(prog, args, data);
+        self.compiled(prog, args, data);
         data
+    }
+
+    /// A compiler's `-o OUT`: OUT is a build of the sources it read.
+    fn compiled(&mut self, prog: &str, args: &[Value], data: Taint) {
+        let stem = prog.rsplit_once('-').map_or(prog, |(_, s)| s);
+        if !COMPILERS.contains(&stem) {
+            return;
+        }
+        let mut iter = args.iter();
+        while let Some(a) = iter.next() {
+            if a.text == "-o"
+                && let Some(out) = iter.next()
+            {
+                self.me.write_file(&out.text, data.as_published());
+            }
+        }
     }
 
     /// `-o FILE`, `-out FILE`, `--output FILE` of a filter (base64,
@@ -982,6 +1076,9 @@ impl Run<'_, '_> {
             if interp.code.contains(&t) {
                 let code = iter.next().cloned().unwrap_or_default();
                 self.exec(code.taint, span);
+                if let Some(lang) = interp.lang.filter(|&l| code_is_text(l, t)) {
+                    self.me.embed(lang, code.text.clone(), span);
+                }
                 if interp.shell && code.taint.is_clean() {
                     let cx = Cx {
                         src: &[],
@@ -1000,12 +1097,32 @@ impl Run<'_, '_> {
             } else if !t.starts_with('-') || t == "-" {
                 let ran = self.file_arg(a, stdin);
                 self.exec(ran, span);
+                if t == "-" {
+                    self.embed_stdin(interp, span);
+                }
                 return stdin_and_args;
             }
         }
         self.exec(stdin, span);
+        self.embed_stdin(interp, span);
         stdin_and_args
     }
+}
+
+impl Run<'_, '_> {
+    /// An interpreter reading a here-document as its script: that text
+    /// is read as code of its language.
+    fn embed_stdin(&mut self, interp: &Interp, span: Span) {
+        if let (Some(lang), Some(code)) = (interp.lang, self.heredoc_text.take()) {
+            self.me.embed(lang, code, span);
+        }
+    }
+}
+
+/// Whether an interpreter's code option `opt` takes code as text (not
+/// PowerShell's base64 `-EncodedCommand`, `-enc`, `-e`).
+fn code_is_text(lang: Lang, opt: &str) -> bool {
+    lang != Lang::PowerShell || !matches!(opt, "-EncodedCommand" | "-enc" | "-e")
 }
 
 /// Programs that run or install the files they are given.
@@ -1042,6 +1159,18 @@ const RUNS_OPERANDS: &[&str] = &[
     "podman",
 ];
 
+/// Compilers: what they write is a build of what they read.
+const COMPILERS: &[&str] = &[
+    "cc", "gcc", "g++", "c++", "clang", "clang++", "rustc", "tcc", "icc", "nvcc", "gfortran",
+];
+
+/// Package managers and build tools: their operands are names of a
+/// registry's packages or build targets unless written as a file.
+const NAMES_PACKAGES: &[&str] = &[
+    "pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "apt", "apt-get", "brew", "make",
+    "cmake", "cargo", "go", "mvn", "gradle", "meson", "ninja", "docker", "podman",
+];
+
 /// Build tools that run the project in the current folder.
 const BUILDS_HERE: &[&str] = &[
     "make", "cmake", "npm", "pnpm", "yarn", "cargo", "go", "mvn", "gradle", "meson", "ninja",
@@ -1051,6 +1180,29 @@ const BUILDS_HERE: &[&str] = &[
 const FILTERS: &[&str] = &[
     "base64", "openssl", "gpg", "xxd", "gzip", "sort", "uudecode", "iconv", "age",
 ];
+
+/// Word splitting: an unquoted expansion with blanks in its value
+/// (`curl${IFS}-fsSL${IFS}URL`, `$CMD URL`) makes several words; blanks
+/// written in quotes (`--header="A: b"`) do not split.
+fn split_fields(kind: &str, value: Value) -> Vec<Value> {
+    let seps: &[char] = match kind {
+        "simple_expansion" | "expansion" => &[' ', '\t', '\n', FIELD_BREAK],
+        "concatenation" => &[FIELD_BREAK],
+        _ => return vec![value],
+    };
+    if !value.text.contains(seps) {
+        return vec![value];
+    }
+    value
+        .text
+        .split(seps)
+        .filter(|f| !f.is_empty())
+        .map(|f| Value {
+            text: f.to_owned(),
+            taint: value.taint,
+        })
+        .collect()
+}
 
 fn values_taint(args: &[Value]) -> Taint {
     args.iter().fold(Taint::default(), |t, a| t.union(a.taint))
@@ -1073,6 +1225,44 @@ fn is_authentication(flag: &str, value: &str) -> bool {
             ))
 }
 
+/// Commands whose output is a credential: a credential helper's answer,
+/// a CLI's stored token, a password manager's item (by program and the
+/// words that ask for it).
+const PRINTS_CREDENTIAL: &[(&str, &[&str])] = &[
+    ("git", &["credential", "fill"]),
+    ("git", &["credential-store", "get"]),
+    ("git", &["credential-osxkeychain", "get"]),
+    ("gh", &["auth", "token"]),
+    ("glab", &["auth", "token"]),
+    ("gcloud", &["auth", "print-access-token"]),
+    ("gcloud", &["auth", "print-identity-token"]),
+    ("gcloud", &["auth", "application-default", "print-access-token"]),
+    ("az", &["account", "get-access-token"]),
+    ("aws", &["configure", "export-credentials"]),
+    ("aws", &["sts", "get-session-token"]),
+    ("aws", &["ecr", "get-login-password"]),
+    ("doctl", &["auth", "token"]),
+    ("heroku", &["auth:token"]),
+    ("op", &["read"]),
+    ("pass", &["show"]),
+    ("vault", &["print", "token"]),
+    ("kubectl", &["config", "view", "--raw"]),
+];
+
+/// Whether `prog ARGS` prints a credential ([`PRINTS_CREDENTIAL`]): its
+/// words, options aside, start with the listed ones.
+fn prints_credential(prog: &str, args: &[Value]) -> bool {
+    PRINTS_CREDENTIAL.iter().any(|(p, words)| {
+        *p == prog && {
+            let mut it = args
+                .iter()
+                .map(|a| a.text.as_str())
+                .filter(|t| !t.starts_with('-') || words.contains(t));
+            words.iter().all(|w| it.next() == Some(*w))
+        }
+    })
+}
+
 /// `security dump-keychain`, `security find-… -w`… `gpg --export-secret-keys`.
 fn dumps_secrets(args: &[Value]) -> bool {
     args.iter().any(|a| {
@@ -1086,6 +1276,9 @@ fn dumps_secrets(args: &[Value]) -> bool {
 /// Whether `prog` runs the file `operand` names: `open` runs an app, an
 /// installer or a script, not a PDF.
 fn runnable_by(prog: &str, operand: &str) -> bool {
+    if NAMES_PACKAGES.contains(&prog) {
+        return paths::names_package_file(operand);
+    }
     if !matches!(prog, "open" | "xdg-open" | "start") {
         return true;
     }

@@ -41,6 +41,7 @@ impl Run<'_, '_> {
             Some(body) => self.stmt(cx, body, input, depth + 1),
             None => Taint::default(),
         };
+        self.heredoc_text = None;
         if outputs.to_network {
             self.hits.send(self.me.text, out, cx.span(node));
         }
@@ -125,7 +126,9 @@ impl Run<'_, '_> {
         for child in children {
             match child.kind() {
                 "heredoc_body" => {
-                    taint = taint.union(self.concatenation(cx, child, depth + 1).taint)
+                    let body = self.concatenation(cx, child, depth + 1);
+                    taint = taint.union(body.taint);
+                    self.heredoc_text = Some(body.text);
                 }
                 "heredoc_start" | "heredoc_end" => {}
                 _ => after.push(child),
