@@ -57,6 +57,11 @@ pub const SECRET_EXFIL: FlowRule = FlowRule {
     severity: Severity::High,
     description: "a secret (a private key, cloud credentials, .env, the whole environment, a keychain, a browser or wallet store) is read and later sent to the network: a request body or URL, nc, /dev/tcp, scp, DNS",
 };
+pub const DECODE_EXEC: FlowRule = FlowRule {
+    id: "flow-decode-exec",
+    severity: Severity::High,
+    description: "code decoded at run time in a script (base64, hex, zlib, char codes) is executed: what runs cannot be read in the skill",
+};
 pub const FLOW_LIMIT: FlowRule = FlowRule {
     id: "flow-limit",
     severity: Severity::Medium,
@@ -64,7 +69,13 @@ pub const FLOW_LIMIT: FlowRule = FlowRule {
 };
 
 /// Every flow rule, for listings beside the rules of rules.toml.
-pub const FLOW_RULES: &[FlowRule] = &[DOWNLOAD_EXEC, CLONE_EXEC, SECRET_EXFIL, FLOW_LIMIT];
+pub const FLOW_RULES: &[FlowRule] = &[
+    DOWNLOAD_EXEC,
+    CLONE_EXEC,
+    SECRET_EXFIL,
+    DECODE_EXEC,
+    FLOW_LIMIT,
+];
 
 /// Where data came from, as a set of kinds and the first place one was
 /// seen (a byte offset into the audited text).
@@ -84,6 +95,8 @@ impl Taint {
     /// Code a project publishes (a release asset, a source archive built
     /// the way source is built): rated as a clone of the project is.
     pub const PUBLISHED: u8 = 16;
+    /// Decoded at run time from an encoding (base64, hex, zlib, char codes).
+    pub const DECODED: u8 = 32;
 
     pub fn new(bits: u8, origin: usize) -> Self {
         Taint {
@@ -145,6 +158,8 @@ impl Hits {
             DOWNLOAD_EXEC
         } else if taint.has(Taint::CLONED) {
             CLONE_EXEC
+        } else if taint.has(Taint::DECODED) {
+            DECODE_EXEC
         } else {
             return;
         };
@@ -152,6 +167,8 @@ impl Hits {
             "runs a project's published release or a build of its downloaded source"
         } else if rule == CLONE_EXEC {
             "runs code of the repository cloned"
+        } else if rule == DECODE_EXEC {
+            "runs what was decoded"
         } else if taint.has(Taint::UNVETTED) {
             "runs what was fetched"
         } else {
@@ -324,4 +341,23 @@ const SOURCE_WORDS: &[&str] = &[
     "solana",
     "metamask",
     "credential",
+    "169.254.",
+    "metadata",
+    "auth token",
+    "access-token",
+    "b64decode",
+    "b32decode",
+    "b85decode",
+    "a85decode",
+    "decodebytes",
+    "decompress",
+    "fromhex",
+    "unhexlify",
+    "codecs",
+    "fromcharcode",
+    "atob",
+    "inflatesync",
+    "gunzipsync",
+    "base64",
+    "frombase64string",
 ];

@@ -27,6 +27,8 @@ const MAX_STATEMENT_TOKENS: usize = 2048;
 struct Table {
     fetch: &'static [&'static str],
     secret: &'static [&'static str],
+    /// Calls that decode data (base64, hex, compression, char codes).
+    decode: &'static [&'static str],
     exec: &'static [&'static str],
     send: &'static [&'static str],
     /// Calls writing a file: the callee, the path argument, the data
@@ -51,6 +53,21 @@ const PYTHON: Table = Table {
         "client.get",
     ],
     secret: &[],
+    decode: &[
+        "b64decode",
+        "b32decode",
+        "b85decode",
+        "a85decode",
+        "urlsafe_b64decode",
+        "decodebytes",
+        "zlib.decompress",
+        "gzip.decompress",
+        "bz2.decompress",
+        "lzma.decompress",
+        "fromhex",
+        "unhexlify",
+        "codecs.decode",
+    ],
     exec: &[
         "=exec",
         "=eval",
@@ -111,6 +128,13 @@ const JAVASCRIPT: Table = Table {
         "tls.connect",
     ],
     secret: &[],
+    decode: &[
+        "fromCharCode",
+        "=atob",
+        "inflateSync",
+        "gunzipSync",
+        "brotliDecompressSync",
+    ],
     exec: &[
         "=eval",
         "=Function",
@@ -170,6 +194,7 @@ const POWERSHELL: Table = Table {
         "openread",
     ],
     secret: &["getenvironmentvariables"],
+    decode: &["frombase64string"],
     exec: &[
         "iex",
         "invoke-expression",
@@ -688,11 +713,29 @@ impl Stmt<'_> {
             parts.insert(0, self.toks[k].text.clone());
             j = k;
         }
-        // `x).exec(`, `/re/.exec(`: a method, never the bare function.
-        if j >= 1 && self.is(j - 1, ".") {
+        // `require('https').get(`: a method of the module imported.
+        if let Some(module) = self.imported_before(j) {
+            parts.insert(0, module);
+        } else if j >= 1 && self.is(j - 1, ".") {
+            // `x).exec(`, `/re/.exec(`: a method, never the bare function.
             parts.insert(0, "?".into());
         }
         parts
+    }
+
+    /// The module of `require('M').` or `__import__('M').` right before
+    /// the callee part at `j`.
+    fn imported_before(&self, j: usize) -> Option<String> {
+        let k = j.checked_sub(5)?;
+        let importer = ["require", "__import__", "import"]
+            .iter()
+            .any(|f| self.is(k, f));
+        let quoted = self.toks.get(k + 2).filter(|t| t.kind == Kind::Str)?;
+        let shape = self.is(k + 1, "(") && self.is(k + 3, ")") && self.is(k + 4, ".");
+        (importer && shape).then(|| {
+            let m = quoted.text.strip_prefix("node:").unwrap_or(&quoted.text);
+            m.to_owned()
+        })
     }
 
     fn chain_start(&self, i: usize) -> usize {
@@ -781,6 +824,9 @@ impl Stmt<'_> {
                         if self.table.secret.iter().any(|p| matches(&chain, p)) {
                             t = t.union(secret);
                         }
+                        if self.decodes(&chain, i) {
+                            t = t.union(Taint::new(Taint::DECODED, self.at(i)));
+                        }
                     } else if self.lang == Lang::PowerShell
                         && self.command_position(i)
                         && self.table.fetch.contains(&tok.text.as_str())
@@ -804,6 +850,20 @@ impl Stmt<'_> {
             }
         }
         t
+    }
+
+    /// Whether the call at token `i` decodes: a `decode` call, or
+    /// `Buffer.from(x, 'base64')` (or `'hex'`).
+    fn decodes(&self, chain: &[String], i: usize) -> bool {
+        if self.table.decode.iter().any(|p| matches(chain, p)) {
+            return true;
+        }
+        matches(chain, "Buffer.from") && {
+            let close = self.close_of(i + 1).min(self.toks.len());
+            self.toks[i + 1..close].iter().any(|t| {
+                t.kind == Kind::Str && matches!(t.text.as_str(), "base64" | "hex" | "base64url")
+            })
+        }
     }
 
     fn file_named(&self, ident: &str) -> Option<Taint> {
