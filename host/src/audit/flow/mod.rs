@@ -27,6 +27,8 @@ mod tokens;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
 
 use std::sync::LazyLock;
 

@@ -264,8 +264,16 @@ pub(crate) fn is_release_url(url: &str) -> bool {
     if !rest.is_ascii() || rest.contains(['@', '%']) {
         return false;
     }
-    let parts: Vec<&str> = rest.split(['?', '#']).next().unwrap_or("").split('/').collect();
-    if parts.iter().any(|p| p.is_empty() || *p == ".." || *p == ".") {
+    let parts: Vec<&str> = rest
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .split('/')
+        .collect();
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || *p == ".." || *p == ".")
+    {
         return false;
     }
     match parts.as_slice() {

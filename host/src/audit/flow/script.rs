@@ -11,8 +11,8 @@ mod functions;
 
 use super::super::vendors::vendor_of;
 use super::blocks::Unit;
-use super::shell::Embedded;
 use super::paths::{self, is_secret_path, is_secret_var};
+use super::shell::Embedded;
 use super::tokens::{Kind, Token, tokenize};
 use super::{Hits, Lang, Taint};
 
@@ -422,8 +422,7 @@ impl Stmt<'_> {
         let lhs = self.lhs_start(i);
         // `(body += c)` in an arrow's body is an assignment all the same.
         let compound = matches!(prev, "+" | "-" | "|" | "*");
-        let keyword_arg =
-            !compound && lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
+        let keyword_arg = !compound && lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
         !matches!(prev, "=" | "<" | ">" | "!") && !matches!(next, "=" | ">") && !keyword_arg
     }
 
@@ -815,6 +814,10 @@ impl Stmt<'_> {
                     if is_secret_var(name) || self.env_dump(i) {
                         t = t.union(secret);
                     }
+                    // Called or passed on (`.apply`, `.map(String.fromCharCode)`).
+                    if self.decodes(i) {
+                        t = t.union(Taint::new(Taint::DECODED, self.at(i)));
+                    }
                     if self.is(i + 1, "(") {
                         t = t.union(self.returned(&tok.text));
                         let chain = self.chain(i);
@@ -823,9 +826,6 @@ impl Stmt<'_> {
                         }
                         if self.table.secret.iter().any(|p| matches(&chain, p)) {
                             t = t.union(secret);
-                        }
-                        if self.decodes(&chain, i) {
-                            t = t.union(Taint::new(Taint::DECODED, self.at(i)));
                         }
                     } else if self.lang == Lang::PowerShell
                         && self.command_position(i)
@@ -854,11 +854,12 @@ impl Stmt<'_> {
 
     /// Whether the call at token `i` decodes: a `decode` call, or
     /// `Buffer.from(x, 'base64')` (or `'hex'`).
-    fn decodes(&self, chain: &[String], i: usize) -> bool {
-        if self.table.decode.iter().any(|p| matches(chain, p)) {
+    fn decodes(&self, i: usize) -> bool {
+        let chain = self.chain(i);
+        if self.table.decode.iter().any(|p| matches(&chain, p)) {
             return true;
         }
-        matches(chain, "Buffer.from") && {
+        matches(&chain, "Buffer.from") && self.is(i + 1, "(") && {
             let close = self.close_of(i + 1).min(self.toks.len());
             self.toks[i + 1..close].iter().any(|t| {
                 t.kind == Kind::Str && matches!(t.text.as_str(), "base64" | "hex" | "base64url")

@@ -1167,8 +1167,8 @@ const COMPILERS: &[&str] = &[
 /// Package managers and build tools: their operands are names of a
 /// registry's packages or build targets unless written as a file.
 const NAMES_PACKAGES: &[&str] = &[
-    "pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "apt", "apt-get", "brew", "make",
-    "cmake", "cargo", "go", "mvn", "gradle", "meson", "ninja", "docker", "podman",
+    "pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "apt", "apt-get", "brew", "make", "cmake",
+    "cargo", "go", "mvn", "gradle", "meson", "ninja", "docker", "podman",
 ];
 
 /// Build tools that run the project in the current folder.
@@ -1236,7 +1236,10 @@ const PRINTS_CREDENTIAL: &[(&str, &[&str])] = &[
     ("glab", &["auth", "token"]),
     ("gcloud", &["auth", "print-access-token"]),
     ("gcloud", &["auth", "print-identity-token"]),
-    ("gcloud", &["auth", "application-default", "print-access-token"]),
+    (
+        "gcloud",
+        &["auth", "application-default", "print-access-token"],
+    ),
     ("az", &["account", "get-access-token"]),
     ("aws", &["configure", "export-credentials"]),
     ("aws", &["sts", "get-session-token"]),
