@@ -276,13 +276,13 @@ pub(crate) fn is_release_url(url: &str) -> bool {
     {
         return false;
     }
-    match parts.as_slice() {
+    matches!(
+        parts.as_slice(),
         ["github.com", _, _, "releases", "download", _, _, ..]
-        | ["github.com", _, _, "releases", "latest", "download", _, ..]
-        | ["github.com", _, _, "archive", _, ..] => true,
-        ["gitlab.com", _, _, "-", "archive" | "releases", _, ..] => true,
-        _ => false,
-    }
+            | ["github.com", _, _, "releases", "latest", "download", _, ..]
+            | ["github.com", _, _, "archive", _, ..]
+            | ["gitlab.com", _, _, "-", "archive" | "releases", _, ..]
+    )
 }
 
 /// Cloud instance metadata endpoints: what they answer under their
