@@ -193,6 +193,15 @@ impl<'t> Interpreter<'t> {
         if let Some(t) = self.files.get(&p) {
             return *t;
         }
+        let glob = paths::basename(&p).contains(['*', '?']);
+        let held = if glob {
+            self.files_under(&p)
+        } else {
+            Taint::default()
+        };
+        if !held.is_clean() {
+            return held;
+        }
         for (dir, t) in &self.dirs {
             let inside = p
                 .strip_prefix(dir.as_str())
@@ -210,6 +219,20 @@ impl<'t> Interpreter<'t> {
             .get(paths::basename(&p))
             .copied()
             .unwrap_or_default()
+    }
+
+    /// What the files written inside folder `p` hold, or, for a glob
+    /// (`DIR/*`, `DIR/*.db`), inside its folder.
+    pub(super) fn files_under(&self, p: &str) -> Taint {
+        let dir = match p.rsplit_once('/') {
+            Some((d, last)) if last.contains(['*', '?']) => d,
+            _ => p,
+        };
+        let prefix = format!("{dir}/");
+        self.files
+            .iter()
+            .filter(|(f, _)| f.as_str() == dir || f.starts_with(&prefix))
+            .fold(Taint::default(), |t, (_, v)| t.union(*v))
     }
 
     /// `raw` now holds data with `taint` (clean data overwrites).

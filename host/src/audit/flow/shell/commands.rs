@@ -972,8 +972,10 @@ impl Run<'_, '_> {
             "tar" | "bsdtar" => opts.values(&["-f", "--file"]).next(),
             _ => ops.next(),
         };
+        // A folder packed holds what was written inside it.
         let t = ops.fold(Taint::default(), |t, m| {
             t.union(self.secret_file(&m.text, span.0))
+                .union(self.me.files_under(&paths::normalize(&m.text)))
         });
         match out {
             Some(o) if o.text != "-" => {
