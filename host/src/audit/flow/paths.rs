@@ -209,8 +209,18 @@ const ISSUERS: &[&str] = &[
     "api.anthropic.com",
 ];
 
-/// Whether `url` is https to an [`ISSUERS`] host (or a `*.amazonaws.com`
-/// endpoint), exactly as written: no user part, no look-alike.
+/// Clouds whose CLIs issue tokens for every endpoint under their domain.
+const ISSUER_DOMAINS: &[&str] = &[
+    ".amazonaws.com",
+    ".googleapis.com",
+    ".azure.com",
+    ".digitalocean.com",
+    ".heroku.com",
+];
+
+/// Whether `url` is https to an [`ISSUERS`] host or under an
+/// [`ISSUER_DOMAINS`] domain, exactly as written: no user part, no
+/// look-alike.
 pub(crate) fn is_issuer_url(url: &str) -> bool {
     let Some(rest) = url.strip_prefix("https://") else {
         return false;
@@ -224,7 +234,7 @@ pub(crate) fn is_issuer_url(url: &str) -> bool {
         .next()
         .unwrap_or("")
         .to_ascii_lowercase();
-    ISSUERS.contains(&host.as_str()) || host.ends_with(".amazonaws.com")
+    ISSUERS.contains(&host.as_str()) || ISSUER_DOMAINS.iter().any(|d| host.ends_with(d))
 }
 
 /// The http(s) URLs written in `raw`, each ending at a space, quote,

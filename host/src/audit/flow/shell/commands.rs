@@ -1227,9 +1227,13 @@ fn is_authentication(flag: &str, value: &str) -> bool {
             ))
 }
 
-/// Commands whose output is a credential: a credential helper's answer,
-/// a CLI's stored token, a password manager's item (by program and the
-/// words that ask for it).
+/// Commands whose output is a credential of a known issuer: a git
+/// credential helper's answer, a code host's or cloud's CLI token (by
+/// program and the words that ask for it). Presented in an authentication
+/// header to its issuer (`paths::is_issuer_url`) it is used, not sent
+/// away. A password manager's item (`op read`, `pass show`) is left out:
+/// its issuer is unknown, and an API key sent in a header to its API is
+/// its ordinary use.
 const PRINTS_CREDENTIAL: &[(&str, &[&str])] = &[
     ("git", &["credential", "fill"]),
     ("git", &["credential-store", "get"]),
@@ -1248,9 +1252,6 @@ const PRINTS_CREDENTIAL: &[(&str, &[&str])] = &[
     ("aws", &["ecr", "get-login-password"]),
     ("doctl", &["auth", "token"]),
     ("heroku", &["auth:token"]),
-    ("op", &["read"]),
-    ("pass", &["show"]),
-    ("vault", &["print", "token"]),
     ("kubectl", &["config", "view", "--raw"]),
 ];
 
