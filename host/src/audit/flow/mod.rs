@@ -362,4 +362,6 @@ const SOURCE_WORDS: &[&str] = &[
     "gunzipsync",
     "base64",
     "frombase64string",
+    "-enc",
+    "-e ",
 ];

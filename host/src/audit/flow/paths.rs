@@ -333,3 +333,30 @@ pub(crate) fn names_package_file(operand: &str) -> bool {
     let lower = operand.to_ascii_lowercase();
     lower.contains('/') || lower.starts_with(['.', '~']) || EXTS.iter().any(|e| lower.ends_with(e))
 }
+
+/// PowerShell's `-EncodedCommand` text: base64 of UTF-16LE.
+pub(crate) fn decode_utf16_base64(blob: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(blob.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for b in blob.trim().trim_end_matches('=').bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = ((acc << 6) | u32::from(v)) & 0xFFFF;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            bytes.push((acc >> bits) as u8);
+        }
+    }
+    let units: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    String::from_utf16(&units).ok()
+}

@@ -1078,8 +1078,15 @@ impl Run<'_, '_> {
             if interp.code.contains(&t) {
                 let code = iter.next().cloned().unwrap_or_default();
                 self.exec(code.taint, span);
-                if let Some(lang) = interp.lang.filter(|&l| code_is_text(l, t)) {
-                    self.me.embed(lang, code.text.clone(), span);
+                if let Some(lang) = interp.lang {
+                    let text = if code_is_text(lang, t) {
+                        Some(code.text.clone())
+                    } else {
+                        paths::decode_utf16_base64(&code.text)
+                    };
+                    if let Some(text) = text {
+                        self.me.embed(lang, text, span);
+                    }
                 }
                 if interp.shell && code.taint.is_clean() {
                     let cx = Cx {
@@ -1121,8 +1128,8 @@ impl Run<'_, '_> {
     }
 }
 
-/// Whether an interpreter's code option `opt` takes code as text (not
-/// PowerShell's base64 `-EncodedCommand`, `-enc`, `-e`).
+/// Whether an interpreter's code option `opt` takes code as text, not
+/// PowerShell's base64 of UTF-16 (`-EncodedCommand`, `-enc`, `-e`).
 fn code_is_text(lang: Lang, opt: &str) -> bool {
     lang != Lang::PowerShell || !matches!(opt, "-EncodedCommand" | "-enc" | "-e")
 }
