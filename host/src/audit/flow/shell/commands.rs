@@ -1120,10 +1120,20 @@ impl Run<'_, '_> {
 
 impl Run<'_, '_> {
     /// An interpreter reading a here-document as its script: that text
-    /// is read as code of its language.
+    /// is read as code of its language (a shell's as shell, here).
     fn embed_stdin(&mut self, interp: &Interp, span: Span) {
-        if let (Some(lang), Some(code)) = (interp.lang, self.heredoc_text.take()) {
+        let Some(code) = self.heredoc_text.take() else {
+            return;
+        };
+        if let Some(lang) = interp.lang {
             self.me.embed(lang, code, span);
+        } else if interp.shell {
+            let cx = Cx {
+                src: &[],
+                base: span.0,
+                pin: Some(span),
+            };
+            self.nested(cx, &code, span, 0);
         }
     }
 }
