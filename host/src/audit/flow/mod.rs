@@ -244,6 +244,10 @@ pub(crate) enum Lang {
     Python,
     JavaScript,
     PowerShell,
+    /// Read only as the code of `perl -e`.
+    Perl,
+    /// Read only as the code of `ruby -e`.
+    Ruby,
 }
 
 /// The flow findings of one file's text.

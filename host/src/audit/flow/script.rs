@@ -222,9 +222,61 @@ const POWERSHELL: Table = Table {
     writes: &[("downloadfile", 1, None)],
 };
 
+/// Perl one-liners: LWP and sockets fetch; `eval`, `system`, `exec` run.
+const PERL: Table = Table {
+    fetch: &["=get", "getstore", "mirror", "recv", "=readline"],
+    secret: &[],
+    decode: &["decode_base64", "=pack", "uncompress", "memGunzip"],
+    exec: &["=eval", "=system", "=exec"],
+    send: &["=post", "=put", "=send", "=request"],
+    writes: &[("getstore", 1, None), ("mirror", 1, None)],
+};
+
+/// Ruby one-liners: open-uri and Net::HTTP fetch; `eval`, `system` run.
+const RUBY: Table = Table {
+    fetch: &[
+        "URI.open",
+        "HTTP.get",
+        "HTTP.get_response",
+        "Faraday.get",
+        "RestClient.get",
+        "HTTParty.get",
+        "recv",
+    ],
+    secret: &[],
+    decode: &[
+        "decode64",
+        "strict_decode64",
+        "urlsafe_decode64",
+        "Zlib.inflate",
+        "=unpack1",
+    ],
+    exec: &[
+        "=eval",
+        "instance_eval",
+        "class_eval",
+        "=system",
+        "=exec",
+        "=spawn",
+        "=load",
+    ],
+    send: &[
+        "HTTP.post",
+        "HTTP.post_form",
+        "Faraday.post",
+        "RestClient.post",
+        "HTTParty.post",
+        "send",
+        "write",
+    ],
+    writes: &[],
+};
+
 fn table(lang: Lang) -> &'static Table {
     match lang {
         Lang::Python => &PYTHON,
+        Lang::Perl => &PERL,
+        Lang::Ruby => &RUBY,
         Lang::JavaScript => &JAVASCRIPT,
         _ => &POWERSHELL,
     }
@@ -661,7 +713,7 @@ impl Stmt<'_> {
                     chain: self.chain(i),
                     args: i + 2..close,
                 });
-            } else if self.lang == Lang::PowerShell && self.command_position(i) {
+            } else if self.command_call(i) {
                 let end = (i + 1..range.end)
                     .find(|&j| self.is(j, "|") || self.is(j, ")"))
                     .unwrap_or(range.end);
@@ -673,6 +725,19 @@ impl Stmt<'_> {
             }
         }
         out
+    }
+
+    /// A call without brackets: a PowerShell command, or a Perl or Ruby
+    /// runner (`eval get(…)`, `system $cmd`) at a command's start.
+    fn command_call(&self, i: usize) -> bool {
+        match self.lang {
+            Lang::PowerShell => self.command_position(i),
+            Lang::Perl | Lang::Ruby => {
+                let bare = format!("={}", self.toks[i].text);
+                self.table.exec.contains(&bare.as_str()) && self.command_position(i)
+            }
+            _ => false,
+        }
     }
 
     fn command_position(&self, i: usize) -> bool {

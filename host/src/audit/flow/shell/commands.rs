@@ -191,7 +191,18 @@ fn interpreter(prog: &str) -> Option<Interp> {
             shell: false,
             lang: Some(Lang::JavaScript),
         },
-        "perl" | "ruby" | "osascript" | "Rscript" | "lua" => Interp {
+        "perl" | "ruby" => Interp {
+            code: &["-e", "-E"],
+            module: &[],
+            value: &["-I", "-r", "-M"],
+            shell: false,
+            lang: Some(if stem == "perl" {
+                Lang::Perl
+            } else {
+                Lang::Ruby
+            }),
+        },
+        "osascript" | "Rscript" | "lua" => Interp {
             code: &["-e", "-E"],
             module: &[],
             value: &["-I"],
