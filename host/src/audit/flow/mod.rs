@@ -16,8 +16,12 @@
 //! alike (~20 ms for 120 KB of shell).
 //!
 //! Python, JavaScript and PowerShell are read as tokens (`tokens.rs`) with
-//! the same taint model (`script.rs`). What this cannot see is written in
-//! docs/audit.md, "How scripts and code blocks are read".
+//! the same taint model (`script.rs`), functions' returns and parameters
+//! included. Code a shell command hands an interpreter (`python3 -c`,
+//! `node -e`, `python3 - <<EOF`, `pwsh -EncodedCommand`, `perl -e`,
+//! `ruby -e`) is read by that language's engine and reported at the
+//! command. What this cannot see is written in docs/audit.md, "How
+//! scripts and code blocks are read".
 
 mod blocks;
 mod paths;
