@@ -1088,25 +1088,7 @@ impl Run<'_, '_> {
             let t = a.text.as_str();
             if interp.code.contains(&t) {
                 let code = iter.next().cloned().unwrap_or_default();
-                self.exec(code.taint, span);
-                if let Some(lang) = interp.lang {
-                    let text = if code_is_text(lang, t) {
-                        Some(code.text.clone())
-                    } else {
-                        paths::decode_utf16_base64(&code.text)
-                    };
-                    if let Some(text) = text {
-                        self.me.embed(lang, text, span);
-                    }
-                }
-                if interp.shell && code.taint.is_clean() {
-                    let cx = Cx {
-                        src: &[],
-                        base: span.0,
-                        pin: Some(span),
-                    };
-                    self.nested(cx, &code.text, span, 0);
-                }
+                self.run_code_option(interp, t, &code, span);
                 return stdin_and_args;
             }
             if interp.module.contains(&t) {
@@ -1130,6 +1112,30 @@ impl Run<'_, '_> {
 }
 
 impl Run<'_, '_> {
+    /// `-c CODE`, `-e CODE`: tainted code runs what it holds; its text is
+    /// read as shell, or by its language's engine.
+    fn run_code_option(&mut self, interp: &Interp, opt: &str, code: &Value, span: Span) {
+        self.exec(code.taint, span);
+        if let Some(lang) = interp.lang {
+            let text = if code_is_text(lang, opt) {
+                Some(code.text.clone())
+            } else {
+                paths::decode_utf16_base64(&code.text)
+            };
+            if let Some(text) = text {
+                self.me.embed(lang, text, span);
+            }
+        }
+        if interp.shell && code.taint.is_clean() {
+            let cx = Cx {
+                src: &[],
+                base: span.0,
+                pin: Some(span),
+            };
+            self.nested(cx, &code.text, span, 0);
+        }
+    }
+
     /// An interpreter reading a here-document as its script: that text
     /// is read as code of its language (a shell's as shell, here).
     fn embed_stdin(&mut self, interp: &Interp, span: Span) {
