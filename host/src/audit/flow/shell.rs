@@ -156,6 +156,7 @@ impl<'t> Interpreter<'t> {
             hits,
             piped_in: Taint::default(),
             heredoc_text: None,
+            printed: None,
         };
         run.stmt(cx, tree.root_node(), Taint::default(), 0);
     }
@@ -296,6 +297,9 @@ struct Run<'a, 't> {
     piped_in: Taint,
     /// The text of the here-document the statement being run reads.
     heredoc_text: Option<String>,
+    /// The text the command just run printed, when known (`printf`,
+    /// `echo`, `cat <<EOF`).
+    printed: Option<String>,
 }
 
 impl Run<'_, '_> {

@@ -511,6 +511,14 @@ impl Run<'_, '_> {
             "cp" | "mv" | "install" | "ln" | "ditto" => self.copy(args, span),
             "tar" | "bsdtar" | "unzip" | "7z" | "7za" | "gunzip" | "bunzip2" | "unxz" | "zcat"
             | "zip" => self.archive(prog, args, span),
+            "printf" | "echo" => {
+                self.printed = printed_text(prog, args);
+                data
+            }
+            "cat" if args.is_empty() => {
+                self.printed = self.heredoc_text.clone();
+                data
+            }
             "tee" => {
                 for file in args.iter().filter(|a| !a.text.starts_with('-')) {
                     self.me.write_file(&file.text, stdin);
@@ -822,7 +830,7 @@ impl Run<'_, '_> {
 
     /// A string run as shell (`eval '…'`, `sh -c '…'`): read as code,
     /// reported at the command that runs it.
-    fn nested(&mut self, _cx: Cx, code: &str, span: Span, depth: usize) {
+    pub(super) fn nested(&mut self, _cx: Cx, code: &str, span: Span, depth: usize) {
         if self.me.nesting >= MAX_NESTING || code.trim().is_empty() {
             return;
         }
@@ -1216,6 +1224,22 @@ const BUILDS_HERE: &[&str] = &[
 const FILTERS: &[&str] = &[
     "base64", "openssl", "gpg", "xxd", "gzip", "sort", "uudecode", "iconv", "age",
 ];
+
+/// The text `printf FORMAT` or `echo -e WORDS` prints, its `\n` and
+/// `\t` escapes made what they print (other escapes kept as written).
+fn printed_text(prog: &str, args: &[Value]) -> Option<String> {
+    let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let text = match prog {
+        "printf" => words.iter().find(|w| !w.starts_with('-'))?.to_string(),
+        _ => words
+            .iter()
+            .filter(|w| !matches!(**w, "-e" | "-n" | "-en" | "-ne"))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    Some(text.replace("\\n", "\n").replace("\\t", "\t"))
+}
 
 /// Word splitting: an unquoted expansion with blanks in its value
 /// (`curl${IFS}-fsSL${IFS}URL`, `$CMD URL`) makes several words; blanks
