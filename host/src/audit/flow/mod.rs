@@ -16,8 +16,12 @@
 //! alike (~20 ms for 120 KB of shell).
 //!
 //! Python, JavaScript and PowerShell are read as tokens (`tokens.rs`) with
-//! the same taint model (`script.rs`). What this cannot see is written in
-//! docs/audit.md, "How scripts and code blocks are read".
+//! the same taint model (`script.rs`), functions' returns and parameters
+//! included. Code a shell command hands an interpreter (`python3 -c`,
+//! `node -e`, `python3 - <<EOF`, `pwsh -EncodedCommand`, `perl -e`,
+//! `ruby -e`) is read by that language's engine and reported at the
+//! command. What this cannot see is written in docs/audit.md, "How
+//! scripts and code blocks are read".
 
 mod blocks;
 mod paths;
@@ -27,6 +31,8 @@ mod tokens;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
 
 use std::sync::LazyLock;
 
@@ -50,12 +56,17 @@ pub const DOWNLOAD_EXEC: FlowRule = FlowRule {
 pub const CLONE_EXEC: FlowRule = FlowRule {
     id: "flow-clone-exec",
     severity: Severity::Medium,
-    description: "a script or build of a repository cloned from a URL is run (how source installs work; shown, not held back)",
+    description: "a script or build of a repository cloned from a URL, of a project's release asset, or of a downloaded source archive is run (how source installs work; shown, not held back)",
 };
 pub const SECRET_EXFIL: FlowRule = FlowRule {
     id: "flow-secret-exfil",
     severity: Severity::High,
     description: "a secret (a private key, cloud credentials, .env, the whole environment, a keychain, a browser or wallet store) is read and later sent to the network: a request body or URL, nc, /dev/tcp, scp, DNS",
+};
+pub const DECODE_EXEC: FlowRule = FlowRule {
+    id: "flow-decode-exec",
+    severity: Severity::High,
+    description: "code decoded at run time in a script (base64, hex, zlib, char codes) is executed: what runs cannot be read in the skill",
 };
 pub const FLOW_LIMIT: FlowRule = FlowRule {
     id: "flow-limit",
@@ -64,7 +75,13 @@ pub const FLOW_LIMIT: FlowRule = FlowRule {
 };
 
 /// Every flow rule, for listings beside the rules of rules.toml.
-pub const FLOW_RULES: &[FlowRule] = &[DOWNLOAD_EXEC, CLONE_EXEC, SECRET_EXFIL, FLOW_LIMIT];
+pub const FLOW_RULES: &[FlowRule] = &[
+    DOWNLOAD_EXEC,
+    CLONE_EXEC,
+    SECRET_EXFIL,
+    DECODE_EXEC,
+    FLOW_LIMIT,
+];
 
 /// Where data came from, as a set of kinds and the first place one was
 /// seen (a byte offset into the audited text).
@@ -81,6 +98,11 @@ impl Taint {
     /// Fetched from a URL that is not a well-known official installer
     /// (the vendor tier's list, `vendors.toml`).
     pub const UNVETTED: u8 = 8;
+    /// Code a project publishes (a release asset, a source archive built
+    /// the way source is built): rated as a clone of the project is.
+    pub const PUBLISHED: u8 = 16;
+    /// Decoded at run time from an encoding (base64, hex, zlib, char codes).
+    pub const DECODED: u8 = 32;
 
     pub fn new(bits: u8, origin: usize) -> Self {
         Taint {
@@ -95,6 +117,15 @@ impl Taint {
 
     pub fn has(self, bit: u8) -> bool {
         self.bits & bit != 0
+    }
+
+    /// Fetched code taken as a project's published code: a clone's tier.
+    pub fn as_published(self) -> Taint {
+        if !self.has(Self::FETCHED) {
+            return self;
+        }
+        let bits = (self.bits & !(Self::FETCHED | Self::UNVETTED)) | Self::CLONED | Self::PUBLISHED;
+        Taint { bits, ..self }
     }
 
     pub fn union(self, other: Taint) -> Taint {
@@ -133,11 +164,17 @@ impl Hits {
             DOWNLOAD_EXEC
         } else if taint.has(Taint::CLONED) {
             CLONE_EXEC
+        } else if taint.has(Taint::DECODED) {
+            DECODE_EXEC
         } else {
             return;
         };
-        let what = if rule == CLONE_EXEC {
+        let what = if rule == CLONE_EXEC && taint.has(Taint::PUBLISHED) {
+            "runs a project's published release or a build of its downloaded source"
+        } else if rule == CLONE_EXEC {
             "runs code of the repository cloned"
+        } else if rule == DECODE_EXEC {
+            "runs what was decoded"
         } else if taint.has(Taint::UNVETTED) {
             "runs what was fetched"
         } else {
@@ -211,6 +248,10 @@ pub(crate) enum Lang {
     Python,
     JavaScript,
     PowerShell,
+    /// Read only as the code of `perl -e`.
+    Perl,
+    /// Read only as the code of `ruby -e`.
+    Ruby,
 }
 
 /// The flow findings of one file's text.
@@ -227,7 +268,12 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<FlowHit> {
     let mut scripts = script::Engines::new(text);
     for unit in &units {
         match unit.lang {
-            Lang::Shell => shell.run_unit(unit, &mut hits),
+            Lang::Shell => {
+                shell.run_unit(unit, &mut hits);
+                for e in std::mem::take(&mut shell.embedded) {
+                    scripts.run_embedded(&e, &mut hits);
+                }
+            }
             lang => scripts.run_unit(lang, unit, &mut hits),
         }
     }
@@ -305,4 +351,25 @@ const SOURCE_WORDS: &[&str] = &[
     "solana",
     "metamask",
     "credential",
+    "169.254.",
+    "metadata",
+    "auth token",
+    "access-token",
+    "b64decode",
+    "b32decode",
+    "b85decode",
+    "a85decode",
+    "decodebytes",
+    "decompress",
+    "fromhex",
+    "unhexlify",
+    "codecs",
+    "fromcharcode",
+    "atob",
+    "inflatesync",
+    "gunzipsync",
+    "base64",
+    "frombase64string",
+    "-enc",
+    "-e ",
 ];

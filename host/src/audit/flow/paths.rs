@@ -73,6 +73,13 @@ const SECRET_PARTS: &[&str] = &[
     "service-account",
     ".vault-token",
     ".terraform.d/credentials",
+    // Agent configs that hold the model providers' API keys and tokens.
+    ".openclaw/openclaw.json",
+    ".openclaw/credentials",
+    ".clawdbot/clawdbot.json",
+    ".codex/auth.json",
+    ".azure/accesstokens.json",
+    ".azure/msal_token_cache",
 ];
 
 /// Whether an environment variable by this name holds a credential strong
@@ -202,8 +209,18 @@ const ISSUERS: &[&str] = &[
     "api.anthropic.com",
 ];
 
-/// Whether `url` is https to an [`ISSUERS`] host (or a `*.amazonaws.com`
-/// endpoint), exactly as written: no user part, no look-alike.
+/// Clouds whose CLIs issue tokens for every endpoint under their domain.
+const ISSUER_DOMAINS: &[&str] = &[
+    ".amazonaws.com",
+    ".googleapis.com",
+    ".azure.com",
+    ".digitalocean.com",
+    ".heroku.com",
+];
+
+/// Whether `url` is https to an [`ISSUERS`] host or under an
+/// [`ISSUER_DOMAINS`] domain, exactly as written: no user part, no
+/// look-alike.
 pub(crate) fn is_issuer_url(url: &str) -> bool {
     let Some(rest) = url.strip_prefix("https://") else {
         return false;
@@ -217,5 +234,129 @@ pub(crate) fn is_issuer_url(url: &str) -> bool {
         .next()
         .unwrap_or("")
         .to_ascii_lowercase();
-    ISSUERS.contains(&host.as_str()) || host.ends_with(".amazonaws.com")
+    ISSUERS.contains(&host.as_str()) || ISSUER_DOMAINS.iter().any(|d| host.ends_with(d))
+}
+
+/// The http(s) URLs written in `raw`, each ending at a space, quote,
+/// bracket or shell operator.
+pub(crate) fn urls_in(raw: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while let Some(at) = find_scheme(rest) {
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || "'\"`<>()|;&\\,{}[]".contains(c))
+            .unwrap_or(tail.len());
+        out.push(&tail[..end]);
+        rest = &tail[end..];
+    }
+    out
+}
+
+fn find_scheme(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    match (lower.find("http://"), lower.find("https://")) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Whether `url` is a published release or source archive of one
+/// repository on its code host, over https as written: a GitHub release
+/// asset (`github.com/O/R/releases/download/…`, `…/releases/latest/
+/// download/…`) or source archive (`github.com/O/R/archive/…`), or a
+/// GitLab release or archive (`gitlab.com/O/R/-/archive/…`). What it holds
+/// is the repository's own code, as a clone of it is.
+pub(crate) fn is_release_url(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("https://") else {
+        return false;
+    };
+    if !rest.is_ascii() || rest.contains(['@', '%']) {
+        return false;
+    }
+    let parts: Vec<&str> = rest
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .split('/')
+        .collect();
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || *p == ".." || *p == ".")
+    {
+        return false;
+    }
+    matches!(
+        parts.as_slice(),
+        ["github.com", _, _, "releases", "download", _, _, ..]
+            | ["github.com", _, _, "releases", "latest", "download", _, ..]
+            | ["github.com", _, _, "archive", _, ..]
+            | ["gitlab.com", _, _, "-", "archive" | "releases", _, ..]
+    )
+}
+
+/// Cloud instance metadata endpoints: what they answer under their
+/// credential paths is the machine's cloud credentials (AWS, Azure,
+/// GCP, Alibaba, ECS task roles, OCI).
+const METADATA_HOSTS: &[&str] = &[
+    "169.254.169.254",
+    "[fd00:ec2::254]",
+    "169.254.170.2",
+    "metadata.google.internal",
+    "metadata",
+    "100.100.100.200",
+];
+
+/// Whether `url` asks a cloud metadata endpoint for anything: tokens,
+/// role credentials, instance identity.
+pub(crate) fn is_metadata_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = match host.strip_prefix('[') {
+        Some(_) => host.split(']').next().map(|h| format!("{h}]")),
+        None => host.split(':').next().map(str::to_owned),
+    }
+    .unwrap_or_default()
+    .to_ascii_lowercase();
+    METADATA_HOSTS.contains(&host.as_str()) && (url.contains("://") || host != "metadata")
+}
+
+/// Whether `operand` of a package manager or build tool names a file
+/// (a path, or a package file by its extension) rather than a package
+/// of a registry or a build target.
+pub(crate) fn names_package_file(operand: &str) -> bool {
+    const EXTS: &[&str] = &[
+        ".deb", ".rpm", ".whl", ".tar.gz", ".tgz", ".zip", ".pkg", ".msi", ".jar", ".gem",
+        ".crate", ".apk", ".nupkg", ".vsix", ".tar.xz", ".tar.bz2", ".egg",
+    ];
+    let lower = operand.to_ascii_lowercase();
+    lower.contains('/') || lower.starts_with(['.', '~']) || EXTS.iter().any(|e| lower.ends_with(e))
+}
+
+/// PowerShell's `-EncodedCommand` text: base64 of UTF-16LE.
+pub(crate) fn decode_utf16_base64(blob: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(blob.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for b in blob.trim().trim_end_matches('=').bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = ((acc << 6) | u32::from(v)) & 0xFFFF;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            bytes.push((acc >> bits) as u8);
+        }
+    }
+    let units: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    String::from_utf16(&units).ok()
 }

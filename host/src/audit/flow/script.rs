@@ -7,8 +7,12 @@
 
 use std::collections::HashMap;
 
+mod functions;
+
+use super::super::vendors::vendor_of;
 use super::blocks::Unit;
 use super::paths::{self, is_secret_path, is_secret_var};
+use super::shell::Embedded;
 use super::tokens::{Kind, Token, tokenize};
 use super::{Hits, Lang, Taint};
 
@@ -23,6 +27,8 @@ const MAX_STATEMENT_TOKENS: usize = 2048;
 struct Table {
     fetch: &'static [&'static str],
     secret: &'static [&'static str],
+    /// Calls that decode data (base64, hex, compression, char codes).
+    decode: &'static [&'static str],
     exec: &'static [&'static str],
     send: &'static [&'static str],
     /// Calls writing a file: the callee, the path argument, the data
@@ -47,6 +53,21 @@ const PYTHON: Table = Table {
         "client.get",
     ],
     secret: &[],
+    decode: &[
+        "b64decode",
+        "b32decode",
+        "b85decode",
+        "a85decode",
+        "urlsafe_b64decode",
+        "decodebytes",
+        "zlib.decompress",
+        "gzip.decompress",
+        "bz2.decompress",
+        "lzma.decompress",
+        "fromhex",
+        "unhexlify",
+        "codecs.decode",
+    ],
     exec: &[
         "=exec",
         "=eval",
@@ -107,6 +128,13 @@ const JAVASCRIPT: Table = Table {
         "tls.connect",
     ],
     secret: &[],
+    decode: &[
+        "fromCharCode",
+        "=atob",
+        "inflateSync",
+        "gunzipSync",
+        "brotliDecompressSync",
+    ],
     exec: &[
         "=eval",
         "=Function",
@@ -166,6 +194,7 @@ const POWERSHELL: Table = Table {
         "openread",
     ],
     secret: &["getenvironmentvariables"],
+    decode: &["frombase64string"],
     exec: &[
         "iex",
         "invoke-expression",
@@ -193,9 +222,61 @@ const POWERSHELL: Table = Table {
     writes: &[("downloadfile", 1, None)],
 };
 
+/// Perl one-liners: LWP and sockets fetch; `eval`, `system`, `exec` run.
+const PERL: Table = Table {
+    fetch: &["=get", "getstore", "mirror", "recv", "=readline"],
+    secret: &[],
+    decode: &["decode_base64", "=pack", "uncompress", "memGunzip"],
+    exec: &["=eval", "=system", "=exec"],
+    send: &["=post", "=put", "=send", "=request"],
+    writes: &[("getstore", 1, None), ("mirror", 1, None)],
+};
+
+/// Ruby one-liners: open-uri and Net::HTTP fetch; `eval`, `system` run.
+const RUBY: Table = Table {
+    fetch: &[
+        "URI.open",
+        "HTTP.get",
+        "HTTP.get_response",
+        "Faraday.get",
+        "RestClient.get",
+        "HTTParty.get",
+        "recv",
+    ],
+    secret: &[],
+    decode: &[
+        "decode64",
+        "strict_decode64",
+        "urlsafe_decode64",
+        "Zlib.inflate",
+        "=unpack1",
+    ],
+    exec: &[
+        "=eval",
+        "instance_eval",
+        "class_eval",
+        "=system",
+        "=exec",
+        "=spawn",
+        "=load",
+    ],
+    send: &[
+        "HTTP.post",
+        "HTTP.post_form",
+        "Faraday.post",
+        "RestClient.post",
+        "HTTParty.post",
+        "send",
+        "write",
+    ],
+    writes: &[],
+};
+
 fn table(lang: Lang) -> &'static Table {
     match lang {
         Lang::Python => &PYTHON,
+        Lang::Perl => &PERL,
+        Lang::Ruby => &RUBY,
         Lang::JavaScript => &JAVASCRIPT,
         _ => &POWERSHELL,
     }
@@ -210,6 +291,10 @@ struct State {
     files: HashMap<String, Taint>,
     /// Names bound to a file open for writing, and its path.
     handles: HashMap<String, String>,
+    /// Functions defined: their parameters and what they return.
+    funcs: HashMap<String, functions::Func>,
+    /// The function whose body is being read.
+    current: Option<String>,
     read: usize,
     limited: bool,
 }
@@ -241,21 +326,57 @@ impl<'t> Engines<'t> {
             state.limited = true;
             hits.limit(unit.start + end, "script past 1 MiB not flow-analysed");
         }
-        let tokens = tokenize(lang, &unit.code[..end]);
-        for stmt in statements(&tokens, lang) {
-            let mut s = Stmt {
-                toks: stmt,
-                base: unit.start,
-                lang,
-                table: table(lang),
-                state,
-                text: self.text,
-                hits,
-            };
-            s.bind();
-            s.sinks();
+        let code = &unit.code[..end];
+        let tokens = tokenize(lang, code);
+        let stmts = statements(&tokens, lang);
+        // Twice: a call read before its function's body is known, or a
+        // parameter given data by a later call, is read again.
+        for _ in 0..2 {
+            for stmt in &stmts {
+                let mut s = Stmt {
+                    toks: stmt,
+                    base: unit.start,
+                    lang,
+                    table: table(lang),
+                    state: &mut *state,
+                    text: self.text,
+                    hits: &mut *hits,
+                };
+                s.enter(column(code, stmt));
+                s.bind();
+                s.sinks();
+            }
+            state.current = None;
         }
     }
+}
+
+impl Engines<'_> {
+    /// Reads code a shell command hands its interpreter; what it finds
+    /// is reported at that command.
+    pub fn run_embedded(&mut self, e: &Embedded, hits: &mut Hits) {
+        let before = hits.list.len();
+        let unit = Unit {
+            lang: e.lang,
+            start: e.span.0,
+            code: e.code.clone(),
+        };
+        self.run_unit(e.lang, &unit, hits);
+        for h in hits.list.iter_mut().skip(before) {
+            (h.start, h.end) = e.span;
+            h.origin = h.origin.min(e.span.1);
+        }
+    }
+}
+
+/// The column of a statement's first token in `code`.
+fn column(code: &str, stmt: &[Token]) -> usize {
+    let at = stmt.first().map_or(0, |t| t.at).min(code.len());
+    let line_start = code
+        .get(..at)
+        .and_then(|c| c.rfind('\n'))
+        .map_or(0, |n| n + 1);
+    at - line_start
 }
 
 /// The statements of a token stream: split at line ends and `;` outside
@@ -351,7 +472,9 @@ impl Stmt<'_> {
         let prev = i.checked_sub(1).map_or("", |p| self.toks[p].text.as_str());
         let next = self.toks.get(i + 1).map_or("", |n| n.text.as_str());
         let lhs = self.lhs_start(i);
-        let keyword_arg = lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
+        // `(body += c)` in an arrow's body is an assignment all the same.
+        let compound = matches!(prev, "+" | "-" | "|" | "*");
+        let keyword_arg = !compound && lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
         !matches!(prev, "=" | "<" | ">" | "!") && !matches!(next, "=" | ">") && !keyword_arg
     }
 
@@ -529,12 +652,13 @@ impl Stmt<'_> {
         let t = toks.iter().rev().find(|t| t.kind != Kind::Punct)?;
         match t.kind {
             Kind::Str => Some(t.text.clone()),
+            // A path held in a variable of unknown text: keyed by its name.
             _ => Some(
                 self.state
                     .literals
                     .get(&t.text)
                     .cloned()
-                    .unwrap_or_else(|| t.text.clone()),
+                    .unwrap_or_else(|| format!("var:{}", t.text)),
             ),
         }
     }
@@ -589,7 +713,7 @@ impl Stmt<'_> {
                     chain: self.chain(i),
                     args: i + 2..close,
                 });
-            } else if self.lang == Lang::PowerShell && self.command_position(i) {
+            } else if self.command_call(i) {
                 let end = (i + 1..range.end)
                     .find(|&j| self.is(j, "|") || self.is(j, ")"))
                     .unwrap_or(range.end);
@@ -601,6 +725,19 @@ impl Stmt<'_> {
             }
         }
         out
+    }
+
+    /// A call without brackets: a PowerShell command, or a Perl or Ruby
+    /// runner (`eval get(…)`, `system $cmd`) at a command's start.
+    fn command_call(&self, i: usize) -> bool {
+        match self.lang {
+            Lang::PowerShell => self.command_position(i),
+            Lang::Perl | Lang::Ruby => {
+                let bare = format!("={}", self.toks[i].text);
+                self.table.exec.contains(&bare.as_str()) && self.command_position(i)
+            }
+            _ => false,
+        }
     }
 
     fn command_position(&self, i: usize) -> bool {
@@ -640,11 +777,29 @@ impl Stmt<'_> {
             parts.insert(0, self.toks[k].text.clone());
             j = k;
         }
-        // `x).exec(`, `/re/.exec(`: a method, never the bare function.
-        if j >= 1 && self.is(j - 1, ".") {
+        // `require('https').get(`: a method of the module imported.
+        if let Some(module) = self.imported_before(j) {
+            parts.insert(0, module);
+        } else if j >= 1 && self.is(j - 1, ".") {
+            // `x).exec(`, `/re/.exec(`: a method, never the bare function.
             parts.insert(0, "?".into());
         }
         parts
+    }
+
+    /// The module of `require('M').` or `__import__('M').` right before
+    /// the callee part at `j`.
+    fn imported_before(&self, j: usize) -> Option<String> {
+        let k = j.checked_sub(5)?;
+        let importer = ["require", "__import__", "import"]
+            .iter()
+            .any(|f| self.is(k, f));
+        let quoted = self.toks.get(k + 2).filter(|t| t.kind == Kind::Str)?;
+        let shape = self.is(k + 1, "(") && self.is(k + 3, ")") && self.is(k + 4, ".");
+        (importer && shape).then(|| {
+            let m = quoted.text.strip_prefix("node:").unwrap_or(&quoted.text);
+            m.to_owned()
+        })
     }
 
     fn chain_start(&self, i: usize) -> usize {
@@ -681,8 +836,27 @@ impl Stmt<'_> {
         out
     }
 
+    /// What the fetch whose callee is token `i` fetches: unvetted unless
+    /// it names one URL only, a listed vendor's (as pipe-to-shell rates).
     fn fetched(&self, i: usize) -> Taint {
-        Taint::new(Taint::FETCHED | Taint::UNVETTED, self.at(i))
+        let end = if self.is(i + 1, "(") {
+            self.close_of(i + 1)
+        } else {
+            (i + 1..self.toks.len())
+                .find(|&j| self.is(j, "|") || self.is(j, ")"))
+                .unwrap_or(self.toks.len())
+        };
+        let from = self.at(i).min(self.text.len());
+        let to = self.at(end.min(self.toks.len().saturating_sub(1))) + 1;
+        let raw = self.text.get(from..to.min(self.text.len())).unwrap_or("");
+        let urls = paths::urls_in(raw);
+        let vetted = urls.len() == 1 && urls.iter().all(|u| vendor_of(u).is_some());
+        let bits = if vetted {
+            Taint::FETCHED
+        } else {
+            Taint::FETCHED | Taint::UNVETTED
+        };
+        Taint::new(bits, self.at(i))
     }
 
     /// What the tokens in `range` read: tainted names and files, fetches,
@@ -705,7 +879,12 @@ impl Stmt<'_> {
                     if is_secret_var(name) || self.env_dump(i) {
                         t = t.union(secret);
                     }
+                    // Called or passed on (`.apply`, `.map(String.fromCharCode)`).
+                    if self.decodes(i) {
+                        t = t.union(Taint::new(Taint::DECODED, self.at(i)));
+                    }
                     if self.is(i + 1, "(") {
+                        t = t.union(self.returned(&tok.text));
                         let chain = self.chain(i);
                         if self.table.fetch.iter().any(|p| matches(&chain, p)) {
                             t = t.union(self.fetched(i));
@@ -738,12 +917,27 @@ impl Stmt<'_> {
         t
     }
 
+    /// Whether the call at token `i` decodes: a `decode` call, or
+    /// `Buffer.from(x, 'base64')` (or `'hex'`).
+    fn decodes(&self, i: usize) -> bool {
+        let chain = self.chain(i);
+        if self.table.decode.iter().any(|p| matches(&chain, p)) {
+            return true;
+        }
+        matches(&chain, "Buffer.from") && self.is(i + 1, "(") && {
+            let close = self.close_of(i + 1).min(self.toks.len());
+            self.toks[i + 1..close].iter().any(|t| {
+                t.kind == Kind::Str && matches!(t.text.as_str(), "base64" | "hex" | "base64url")
+            })
+        }
+    }
+
     fn file_named(&self, ident: &str) -> Option<Taint> {
-        let path = self.state.literals.get(ident)?;
-        self.state
-            .files
-            .get(&paths::basename(path).to_ascii_lowercase())
-            .copied()
+        let key = match self.state.literals.get(ident) {
+            Some(path) => paths::basename(path).to_ascii_lowercase(),
+            None => format!("var:{ident}").to_ascii_lowercase(),
+        };
+        self.state.files.get(&key).copied()
     }
 
     /// The whole environment read at token `i`: Python `os.environ` (not

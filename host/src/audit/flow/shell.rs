@@ -13,10 +13,14 @@ use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
 use super::blocks::Unit;
 use super::paths::{self, normalize};
-use super::{Hits, Taint};
+use super::{Hits, Lang, Taint};
 
 mod commands;
 mod redirect;
+
+/// Where an unquoted expansion's blanks split a word (see
+/// `commands::split_fields`).
+pub(crate) const FIELD_BREAK: char = '\u{1f}';
 
 /// Bytes of shell parsed from one file; the rest is not flow-analysed.
 pub(crate) const MAX_PARSE_BYTES: usize = 1 << 20;
@@ -61,6 +65,16 @@ impl Cx<'_> {
     }
 }
 
+/// Code of another language the shell hands an interpreter (`python3 -c
+/// '…'`, `node -e '…'`, `python3 - <<EOF`): read by that language's
+/// engine, its findings reported at the command.
+#[derive(Debug, Clone)]
+pub(crate) struct Embedded {
+    pub lang: Lang,
+    pub code: String,
+    pub span: (usize, usize),
+}
+
 /// The state of one file's shell: what each name holds.
 pub(crate) struct Interpreter<'t> {
     text: &'t str,
@@ -74,6 +88,8 @@ pub(crate) struct Interpreter<'t> {
     extracted_here: Taint,
     net_fds: Vec<String>,
     functions: HashMap<String, (String, usize)>,
+    /// Code handed to other languages' interpreters, to be read.
+    pub embedded: Vec<Embedded>,
     parsed: usize,
     steps: usize,
     nesting: usize,
@@ -98,6 +114,7 @@ impl<'t> Interpreter<'t> {
             extracted_here: Taint::default(),
             net_fds: Vec::new(),
             functions: HashMap::new(),
+            embedded: Vec::new(),
             parsed: 0,
             steps: 0,
             nesting: 0,
@@ -138,6 +155,8 @@ impl<'t> Interpreter<'t> {
             me: self,
             hits,
             piped_in: Taint::default(),
+            heredoc_text: None,
+            printed: None,
         };
         run.stmt(cx, tree.root_node(), Taint::default(), 0);
     }
@@ -175,6 +194,15 @@ impl<'t> Interpreter<'t> {
         if let Some(t) = self.files.get(&p) {
             return *t;
         }
+        let glob = paths::basename(&p).contains(['*', '?']);
+        let held = if glob {
+            self.files_under(&p)
+        } else {
+            Taint::default()
+        };
+        if !held.is_clean() {
+            return held;
+        }
         for (dir, t) in &self.dirs {
             let inside = p
                 .strip_prefix(dir.as_str())
@@ -194,6 +222,20 @@ impl<'t> Interpreter<'t> {
             .unwrap_or_default()
     }
 
+    /// What the files written inside folder `p` hold, or, for a glob
+    /// (`DIR/*`, `DIR/*.db`), inside its folder.
+    pub(super) fn files_under(&self, p: &str) -> Taint {
+        let dir = match p.rsplit_once('/') {
+            Some((d, last)) if last.contains(['*', '?']) => d,
+            _ => p,
+        };
+        let prefix = format!("{dir}/");
+        self.files
+            .iter()
+            .filter(|(f, _)| f.as_str() == dir || f.starts_with(&prefix))
+            .fold(Taint::default(), |t, (_, v)| t.union(*v))
+    }
+
     /// `raw` now holds data with `taint` (clean data overwrites).
     fn write_file(&mut self, raw: &str, taint: Taint) {
         let p = normalize(raw);
@@ -207,6 +249,15 @@ impl<'t> Interpreter<'t> {
         } else {
             self.files.insert(p, taint);
             self.bases.insert(base, taint);
+        }
+    }
+
+    /// Queues `code` for `lang`'s engine (bounded like nested shell).
+    fn embed(&mut self, lang: Lang, code: String, span: (usize, usize)) {
+        let room = MAX_PARSE_BYTES.saturating_sub(self.parsed);
+        if !code.trim().is_empty() && code.len() <= room {
+            self.parsed += code.len();
+            self.embedded.push(Embedded { lang, code, span });
         }
     }
 
@@ -244,6 +295,11 @@ struct Run<'a, 't> {
     hits: &'a mut Hits,
     /// The stdin of the command being run.
     piped_in: Taint,
+    /// The text of the here-document the statement being run reads.
+    heredoc_text: Option<String>,
+    /// The text the command just run printed, when known (`printf`,
+    /// `echo`, `cat <<EOF`).
+    printed: Option<String>,
 }
 
 impl Run<'_, '_> {
@@ -403,8 +459,12 @@ impl Run<'_, '_> {
         if parts.is_empty() {
             return literal(cx.text(node).trim_matches('"'));
         }
+        let unquoted = node.kind() == "concatenation";
         for part in parts {
-            let v = self.word(cx, part, depth + 1);
+            let mut v = self.word(cx, part, depth + 1);
+            if unquoted && matches!(part.kind(), "simple_expansion" | "expansion") {
+                v.text = v.text.replace([' ', '\t', '\n'], &FIELD_BREAK.to_string());
+            }
             out.text.push_str(&v.text);
             out.taint = out.taint.union(v.taint);
         }
@@ -428,6 +488,10 @@ impl Run<'_, '_> {
     pub(super) fn var_value(&self, name: &str, at: usize) -> Value {
         if let Some(v) = self.me.vars.get(name) {
             return v.clone();
+        }
+        if name == "IFS" {
+            // Unset, IFS splits at blanks.
+            return literal(" ");
         }
         let taint = if paths::is_secret_var(name) {
             Taint::new(Taint::SECRET, at)

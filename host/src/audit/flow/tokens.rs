@@ -100,7 +100,11 @@ impl Lexer<'_> {
             Lang::JavaScript if rest.starts_with("//") => ("//", "\n"),
             Lang::JavaScript if rest.starts_with("/*") => ("/*", "*/"),
             Lang::PowerShell if rest.starts_with("<#") => ("<#", "#>"),
-            Lang::Python | Lang::PowerShell | Lang::Shell if rest.starts_with('#') => ("#", "\n"),
+            Lang::Python | Lang::PowerShell | Lang::Shell | Lang::Perl | Lang::Ruby
+                if rest.starts_with('#') =>
+            {
+                ("#", "\n")
+            }
             _ => return false,
         };
         let body = &rest[open.len()..];

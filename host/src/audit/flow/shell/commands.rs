@@ -5,9 +5,11 @@
 use tree_sitter::Node;
 
 use super::super::super::vendors::vendor_of;
-use super::super::paths::{self, is_local_url, is_secret_path, is_url};
-use super::{Cx, MAX_NESTING, Run, Value, is_word};
-use crate::audit::flow::Taint;
+use super::super::paths::{
+    self, is_local_url, is_metadata_url, is_release_url, is_secret_path, is_url,
+};
+use super::{Cx, FIELD_BREAK, MAX_NESTING, Run, Value, is_word};
+use crate::audit::flow::{Lang, Taint};
 
 type Span = (usize, usize);
 
@@ -161,6 +163,8 @@ struct Interp {
     module: &'static [&'static str],
     value: &'static [&'static str],
     shell: bool,
+    /// The language its code is read as, when a script engine reads it.
+    lang: Option<Lang>,
 }
 
 fn interpreter(prog: &str) -> Option<Interp> {
@@ -171,30 +175,46 @@ fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-o", "-O", "+O"],
             shell: true,
+            lang: None,
         },
         "python" | "pypy" => Interp {
             code: &["-c"],
             module: &["-m"],
             value: &["-W", "-X", "-Q"],
             shell: false,
+            lang: Some(Lang::Python),
         },
-        "node" | "nodejs" | "bun" => Interp {
+        "node" | "nodejs" | "bun" | "deno" => Interp {
             code: &["-e", "--eval", "-p", "--print"],
             module: &[],
             value: &["-r", "--require", "--import", "--loader"],
             shell: false,
+            lang: Some(Lang::JavaScript),
         },
-        "perl" | "ruby" | "osascript" | "Rscript" | "lua" => Interp {
+        "perl" | "ruby" => Interp {
+            code: &["-e", "-E"],
+            module: &[],
+            value: &["-I", "-r", "-M"],
+            shell: false,
+            lang: Some(if stem == "perl" {
+                Lang::Perl
+            } else {
+                Lang::Ruby
+            }),
+        },
+        "osascript" | "Rscript" | "lua" => Interp {
             code: &["-e", "-E"],
             module: &[],
             value: &["-I"],
             shell: false,
+            lang: None,
         },
         "php" => Interp {
             code: &["-r"],
             module: &[],
             value: &["-d", "-c"],
             shell: false,
+            lang: None,
         },
         "pwsh" | "powershell" => Interp {
             code: &[
@@ -208,6 +228,7 @@ fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-ExecutionPolicy", "-ep", "-File", "-f"],
             shell: false,
+            lang: Some(Lang::PowerShell),
         },
         _ => return None,
     })
@@ -252,6 +273,58 @@ const CURL_LONG: &[&str] = &[
     "aws-sigv4",
     "ciphers",
     "interface",
+    "proto",
+    "proto-redir",
+    "proto-default",
+    "tls-max",
+    "max-redirs",
+    "retry-delay",
+    "retry-max-time",
+    "limit-rate",
+    "speed-limit",
+    "speed-time",
+    "dump-header",
+    "stderr",
+    "trace",
+    "trace-ascii",
+    "connect-to",
+    "doh-url",
+    "dns-servers",
+    "noproxy",
+    "preproxy",
+    "proxy-user",
+    "proxy-header",
+    "cert-type",
+    "key-type",
+    "pass",
+    "capath",
+    "pinnedpubkey",
+    "continue-at",
+    "time-cond",
+    "etag-save",
+    "etag-compare",
+    "netrc-file",
+    "unix-socket",
+    "abstract-unix-socket",
+    "url-query",
+    "request-target",
+    "local-port",
+    "keepalive-time",
+    "expect100-timeout",
+    "create-file-mode",
+    "hsts",
+    "alt-svc",
+    "libcurl",
+    "max-filesize",
+    "mail-from",
+    "mail-rcpt",
+    "mail-auth",
+    "socks4",
+    "socks4a",
+    "socks5",
+    "socks5-hostname",
+    "quote",
+    "parallel-max",
 ];
 const CURL_BODY: &[&str] = &[
     "-d",
@@ -312,7 +385,8 @@ impl Run<'_, '_> {
                 "variable_assignment" => self.assign(cx, child, depth),
                 "command_name" => {
                     if let Some(w) = child.named_child(0) {
-                        words.push(self.word(cx, w, depth + 1));
+                        let v = self.word(cx, w, depth + 1);
+                        words.extend(split_fields(w.kind(), v));
                         word_end = Some(child.end_byte());
                     }
                 }
@@ -331,7 +405,7 @@ impl Run<'_, '_> {
                                 == Some(&b'$');
                             self.join(last, w, after_dollar, cx.span(child).0);
                         }
-                        _ => words.push(w),
+                        _ => words.extend(split_fields(child.kind(), w)),
                     }
                     word_end = Some(child.end_byte());
                 }
@@ -382,7 +456,11 @@ impl Run<'_, '_> {
         if let Some(skip) = wrapper_skip(&prog, args).filter(|&skip| skip < words.len()) {
             return self.run_words(cx, span, words.get(skip..).unwrap_or(&[]), stdin, depth);
         }
-        let ran = name.taint.union(self.program_taint(&name.text));
+        let mut ran = name.taint.union(self.program_taint(&name.text));
+        if prog == "configure" {
+            // The build entry of a source release (GNU autotools).
+            ran = ran.as_published();
+        }
         self.exec(ran, span);
         if let Some(function) = self.me.functions.get(&prog).cloned() {
             return self.call(function, args, stdin, depth);
@@ -401,6 +479,9 @@ impl Run<'_, '_> {
         span: Span,
         depth: usize,
     ) -> Taint {
+        if prints_credential(prog, args) {
+            return data.union(Taint::new(Taint::SECRET, span.0));
+        }
         match prog {
             "curl" => self.curl(args, stdin, span),
             "wget" => self.wget(args, span),
@@ -430,6 +511,14 @@ impl Run<'_, '_> {
             "cp" | "mv" | "install" | "ln" | "ditto" => self.copy(args, span),
             "tar" | "bsdtar" | "unzip" | "7z" | "7za" | "gunzip" | "bunzip2" | "unxz" | "zcat"
             | "zip" => self.archive(prog, args, span),
+            "printf" | "echo" => {
+                self.printed = printed_text(prog, args);
+                data
+            }
+            "cat" if args.is_empty() => {
+                self.printed = self.heredoc_text.clone();
+                data
+            }
             "tee" => {
                 for file in args.iter().filter(|a| !a.text.starts_with('-')) {
                     self.me.write_file(&file.text, stdin);
@@ -519,15 +608,21 @@ impl Run<'_, '_> {
     }
 
     /// The taint of what `urls` fetch: unvetted unless every one is an
-    /// official installer.
+    /// official installer; a project's release or source archive is its
+    /// published code; a cloud metadata endpoint answers with secrets.
     fn fetched(&self, urls: &[&Value], at: usize) -> Taint {
-        let official = !urls.is_empty() && urls.iter().all(|u| vendor_of(&u.text).is_some());
-        let bits = if official {
-            Taint::FETCHED
+        let all = |f: fn(&str) -> bool| !urls.is_empty() && urls.iter().all(|u| f(&u.text));
+        let mut t = if all(|u| vendor_of(u).is_some()) {
+            Taint::new(Taint::FETCHED, at)
+        } else if all(is_release_url) {
+            Taint::new(Taint::FETCHED, at).as_published()
         } else {
-            Taint::FETCHED | Taint::UNVETTED
+            Taint::new(Taint::FETCHED | Taint::UNVETTED, at)
         };
-        Taint::new(bits, at)
+        if urls.iter().any(|u| is_metadata_url(&u.text)) {
+            t = t.union(Taint::new(Taint::SECRET, at));
+        }
+        t
     }
 
     fn curl(&mut self, args: &[Value], stdin: Taint, span: Span) -> Taint {
@@ -663,7 +758,7 @@ impl Run<'_, '_> {
                 self.clone_into(ops.get(2).copied(), ops.get(3).copied(), span);
             }
             ("gh", ["release", "download", ..]) => {
-                let fetched = Taint::new(Taint::FETCHED | Taint::UNVETTED, span.0);
+                let fetched = Taint::new(Taint::FETCHED, span.0).as_published();
                 for v in opts.values(&["-D", "--dir"]) {
                     self.me.taint_dir(&v.text, fetched);
                 }
@@ -735,7 +830,7 @@ impl Run<'_, '_> {
 
     /// A string run as shell (`eval '…'`, `sh -c '…'`): read as code,
     /// reported at the command that runs it.
-    fn nested(&mut self, _cx: Cx, code: &str, span: Span, depth: usize) {
+    pub(super) fn nested(&mut self, _cx: Cx, code: &str, span: Span, depth: usize) {
         if self.me.nesting >= MAX_NESTING || code.trim().is_empty() {
             return;
         }
@@ -896,8 +991,10 @@ impl Run<'_, '_> {
             "tar" | "bsdtar" => opts.values(&["-f", "--file"]).next(),
             _ => ops.next(),
         };
+        // A folder packed holds what was written inside it.
         let t = ops.fold(Taint::default(), |t, m| {
             t.union(self.secret_file(&m.text, span.0))
+                .union(self.me.files_under(&paths::normalize(&m.text)))
         });
         match out {
             Some(o) if o.text != "-" => {
@@ -941,11 +1038,29 @@ impl Run<'_, '_> {
                 });
             self.exec(ran, span);
             if BUILDS_HERE.contains(&prog) && builds_current_folder(args) {
-                self.exec(self.me.cwd, span);
+                // A build of downloaded source: a source install's tier.
+                self.exec(self.me.cwd.as_published(), span);
             }
         }
         self.output_files(prog, args, data);
+        self.compiled(prog, args, data);
         data
+    }
+
+    /// A compiler's `-o OUT`: OUT is a build of the sources it read.
+    fn compiled(&mut self, prog: &str, args: &[Value], data: Taint) {
+        let stem = prog.rsplit_once('-').map_or(prog, |(_, s)| s);
+        if !COMPILERS.contains(&stem) {
+            return;
+        }
+        let mut iter = args.iter();
+        while let Some(a) = iter.next() {
+            if a.text == "-o"
+                && let Some(out) = iter.next()
+            {
+                self.me.write_file(&out.text, data.as_published());
+            }
+        }
     }
 
     /// `-o FILE`, `-out FILE`, `--output FILE` of a filter (base64,
@@ -981,15 +1096,7 @@ impl Run<'_, '_> {
             let t = a.text.as_str();
             if interp.code.contains(&t) {
                 let code = iter.next().cloned().unwrap_or_default();
-                self.exec(code.taint, span);
-                if interp.shell && code.taint.is_clean() {
-                    let cx = Cx {
-                        src: &[],
-                        base: span.0,
-                        pin: Some(span),
-                    };
-                    self.nested(cx, &code.text, span, 0);
-                }
+                self.run_code_option(interp, t, &code, span);
                 return stdin_and_args;
             }
             if interp.module.contains(&t) {
@@ -1000,12 +1107,66 @@ impl Run<'_, '_> {
             } else if !t.starts_with('-') || t == "-" {
                 let ran = self.file_arg(a, stdin);
                 self.exec(ran, span);
+                if t == "-" {
+                    self.embed_stdin(interp, span);
+                }
                 return stdin_and_args;
             }
         }
         self.exec(stdin, span);
+        self.embed_stdin(interp, span);
         stdin_and_args
     }
+}
+
+impl Run<'_, '_> {
+    /// `-c CODE`, `-e CODE`: tainted code runs what it holds; its text is
+    /// read as shell, or by its language's engine.
+    fn run_code_option(&mut self, interp: &Interp, opt: &str, code: &Value, span: Span) {
+        self.exec(code.taint, span);
+        if let Some(lang) = interp.lang {
+            let text = if code_is_text(lang, opt) {
+                Some(code.text.clone())
+            } else {
+                paths::decode_utf16_base64(&code.text)
+            };
+            if let Some(text) = text {
+                self.me.embed(lang, text, span);
+            }
+        }
+        if interp.shell && code.taint.is_clean() {
+            let cx = Cx {
+                src: &[],
+                base: span.0,
+                pin: Some(span),
+            };
+            self.nested(cx, &code.text, span, 0);
+        }
+    }
+
+    /// An interpreter reading a here-document as its script: that text
+    /// is read as code of its language (a shell's as shell, here).
+    fn embed_stdin(&mut self, interp: &Interp, span: Span) {
+        let Some(code) = self.heredoc_text.take() else {
+            return;
+        };
+        if let Some(lang) = interp.lang {
+            self.me.embed(lang, code, span);
+        } else if interp.shell {
+            let cx = Cx {
+                src: &[],
+                base: span.0,
+                pin: Some(span),
+            };
+            self.nested(cx, &code, span, 0);
+        }
+    }
+}
+
+/// Whether an interpreter's code option `opt` takes code as text, not
+/// PowerShell's base64 of UTF-16 (`-EncodedCommand`, `-enc`, `-e`).
+fn code_is_text(lang: Lang, opt: &str) -> bool {
+    lang != Lang::PowerShell || !matches!(opt, "-EncodedCommand" | "-enc" | "-e")
 }
 
 /// Programs that run or install the files they are given.
@@ -1042,6 +1203,18 @@ const RUNS_OPERANDS: &[&str] = &[
     "podman",
 ];
 
+/// Compilers: what they write is a build of what they read.
+const COMPILERS: &[&str] = &[
+    "cc", "gcc", "g++", "c++", "clang", "clang++", "rustc", "tcc", "icc", "nvcc", "gfortran",
+];
+
+/// Package managers and build tools: their operands are names of a
+/// registry's packages or build targets unless written as a file.
+const NAMES_PACKAGES: &[&str] = &[
+    "pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "apt", "apt-get", "brew", "make", "cmake",
+    "cargo", "go", "mvn", "gradle", "meson", "ninja", "docker", "podman",
+];
+
 /// Build tools that run the project in the current folder.
 const BUILDS_HERE: &[&str] = &[
     "make", "cmake", "npm", "pnpm", "yarn", "cargo", "go", "mvn", "gradle", "meson", "ninja",
@@ -1051,6 +1224,45 @@ const BUILDS_HERE: &[&str] = &[
 const FILTERS: &[&str] = &[
     "base64", "openssl", "gpg", "xxd", "gzip", "sort", "uudecode", "iconv", "age",
 ];
+
+/// The text `printf FORMAT` or `echo -e WORDS` prints, its `\n` and
+/// `\t` escapes made what they print (other escapes kept as written).
+fn printed_text(prog: &str, args: &[Value]) -> Option<String> {
+    let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let text = match prog {
+        "printf" => words.iter().find(|w| !w.starts_with('-'))?.to_string(),
+        _ => words
+            .iter()
+            .filter(|w| !matches!(**w, "-e" | "-n" | "-en" | "-ne"))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    Some(text.replace("\\n", "\n").replace("\\t", "\t"))
+}
+
+/// Word splitting: an unquoted expansion with blanks in its value
+/// (`curl${IFS}-fsSL${IFS}URL`, `$CMD URL`) makes several words; blanks
+/// written in quotes (`--header="A: b"`) do not split.
+fn split_fields(kind: &str, value: Value) -> Vec<Value> {
+    let seps: &[char] = match kind {
+        "simple_expansion" | "expansion" => &[' ', '\t', '\n', FIELD_BREAK],
+        "concatenation" => &[FIELD_BREAK],
+        _ => return vec![value],
+    };
+    if !value.text.contains(seps) {
+        return vec![value];
+    }
+    value
+        .text
+        .split(seps)
+        .filter(|f| !f.is_empty())
+        .map(|f| Value {
+            text: f.to_owned(),
+            taint: value.taint,
+        })
+        .collect()
+}
 
 fn values_taint(args: &[Value]) -> Taint {
     args.iter().fold(Taint::default(), |t, a| t.union(a.taint))
@@ -1073,6 +1285,48 @@ fn is_authentication(flag: &str, value: &str) -> bool {
             ))
 }
 
+/// Commands whose output is a credential of a known issuer: a git
+/// credential helper's answer, a code host's or cloud's CLI token (by
+/// program and the words that ask for it). Presented in an authentication
+/// header to its issuer (`paths::is_issuer_url`) it is used, not sent
+/// away. A password manager's item (`op read`, `pass show`) is left out:
+/// its issuer is unknown, and an API key sent in a header to its API is
+/// its ordinary use.
+const PRINTS_CREDENTIAL: &[(&str, &[&str])] = &[
+    ("git", &["credential", "fill"]),
+    ("git", &["credential-store", "get"]),
+    ("git", &["credential-osxkeychain", "get"]),
+    ("gh", &["auth", "token"]),
+    ("glab", &["auth", "token"]),
+    ("gcloud", &["auth", "print-access-token"]),
+    ("gcloud", &["auth", "print-identity-token"]),
+    (
+        "gcloud",
+        &["auth", "application-default", "print-access-token"],
+    ),
+    ("az", &["account", "get-access-token"]),
+    ("aws", &["configure", "export-credentials"]),
+    ("aws", &["sts", "get-session-token"]),
+    ("aws", &["ecr", "get-login-password"]),
+    ("doctl", &["auth", "token"]),
+    ("heroku", &["auth:token"]),
+    ("kubectl", &["config", "view", "--raw"]),
+];
+
+/// Whether `prog ARGS` prints a credential ([`PRINTS_CREDENTIAL`]): its
+/// words, options aside, start with the listed ones.
+fn prints_credential(prog: &str, args: &[Value]) -> bool {
+    PRINTS_CREDENTIAL.iter().any(|(p, words)| {
+        *p == prog && {
+            let mut it = args
+                .iter()
+                .map(|a| a.text.as_str())
+                .filter(|t| !t.starts_with('-') || words.contains(t));
+            words.iter().all(|w| it.next() == Some(*w))
+        }
+    })
+}
+
 /// `security dump-keychain`, `security find-… -w`… `gpg --export-secret-keys`.
 fn dumps_secrets(args: &[Value]) -> bool {
     args.iter().any(|a| {
@@ -1086,6 +1340,9 @@ fn dumps_secrets(args: &[Value]) -> bool {
 /// Whether `prog` runs the file `operand` names: `open` runs an app, an
 /// installer or a script, not a PDF.
 fn runnable_by(prog: &str, operand: &str) -> bool {
+    if NAMES_PACKAGES.contains(&prog) {
+        return paths::names_package_file(operand);
+    }
     if !matches!(prog, "open" | "xdg-open" | "start") {
         return true;
     }

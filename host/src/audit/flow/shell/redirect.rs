@@ -37,10 +37,15 @@ impl Run<'_, '_> {
                 _ => {}
             }
         }
+        self.printed = None;
         let out = match node.child_by_field_name("body") {
             Some(body) => self.stmt(cx, body, input, depth + 1),
             None => Taint::default(),
         };
+        self.heredoc_text = None;
+        if let Some(text) = self.printed.take() {
+            self.read_written_script(&outputs.files, &text, cx.span(node), depth);
+        }
         if outputs.to_network {
             self.hits.send(self.me.text, out, cx.span(node));
         }
@@ -125,13 +130,46 @@ impl Run<'_, '_> {
         for child in children {
             match child.kind() {
                 "heredoc_body" => {
-                    taint = taint.union(self.concatenation(cx, child, depth + 1).taint)
+                    let body = self.concatenation(cx, child, depth + 1);
+                    taint = taint.union(body.taint);
+                    self.heredoc_text = Some(body.text);
                 }
                 "heredoc_start" | "heredoc_end" => {}
                 _ => after.push(child),
             }
         }
         taint
+    }
+}
+
+impl Run<'_, '_> {
+    /// A shell script the skill writes (`printf '#!/bin/sh\n…' > F`,
+    /// `cat > F.sh <<EOF`) is code of the skill: read as shell, its
+    /// findings reported at the command that writes it.
+    fn read_written_script(
+        &mut self,
+        files: &[Value],
+        text: &str,
+        span: (usize, usize),
+        depth: usize,
+    ) {
+        let first = text.lines().next().unwrap_or("");
+        let shebang = first.starts_with("#!")
+            && ["sh", "bash", "zsh", "dash", "ksh"].iter().any(|s| {
+                first.trim_end().ends_with(&format!("/{s}")) || first.ends_with(&format!(" {s}"))
+            });
+        let named = files
+            .iter()
+            .any(|f| f.text.ends_with(".sh") || f.text.ends_with(".bash"));
+        if files.is_empty() || !(shebang || named) {
+            return;
+        }
+        let cx = Cx {
+            src: &[],
+            base: span.0,
+            pin: Some(span),
+        };
+        self.nested(cx, text, span, depth);
     }
 }
 
