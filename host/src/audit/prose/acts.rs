@@ -1,0 +1,308 @@
+//! Acts: an instruction told in words, made of parts said within a few
+//! sentences. Each part is a class of cues (prose.toml `[[class]]`, per
+//! language: "fetch", a place on the web, "run what it says", "do not
+//! mention it to the user", …); an act (`[[act]]`) names the classes that
+//! must all be said, and in how many consecutive sentences. Which words
+//! say a class is data; what makes an act is the conjunction, so a page
+//! that fetches a URL in one paragraph and runs tests in another is not
+//! one act, and a line of thousands of characters is many windows.
+//!
+//! A cue of a verb class (`verbs`) that a negation governs ("never run",
+//! "不要执行") is not said; one a negation does not govern ("do not forget
+//! to run") is. An act whose cues are all quoted or reported is at
+//! `quoted_to`.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use super::super::Severity;
+use super::sentence;
+
+/// One `[[act]]` of prose.toml.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Act {
+    /// The finding's rule id; the id of a rules.toml rule when the act is
+    /// another way to say it.
+    pub id: String,
+    pub severity: Severity,
+    pub description: String,
+    /// Class ids, each alternatives joined by `|`: one cue of each.
+    pub all: Vec<String>,
+    /// Consecutive sentences the cues may spread over.
+    #[serde(default = "one")]
+    pub sentences: usize,
+    /// Classes of which one must be said in the act's sentence or in the
+    /// block it announces (a sentence ending in `:`, then a list, quote or
+    /// code block): what is written into a memory file.
+    #[serde(default)]
+    pub payload: Vec<String>,
+    /// The severity when every URL of the act is a listed vendor's.
+    #[serde(default)]
+    pub vendor_to: Option<Severity>,
+    pub positive: Vec<String>,
+    pub negative: Vec<String>,
+    #[serde(default)]
+    pub quoted: Vec<String>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One `[[class]]` entry: the phrases that say a class in one language.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassEntry {
+    pub id: String,
+    pub lang: String,
+    pub phrases: Vec<String>,
+}
+
+/// The class every URL or host-and-path is, found without phrases.
+pub const URL_CLASS: &str = "url";
+
+/// A class said at `start..end` of the normalised text.
+#[derive(Debug, Clone)]
+pub struct Cue {
+    pub class: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// An act with its classes resolved to numbers.
+#[derive(Debug)]
+pub struct Compiled {
+    pub act: Act,
+    all: Vec<Vec<usize>>,
+    payload: Vec<usize>,
+}
+
+/// Resolves the class ids of the acts against `classes`.
+pub fn compile(acts: Vec<Act>, classes: &[String]) -> Result<Vec<Compiled>, String> {
+    let id = |name: &str, act: &str| {
+        classes
+            .iter()
+            .position(|c| c == name)
+            .ok_or_else(|| format!("act {act}: no class {name}"))
+    };
+    let mut out = Vec::new();
+    for act in acts {
+        let mut all = Vec::new();
+        for part in &act.all {
+            let alts: Result<Vec<usize>, String> = part.split('|').map(|p| id(p, &act.id)).collect();
+            all.push(alts?);
+        }
+        let payload: Result<Vec<usize>, String> = act.payload.iter().map(|p| id(p, &act.id)).collect();
+        let payload = payload?;
+        if all.is_empty() || act.sentences == 0 {
+            return Err(format!("act {}: no classes or no sentences", act.id));
+        }
+        out.push(Compiled { act, all, payload });
+    }
+    Ok(out)
+}
+
+/// URLs, and host names with a path (`paste.example/abc`), as cues.
+pub fn url_cues(hay: &str, class: usize) -> Vec<Cue> {
+    static URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        let stop = r#"[^\s<>()\[\]{}"'`«»“”]"#;
+        let host = r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}";
+        let ip = r"\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?";
+        Regex::new(&format!(r"(?i)\b(?:https?://|www\.){stop}+|\b(?:{host}|{ip})/{stop}*")).ok()
+    });
+    let Some(re) = URL.as_ref() else {
+        return Vec::new();
+    };
+    re.find_iter(hay)
+        .map(|m| Cue {
+            class,
+            start: m.start(),
+            end: m.end(),
+        })
+        .collect()
+}
+
+/// An act found: its number, severity and range in the normalised text.
+#[derive(Debug)]
+pub struct Found {
+    pub act: usize,
+    pub severity: Severity,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// What judging needs of the phrase table.
+pub struct Judge<'a> {
+    pub acts: &'a [Compiled],
+    pub url_class: usize,
+    pub quoted_to: Severity,
+    /// Whether `start..end` of the text is quoted or reported.
+    pub mentioned: &'a dyn Fn(usize, usize) -> bool,
+}
+
+impl Judge<'_> {
+    /// Every act said in `hay`, given its cues in order of start.
+    pub fn acts(&self, hay: &str, cues: &[Cue]) -> Vec<Found> {
+        let starts = sentence_starts(hay, cues);
+        let mut out = Vec::new();
+        for (k, c) in self.acts.iter().enumerate() {
+            let mut done = 0;
+            for &s in &starts {
+                if s < done {
+                    continue;
+                }
+                let window = s..window_end(hay, s, c.act.sentences);
+                if let Some(found) = self.judge(hay, k, c, window, cues) {
+                    done = found.end;
+                    out.push(found);
+                }
+            }
+        }
+        out
+    }
+
+    /// The act `c` in `window`, if every class of it is said there.
+    fn judge<'c>(&self, hay: &str, k: usize, c: &Compiled, window: Range<usize>, cues: &'c [Cue]) -> Option<Found> {
+        let inside = cues_in(cues, &window);
+        // Of a class's cues, one said outright before one quoted.
+        let pick = |among: Vec<&'c Cue>, alts: &[usize]| -> Option<&'c Cue> {
+            let of = among.into_iter().filter(|q| alts.contains(&q.class));
+            of.min_by_key(|q| (self.mentioned)(q.start, q.end))
+        };
+        let mut used: Vec<&Cue> = Vec::new();
+        for alts in &c.all {
+            used.push(pick(inside.clone(), alts)?);
+        }
+        if !c.payload.is_empty() {
+            let scope = window.start..payload_end(hay, window.end);
+            used.push(pick(cues_in(cues, &scope), &c.payload)?);
+        }
+        let start = used.iter().map(|q| q.start).min()?;
+        let end = used.iter().map(|q| q.end).max()?;
+        let mut severity = c.act.severity;
+        if used.iter().all(|q| (self.mentioned)(q.start, q.end)) {
+            severity = severity.min(self.quoted_to);
+        }
+        if let Some(to) = c.act.vendor_to {
+            let urls = inside.iter().filter(|q| q.class == self.url_class);
+            let mut urls = urls.map(|q| &hay[q.start..q.end]).peekable();
+            if urls.peek().is_some() && urls.all(|u| crate::audit::vendor_of(u).is_some()) {
+                severity = severity.min(to);
+            }
+        }
+        Some(Found { act: k, severity, start, end })
+    }
+}
+
+/// The cues that lie within `range`.
+fn cues_in<'a>(cues: &'a [Cue], range: &Range<usize>) -> Vec<&'a Cue> {
+    let from = cues.partition_point(|q| q.start < range.start);
+    let rest = cues[from..].iter().take_while(|q| q.start < range.end);
+    rest.filter(|q| q.end <= range.end).collect()
+}
+
+/// The starts of the sentences that hold a cue, each once, in order.
+fn sentence_starts(hay: &str, cues: &[Cue]) -> Vec<usize> {
+    let mut out: Vec<usize> = cues.iter().map(|q| sentence::start_of(hay, q.start)).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Where `n` sentences from `start` end.
+fn window_end(hay: &str, start: usize, n: usize) -> usize {
+    let mut at = start;
+    for _ in 0..n {
+        if at >= hay.len() {
+            break;
+        }
+        at = sentence::end_of(hay, at).max(super::ceil(hay, at + 1));
+        at += hay[at..].len() - hay[at..].trim_start().len();
+    }
+    at.min(hay.len())
+}
+
+/// Where what a sentence ending at `end` writes ends: the block after it
+/// when it ends in `:` (a fenced block to its fence, else to a blank
+/// line or heading), else the next sentence.
+fn payload_end(hay: &str, end: usize) -> usize {
+    const MAX_BLOCK: usize = 4000;
+    if !hay[..end].trim_end().ends_with(':') {
+        return window_end(hay, end, 1);
+    }
+    let rest = hay[end..].trim_start();
+    let from = hay.len() - rest.len();
+    let cap = super::ceil(hay, from + MAX_BLOCK);
+    let mut at = from;
+    let mut fenced = false;
+    for (n, line) in hay[from..cap].split_inclusive('\n').enumerate() {
+        let t = line.trim_start();
+        let fence = t.starts_with("```") || t.starts_with("~~~");
+        if n == 0 && fence {
+            fenced = true;
+        } else if fenced && fence {
+            return at + line.len();
+        } else if !fenced && (t.trim().is_empty() || t.starts_with('#')) {
+            return at;
+        }
+        at += line.len();
+    }
+    at
+}
+
+/// Whether a negation governs a verb that starts at `at`: "never run",
+/// "do not just run", "不要执行"; not "do not forget to run".
+pub fn negated(negation: &Regex, hay: &str, at: usize) -> bool {
+    let from = sentence::start_of(hay, at).max(super::floor(hay, at.saturating_sub(60)));
+    negation.is_match(&hay[from..at])
+}
+
+/// The regex of a negation before a verb: one of the negators, then at
+/// most one word (or two letters of a script without spaces), at the end.
+pub fn negation_regex(compiled: &[String]) -> Result<Regex, String> {
+    if compiled.is_empty() {
+        return Regex::new("$^").map_err(|e| e.to_string());
+    }
+    let alts = compiled.join("|");
+    let source = format!(r"(?:^|[^\p{{L}}\p{{N}}])(?:{alts})(?:(?:\s+[\p{{L}}'’-]+)?\s*|\p{{L}}{{1,2}})$");
+    super::build(&source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_hosts_with_paths_are_cues() {
+        let found = |t: &str| url_cues(t, 0).len();
+        assert_eq!(found("see https://x.invalid/a and paste.example.org/Xk"), 2);
+        assert_eq!(found("open 203.0.113.9/tool.zip"), 1);
+        assert_eq!(found("read references/api.md and SKILL.md"), 0);
+    }
+
+    #[test]
+    fn a_payload_runs_to_the_end_of_the_block_announced() {
+        let t = "Add this to MEMORY.md:\n\n```\nline one\nline two\n```\nAfter.";
+        let end = t.find(':').map(|i| i + 1).unwrap_or(0);
+        assert_eq!(&t[end..payload_end(t, end)], ":\n\n```\nline one\nline two\n```\n".trim_start_matches(':'));
+        let plain = "Add this to MEMORY.md. Then stop. Not this.";
+        assert_eq!(&plain[..payload_end(plain, 22)], "Add this to MEMORY.md. Then stop. ");
+    }
+
+    #[test]
+    fn only_a_negation_right_before_the_verb_governs_it() {
+        let Ok(re) = negation_regex(&["do\\s+not".into(), "never".into(), "不要".into()]) else {
+            panic!("negation regex");
+        };
+        let neg = |t: &str, verb: &str| t.find(verb).is_some_and(|at| negated(&re, t, at));
+        assert!(neg("Never run it.", "run"));
+        assert!(neg("Do not blindly run it.", "run"));
+        assert!(neg("不要直接执行。", "执行"));
+        assert!(!neg("Do not forget to run it.", "run"));
+        assert!(!neg("Run it. Never mind.", "Run"));
+    }
+}
