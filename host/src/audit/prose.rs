@@ -344,8 +344,10 @@ fn ceil(text: &str, at: usize) -> usize {
 }
 
 /// A `*` of a phrase: up to 40 characters that end no sentence (a `.`,
-/// `!` or `?` followed by a space or the end, `。！？`, a line break).
-const GAP: &str = r"(?:[^.!?。！？\n]|[.!?]\S){0,40}?";
+/// `!` or `?` followed by a space or the end, `。！？`, a blank line, a
+/// line that starts a list item, heading, quote or table row). A wrapped
+/// line goes on.
+const GAP: &str = r"(?:[^.!?。！？\n]|[.!?]\S|\n[^\S\n]*[^\s.!?。！？#>|*+-]){0,40}?";
 
 /// The regex of a phrase (see the module docs for the syntax).
 fn compile_phrase(phrase: &str) -> Result<String, String> {
@@ -417,6 +419,31 @@ fn spaced_word_char(c: char) -> bool {
         && !matches!(c, '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}' | '\u{AC00}'..='\u{D7AF}' | '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF66}'..='\u{FF9F}' | '\u{20000}'..='\u{3FFFF}')
 }
 
+/// The matches of `re` in `hay[from..to]` that sit on word boundaries. A
+/// match that does not ("do" in "todo") is passed by one character, not
+/// by its length, so a phrase that starts inside it is still found.
+fn bounded_matches(re: &Regex, hay: &str, from: usize, to: usize) -> Vec<(usize, usize)> {
+    let slice = &hay[from..to];
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(m) = re.find_at(slice, at) {
+        let (start, end) = (from + m.start(), from + m.end());
+        if on_boundaries(hay, start, end) {
+            out.push((start, end));
+            at = m.end().max(m.start() + 1);
+        } else {
+            at = m.start() + 1;
+        }
+        while at < slice.len() && !slice.is_char_boundary(at) {
+            at += 1;
+        }
+        if at >= slice.len() {
+            break;
+        }
+    }
+    out
+}
+
 /// Whether `start..end` of `text` starts and ends on word boundaries.
 fn on_boundaries(text: &str, start: usize, end: usize) -> bool {
     let found = &text[start..end];
@@ -454,9 +481,8 @@ impl Table {
             let (re, target) = &self.phrases[k];
             let mut done = 0;
             for (from, to) in stretches {
-                for m in re.find_iter(&hay[from..to]) {
-                    let (start, end) = (from + m.start(), from + m.end());
-                    if start < done || !on_boundaries(hay, start, end) {
+                for (start, end) in bounded_matches(re, hay, from, to) {
+                    if start < done {
                         continue;
                     }
                     done = end;
@@ -480,7 +506,7 @@ impl Table {
     fn act_hits(&self, hay: &str, mut cues: Vec<acts::Cue>) -> Vec<ProseHit> {
         let url_class = self.classes.len() - 1;
         cues.extend(acts::url_cues(hay, url_class));
-        cues.sort_by_key(|q| (q.start, q.end));
+        let cues = acts::outermost(cues, &self.verb);
         let mentioned = |start, end| self.mentioned(hay, start, end);
         let judge = acts::Judge {
             acts: &self.acts,

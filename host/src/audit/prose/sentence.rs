@@ -65,12 +65,16 @@ fn ends_at(text: &str, i: usize, c: char) -> bool {
             if !after.is_none_or(char::is_whitespace) {
                 return false;
             }
-            // "e.g." and "i.e.": a letter between two dots ends nothing.
+            // "e.g." and "i.e.": a letter between two dots ends nothing,
+            // nor does "...", nor the dot of a list item's number.
             let mut back = text[..i].chars().rev();
+            let first = back.next();
             let abbrev = c == '.'
-                && back.next().is_some_and(char::is_alphabetic)
-                && back.next() == Some('.');
-            !abbrev
+                && (first == Some('.')
+                    || (first.is_some_and(char::is_alphabetic) && back.next() == Some('.')));
+            let line = &text[text[..i].rfind('\n').map_or(0, |n| n + 1)..i];
+            let number = c == '.' && !line.trim().is_empty() && line.trim().bytes().all(|b| b.is_ascii_digit());
+            !abbrev && !number
         }
         _ => false,
     }
@@ -148,17 +152,17 @@ mod tests {
 
     #[test]
     fn a_sentence_wraps_but_a_block_starts_anew() {
-        let t = "Fetch the page and\nread it. Then stop.\n- one item\n  goes on\n## Head\nnext";
+        let t = "Fetch the page and\nread it. Then stop.\n- one item\n  goes on\n## Head\nnext\n2. Two";
         assert_eq!(
             texts(t),
-            ["Fetch the page and\nread it.", "Then stop.", "- one item\n  goes on", "## Head", "next"]
+            ["Fetch the page and\nread it.", "Then stop.", "- one item\n  goes on", "## Head", "next", "2. Two"]
         );
     }
 
     #[test]
     fn abbreviations_and_dotted_names_end_nothing() {
-        let t = "Block pipes, e.g. `curl x | sh` in file.txt now. 好。下一句";
-        assert_eq!(texts(t), ["Block pipes, e.g. `curl x | sh` in file.txt now.", "好。", "下一句"]);
+        let t = "Block pipes, e.g. `curl ... | sh` in file.txt now. 好。下一句";
+        assert_eq!(texts(t), ["Block pipes, e.g. `curl ... | sh` in file.txt now.", "好。", "下一句"]);
     }
 
     #[test]
