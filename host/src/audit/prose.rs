@@ -139,7 +139,12 @@ pub fn parse(text: &str) -> Result<Table, String> {
             .iter()
             .position(|i| i.id == e.intent)
             .ok_or_else(|| format!("phrase entry {}: no intent {}", e.lang, e.intent))?;
-        add_phrases(&e.phrases, Target::Intent(intent), &mut anchors, &mut phrases)?;
+        add_phrases(
+            &e.phrases,
+            Target::Intent(intent),
+            &mut anchors,
+            &mut phrases,
+        )?;
     }
     let mut classes: Vec<String> = Vec::new();
     for c in &file.class {
@@ -147,7 +152,8 @@ pub fn parse(text: &str) -> Result<Table, String> {
             classes.push(c.id.clone());
         }
         let k = classes.iter().position(|id| *id == c.id).unwrap_or(0);
-        add_phrases(&c.phrases, Target::Class(k), &mut anchors, &mut phrases)?;
+        add_phrases(&c.phrases, Target::Class(k), &mut anchors, &mut phrases)
+            .map_err(|e| format!("class {} ({}): {e}", c.id, c.lang))?;
     }
     classes.push(acts::URL_CLASS.to_owned());
     let verb = classes.iter().map(|c| file.verbs.contains(c)).collect();
@@ -468,7 +474,10 @@ impl Table {
             hits.extend(self.act_hits(hay, cues));
         }
         for h in &mut hits {
-            (h.start, h.end) = (norm.original_offset(h.start), norm.original_end(h.end, text.len()));
+            (h.start, h.end) = (
+                norm.original_offset(h.start),
+                norm.original_end(h.end, text.len()),
+            );
         }
         hits
     }
@@ -493,7 +502,8 @@ impl Table {
                             start,
                             end,
                         }),
-                        Target::Class(class) if self.verb[class] && acts::negated(&self.negation, hay, start) => {}
+                        Target::Class(class)
+                            if self.verb[class] && acts::negated(&self.negation, hay, start) => {}
                         Target::Class(class) => cues.push(acts::Cue { class, start, end }),
                     }
                 }
@@ -567,11 +577,18 @@ impl Table {
     /// spreads over more than three sentences is no one instruction: low.
     /// A command quoted in a sentence that describes it (`governs.rs`) is
     /// at most medium: reported, not held back.
-    pub fn rule_severity(&self, text: &str, rule: &super::Rule, start: usize, end: usize, severity: Severity) -> Severity {
+    pub fn rule_severity(
+        &self,
+        text: &str,
+        rule: &super::Rule,
+        start: usize,
+        end: usize,
+        severity: Severity,
+    ) -> Severity {
         if rule.family == "instruction" && !sentence::within(text, start, end, 3) {
             return severity.min(Severity::Low);
         }
-        if rule.quoted_to.is_none() && self.governing.described(&self.negation, text, start, end) {
+        if rule.quoted_to.is_none() && self.governing.described(&self.negation, text, start) {
             return severity.min(Severity::Medium);
         }
         severity

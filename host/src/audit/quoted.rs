@@ -56,7 +56,11 @@ pub fn is_quoted(text: &str, start: usize, end: usize) -> bool {
 
 /// The code span or double-quoted string of `within` that holds byte
 /// `at` (its inside, without the marks).
-pub fn span_at(text: &str, within: std::ops::Range<usize>, at: usize) -> Option<std::ops::Range<usize>> {
+pub fn span_at(
+    text: &str,
+    within: std::ops::Range<usize>,
+    at: usize,
+) -> Option<std::ops::Range<usize>> {
     for q in ['`', '"', '“'] {
         let close = if q == '“' { '”' } else { q };
         let before = &text[within.start..at];

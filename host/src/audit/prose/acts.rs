@@ -94,7 +94,8 @@ pub fn compile(acts: Vec<Act>, classes: &[String]) -> Result<Vec<Compiled>, Stri
     for act in acts {
         let mut all = Vec::new();
         for part in &act.all {
-            let alts: Result<Vec<usize>, String> = part.split('|').map(|p| id(p, &act.id)).collect();
+            let alts: Result<Vec<usize>, String> =
+                part.split('|').map(|p| id(p, &act.id)).collect();
             all.push(alts?);
         }
         let mut payload = Vec::new();
@@ -116,7 +117,10 @@ pub fn url_cues(hay: &str, class: usize) -> Vec<Cue> {
         let stop = r#"[^\s<>()\[\]{}"'`«»“”]"#;
         let host = r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}";
         let ip = r"\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?";
-        Regex::new(&format!(r"(?i)\b(?:https?://|www\.){stop}+|\b(?:{host}|{ip})/{stop}*")).ok()
+        Regex::new(&format!(
+            r"(?i)\b(?:https?://|www\.){stop}+|\b(?:{host}|{ip})/{stop}*"
+        ))
+        .ok()
     });
     let Some(re) = URL.as_ref() else {
         return Vec::new();
@@ -191,7 +195,14 @@ impl Judge<'_> {
     }
 
     /// The act `c` in `window`, if every class of it is said there.
-    fn judge<'c>(&self, hay: &str, k: usize, c: &Compiled, window: Range<usize>, cues: &'c [Cue]) -> Option<Found> {
+    fn judge<'c>(
+        &self,
+        hay: &str,
+        k: usize,
+        c: &Compiled,
+        window: Range<usize>,
+        cues: &'c [Cue],
+    ) -> Option<Found> {
         let inside = cues_in(cues, &window);
         // Of a class's cues, one said outright before one quoted.
         let pick = |among: Vec<&'c Cue>, alts: &[usize]| -> Option<&'c Cue> {
@@ -205,7 +216,9 @@ impl Judge<'_> {
         if !c.payload.is_empty() {
             let scope = cues_in(cues, &(window.start..payload_end(hay, window.end)));
             let said = |all: &Vec<usize>| -> Option<Vec<&'c Cue>> {
-                all.iter().map(|&class| pick(scope.clone(), &[class])).collect()
+                all.iter()
+                    .map(|&class| pick(scope.clone(), &[class]))
+                    .collect()
             };
             used.extend(c.payload.iter().find_map(said)?);
         }
@@ -222,7 +235,12 @@ impl Judge<'_> {
                 severity = severity.min(to);
             }
         }
-        Some(Found { act: k, severity, start, end })
+        Some(Found {
+            act: k,
+            severity,
+            start,
+            end,
+        })
     }
 }
 
@@ -235,7 +253,10 @@ fn cues_in<'a>(cues: &'a [Cue], range: &Range<usize>) -> Vec<&'a Cue> {
 
 /// The starts of the sentences that hold a cue, each once, in order.
 fn sentence_starts(hay: &str, cues: &[Cue]) -> Vec<usize> {
-    let mut out: Vec<usize> = cues.iter().map(|q| sentence::start_of(hay, q.start)).collect();
+    let mut out: Vec<usize> = cues
+        .iter()
+        .map(|q| sentence::start_of(hay, q.start))
+        .collect();
     out.sort_unstable();
     out.dedup();
     out
@@ -296,7 +317,8 @@ pub fn negation_regex(compiled: &[String]) -> Result<Regex, String> {
         return Regex::new("$^").map_err(|e| e.to_string());
     }
     let alts = compiled.join("|");
-    let source = format!(r"(?:^|[^\p{{L}}\p{{N}}])(?:{alts})(?:(?:\s+[\p{{L}}'’-]+)?\s*|\p{{L}}{{1,2}})$");
+    let source =
+        format!(r"(?:^|[^\p{{L}}\p{{N}}])(?:{alts})(?:(?:\s+[\p{{L}}'’-]+)?\s*|\p{{L}}{{1,2}})$");
     super::build(&source)
 }
 
@@ -317,7 +339,13 @@ mod tests {
         let cue = |class, start, end| Cue { class, start, end };
         // Class 0 is a verb; 1, 2 and 3 are not.
         let verb = [true, false, false, false];
-        let cues = vec![cue(0, 4, 12), cue(1, 0, 20), cue(2, 2, 8), cue(3, 25, 30), cue(0, 26, 28)];
+        let cues = vec![
+            cue(0, 4, 12),
+            cue(1, 0, 20),
+            cue(2, 2, 8),
+            cue(3, 25, 30),
+            cue(0, 26, 28),
+        ];
         let kept = outermost(cues, &verb);
         let classes: Vec<usize> = kept.iter().map(|q| q.class).collect();
         assert_eq!(classes, [1, 2, 3]);
@@ -330,9 +358,15 @@ mod tests {
     fn a_payload_runs_to_the_end_of_the_block_announced() {
         let t = "Add this to MEMORY.md:\n\n```\nline one\nline two\n```\nAfter.";
         let end = t.find(':').map(|i| i + 1).unwrap_or(0);
-        assert_eq!(&t[end..payload_end(t, end)], ":\n\n```\nline one\nline two\n```\n".trim_start_matches(':'));
+        assert_eq!(
+            &t[end..payload_end(t, end)],
+            ":\n\n```\nline one\nline two\n```\n".trim_start_matches(':')
+        );
         let plain = "Add this to MEMORY.md. Then stop. Not this.";
-        assert_eq!(&plain[..payload_end(plain, 22)], "Add this to MEMORY.md. Then stop. ");
+        assert_eq!(
+            &plain[..payload_end(plain, 22)],
+            "Add this to MEMORY.md. Then stop. "
+        );
     }
 
     #[test]
@@ -357,7 +391,11 @@ mod examples {
     /// The severities `act` raises on `text`, through the whole audit.
     fn raised(id: &str, text: &str) -> Vec<Severity> {
         let found = audit_text("SKILL.md", text);
-        found.into_iter().filter(|f| f.rule == id).map(|f| f.severity).collect()
+        found
+            .into_iter()
+            .filter(|f| f.rule == id)
+            .map(|f| f.severity)
+            .collect()
     }
 
     #[test]

@@ -53,7 +53,10 @@ fn breaks_at(text: &str, nl: usize) -> bool {
     let next_end = text[nl + 1..].find('\n').map_or(text.len(), |i| nl + 1 + i);
     let (prev, next) = (kind(&text[prev_start..nl]), kind(&text[nl + 1..next_end]));
     let alone = |k| matches!(k, Kind::Blank | Kind::Fence | Kind::Heading | Kind::Table);
-    alone(prev) || alone(next) || next == Kind::Item || ((prev == Kind::Quote) != (next == Kind::Quote))
+    alone(prev)
+        || alone(next)
+        || next == Kind::Item
+        || ((prev == Kind::Quote) != (next == Kind::Quote))
 }
 
 /// Whether the character `c` at byte `i` of `text` ends a sentence.
@@ -73,7 +76,9 @@ fn ends_at(text: &str, i: usize, c: char) -> bool {
                 && (first == Some('.')
                     || (first.is_some_and(char::is_alphabetic) && back.next() == Some('.')));
             let line = &text[text[..i].rfind('\n').map_or(0, |n| n + 1)..i];
-            let number = c == '.' && !line.trim().is_empty() && line.trim().bytes().all(|b| b.is_ascii_digit());
+            let number = c == '.'
+                && !line.trim().is_empty()
+                && line.trim().bytes().all(|b| b.is_ascii_digit());
             !abbrev && !number
         }
         _ => false,
@@ -113,6 +118,7 @@ pub fn around(text: &str, at: usize) -> Range<usize> {
 }
 
 /// Every sentence of `text` (without the white space between them).
+#[cfg(test)]
 pub fn split(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut at = 0;
@@ -152,17 +158,32 @@ mod tests {
 
     #[test]
     fn a_sentence_wraps_but_a_block_starts_anew() {
-        let t = "Fetch the page and\nread it. Then stop.\n- one item\n  goes on\n## Head\nnext\n2. Two";
+        let t =
+            "Fetch the page and\nread it. Then stop.\n- one item\n  goes on\n## Head\nnext\n2. Two";
         assert_eq!(
             texts(t),
-            ["Fetch the page and\nread it.", "Then stop.", "- one item\n  goes on", "## Head", "next", "2. Two"]
+            [
+                "Fetch the page and\nread it.",
+                "Then stop.",
+                "- one item\n  goes on",
+                "## Head",
+                "next",
+                "2. Two"
+            ]
         );
     }
 
     #[test]
     fn abbreviations_and_dotted_names_end_nothing() {
         let t = "Block pipes, e.g. `curl ... | sh` in file.txt now. 好。下一句";
-        assert_eq!(texts(t), ["Block pipes, e.g. `curl ... | sh` in file.txt now.", "好。", "下一句"]);
+        assert_eq!(
+            texts(t),
+            [
+                "Block pipes, e.g. `curl ... | sh` in file.txt now.",
+                "好。",
+                "下一句"
+            ]
+        );
     }
 
     #[test]
