@@ -204,28 +204,44 @@ impl Judge<'_> {
         cues: &'c [Cue],
     ) -> Option<Found> {
         let inside = cues_in(cues, &window);
-        // Of a class's cues, one said outright before one quoted.
-        let pick = |among: Vec<&'c Cue>, alts: &[usize]| -> Option<&'c Cue> {
-            let of = among.into_iter().filter(|q| alts.contains(&q.class));
-            of.min_by_key(|q| (self.mentioned)(q.start, q.end))
+        let of = |among: &[&'c Cue], alts: &[usize]| -> Vec<&'c Cue> {
+            among
+                .iter()
+                .copied()
+                .filter(|q| alts.contains(&q.class))
+                .collect()
         };
-        let mut used: Vec<&Cue> = Vec::new();
+        // The cues of each part; a part must be said at least once.
+        let mut parts: Vec<Vec<&Cue>> = Vec::new();
         for alts in &c.all {
-            used.push(pick(inside.clone(), alts)?);
+            let found = of(&inside, alts);
+            if found.is_empty() {
+                return None;
+            }
+            parts.push(found);
         }
         if !c.payload.is_empty() {
             let scope = cues_in(cues, &(window.start..payload_end(hay, window.end)));
-            let said = |all: &Vec<usize>| -> Option<Vec<&'c Cue>> {
-                all.iter()
-                    .map(|&class| pick(scope.clone(), &[class]))
-                    .collect()
+            let said = |all: &Vec<usize>| -> Option<Vec<Vec<&'c Cue>>> {
+                let each = all.iter().map(|&class| of(&scope, &[class]));
+                each.map(|v| (!v.is_empty()).then_some(v)).collect()
             };
-            used.extend(c.payload.iter().find_map(said)?);
+            parts.extend(c.payload.iter().find_map(said)?);
         }
-        let start = used.iter().map(|q| q.start).min()?;
-        let end = used.iter().map(|q| q.end).max()?;
+        let start = parts
+            .iter()
+            .filter_map(|p| p.first())
+            .map(|q| q.start)
+            .min()?;
+        let end = parts
+            .iter()
+            .filter_map(|p| p.first())
+            .map(|q| q.end)
+            .max()?;
         let mut severity = c.act.severity;
-        if used.iter().all(|q| (self.mentioned)(q.start, q.end)) {
+        // Quoted when no part is said outright anywhere in the window.
+        let outright = |p: &Vec<&Cue>| p.iter().any(|q| !(self.mentioned)(q.start, q.end));
+        if !parts.iter().any(outright) {
             severity = severity.min(self.quoted_to);
         }
         if let Some(to) = c.act.vendor_to {

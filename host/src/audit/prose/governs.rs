@@ -95,6 +95,11 @@ impl Governing {
     /// Whether the command a rule matched from `start` of `text` (inside a
     /// quoted span) is described rather than asked for (see the module docs).
     pub fn described(&self, negation: &Regex, text: &str, start: usize) -> bool {
+        // Only a command in marks on its line can be described.
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        if !text[line_start..start].contains(['`', '"', '\'', '“']) {
+            return false;
+        }
         if quoted::in_fence(text, start) {
             return data_argument(text, start);
         }
