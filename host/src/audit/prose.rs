@@ -515,7 +515,7 @@ impl Table {
     /// The acts said in `hay`, given the cues of its phrases.
     fn act_hits(&self, hay: &str, mut cues: Vec<acts::Cue>) -> Vec<ProseHit> {
         let url_class = self.classes.len() - 1;
-        cues.extend(acts::url_cues(hay, url_class));
+        cues.extend(acts::url_cues_near(hay, url_class, &cues));
         let cues = acts::outermost(cues, &self.verb);
         let mentioned = |start, end| self.mentioned(hay, start, end);
         let judge = acts::Judge {

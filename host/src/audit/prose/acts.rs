@@ -13,7 +13,6 @@
 //! `quoted_to`.
 
 use std::ops::Range;
-use std::sync::LazyLock;
 
 use regex::Regex;
 use serde::Deserialize;
@@ -111,27 +110,94 @@ pub fn compile(acts: Vec<Act>, classes: &[String]) -> Result<Vec<Compiled>, Stri
     Ok(out)
 }
 
-/// URLs, and host names with a path (`paste.example/abc`), as cues.
+/// The URL cues within reach of an act's window around `cues`: three
+/// sentences of `MAX` bytes either side of each (the regex is the costly
+/// part of a long text, so it reads only what an act could use).
+pub fn url_cues_near(hay: &str, class: usize, cues: &[Cue]) -> Vec<Cue> {
+    const NEAR: usize = 3 * sentence::MAX;
+    let mut stretches: Vec<(usize, usize)> = Vec::new();
+    let mut starts: Vec<usize> = cues.iter().map(|q| q.start).collect();
+    starts.sort_unstable();
+    for at in starts {
+        let (from, to) = (
+            super::floor(hay, at.saturating_sub(NEAR)),
+            super::ceil(hay, at + NEAR),
+        );
+        match stretches.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => stretches.push((from, to)),
+        }
+    }
+    let mut out = Vec::new();
+    for (from, to) in stretches {
+        let found = url_cues(&hay[from..to], class);
+        out.extend(found.into_iter().map(|q| Cue {
+            start: q.start + from,
+            end: q.end + from,
+            ..q
+        }));
+    }
+    out
+}
+
+/// URLs, and host names with a path (`paste.example/abc`), as cues:
+/// found from each `/`, by hand (a regex over a long text is the costly
+/// part of judging acts).
 pub fn url_cues(hay: &str, class: usize) -> Vec<Cue> {
-    static URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        let stop = r#"[^\s<>()\[\]{}"'`«»“”]"#;
-        let host = r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}";
-        let ip = r"\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?";
-        Regex::new(&format!(
-            r"(?i)\b(?:https?://|www\.){stop}+|\b(?:{host}|{ip})/{stop}*"
-        ))
-        .ok()
-    });
-    let Some(re) = URL.as_ref() else {
-        return Vec::new();
-    };
-    re.find_iter(hay)
-        .map(|m| Cue {
-            class,
-            start: m.start(),
-            end: m.end(),
-        })
-        .collect()
+    let mut out: Vec<Cue> = Vec::new();
+    for (slash, _) in hay.match_indices('/') {
+        if out.last().is_some_and(|q| slash < q.end) {
+            continue;
+        }
+        let start = if hay[..slash].ends_with(':') && hay[slash..].starts_with("//") {
+            scheme_start(hay, slash - 1)
+        } else {
+            host_start(hay, slash)
+        };
+        if let Some(start) = start {
+            let tail =
+                hay[slash..].find(|c: char| c.is_whitespace() || "<>()[]{}\"'`«»“”".contains(c));
+            let end = tail.map_or(hay.len(), |n| slash + n);
+            out.push(Cue { class, start, end });
+        }
+    }
+    out
+}
+
+/// Where the `http` or `https` before the `:` at `colon` starts.
+fn scheme_start(hay: &str, colon: usize) -> Option<usize> {
+    let scheme = hay[..colon]
+        .rsplit(|c: char| !c.is_ascii_alphabetic())
+        .next()?;
+    let start = colon - scheme.len();
+    ["http", "https"]
+        .iter()
+        .any(|s| scheme.eq_ignore_ascii_case(s))
+        .then_some(start)
+}
+
+/// Where the host name before the `/` at `slash` starts: labels of
+/// letters, digits and `-` joined by dots, the last of two letters or
+/// more, or an IPv4 address; not part of a longer word or path.
+fn host_start(hay: &str, slash: usize) -> Option<usize> {
+    let host_char = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '.';
+    let host = hay[..slash].rsplit(|c: char| !host_char(c)).next()?;
+    let start = slash - host.len();
+    let before = hay[..start].chars().next_back();
+    if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '/' || c == '@') {
+        return None;
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    let named = labels.len() >= 2
+        && labels.iter().all(|l| !l.is_empty())
+        && labels
+            .last()
+            .is_some_and(|l| l.len() >= 2 && l.bytes().all(|b| b.is_ascii_alphabetic()));
+    let ip = labels.len() == 4
+        && labels
+            .iter()
+            .all(|l| !l.is_empty() && l.len() <= 3 && l.bytes().all(|b| b.is_ascii_digit()));
+    (named || ip).then_some(start)
 }
 
 /// The cues in order of start, without a verb's inside a longer cue of
@@ -348,6 +414,8 @@ mod tests {
         assert_eq!(found("see https://x.invalid/a and paste.example.org/Xk"), 2);
         assert_eq!(found("open 203.0.113.9/tool.zip"), 1);
         assert_eq!(found("read references/api.md and SKILL.md"), 0);
+        assert_eq!(found("HTTPS://X.INVALID/A"), 1);
+        assert_eq!(found("a ftp://x.invalid/a or ../x.y/z"), 0);
     }
 
     #[test]

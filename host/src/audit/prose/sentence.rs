@@ -47,11 +47,36 @@ fn kind(line: &str) -> Kind {
     }
 }
 
+/// Whether the text from its line's start to byte `i` is a list item's
+/// number ("12"), looking back a few bytes only.
+fn list_number_before(text: &str, i: usize) -> bool {
+    let from = super::floor(text, i.saturating_sub(12));
+    let back = &text[from..i];
+    let number = match back.rfind('\n') {
+        Some(n) => &back[n + 1..],
+        None if from == 0 => back,
+        None => return false,
+    };
+    let number = number.trim();
+    !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// How far a line's start is looked for: a longer line is plain text.
+const LINE_REACH: usize = 2 * MAX;
+
 /// Whether the line break at byte `nl` (a `\n`) of `text` ends a sentence.
+/// Only the first bytes of the lines either side are read.
 fn breaks_at(text: &str, nl: usize) -> bool {
-    let prev_start = text[..nl].rfind('\n').map_or(0, |i| i + 1);
-    let next_end = text[nl + 1..].find('\n').map_or(text.len(), |i| nl + 1 + i);
-    let (prev, next) = (kind(&text[prev_start..nl]), kind(&text[nl + 1..next_end]));
+    let from = super::floor(text, nl.saturating_sub(LINE_REACH));
+    let prev = match text[from..nl].rfind('\n') {
+        Some(i) => kind(&text[from + i + 1..nl]),
+        None if from == 0 => kind(&text[..nl]),
+        // A line longer than the reach is read as text.
+        None => Kind::Text,
+    };
+    let to = super::ceil(text, nl + 1 + LINE_REACH);
+    let next_end = text[nl + 1..to].find('\n').map_or(to, |i| nl + 1 + i);
+    let next = kind(&text[nl + 1..next_end]);
     let alone = |k| matches!(k, Kind::Blank | Kind::Fence | Kind::Heading | Kind::Table);
     alone(prev)
         || alone(next)
@@ -75,10 +100,7 @@ fn ends_at(text: &str, i: usize, c: char) -> bool {
             let abbrev = c == '.'
                 && (first == Some('.')
                     || (first.is_some_and(char::is_alphabetic) && back.next() == Some('.')));
-            let line = &text[text[..i].rfind('\n').map_or(0, |n| n + 1)..i];
-            let number = c == '.'
-                && !line.trim().is_empty()
-                && line.trim().bytes().all(|b| b.is_ascii_digit());
+            let number = c == '.' && list_number_before(text, i);
             !abbrev && !number
         }
         _ => false,
