@@ -329,15 +329,18 @@ struct Placed<'a> {
 fn placed_hits(text: &str) -> Vec<Placed<'static>> {
     let set = rules();
     let table = prose::table();
-    let rule_hits = set.scan(text).into_iter().map(|h| Placed {
-        rule: &set.rules[h.rule].id,
-        severity: h.severity,
-        start: h.start,
-        end: h.end,
-        note: h.note,
+    let rule_hits = set.scan(text).into_iter().map(|h| {
+        let rule = &set.rules[h.rule];
+        Placed {
+            rule: &rule.id,
+            severity: table.rule_severity(text, rule, h.start, h.end, h.severity),
+            start: h.start,
+            end: h.end,
+            note: h.note,
+        }
     });
     let phrase_hits = table.scan(text).into_iter().map(|h| Placed {
-        rule: &table.intents[h.intent].id,
+        rule: &table.rule_ids[h.rule],
         severity: h.severity,
         start: h.start,
         end: h.end,

@@ -40,12 +40,80 @@ const LABELS: [&str; 16] = [
     "angriff",
 ];
 
-/// Whether `start..end` of `text` is quoted (see the module docs).
+/// Whether `start..end` of `text` is quoted (see the module docs): in
+/// marks on its line, or in marks of its sentence (which may wrap over
+/// lines), or in a labelled block.
 pub fn is_quoted(text: &str, start: usize, end: usize) -> bool {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
     let (before, after) = (&text[line_start..start], &text[end..line_end]);
-    in_marks(before, after) || in_example_block(&text[..line_start])
+    let sentence = super::prose::sentence::around(text, start);
+    let (from, to) = (sentence.start.min(start), sentence.end.max(end));
+    in_marks(before, after)
+        || in_marks(&text[from..start], &text[end..to])
+        || in_example_block(&text[..line_start])
+}
+
+/// The code span or double-quoted string of `within` that holds byte
+/// `at` (its inside, without the marks).
+pub fn span_at(
+    text: &str,
+    within: std::ops::Range<usize>,
+    at: usize,
+) -> Option<std::ops::Range<usize>> {
+    for q in ['`', '"', '“'] {
+        let close = if q == '“' { '”' } else { q };
+        let before = &text[within.start..at];
+        let Some(open) = before.rfind(q) else {
+            continue;
+        };
+        let opened = if q == close {
+            before.matches(q).count() % 2 == 1
+        } else {
+            !before[open..].contains(close)
+        };
+        if !opened {
+            continue;
+        }
+        let end = text[at..within.end].find(close).map(|i| at + i)?;
+        return Some(within.start + open + q.len_utf8()..end);
+    }
+    None
+}
+
+/// `text` with the inside of every code span blanked (same length), so
+/// the words of quoted commands are not read as the sentence's own.
+pub fn mask_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    for c in text.chars() {
+        if c == '`' {
+            inside = !inside;
+            out.push(c);
+        } else if inside {
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether byte `at` of `text` is inside a fenced code block.
+pub fn in_fence(text: &str, at: usize) -> bool {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let fences = text[..line_start].lines().filter(|l| {
+        let t = l.trim_start();
+        t.starts_with("```") || t.starts_with("~~~")
+    });
+    fences.count() % 2 == 1
+}
+
+/// Whether the line holding byte `at` is in a fenced block labelled as
+/// an example (see `in_example_block`).
+pub fn in_labelled_block(text: &str, at: usize) -> bool {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    in_example_block(&text[..line_start])
 }
 
 /// Whether an open quotation mark before the hit is closed after it.
