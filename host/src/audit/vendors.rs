@@ -121,10 +121,21 @@ mod tests {
             "https://raw.githubusercontent.com/pimalaya-x/himalaya/master/install.sh",
             "https://raw.githubusercontent.com/pimalaya/himalaya-tools/master/install.sh",
             "https://raw.githubusercontent.com/pimalaya/himalaya/../evil/install.sh",
-            "https://github.com/botpress/adk/releases/latest/download/install.sh",
+            "https://github.com/botpress/adk/releases/download/v9/evil.sh",
         ] {
             assert!(vendor_of(other).is_none(), "{other}");
         }
+    }
+
+    #[test]
+    fn a_documented_release_asset_url_is_the_vendor_and_another_asset_path_is_not() {
+        let documented = "https://github.com/botpress/adk/releases/latest/download/install.sh";
+        assert!(vendor_of(documented).is_some());
+        assert!(vendor_of("https://github.com/botpress/adk/raw/main/x.sh").is_none());
+        assert!(
+            vendor_of("https://github.com/botpress-x/adk/releases/latest/download/install.sh")
+                .is_none()
+        );
     }
 
     #[test]
