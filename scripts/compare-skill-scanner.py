@@ -57,29 +57,31 @@ def listed(manifest):
             yield rel
 
 
-def stage(corpus):
+def stage(corpus, malicious, hard):
     """Stages every set; returns {staged path: (set, category)}."""
     stage_dir = WORK / "stage"
     shutil.rmtree(stage_dir, ignore_errors=True)
     where = {}
-    cats = tomllib.loads((DATA / "malicious.toml").read_text())["sample"]
+    cats = tomllib.loads(malicious.with_suffix(".toml").read_text())["sample"]
     for s in cats:
         dest = stage_dir / "malicious" / s["file"].removesuffix(".md")
-        stage_one(DATA / "malicious" / s["file"], dest)
+        stage_one(malicious / s["file"], dest)
         where[dest] = ("malicious", s["category"])
     for name, kind in (("benign.txt", "real"), ("corpus-risky.txt", "risky")):
         for i, rel in enumerate(listed(DATA / name)):
             dest = stage_dir / kind / f"{i:04d}"
             stage_one(corpus / rel, dest)
             where[dest] = (kind, "")
-    for sub in sorted((DATA / "hard-negative").iterdir()):
+    for sub in sorted(hard.iterdir()):
         dest = stage_dir / "hard" / sub.name.removesuffix(".md")
         stage_one(sub, dest)
         where[dest] = ("hard", "")
     extra = stage_dir / "real-extra"
     shutil.copytree(DATA / "benign-extra", extra)
+    risky_extra = set(listed(DATA / "extra-risky.txt"))
     for skill in extra.rglob("SKILL.md"):
-        where[skill.parent] = ("real", "")
+        name = "benign-extra/" + str(skill.parent.relative_to(extra))
+        where[skill.parent] = ("risky" if name in risky_extra else "real", "")
     return stage_dir, where
 
 
@@ -110,9 +112,10 @@ def scanner_figures(where, seen):
     return f
 
 
-def skillhost_figures(corpus):
+def skillhost_figures(corpus, malicious, hard):
     cmd = ["cargo", "run", "-q", "-p", "skillhost", "--", "eval", "audit",
-           "--json", "--corpus", str(corpus)]
+           "--json", "--corpus", str(corpus), "--malicious", str(malicious),
+           "--hard-negative", str(hard)]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     r = json.loads(out.stdout)
     return {
@@ -144,7 +147,7 @@ def rows(sh, cs):
     out.append(("recall: all", pct(total(sh)), pct(total(cs)), ""))
     out.append(("FP on real skills", pct(sh["real"]), pct(cs["real"]), "<= 2%"))
     out.append(("FP on hard negatives", pct(sh["hard"]), pct(cs["hard"]), "(reported)"))
-    out.append(("corpus-risky held back", pct(sh["risky"]), pct(cs["risky"]), ""))
+    out.append(("real risky held back", pct(sh["risky"]), pct(cs["risky"]), ""))
     out.append(("precision of held back", precision(sh), precision(cs), ">= 70%"))
     return out
 
@@ -153,12 +156,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "skill-corpus"))
+    ap.add_argument("--malicious", default=str(DATA / "malicious"),
+                    help="folder of malicious samples, DIR.toml beside it "
+                         "(e.g. tests/data/audit/heldout/malicious)")
+    ap.add_argument("--hard-negative", default=str(DATA / "hard-negative"))
     args = ap.parse_args()
     corpus = Path(args.corpus)
+    malicious, hard = Path(args.malicious).resolve(), Path(args.hard_negative).resolve()
     exe = scanner_bin()
-    stage_dir, where = stage(corpus)
+    stage_dir, where = stage(corpus, malicious, hard)
     cs = scanner_figures(where, run_scanner(exe, stage_dir))
-    sh = skillhost_figures(corpus)
+    sh = skillhost_figures(corpus, malicious, hard)
     head = ("figure", "skillhost eval audit", "cisco-ai-skill-scanner 2.3.2", "target")
     table = [head] + rows(sh, cs)
     if args.markdown:
