@@ -384,10 +384,24 @@ fn column(code: &str, stmt: &[Token]) -> usize {
 fn statements(tokens: &[Token], lang: Lang) -> Vec<&[Token]> {
     let mut out = Vec::new();
     let (mut start, mut depth) = (0usize, 0i32);
+    // Each open `{`: whether it opens a literal (a dict or object spread
+    // over lines is one statement; a block's body is not).
+    let mut braces: Vec<bool> = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
+        let punct = t.kind == Kind::Punct;
         match t.text.as_str() {
             "(" | "[" => depth += 1,
             ")" | "]" => depth = (depth - 1).max(0),
+            "{" if punct => {
+                let literal = opens_literal(tokens, i, lang);
+                braces.push(literal);
+                depth += i32::from(literal);
+            }
+            "}" if punct => {
+                if braces.pop() == Some(true) {
+                    depth = (depth - 1).max(0);
+                }
+            }
             _ => {}
         }
         let ends = (t.kind == Kind::Newline || t.text == ";") && t.kind != Kind::Str;
@@ -407,6 +421,20 @@ fn statements(tokens: &[Token], lang: Lang) -> Vec<&[Token]> {
         out.push(&tokens[start..]);
     }
     out
+}
+
+/// Whether the `{` at `i` opens a dict or object literal: Python's
+/// always do; elsewhere one after `=`, `(`, `,`, `:`, `[` or `return`.
+fn opens_literal(tokens: &[Token], i: usize, lang: Lang) -> bool {
+    if lang == Lang::Python {
+        return true;
+    }
+    let prev = tokens[..i].iter().rev().find(|t| t.kind != Kind::Newline);
+    prev.is_some_and(|p| {
+        let text = p.text.as_str();
+        (p.kind == Kind::Punct && ["=", "(", ",", ":", "["].contains(&text))
+            || (p.kind == Kind::Ident && text == "return")
+    })
 }
 
 /// One statement being read.
@@ -474,8 +502,36 @@ impl Stmt<'_> {
         let lhs = self.lhs_start(i);
         // `(body += c)` in an arrow's body is an assignment all the same.
         let compound = matches!(prev, "+" | "-" | "|" | "*");
-        let keyword_arg = !compound && lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
+        let keyword_arg = !compound
+            && ((lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ",")))
+                || self.keyword_in_call(i));
         !matches!(prev, "=" | "<" | ">" | "!") && !matches!(next, "=" | ">") && !keyword_arg
+    }
+
+    /// `f(a, key=v)`: a name right after `(` or `,` inside an open `(`,
+    /// whatever the arguments before it (`lhs_start` walks back over commas).
+    fn keyword_in_call(&self, eq: usize) -> bool {
+        let named = eq >= 2
+            && self.toks[eq - 1].kind == Kind::Ident
+            && (self.is(eq - 2, "(") || self.is(eq - 2, ","));
+        named && self.innermost_open(eq) == Some("(")
+    }
+
+    /// The innermost bracket still open at token `at`.
+    fn innermost_open(&self, at: usize) -> Option<&str> {
+        let mut depth = 0i32;
+        for t in self.toks[..at].iter().rev() {
+            if t.kind != Kind::Punct {
+                continue;
+            }
+            match t.text.as_str() {
+                ")" | "]" | "}" => depth += 1,
+                "(" | "[" | "{" if depth == 0 => return Some(t.text.as_str()),
+                "(" | "[" | "{" => depth -= 1,
+                _ => {}
+            }
+        }
+        None
     }
 
     /// Where the target of the assignment at `eq` starts.
