@@ -1137,6 +1137,16 @@ impl Run<'_, '_> {
             if interp.module.contains(&t) {
                 return stdin_and_args;
             }
+            // `sh -s ARGS…`: the script is stdin, the words after are its
+            // arguments; `--` ends the options.
+            if interp.shell
+                && (t == "-s" || t.starts_with('-') && !t.starts_with("--") && t.contains('s'))
+            {
+                break;
+            }
+            if t == "--" {
+                continue;
+            }
             if interp.value.contains(&t) {
                 iter.next();
             } else if !t.starts_with('-') || t == "-" {
