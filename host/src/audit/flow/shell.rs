@@ -481,7 +481,29 @@ impl Run<'_, '_> {
             .find(|c| matches!(c.kind(), "variable_name" | "special_variable_name"))
             .map(|c| cx.text(c).to_owned())
             .unwrap_or_default();
-        self.var_value(&name, cx.span(node).0)
+        let value = self.var_value(&name, cx.span(node).0);
+        if self.me.vars.contains_key(&name) {
+            return value;
+        }
+        // Unset, `${X:-WORD}` and `${X-WORD}` are WORD: read it too.
+        let raw = cx.text(node);
+        let default = raw.contains(":-") || raw.starts_with(&format!("${{{name}-"));
+        let mut cursor = node.walk();
+        let words: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| !matches!(c.kind(), "variable_name" | "special_variable_name"))
+            .collect();
+        if !default || words.is_empty() {
+            return value;
+        }
+        let mut out = Value::default();
+        for w in words {
+            let v = self.word(cx, w, 1);
+            out.text.push_str(&v.text);
+            out.taint = out.taint.union(v.taint);
+        }
+        out.taint = out.taint.union(value.taint);
+        out
     }
 
     /// What `$name` holds, read at byte `at`: its value if assigned, else
