@@ -397,11 +397,7 @@ fn statements(tokens: &[Token], lang: Lang) -> Vec<&[Token]> {
                 braces.push(literal);
                 depth += i32::from(literal);
             }
-            "}" if punct => {
-                if braces.pop() == Some(true) {
-                    depth = (depth - 1).max(0);
-                }
-            }
+            "}" if punct && braces.pop() == Some(true) => depth = (depth - 1).max(0),
             _ => {}
         }
         let ends = (t.kind == Kind::Newline || t.text == ";") && t.kind != Kind::Str;
