@@ -27,6 +27,13 @@ pub(crate) fn units(file: &str, text: &str) -> Vec<Unit> {
             code: text.to_owned(),
         }];
     }
+    if matches!(name.as_str(), "makefile" | "gnumakefile") || ext == "mk" {
+        return vec![Unit {
+            lang: Lang::Shell,
+            start: 0,
+            code: super::make::to_shell(text),
+        }];
+    }
     if matches!(ext, "md" | "markdown" | "mdx" | "mdc") {
         return markdown_units(text);
     }

@@ -24,6 +24,7 @@
 //! scripts and code blocks are read".
 
 mod blocks;
+mod make;
 mod paths;
 mod script;
 mod shell;

@@ -384,10 +384,20 @@ fn column(code: &str, stmt: &[Token]) -> usize {
 fn statements(tokens: &[Token], lang: Lang) -> Vec<&[Token]> {
     let mut out = Vec::new();
     let (mut start, mut depth) = (0usize, 0i32);
+    // Each open `{`: whether it opens a literal (a dict or object spread
+    // over lines is one statement; a block's body is not).
+    let mut braces: Vec<bool> = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
+        let punct = t.kind == Kind::Punct;
         match t.text.as_str() {
             "(" | "[" => depth += 1,
             ")" | "]" => depth = (depth - 1).max(0),
+            "{" if punct => {
+                let literal = opens_literal(tokens, i, lang);
+                braces.push(literal);
+                depth += i32::from(literal);
+            }
+            "}" if punct && braces.pop() == Some(true) => depth = (depth - 1).max(0),
             _ => {}
         }
         let ends = (t.kind == Kind::Newline || t.text == ";") && t.kind != Kind::Str;
@@ -407,6 +417,20 @@ fn statements(tokens: &[Token], lang: Lang) -> Vec<&[Token]> {
         out.push(&tokens[start..]);
     }
     out
+}
+
+/// Whether the `{` at `i` opens a dict or object literal: Python's
+/// always do; elsewhere one after `=`, `(`, `,`, `:`, `[` or `return`.
+fn opens_literal(tokens: &[Token], i: usize, lang: Lang) -> bool {
+    if lang == Lang::Python {
+        return true;
+    }
+    let prev = tokens[..i].iter().rev().find(|t| t.kind != Kind::Newline);
+    prev.is_some_and(|p| {
+        let text = p.text.as_str();
+        (p.kind == Kind::Punct && ["=", "(", ",", ":", "["].contains(&text))
+            || (p.kind == Kind::Ident && text == "return")
+    })
 }
 
 /// One statement being read.
@@ -454,6 +478,7 @@ impl Stmt<'_> {
                 self.bind_params(i);
             }
         }
+        self.bind_loop();
         if self.lang == Lang::PowerShell
             && let Some(pipe) = (0..self.toks.len()).find(|&i| self.is(i, "|"))
         {
@@ -461,6 +486,29 @@ impl Stmt<'_> {
             self.set("$_".into(), t);
         }
         self.writes();
+    }
+
+    /// `for x in XS:`, `for (const x of XS)`: the loop's names hold what
+    /// XS reads.
+    fn bind_loop(&mut self) {
+        let Some(k) = (0..self.toks.len().min(3)).find(|&i| self.is(i, "for")) else {
+            return;
+        };
+        let Some(sep) = (k + 1..self.toks.len()).find(|&i| self.is(i, "in") || self.is(i, "of"))
+        else {
+            return;
+        };
+        let end = (sep + 1..self.toks.len())
+            .find(|&i| self.is(i, ":") || self.is(i, "{"))
+            .unwrap_or(self.toks.len());
+        let t = self.taint_of(sep + 1..end);
+        for i in k + 1..sep {
+            let tok = &self.toks[i];
+            if tok.kind == Kind::Ident && !["const", "let", "var"].contains(&tok.text.as_str()) {
+                let name = tok.text.clone();
+                self.set(name, t);
+            }
+        }
     }
 
     /// Whether token `i` is an assignment's `=` (`=`, `+=`, `:=`; not
@@ -474,8 +522,36 @@ impl Stmt<'_> {
         let lhs = self.lhs_start(i);
         // `(body += c)` in an arrow's body is an assignment all the same.
         let compound = matches!(prev, "+" | "-" | "|" | "*");
-        let keyword_arg = !compound && lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ","));
+        let keyword_arg = !compound
+            && ((lhs > 0 && (self.is(lhs - 1, "(") || self.is(lhs - 1, ",")))
+                || self.keyword_in_call(i));
         !matches!(prev, "=" | "<" | ">" | "!") && !matches!(next, "=" | ">") && !keyword_arg
+    }
+
+    /// `f(a, key=v)`: a name right after `(` or `,` inside an open `(`,
+    /// whatever the arguments before it (`lhs_start` walks back over commas).
+    fn keyword_in_call(&self, eq: usize) -> bool {
+        let named = eq >= 2
+            && self.toks[eq - 1].kind == Kind::Ident
+            && (self.is(eq - 2, "(") || self.is(eq - 2, ","));
+        named && self.innermost_open(eq) == Some("(")
+    }
+
+    /// The innermost bracket still open at token `at`.
+    fn innermost_open(&self, at: usize) -> Option<&str> {
+        let mut depth = 0i32;
+        for t in self.toks[..at].iter().rev() {
+            if t.kind != Kind::Punct {
+                continue;
+            }
+            match t.text.as_str() {
+                ")" | "]" | "}" => depth += 1,
+                "(" | "[" | "{" if depth == 0 => return Some(t.text.as_str()),
+                "(" | "[" | "{" => depth -= 1,
+                _ => {}
+            }
+        }
+        None
     }
 
     /// Where the target of the assignment at `eq` starts.
@@ -531,7 +607,12 @@ impl Stmt<'_> {
             }
             let name = tok.text.clone();
             let old = self.state.vars.get(&name).copied().unwrap_or_default();
-            self.set(name.clone(), if compound { old.union(t) } else { t });
+            // `x[k] = v` sets one element: `x` keeps what it held.
+            let element = self.is(i + 1, "[");
+            self.set(
+                name.clone(),
+                if compound || element { old.union(t) } else { t },
+            );
             if let Some(l) = &literal {
                 self.state.literals.insert(name.clone(), l.clone());
             }
@@ -606,6 +687,13 @@ impl Stmt<'_> {
                 .checked_sub(2)
                 .map(|i| call.chain[i].clone());
             let last = call.chain.last().cloned().unwrap_or_default();
+            // `path.write_bytes(data)`: the receiver names the file.
+            if matches!(last.as_str(), "write_bytes" | "write_text")
+                && let Some(r) = receiver.clone()
+            {
+                let path = self.state.literals.get(&r).cloned();
+                self.write_file(&path.unwrap_or_else(|| format!("var:{r}")), data);
+            }
             if matches!(last.as_str(), "write" | "pipe")
                 && let Some(path) = receiver.and_then(|r| self.state.handles.get(&r).cloned())
             {

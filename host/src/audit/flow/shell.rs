@@ -88,6 +88,8 @@ pub(crate) struct Interpreter<'t> {
     extracted_here: Taint,
     net_fds: Vec<String>,
     functions: HashMap<String, (String, usize)>,
+    /// `alias NAME='WORDS'`: what a command named NAME runs.
+    aliases: HashMap<String, String>,
     /// Code handed to other languages' interpreters, to be read.
     pub embedded: Vec<Embedded>,
     parsed: usize,
@@ -114,6 +116,7 @@ impl<'t> Interpreter<'t> {
             extracted_here: Taint::default(),
             net_fds: Vec::new(),
             functions: HashMap::new(),
+            aliases: HashMap::new(),
             embedded: Vec::new(),
             parsed: 0,
             steps: 0,
@@ -434,10 +437,8 @@ impl Run<'_, '_> {
             "simple_expansion" | "expansion" => self.expansion(cx, node),
             "command_substitution" => {
                 let taint = self.sequence(cx, node, Taint::default(), depth + 1);
-                Value {
-                    text: "$(…)".into(),
-                    taint,
-                }
+                let text = printed(cx.text(node)).unwrap_or_else(|| "$(…)".into());
+                Value { text, taint }
             }
             "process_substitution" => {
                 let taint = self.sequence(cx, node, Taint::default(), depth + 1);
@@ -480,7 +481,29 @@ impl Run<'_, '_> {
             .find(|c| matches!(c.kind(), "variable_name" | "special_variable_name"))
             .map(|c| cx.text(c).to_owned())
             .unwrap_or_default();
-        self.var_value(&name, cx.span(node).0)
+        let value = self.var_value(&name, cx.span(node).0);
+        if self.me.vars.contains_key(&name) {
+            return value;
+        }
+        // Unset, `${X:-WORD}` and `${X-WORD}` are WORD: read it too.
+        let raw = cx.text(node);
+        let default = raw.contains(":-") || raw.starts_with(&format!("${{{name}-"));
+        let mut cursor = node.walk();
+        let words: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| !matches!(c.kind(), "variable_name" | "special_variable_name"))
+            .collect();
+        if !default || words.is_empty() {
+            return value;
+        }
+        let mut out = Value::default();
+        for w in words {
+            let v = self.word(cx, w, 1);
+            out.text.push_str(&v.text);
+            out.taint = out.taint.union(v.taint);
+        }
+        out.taint = out.taint.union(value.taint);
+        out
     }
 
     /// What `$name` holds, read at byte `at`: its value if assigned, else
@@ -503,6 +526,64 @@ impl Run<'_, '_> {
             taint,
         }
     }
+}
+
+/// What `$(printf 'FORMAT')` prints when FORMAT is one quoted literal
+/// with no conversion: its escapes (`\143`, `\x63`) decoded.
+fn printed(subst: &str) -> Option<String> {
+    let inner = subst.strip_prefix("$(")?.strip_suffix(')')?.trim();
+    let arg = inner.strip_prefix("printf")?.trim_start();
+    let q = arg.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let body = arg.strip_prefix(q)?.strip_suffix(q)?;
+    if body.contains(['%', '$', '`', q]) {
+        return None;
+    }
+    Some(unescape(body))
+}
+
+/// `printf`'s backslash escapes: octal `\NNN`, hex `\xHH`, `\n`, `\t`.
+fn unescape(body: &str) -> String {
+    let mut out = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let (radix, max) = match chars.peek() {
+            Some('x') => {
+                chars.next();
+                (16, 2)
+            }
+            Some(d) if d.is_digit(8) => (8, 3),
+            Some('n') => {
+                chars.next();
+                out.push('\n');
+                continue;
+            }
+            Some('t') => {
+                chars.next();
+                out.push('\t');
+                continue;
+            }
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        let mut code = 0u32;
+        for _ in 0..max {
+            match chars.peek().and_then(|d| d.to_digit(radix)) {
+                Some(v) => {
+                    code = code * radix + v;
+                    chars.next();
+                }
+                None => break,
+            }
+        }
+        out.extend(char::from_u32(code));
+    }
+    out
 }
 
 fn literal(text: &str) -> Value {

@@ -453,6 +453,12 @@ impl Run<'_, '_> {
             return Taint::default();
         };
         let prog = program(&name.text);
+        if prog == "alias" {
+            self.define_aliases(args);
+        }
+        if let Some(expanded) = self.alias_of(&name.text, args, depth) {
+            return self.run_words(cx, span, &expanded, stdin, depth + 1);
+        }
         if let Some(skip) = wrapper_skip(&prog, args).filter(|&skip| skip < words.len()) {
             return self.run_words(cx, span, words.get(skip..).unwrap_or(&[]), stdin, depth);
         }
@@ -468,6 +474,35 @@ impl Run<'_, '_> {
         let data = self.data(args, stdin, span);
         self.piped_in = stdin;
         self.program(cx, (&prog, args), (stdin, data), span, depth)
+    }
+
+    /// `alias NAME='WORDS' …`: notes what each NAME runs.
+    fn define_aliases(&mut self, args: &[Value]) {
+        for a in args {
+            if let Some((n, v)) = a.text.split_once('=') {
+                let v = v.trim_matches(['\'', '"']);
+                self.me.aliases.insert(n.to_owned(), v.to_owned());
+            }
+        }
+    }
+
+    /// The words a command named by an alias runs: the alias's words,
+    /// then the command's arguments (once: an alias naming itself stops).
+    fn alias_of(&self, name: &str, args: &[Value], depth: usize) -> Option<Vec<Value>> {
+        let value = self.me.aliases.get(name)?;
+        let first = value.split_whitespace().next()?;
+        if first == name || depth > 64 {
+            return None;
+        }
+        let mut words: Vec<Value> = value
+            .split_whitespace()
+            .map(|w| Value {
+                text: w.to_owned(),
+                taint: Taint::default(),
+            })
+            .collect();
+        words.extend(args.iter().cloned());
+        Some(words)
     }
 
     /// What running `prog` does; gives its stdout's taint.
@@ -1101,6 +1136,16 @@ impl Run<'_, '_> {
             }
             if interp.module.contains(&t) {
                 return stdin_and_args;
+            }
+            // `sh -s ARGS…`: the script is stdin, the words after are its
+            // arguments; `--` ends the options.
+            if interp.shell
+                && (t == "-s" || t.starts_with('-') && !t.starts_with("--") && t.contains('s'))
+            {
+                break;
+            }
+            if t == "--" {
+                continue;
             }
             if interp.value.contains(&t) {
                 iter.next();

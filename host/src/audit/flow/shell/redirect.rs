@@ -2,6 +2,7 @@
 //! substitution, a here-document, `/dev/tcp`) and where its stdout goes
 //! (a file, which then holds its taint, or the network).
 
+use crate::audit::flow::Lang;
 use tree_sitter::Node;
 
 use super::super::paths::is_secret_path;
@@ -158,6 +159,16 @@ impl Run<'_, '_> {
             && ["sh", "bash", "zsh", "dash", "ksh"].iter().any(|s| {
                 first.trim_end().ends_with(&format!("/{s}")) || first.ends_with(&format!(" {s}"))
             });
+        // A Python or JavaScript file written whole: read by its engine.
+        let script = files.iter().find_map(|f| match f.text.rsplit('.').next() {
+            Some("py") => Some(Lang::Python),
+            Some("js" | "mjs" | "cjs") => Some(Lang::JavaScript),
+            _ => None,
+        });
+        if let Some(lang) = script {
+            self.me.embed(lang, text.to_owned(), span);
+            return;
+        }
         let named = files
             .iter()
             .any(|f| f.text.ends_with(".sh") || f.text.ends_with(".bash"));
