@@ -135,8 +135,10 @@ pub enum Offer {
     /// Acts within the skill's sandbox grants: offered when the grants
     /// allow some call (a granted host, a granted workspace folder).
     Granted(fn(&Capabilities) -> bool),
-    /// Reaches beyond the skill (other skills, pipelines): offered only
-    /// when the skill's `allowed-tools` names it.
+    /// Reaches beyond the skill (other skills, pipelines): offered when
+    /// the skill's `allowed-tools` names it, or, with no `allowed-tools`,
+    /// when the skill declares capabilities: a workflow skill. A skill that
+    /// declares neither works from its text alone.
     Declared,
 }
 
@@ -145,7 +147,10 @@ impl Offer {
         match self {
             Offer::OwnFiles => has_files_besides_skill_md(&cx.skill.dir),
             Offer::Granted(usable) => usable(cx.grants),
-            Offer::Declared => policy::declares(cx.skill, tool),
+            Offer::Declared => match cx.skill.meta.allowed_tools {
+                Some(_) => policy::declares(cx.skill, tool),
+                None => cx.skill.meta.skillhost.capabilities != Capabilities::default(),
+            },
         }
     }
 }

@@ -664,6 +664,13 @@ fn tools_beyond_the_skill_are_offered_only_when_declared_and_usable() {
     let bare = skill(None);
     assert!(
         !offered_names(&tb, &bare, &Capabilities::default(), true).contains(&"meet".to_owned()),
-        "a tool that reaches beyond the skill needs allowed-tools"
+        "a skill declaring neither tools nor capabilities works from its text"
     );
+    // A workflow skill (it declares capabilities, no allowed-tools) is
+    // offered what the policy allows.
+    let mut workflow = skill(None);
+    workflow.dir = dir.path().to_path_buf();
+    workflow.meta.skillhost.capabilities.kv = true;
+    let names = offered_names(&tb, &workflow, &Capabilities::default(), true);
+    assert_eq!(names, vec!["echo", "execute_pipeline", "meet"]);
 }
