@@ -737,5 +737,16 @@ pub fn escape(text: &str, max: usize) -> String {
     out
 }
 
+/// The severities of `rule`'s findings on `text` read as `file` (tests of
+/// the rules' owners share it).
+#[cfg(test)]
+pub(crate) fn severities_of(rule: &str, file: &str, text: &str) -> Vec<Severity> {
+    audit_text(file, text)
+        .into_iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.severity)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests;

@@ -332,15 +332,10 @@ fn is_key_blob(kind: &str, blob: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::{Severity, audit_text};
+    use crate::audit::{Severity, severities_of};
 
     fn severity(rule: &str, text: &str) -> Option<Severity> {
-        let found = audit_text("x.sh", text);
-        found
-            .iter()
-            .filter(|f| f.rule == rule)
-            .map(|f| f.severity)
-            .max()
+        severities_of(rule, "x.sh", text).into_iter().max()
     }
 
     #[test]

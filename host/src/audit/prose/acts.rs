@@ -470,16 +470,11 @@ mod tests {
 
 #[cfg(test)]
 mod examples {
-    use crate::audit::{Severity, audit_text, phrase_table, rules};
+    use crate::audit::{Severity, phrase_table, rules, severities_of};
 
     /// The severities `act` raises on `text`, through the whole audit.
     fn raised(id: &str, text: &str) -> Vec<Severity> {
-        let found = audit_text("SKILL.md", text);
-        found
-            .into_iter()
-            .filter(|f| f.rule == id)
-            .map(|f| f.severity)
-            .collect()
+        severities_of(id, "SKILL.md", text)
     }
 
     #[test]

@@ -158,16 +158,11 @@ fn data_argument(text: &str, at: usize) -> bool {
 }
 #[cfg(test)]
 mod tests {
-    use crate::audit::{Severity, audit_text};
+    use crate::audit::{Severity, severities_of};
 
     /// The most severe finding of `rule` on `text`.
     fn worst(rule: &str, text: &str) -> Option<Severity> {
-        let found = audit_text("SKILL.md", text);
-        found
-            .into_iter()
-            .filter(|f| f.rule == rule)
-            .map(|f| f.severity)
-            .max()
+        severities_of(rule, "SKILL.md", text).into_iter().max()
     }
 
     #[test]

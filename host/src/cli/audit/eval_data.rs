@@ -169,17 +169,20 @@ pub(super) fn audit_entries(dir: &Path) -> anyhow::Result<Vec<Sample>> {
     Ok(out)
 }
 
+/// A manifest's entries: one a line, `#` starts a comment.
+fn manifest_entries(list: &str) -> impl Iterator<Item = &str> {
+    list.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+}
+
 /// Audits every file a manifest lists (one path relative to `corpus` a
 /// line; `#` starts a comment).
 pub(super) fn audit_listed(manifest: &Path, corpus: &Path) -> anyhow::Result<Vec<Sample>> {
     let list = std::fs::read_to_string(manifest)
         .with_context(|| format!("cannot read {}", manifest.display()))?;
     let mut out = Vec::new();
-    for line in list.lines() {
-        let rel = line.split('#').next().unwrap_or("").trim();
-        if rel.is_empty() {
-            continue;
-        }
+    for rel in manifest_entries(&list) {
         let path = corpus.join(rel);
         let text = std::fs::read_to_string(&path).with_context(|| {
             format!("{} lists {rel}, which is not readable", manifest.display())
@@ -205,11 +208,7 @@ pub(super) fn split_listed(
     }
     let list = std::fs::read_to_string(manifest)
         .with_context(|| format!("cannot read {}", manifest.display()))?;
-    let names: Vec<&str> = list
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .collect();
+    let names: Vec<&str> = manifest_entries(&list).collect();
     if let Some(missing) = names
         .iter()
         .find(|n| !samples.iter().any(|s| s.name == **n))
