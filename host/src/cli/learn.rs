@@ -161,11 +161,19 @@ pub struct AblationArgs {
     eval: usize,
     #[arg(long, default_value_t = 10)]
     seeds: u64,
+    /// The first seed: `--first-seed 2 --seeds 1` runs seed 2 alone, as a
+    /// longer run would (a real model's run split into processes).
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
+    /// The arms to run (default: all): baseline, retry-only,
+    /// feedback-retry, prevention, all-rules, rules+feedback.
+    #[arg(long, value_delimiter = ',')]
+    arms: Vec<String>,
     /// Evaluation tasks: JSON Lines with ground-truth labels, or plain
-    /// lines (no ground truth); replaces the generated ones. See
-    /// docs/learning-eval.md.
+    /// lines (no ground truth); replaces the generated ones. Repeatable:
+    /// the files' tasks in order. See docs/learning-eval.md.
     #[arg(long, value_name = "FILE")]
-    tasks: Option<PathBuf>,
+    tasks: Vec<PathBuf>,
     /// Training tasks, in the same format (replaces the generated ones).
     #[arg(long, value_name = "FILE")]
     train_tasks: Option<PathBuf>,
@@ -511,7 +519,7 @@ pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 fn eval_ablation(args: AblationArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let config = crate::app::config_with_overrides(&ctx.paths, &args.model.overrides())?;
     let real_model = if args.model.model.is_some() {
-        config.model.build()?
+        real_model(&config.model)?
     } else {
         None
     };
@@ -536,6 +544,26 @@ fn eval_ablation(args: AblationArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         print_ablation(&report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The configured model, sampling with seed `[model] seed` + the
+/// ablation's seed, so that seeds differ at a temperature above 0.
+fn real_model(config: &crate::llm::ModelConfig) -> anyhow::Result<Option<ablation::RealModel>> {
+    let Some(first) = config.build()? else {
+        return Ok(None);
+    };
+    let config = config.clone();
+    Ok(Some(ablation::RealModel::per_seed(move |seed| {
+        let mut seeded = config.clone();
+        seeded.seed = Some(config.seed.unwrap_or(0).wrapping_add(seed));
+        // The same configuration built once already; a failure here would
+        // be a bug, and the unseeded provider still answers.
+        seeded
+            .build()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| first.clone())
+    })))
 }
 
 /// Every judged answer of the report, one JSON object a line.
@@ -577,15 +605,41 @@ fn ablation_options(args: &AblationArgs) -> anyhow::Result<ablation::Options> {
     opts.train = args.train.unwrap_or(opts.train);
     opts.eval = args.eval;
     opts.seeds = args.seeds;
+    opts.first_seed = args.first_seed;
+    if !args.arms.is_empty() {
+        opts.arms = parse_arms(&args.arms)?;
+    }
     opts.compliance = args.compliance.clone();
     opts.mark_noise = args.mark_noise;
-    opts.eval_tasks = args.tasks.as_deref().map(read_task_file).transpose()?;
+    if !args.tasks.is_empty() {
+        let mut tasks = Vec::new();
+        for path in &args.tasks {
+            tasks.extend(read_task_file(path)?);
+        }
+        opts.eval_tasks = Some(tasks);
+    }
     opts.train_tasks = args
         .train_tasks
         .as_deref()
         .map(read_task_file)
         .transpose()?;
     Ok(opts)
+}
+
+/// `--arms` names, each known and none twice.
+fn parse_arms(names: &[String]) -> anyhow::Result<Vec<ablation::Arm>> {
+    let mut arms = Vec::new();
+    for name in names {
+        let Some(arm) = ablation::Arm::parse(name) else {
+            let known: Vec<&str> = ablation::ARMS.iter().map(|a| a.name()).collect();
+            anyhow::bail!("unknown arm `{name}`; available: {}", known.join(", "));
+        };
+        if arms.contains(&arm) {
+            anyhow::bail!("arm `{name}` is named twice");
+        }
+        arms.push(arm);
+    }
+    Ok(arms)
 }
 
 /// A task file (see `eval::tasks`); at least one task.

@@ -318,12 +318,9 @@ fn call(name: &str, args: Value) -> Reply {
     })
 }
 
-/// "Task: T\n\nContext (JSON): {...}" as the model loop writes it.
+/// The task: the user turn, as the model loop writes it.
 fn task_of(user: &str) -> String {
-    let body = user.strip_prefix("Task: ").unwrap_or(user);
-    body.split_once("\n\nContext (JSON): ")
-        .map_or(body, |(t, _)| t)
-        .to_owned()
+    user.to_owned()
 }
 
 /// Every call so far with its result, in order.
@@ -440,9 +437,7 @@ mod tests {
     fn ask(agent: &SimulatedBriefAgent, tools: Vec<ToolSpec>, task: &str) -> Reply {
         let req = ChatRequest {
             system: None,
-            messages: vec![Message::User(format!(
-                "Task: {task}\n\nContext (JSON): {{}}"
-            ))],
+            messages: vec![Message::User(task.to_owned())],
             tools,
             max_tokens: None,
         };

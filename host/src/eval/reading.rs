@@ -76,23 +76,15 @@ const NEGATORS: &[&str] = &[
 impl Prompt {
     /// Reads a request as the model loop writes it: the skill's numbered
     /// instructions in `<skill_instructions>`, the lessons in
-    /// `<learned_rules>`, then "Task: T\n\nContext (JSON): {...}".
+    /// `<learned_rules>`, the context in `<context>`; the task is the
+    /// user turn.
     pub fn read(req: &ChatRequest) -> Option<Prompt> {
         let user = req.messages.iter().find_map(|m| match m {
             Message::User(t) => Some(t.as_str()),
             _ => None,
         })?;
-        let body = user.strip_prefix("Task: ").unwrap_or(user);
-        let (task, context) = match body.split_once("\n\nContext (JSON): ") {
-            Some((task, ctx)) => (
-                task.to_owned(),
-                serde_json::from_str::<Value>(ctx)
-                    .ok()
-                    .and_then(|v| v.as_object().cloned())
-                    .unwrap_or_default(),
-            ),
-            None => (body.to_owned(), Map::new()),
-        };
+        let task = user.to_owned();
+        let context = crate::exec::context_from_prompt(req.system.as_deref().unwrap_or(""));
         let system = req.system.as_deref().unwrap_or("");
         let mut instructions = block(
             between(system, "<skill_instructions>", "</skill_instructions>"),
@@ -287,12 +279,11 @@ mod tests {
     fn the_prompt_is_read_whole() {
         let req = ChatRequest {
             system: Some(
-                "x\n<skill_instructions>\n# T\n\n1. Greet.\n2. Give the time\n   with its timezone.\n</skill_instructions>\n<learned_rules>\n- State the timezone.\n</learned_rules>\n"
+                "x\n<skill_instructions>\n# T\n\n1. Greet.\n2. Give the time\n   with its timezone.\n</skill_instructions>\n<learned_rules>\n- State the timezone.\n</learned_rules>\n\
+                 The task's context:\n<context>\ntimezone: CET\n</context>\n"
                     .into(),
             ),
-            messages: vec![Message::User(
-                "Task: Email Dana at 3pm\n\nContext (JSON): {\"timezone\":\"CET\"}".into(),
-            )],
+            messages: vec![Message::User("Email Dana at 3pm".into())],
             tools: vec![],
             max_tokens: None,
         };

@@ -575,11 +575,12 @@ mod tests {
             }
             system.push_str("</learned_rules>\n");
         }
+        let ctx: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(ctx).expect("a JSON object");
+        system.push_str(&crate::exec::context_block(&ctx));
         ChatRequest {
             system: Some(system),
-            messages: vec![Message::User(format!(
-                "Task: {task}\n\nContext (JSON): {ctx}"
-            ))],
+            messages: vec![Message::User(task.to_owned())],
             tools: vec![],
             max_tokens: None,
         }

@@ -52,6 +52,7 @@ use files::{KnownFiles, lock};
 pub use files::{read_skill_and_handler, skill_fingerprint};
 #[cfg(feature = "forge")]
 pub use forging::{MinedOutcome, write_mined};
+pub use model_loop::{context_block, context_from_prompt};
 pub use outcome::{RunError, RunOutcome, Step, Tier, Timings};
 pub use progress::{Progress, ProgressSink, with_progress};
 use recorder::{CycleInputs, Recorder};

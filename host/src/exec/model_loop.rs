@@ -80,7 +80,7 @@ impl Budget {
     }
 }
 
-fn system_prompt(skill: &Skill, instructions: &[String]) -> String {
+fn system_prompt(skill: &Skill, instructions: &[String], context: &Map<String, Value>) -> String {
     let mut s = format!(
         "You are carrying out a task with the skill \"{}\": {}\n\
          Follow the skill's instructions. Use the tools when they help. When you are done, \
@@ -89,6 +89,7 @@ fn system_prompt(skill: &Skill, instructions: &[String]) -> String {
         skill.description,
         skill.body.trim()
     );
+    s.push_str(&context_block(context));
     // Other skills are not listed: a skill reads only its own files, and the
     // skills it may run are its `skill_<name>` tools, each described there.
     if !instructions.is_empty() {
@@ -101,6 +102,66 @@ fn system_prompt(skill: &Skill, instructions: &[String]) -> String {
         s.push_str("</learned_rules>\n");
     }
     s
+}
+
+/// The fields of the call's context that hold a value, one `name: value`
+/// line each, for the system prompt: the instructions refer to them by
+/// name. The user turn is the task alone: a small model handed a JSON
+/// object there answers in JSON (SmolLM2-135M did, every time). A value
+/// is written as JSON unless it is a one-line string that JSON would not
+/// read as something else, so that the line reads back exactly.
+pub fn context_block(context: &Map<String, Value>) -> String {
+    let lines: Vec<String> = context
+        .iter()
+        .filter(|(_, v)| !is_empty_value(v))
+        .map(|(k, v)| format!("{k}: {}\n", context_value(v)))
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nThe task's context, the values the instructions name:\n<context>\n{}</context>\n",
+        lines.concat()
+    )
+}
+
+/// The context [`context_block`] wrote into a system prompt (empty when
+/// it holds none): how a simulated model reads it back.
+pub fn context_from_prompt(system: &str) -> Map<String, Value> {
+    let Some(block) = system
+        .split_once("<context>\n")
+        .and_then(|(_, rest)| rest.split_once("</context>"))
+        .map(|(block, _)| block)
+    else {
+        return Map::new();
+    };
+    block
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| {
+            let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
+            (k.to_owned(), value)
+        })
+        .collect()
+}
+
+fn is_empty_value(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+fn context_value(v: &Value) -> String {
+    match v {
+        Value::String(s) if !s.contains('\n') && serde_json::from_str::<Value>(s).is_err() => {
+            s.clone()
+        }
+        other => other.to_string(),
+    }
 }
 
 #[tracing::instrument(name = "tier", skip_all, fields(tier = "model", skill = %turn.skill.name, depth = turn.depth))]
@@ -118,13 +179,13 @@ pub(super) async fn run(
         caller: Caller::Model,
         depth: turn.depth,
     };
-    let context_json = Value::Object(outcome.context.clone()).to_string();
     let mut request = ChatRequest {
-        system: Some(system_prompt(turn.skill, turn.instructions)),
-        messages: vec![Message::User(format!(
-            "Task: {}\n\nContext (JSON): {context_json}",
-            turn.task
-        ))],
+        system: Some(system_prompt(
+            turn.skill,
+            turn.instructions,
+            &outcome.context,
+        )),
+        messages: vec![Message::User(turn.task.to_owned())],
         tools: toolbox.offered(&cx),
         max_tokens: None,
     };
@@ -352,4 +413,45 @@ fn truncate(mut s: String) -> String {
         s.push_str(&format!("\n[truncated {dropped} bytes]"));
     }
     s
+}
+
+#[cfg(test)]
+mod context_tests {
+    use serde_json::{Map, Value, json};
+
+    use super::{context_block, context_from_prompt};
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_context_reads_back_exactly_and_empty_fields_are_left_out() {
+        let ctx = map(json!({
+            "timezone": "America/New_York",
+            "attachments": ["report.pdf"],
+            "rephrase_spam": false,
+            "count": "5",
+            "note": "two\nlines",
+            "recipient": "",
+            "cc": [],
+        }));
+        let block = context_block(&ctx);
+        assert!(block.contains("timezone: America/New_York\n"), "{block}");
+        assert!(
+            !block.contains("recipient"),
+            "an empty field is noise: {block}"
+        );
+        let back = context_from_prompt(&format!("instructions\n{block}"));
+        let mut want = ctx.clone();
+        want.remove("recipient");
+        want.remove("cc");
+        assert_eq!(back, want, "a string that reads as a number stays a string");
+    }
+
+    #[test]
+    fn no_context_no_block() {
+        assert_eq!(context_block(&map(json!({"recipient": ""}))), "");
+        assert!(context_from_prompt("no block here").is_empty());
+    }
 }

@@ -11,6 +11,7 @@
 //! max_retries = 3                # after a 429 or 5xx only
 //! max_tokens = 1024              # every request is capped
 //! temperature = 0.2              # sent only when set
+//! seed = 7                       # sent only when set (OpenAI-compatible)
 //! script = "tests/data/answers.json"       # provider = "scripted" only
 //! ```
 //!
@@ -69,6 +70,11 @@ pub struct ModelConfig {
     /// Sampling temperature; sent only when set, else the server's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// Sampling seed, sent by OpenAI-compatible providers only when set
+    /// (repeatable answers at a temperature above 0; `eval ablation` sends
+    /// one per seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// Default of `total_timeout_ms`: twice the default attempt, so that a
@@ -293,7 +299,8 @@ impl ModelConfig {
                 OpenAiProvider::new(model, base_url, key.as_deref(), http)?
                     .with_label(kind.as_str())
                     .with_max_tokens(self.max_tokens)
-                    .with_temperature(self.temperature),
+                    .with_temperature(self.temperature)
+                    .with_seed(self.seed),
             ),
         };
         Ok(Some(provider))

@@ -44,12 +44,15 @@ pub use scripted::{ScriptToolCall, ScriptTurn, ScriptUsage, ScriptedProvider};
 /// answer; a skill that needs longer answers raises it.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
-/// How a provider samples: the answer's length cap, and a temperature
-/// only when one is configured (else the server's default applies).
+/// How a provider samples: the answer's length cap, and a temperature and
+/// a sampling seed only when configured (else the server's defaults apply).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Sampling {
     pub max_tokens: u32,
     pub temperature: Option<f64>,
+    /// Sent as `seed` by OpenAI-compatible providers (llama.cpp, Ollama
+    /// and OpenAI honour it); the Anthropic API has no such field.
+    pub seed: Option<u64>,
 }
 
 impl Default for Sampling {
@@ -57,6 +60,7 @@ impl Default for Sampling {
         Sampling {
             max_tokens: DEFAULT_MAX_TOKENS,
             temperature: None,
+            seed: None,
         }
     }
 }

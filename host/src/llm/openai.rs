@@ -89,6 +89,13 @@ impl OpenAiProvider {
         self
     }
 
+    /// The sampling seed every request is sent with; `None` (the default)
+    /// sends none.
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        self.sampling.seed = seed;
+        self
+    }
+
     /// The temperature every request is sent with; `None` (the default)
     /// sends none, so the server's own default applies.
     pub fn with_temperature(mut self, temperature: Option<f64>) -> Self {
@@ -197,6 +204,9 @@ pub(crate) fn request_body(
     body[tokens_key] = json!(sampling.max_tokens);
     if let Some(t) = sampling.temperature {
         body["temperature"] = json!(t);
+    }
+    if let Some(seed) = sampling.seed {
+        body["seed"] = json!(seed);
     }
     body
 }
@@ -403,6 +413,7 @@ mod tests {
         // Bounded by default; no temperature unless configured.
         assert_eq!(body["max_tokens"], super::super::DEFAULT_MAX_TOKENS);
         assert!(body.get("temperature").is_none());
+        assert!(body.get("seed").is_none());
         assert_eq!(body["messages"][0]["role"], "user");
         assert_eq!(body["messages"][1]["content"], "calling");
         assert_eq!(
@@ -410,6 +421,16 @@ mod tests {
             "{not json"
         );
         assert_eq!(body["messages"][2]["content"], "Error: bad arguments");
+    }
+
+    #[test]
+    fn a_configured_seed_is_sent_with_every_request() {
+        let seeded = OpenAiProvider::new("m", "http://127.0.0.1:8080/v1", None, Default::default())
+            .expect("provider")
+            .with_seed(Some(3));
+        let req = ChatRequest::default();
+        let body = request_body("m", seeded.sampling.for_request(&req), "max_tokens", &req);
+        assert_eq!(body["seed"], 3);
     }
 
     #[test]

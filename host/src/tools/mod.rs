@@ -130,7 +130,7 @@ pub trait Tool: Send + Sync {
 #[derive(Debug, Clone, Copy)]
 pub enum Offer {
     /// Reads the skill's own folder: offered when that folder holds a
-    /// file besides SKILL.md.
+    /// file for the model besides SKILL.md and the handler.
     OwnFiles,
     /// Acts within the skill's sandbox grants: offered when the grants
     /// allow some call (a granted host, a granted workspace folder).
@@ -145,7 +145,7 @@ pub enum Offer {
 impl Offer {
     fn admits(self, tool: &str, cx: &CallContext<'_>) -> bool {
         match self {
-            Offer::OwnFiles => has_files_besides_skill_md(&cx.skill.dir),
+            Offer::OwnFiles => has_files_for_the_model(cx.skill),
             Offer::Granted(usable) => usable(cx.grants),
             Offer::Declared => match cx.skill.meta.allowed_tools {
                 Some(_) => policy::declares(cx.skill, tool),
@@ -155,13 +155,25 @@ impl Offer {
     }
 }
 
-/// Whether a skill folder holds anything but its SKILL.md.
-fn has_files_besides_skill_md(dir: &std::path::Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            e.file_name() != "SKILL.md" && !e.file_name().to_string_lossy().starts_with('.')
-        })
-    })
+/// Whether a skill folder holds a file for the model to read: anything
+/// but its SKILL.md (already in the prompt), its handler component and
+/// the handler's source folder `handler/` (the host builds and runs
+/// those; the model has no use for them), and hidden files.
+fn has_files_for_the_model(skill: &Skill) -> bool {
+    let component = skill
+        .meta
+        .skillhost
+        .handler
+        .as_deref()
+        .map(std::path::Path::new);
+    let hosts_own = |name: &std::ffi::OsStr| {
+        name == "SKILL.md"
+            || name == "handler"
+            || component.is_some_and(|c| c.as_os_str() == name)
+            || name.to_string_lossy().starts_with('.')
+    };
+    std::fs::read_dir(&skill.dir)
+        .is_ok_and(|entries| entries.flatten().any(|e| !hosts_own(&e.file_name())))
 }
 
 /// Runs a skill as a tool (`skill_<name>`); implemented by the exec stage.

@@ -611,8 +611,13 @@ fn a_skill_with_only_its_skill_md_and_no_declared_tools_is_offered_no_tool() {
     let tb = toolbox(ToolsConfig::default(), None);
     let none: Vec<String> = Vec::new();
     assert_eq!(offered_names(&tb, &s, &Capabilities::default(), true), none);
-    // Its own files once it has some; hidden files do not count.
+    // Its own files once it has some; hidden files do not count, nor the
+    // handler's component and source folder (the host's, not the model's).
     std::fs::write(dir.path().join(".DS_Store"), "x").expect("write");
+    std::fs::create_dir(dir.path().join("handler")).expect("mkdir");
+    std::fs::write(dir.path().join("handler/lib.rs"), "x").expect("write");
+    std::fs::write(dir.path().join("h.wasm"), "x").expect("write");
+    s.meta.skillhost.handler = Some("h.wasm".into());
     assert_eq!(offered_names(&tb, &s, &Capabilities::default(), true), none);
     std::fs::write(dir.path().join("reference.md"), "x").expect("write");
     assert_eq!(

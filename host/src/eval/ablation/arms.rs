@@ -49,6 +49,11 @@ pub const ARMS: [Arm; 6] = [
 ];
 
 impl Arm {
+    /// The arm of this name ([`Arm::name`]).
+    pub fn parse(name: &str) -> Option<Arm> {
+        ARMS.into_iter().find(|a| a.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Arm::Baseline => "baseline",

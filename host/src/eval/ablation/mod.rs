@@ -141,12 +141,38 @@ impl Scenario {
 /// See [`Options::edit_rules`].
 pub type EditRules = Arc<dyn Fn(&mut RuleSet) + Send + Sync>;
 
+/// A real model for [`Options::model`]: the provider each seed's runs use,
+/// so that a seed can be a sampling seed sent to the server.
+#[derive(Clone)]
+pub struct RealModel(Arc<dyn Fn(u64) -> Arc<dyn Provider> + Send + Sync>);
+
+impl RealModel {
+    /// The same provider for every seed.
+    pub fn fixed(provider: Arc<dyn Provider>) -> Self {
+        RealModel(Arc::new(move |_| provider.clone()))
+    }
+
+    /// `build(seed)` for each seed.
+    pub fn per_seed(build: impl Fn(u64) -> Arc<dyn Provider> + Send + Sync + 'static) -> Self {
+        RealModel(Arc::new(build))
+    }
+
+    pub fn for_seed(&self, seed: u64) -> Arc<dyn Provider> {
+        (self.0)(seed)
+    }
+}
+
 #[derive(Clone)]
 pub struct Options {
     pub scenario: Scenario,
     pub train: usize,
     pub eval: usize,
     pub seeds: u64,
+    /// The first seed (seeds run from it): a long real-model run can be
+    /// split into processes, each seed judged as in one run.
+    pub first_seed: u64,
+    /// The arms to run, in this order (default [`ARMS`]).
+    pub arms: Vec<Arm>,
     /// The simulated model's compliances to sweep.
     pub compliance: Vec<f64>,
     /// Share of the reviewer's verdicts on training answers that are wrong.
@@ -155,7 +181,7 @@ pub struct Options {
     pub train_tasks: Option<Vec<LabelledTask>>,
     pub eval_tasks: Option<Vec<LabelledTask>>,
     /// A real model instead of the simulated one.
-    pub model: Option<Arc<dyn Provider>>,
+    pub model: Option<RealModel>,
     /// The proposer for support rules (default: the model, else the
     /// simulated [`EvidenceProposer`]).
     pub proposer: Option<Arc<dyn Provider>>,
@@ -180,6 +206,8 @@ impl Options {
             },
             eval: 50,
             seeds: 10,
+            first_seed: 0,
+            arms: ARMS.to_vec(),
             compliance: COMPLIANCE.to_vec(),
             mark_noise: MARK_NOISE,
             train_tasks: None,
@@ -324,7 +352,7 @@ pub async fn run(
     let mut done = 0;
     for compliance in compliances {
         let mut seeds = Vec::new();
-        for seed in 0..opts.seeds {
+        for seed in opts.first_seed..opts.first_seed + opts.seeds {
             let one = SeedRun {
                 paths,
                 catalog: catalog.clone(),
@@ -341,7 +369,7 @@ pub async fn run(
                 on_seed(done);
             }
         }
-        let summary = (0..ARMS.len())
+        let summary = (0..opts.arms.len())
             .filter_map(|i| report::summarize(&seeds, i))
             .collect();
         sweeps.push(Sweep {
@@ -353,17 +381,21 @@ pub async fn run(
     let scenario = opts.scenario;
     Ok(Report {
         scenario: scenario.name(),
-        model: opts.model.as_ref().map(|m| m.name()).unwrap_or_else(|| {
-            format!(
-                "simulated-{} (test device; see eval::simulated{})",
-                scenario.name(),
-                if scenario == Scenario::Support {
-                    "_support"
-                } else {
-                    ""
-                }
-            )
-        }),
+        model: opts
+            .model
+            .as_ref()
+            .map(|m| m.for_seed(opts.first_seed).name())
+            .unwrap_or_else(|| {
+                format!(
+                    "simulated-{} (test device; see eval::simulated{})",
+                    scenario.name(),
+                    if scenario == Scenario::Support {
+                        "_support"
+                    } else {
+                        ""
+                    }
+                )
+            }),
         train: opts.train_tasks.as_ref().map_or(opts.train, Vec::len),
         eval: opts.eval_tasks.as_ref().map_or(opts.eval, Vec::len),
         mark_noise: opts.mark_noise,
@@ -394,7 +426,7 @@ impl SeedRun<'_> {
     /// and attempt, and the arms differ only by what the model was told.
     fn model(&self, salt: u64) -> Arc<dyn Provider> {
         match (&self.opts.model, self.compliance) {
-            (Some(m), _) => m.clone(),
+            (Some(m), _) => m.for_seed(self.seed),
             (None, compliance) => self.scenario().model(
                 self.seed.wrapping_mul(1000).wrapping_add(salt),
                 compliance.unwrap_or(COMPLIANCE[1]),
@@ -445,7 +477,7 @@ impl SeedRun<'_> {
         let feedback = feedback_rules(scenario.skill(), raw_validators);
         let (validators, _) = crate::learn::validators(raw_validators);
         let mut arms = Vec::new();
-        for arm in ARMS {
+        for &arm in &self.opts.arms {
             let learning = arm.learning(&rules, &feedback);
             let eval = Evaluation {
                 scenario,
@@ -565,7 +597,7 @@ impl SeedRun<'_> {
                     .opts
                     .proposer
                     .clone()
-                    .or_else(|| self.opts.model.clone())
+                    .or_else(|| self.opts.model.as_ref().map(|m| m.for_seed(self.seed)))
                     .unwrap_or_else(|| Arc::new(EvidenceProposer));
                 let mut learning = self.config.learning.clone();
                 learning.proposals.enabled = true;
@@ -679,6 +711,8 @@ impl Evaluation<'_> {
         }
         result.answers.push(JudgedAnswer {
             task: task.task.clone(),
+            context: task.context.clone(),
+            truth: labels.clone(),
             answer: answer.map(str::to_owned),
             validated,
             misses: misses.clone(),

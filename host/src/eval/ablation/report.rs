@@ -60,11 +60,15 @@ impl CriterionScore {
 }
 
 /// One judged answer, for reading by hand (`eval ablation --answers`):
-/// the task, the last answer (delivered or rejected), the validators'
-/// verdict and the checker's misses.
+/// the task with its context and labels (a line is also a task line),
+/// the last answer (delivered or rejected), the validators' verdict and
+/// the checker's misses.
 #[derive(Debug, Clone, Serialize)]
 pub struct JudgedAnswer {
     pub task: String,
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub context: serde_json::Map<String, serde_json::Value>,
+    pub truth: crate::eval::tasks::Labels,
     pub answer: Option<String>,
     pub validated: bool,
     pub misses: Vec<crate::eval::truth::Miss>,
