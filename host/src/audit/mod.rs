@@ -10,6 +10,7 @@
 
 mod cache;
 mod flow;
+mod hidden;
 mod normalize;
 mod packages;
 mod persist;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cache::{FindingsCache, key as cache_key};
 pub use flow::{FLOW_RULES, FlowRule};
+pub use hidden::{HIDDEN_DESCRIPTION, HIDDEN_RULE};
 pub use normalize::{Normalized, normalize};
 pub use packages::PACKAGES_TOML;
 pub use prose::{
@@ -281,6 +283,7 @@ pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
 /// The findings of the rules of rules.toml and the phrase table.
 fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
     let mut hits = placed_hits(text);
+    hits.extend(hidden_hits(file, text));
     if hits.is_empty() {
         return Vec::new();
     }
@@ -347,6 +350,20 @@ fn placed_hits(text: &str) -> Vec<Placed<'static>> {
         note: None,
     });
     rule_hits.chain(phrase_hits).collect()
+}
+
+/// The instructions hidden in the comments of a Markdown file.
+fn hidden_hits(file: &str, text: &str) -> Vec<Placed<'static>> {
+    hidden::hidden_instructions(file, text)
+        .into_iter()
+        .map(|r| Placed {
+            rule: hidden::HIDDEN_RULE,
+            severity: hidden::HIDDEN_SEVERITY,
+            start: r.start,
+            end: r.end,
+            note: Some("not rendered: the reader never sees it".to_owned()),
+        })
+        .collect()
 }
 
 /// Audits a skill folder with the default limits.
