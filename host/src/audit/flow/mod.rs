@@ -76,6 +76,11 @@ pub const UNVERIFIED_ROOT_INSTALL: FlowRule = FlowRule {
     severity: Severity::High,
     description: "a file downloaded from a host that is not a listed vendor is written or installed with root privileges (sudo, doas, a root shell) into a system location (/usr, /bin, /opt, /etc, /Library…) and never checked against a checksum or a signature",
 };
+pub const REPO_EXFIL: FlowRule = FlowRule {
+    id: "flow-repo-exfil",
+    severity: Severity::High,
+    description: "a repository is pushed (git push, --mirror, --all) to a remote whose URL holds a user and a password or token written in the skill: the user's code goes to an account the skill's author holds",
+};
 pub const FLOW_LIMIT: FlowRule = FlowRule {
     id: "flow-limit",
     severity: Severity::Medium,
@@ -89,6 +94,7 @@ pub const FLOW_RULES: &[FlowRule] = &[
     SECRET_EXFIL,
     DECODE_EXEC,
     UNVERIFIED_ROOT_INSTALL,
+    REPO_EXFIL,
     FLOW_LIMIT,
 ];
 
@@ -237,6 +243,13 @@ impl Hits {
         let what = format!("installs as root into {path}, unverified, what was downloaded");
         let rule = (UNVERIFIED_ROOT_INSTALL, UNVERIFIED_ROOT_INSTALL.severity);
         self.push(text, rule, taint, span, &what);
+    }
+
+    /// A repository pushed to a remote with the skill's credentials.
+    pub fn repo_exfil(&mut self, text: &str, span: (usize, usize), host: &str) {
+        let what = format!("pushes the repository to {host} with credentials the skill wrote");
+        let rule = (REPO_EXFIL, REPO_EXFIL.severity);
+        self.push(text, rule, Taint::new(0, span.0), span, &what);
     }
 
     pub fn limit(&mut self, at: usize, why: &str) {

@@ -17,6 +17,7 @@ use super::{Hits, Lang, Taint};
 
 mod commands;
 mod install;
+mod push;
 mod redirect;
 
 /// Where an unquoted expansion's blanks split a word (see
@@ -101,6 +102,8 @@ pub(crate) struct Interpreter<'t> {
     at: (usize, usize),
     /// Root writes of downloads into system locations, not verified yet.
     installs: Vec<install::Install>,
+    /// `git remote add NAME URL`: each remote's URL.
+    remotes: HashMap<String, String>,
     parsed: usize,
     steps: usize,
     nesting: usize,
@@ -131,6 +134,7 @@ impl<'t> Interpreter<'t> {
             root_unit: false,
             at: (0, 0),
             installs: Vec::new(),
+            remotes: HashMap::new(),
             parsed: 0,
             steps: 0,
             nesting: 0,

@@ -842,6 +842,8 @@ impl Run<'_, '_> {
                     self.me.write_file(&v.text, fetched);
                 }
             }
+            ("git", ["remote", ..]) => self.note_remote(&ops),
+            ("git", ["push", ..]) => self.push(&ops, span),
             ("gh", ["gist", "create", ..]) => {
                 let sent = ops.iter().skip(2).fold(Taint::default(), |t, f| {
                     t.union(self.secret_file(&f.text, span.0))
