@@ -10,6 +10,7 @@
 
 mod cache;
 mod flow;
+mod fold;
 mod hidden;
 mod normalize;
 mod packages;
@@ -248,6 +249,52 @@ fn embedded<T>(file: &str, parsed: Result<T, String>) -> T {
 /// Audits one text: `file` is the name findings carry. The line rules,
 /// then the flow analysis of its scripts and code blocks (`flow/`).
 pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
+    let mut out = audit_as_written(file, text);
+    out.extend(folded_findings(file, text, &out));
+    out
+}
+
+/// The high findings of `text` with its run-time strings folded
+/// (`fold.rs`) on lines where the text as written has none: what a
+/// command split into pieces spells once joined.
+fn folded_findings(file: &str, text: &str, found: &[Finding]) -> Vec<Finding> {
+    let Some(folded) = fold::fold(text) else {
+        return Vec::new();
+    };
+    let high_at = |line: usize| {
+        found
+            .iter()
+            .any(|f| f.line == line && f.severity == Severity::High)
+    };
+    let mut out: Vec<Finding> = Vec::new();
+    for f in audit_as_written(file, &folded) {
+        if f.severity < Severity::High || high_at(f.line) || out.iter().any(|o| o.line == f.line) {
+            continue;
+        }
+        let written = text.lines().nth(f.line - 1).unwrap_or("").trim();
+        out.push(Finding {
+            rule: FOLDED_RULE.to_owned(),
+            severity: Severity::High,
+            file: file.to_owned(),
+            line: f.line,
+            column: 1,
+            excerpt: format!(
+                "{} → folds to {} ({})",
+                escape(written, 80),
+                f.excerpt,
+                f.rule
+            ),
+        });
+    }
+    out
+}
+
+/// The rule id of a finding in folded text.
+pub const FOLDED_RULE: &str = "obfuscated-command";
+
+/// The findings of the rules, the phrase table, hidden comments and the
+/// flow analysis in `text` as it is written.
+fn audit_as_written(file: &str, text: &str) -> Vec<Finding> {
     let mut out = rule_findings(file, text);
     let flows = flow::scan(file, text);
     if !flows.is_empty() {
