@@ -8,6 +8,7 @@
 //! zero-width characters, fullwidth letters and URL escapes do not hide a
 //! command; findings point at the text as written. See docs/audit.md.
 
+mod assembled;
 mod cache;
 mod flow;
 mod fold;
@@ -296,6 +297,19 @@ pub const FOLDED_RULE: &str = "obfuscated-command";
 /// flow analysis in `text` as it is written.
 fn audit_as_written(file: &str, text: &str) -> Vec<Finding> {
     let mut out = rule_findings(file, text);
+    if let Some(at) = assembled::assembled(file, text) {
+        let (line, column) = LineIndex::new(text).position(text, at);
+        let mut excerpt = excerpt(text, at, at);
+        excerpt.push_str(" → a downloader, this URL and an interpreter kept as separate values of one object: a command put together at run time");
+        out.push(Finding {
+            rule: assembled::ASSEMBLED_RULE.to_owned(),
+            severity: Severity::High,
+            file: file.to_owned(),
+            line,
+            column,
+            excerpt,
+        });
+    }
     let flows = flow::scan(file, text);
     if !flows.is_empty() {
         let lines = LineIndex::new(text);
