@@ -51,7 +51,7 @@ pub struct Config {
     #[serde(skip_serializing)]
     pub forge: Option<toml::Value>,
     /// The validation gate for installed and generated handlers.
-    pub gate: crate::gate::policy::GateConfig,
+    pub gate: crate::gate_policy::GateConfig,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
     /// Retrieval: pinned skills.

@@ -41,7 +41,7 @@
 //!   toolchains that build handlers (finding, checking, installing them,
 //!   `handler build`) and a new skill folder with a handler from a
 //!   template (`handler new`). None of them knows the others.
-//! - layer 4: `learn`, `forge`, `gate::policy`, `grants::shared`: rules
+//! - layer 4: `learn`, `forge`, `gate_policy`, `grants::shared`: rules
 //!   from recorded failures, applied to runs; the operator's edits of them.
 //!   Skills written from successful runs and improved in place, through
 //!   one checked, atomic writer, with their history; recurring tool
@@ -83,6 +83,7 @@ pub mod exec;
 pub mod forge;
 pub mod fsutil;
 pub mod gate;
+pub mod gate_policy;
 pub mod grants;
 pub mod install;
 pub mod learn;

@@ -433,7 +433,7 @@ fn handler(
             admission.admitted.saved_version
         )?;
         match admission.state {
-            crate::gate::policy::HandlerState::Enabled => {
+            crate::gate_policy::HandlerState::Enabled => {
                 outln!("state: enabled; `{skill}` now answers on tier 1")?
             }
             _ => {
