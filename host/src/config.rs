@@ -66,7 +66,7 @@ pub struct Config {
     /// of guessing (see `learn::rules::Action::UseDefault`).
     pub defaults: serde_json::Map<String, serde_json::Value>,
     /// `skillhost mcp --http`: calls at once, queued calls, sessions.
-    pub mcp: crate::mcp::admission::McpConfig,
+    pub mcp: crate::mcp_admission::McpConfig,
     /// Where runs and the rest are stored.
     pub store: crate::store::StoreConfig,
 }

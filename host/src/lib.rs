@@ -18,7 +18,7 @@
 //!   and errors (answers, failures and their classes, service errors, tool
 //!   descriptions, bytes as hex), file helpers, thread priority, the
 //!   outbound network guard, the audit of a skill's text.
-//! - layer 1: `skill`, `bundled`, `mcp::admission`: parsing every SKILL.md
+//! - layer 1: `skill`, `bundled`, `mcp_admission`: parsing every SKILL.md
 //!   dialect, discovery, the catalog, search; the skills built into the
 //!   binary; backpressure for the MCP server (places to run calls, a
 //!   bounded queue, the session limit, and their defaults from the
@@ -89,6 +89,7 @@ pub mod install;
 pub mod learn;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_admission;
 pub mod netguard;
 pub mod paths;
 pub mod sandbox;
