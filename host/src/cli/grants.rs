@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 
 use super::Ctx;
-use crate::config::ConfigFile;
 use crate::grants::edit;
 use crate::grants::{CAPABILITIES, GrantRequest, describe, describe_limits};
+use crate::paths::ConfigFile;
 use crate::skill::Capabilities;
 
 #[derive(Debug, Args)]

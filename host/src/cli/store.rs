@@ -123,7 +123,7 @@ fn share_workspace_state(ctx: &Ctx, to: &PgStore) -> anyhow::Result<SharedCopied
         })?;
         out.rules = added;
     }
-    let file = crate::config::workspace_file(&ctx.paths);
+    let file = crate::paths::workspace_file(&ctx.paths);
     let there = crate::grants::shared::shared_grants(shared)?;
     for (skill, grant) in crate::config::Config::load(&ctx.paths)?.grants {
         if crate::grants::file_grants(&file, &skill)? && !there.contains_key(&skill) {

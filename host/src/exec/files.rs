@@ -183,12 +183,6 @@ pub fn read_skill_and_handler(skill: &Skill) -> Result<(Vec<u8>, Option<Vec<u8>>
     Ok((md, wasm))
 }
 
-/// The fingerprint operator grants are pinned to: the skill's pin
-/// ([`gate_policy::skill_pin`]), every file of its folder a run can read.
-pub fn skill_fingerprint(skill: &Skill) -> Result<String, TreeError> {
-    gate_policy::skill_pin(skill)
-}
-
 /// The files of a skill as a runner last read them.
 #[derive(Clone)]
 pub(super) struct KnownFiles {
