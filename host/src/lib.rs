@@ -41,7 +41,7 @@
 //!   toolchains that build handlers (finding, checking, installing them,
 //!   `handler build`) and a new skill folder with a handler from a
 //!   template (`handler new`). None of them knows the others.
-//! - layer 4: `learn`, `forge`, `gate_policy`, `grants::shared`: rules
+//! - layer 4: `learn`, `forge`, `gate_policy`, `shared`: rules
 //!   from recorded failures, applied to runs; the operator's edits of them.
 //!   Skills written from successful runs and improved in place, through
 //!   one checked, atomic writer, with their history; recurring tool
@@ -93,6 +93,7 @@ pub mod mcp_admission;
 pub mod netguard;
 pub mod paths;
 pub mod sandbox;
+pub mod shared;
 pub mod skill;
 pub mod store;
 pub mod sys;

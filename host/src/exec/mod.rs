@@ -25,7 +25,6 @@ mod recorder;
 mod select;
 mod services;
 pub mod shared;
-pub mod shared_skills;
 pub mod template;
 mod usage;
 

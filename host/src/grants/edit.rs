@@ -6,9 +6,9 @@
 
 use std::path::PathBuf;
 
-use crate::grants::shared::{SharedGrantsError, write_shared_grant};
 use crate::grants::{Grant, GrantFileError, GrantRequest, file_grants, grant_for, write_grant};
 use crate::paths::{ConfigFile, Paths};
+use crate::shared::grants::{SharedGrantsError, write_shared_grant};
 use crate::skill::{Capabilities, Catalog, TreeError};
 use crate::store::RunStore;
 

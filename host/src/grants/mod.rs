@@ -19,10 +19,9 @@ mod kv;
 mod llm;
 mod tools;
 
-// The operator's grant edits and the grants in the store the hosts share:
-// units of their own in the module map (lib.rs), above what they use.
+// The operator's grant edits: a unit of its own in the module map
+// (lib.rs), above what it uses.
 pub mod edit;
-pub mod shared;
 
 pub(crate) use call::truncated;
 pub use call::{
