@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use super::Runner;
-use super::grant_command::{GrantFile, grant_command};
 use super::outcome::RunOutcome;
 use crate::gate_policy::Refusal;
+use crate::granting::{GrantFile, grant_command};
 use crate::grants::Effective;
 use crate::sandbox;
 use crate::skill::{LimitSpec, Skill};

@@ -14,7 +14,6 @@ mod files;
 mod flow;
 #[cfg(feature = "forge")]
 mod forging;
-pub mod grant_command;
 mod handler;
 mod model_loop;
 mod outcome;

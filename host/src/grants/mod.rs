@@ -19,10 +19,6 @@ mod kv;
 mod llm;
 mod tools;
 
-// The operator's grant edits: a unit of its own in the module map
-// (lib.rs), above what it uses.
-pub mod edit;
-
 pub(crate) use call::truncated;
 pub use call::{
     CallSetup, CallStates, CapabilityHost, HostFn, HostInterface, Refusal, Services,

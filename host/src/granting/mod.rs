@@ -1,8 +1,13 @@
-//! The operator's grant edits (`skillhost skills grant|revoke`). A unit
-//! of its own in the module map, above `exec`, because a grant is pinned
-//! to the skill's fingerprint, which `exec` reads; the rest of `grants`
-//! decides what is granted and writes it, into a skillhost.toml
-//! ([`write_grant`]) or the store the hosts share ([`write_shared_grant`]).
+//! The operator's grants: the edits (`skillhost skills grant|revoke`),
+//! each pinned to the skill's fingerprint ([`Skill::pin`]), and the grant
+//! command a notice tells the operator to run ([`grant_command`]). What
+//! is granted is decided in `grants`, which writes it into a
+//! skillhost.toml ([`write_grant`]); a workspace grant goes to the store
+//! the hosts share instead, when there is one ([`write_shared_grant`]).
+//!
+//! [`Skill::pin`]: crate::skill::Skill::pin
+
+mod command;
 
 use std::path::PathBuf;
 
@@ -11,6 +16,8 @@ use crate::paths::{ConfigFile, Paths};
 use crate::shared::grants::{SharedGrantsError, write_shared_grant};
 use crate::skill::{Capabilities, Catalog, TreeError};
 use crate::store::RunStore;
+
+pub use command::{GrantFile, grant_command, shell_quote};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GrantError {
