@@ -4,8 +4,8 @@
 //! module the map does not place.
 //!
 //! A unit of the map is a top-level module, or a submodule the map places
-//! on its own (`gate::policy`): that one is then a unit apart from its
-//! parent, held to its own layer both ways. So that such a unit cannot be
+//! on its own (such as `gate::policy` was): that one is then a unit apart
+//! from its parent, held to its own layer both ways. So that such a unit cannot be
 //! reached around the map, `super::` and `self::` paths count as well as
 //! `crate::` ones, and so does a child unit named bare in its parent.
 //!
