@@ -356,7 +356,7 @@ fn grant_note(ctx: &Ctx, name: &str) -> anyhow::Result<()> {
     let Some(skill) = catalog.get(name) else {
         return Ok(());
     };
-    let now = crate::exec::skill_fingerprint(skill)?;
+    let now = skill.pin()?;
     if grant.pin != now {
         outln!(
             "note: `{name}` has a new fingerprint ({now}); its grant, pinned to {}, no longer applies: it runs with what its source is trusted with until you run `skillhost skills grant {name}` again",
@@ -384,10 +384,7 @@ fn handler(
         LangArg::Rust => HandlerLang::Rust,
         LangArg::Js => HandlerLang::Js,
     });
-    let before = runner
-        .catalog()
-        .get(skill)
-        .and_then(|s| crate::exec::skill_fingerprint(s).ok());
+    let before = runner.catalog().get(skill).and_then(|s| s.pin().ok());
     let authored = super::runtime()?
         .block_on(author::author(&runner, provider.as_ref(), skill, lang))
         .with_context(|| format!("forge handler {skill}"))?;
@@ -433,7 +430,7 @@ fn handler(
             admission.admitted.saved_version
         )?;
         match admission.state {
-            crate::gate::policy::HandlerState::Enabled => {
+            crate::gate_policy::HandlerState::Enabled => {
                 outln!("state: enabled; `{skill}` now answers on tier 1")?
             }
             _ => {

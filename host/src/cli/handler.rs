@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::Ctx;
 use crate::gate;
-use crate::gate::policy::{HandlerState, Outcome, Provenance, Report, Status};
+use crate::gate_policy::{HandlerState, Outcome, Provenance, Report, Status};
 use crate::sandbox::inspect::inspect;
 use crate::toolchain::scaffold::{Lang, scaffold};
 use crate::types::Chain;

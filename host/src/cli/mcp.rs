@@ -54,7 +54,7 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 addr,
                 allow_remote: args.allow_remote,
                 token,
-                limits: crate::mcp::admission::McpConfig {
+                limits: crate::mcp_admission::McpConfig {
                     max_calls: args.max_calls,
                     max_queued: args.max_queued,
                     max_sessions: args.max_sessions,

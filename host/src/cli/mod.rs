@@ -158,7 +158,7 @@ impl Ctx {
         if let Some(store) = self.shared_store()?
             && let Some(shared) = store.shared()
         {
-            let sent = crate::exec::shared_skills::publish(&self.paths, shared)?;
+            let sent = crate::shared::skills::publish(&self.paths, shared)?;
             if sent > 0 {
                 tracing::info!("shared {sent} changed skill folder(s) with the other hosts");
             }

@@ -123,14 +123,14 @@ fn share_workspace_state(ctx: &Ctx, to: &PgStore) -> anyhow::Result<SharedCopied
         })?;
         out.rules = added;
     }
-    let file = crate::config::workspace_file(&ctx.paths);
-    let there = crate::grants::shared::shared_grants(shared)?;
+    let file = crate::paths::workspace_file(&ctx.paths);
+    let there = crate::shared::grants::shared_grants(shared)?;
     for (skill, grant) in crate::config::Config::load(&ctx.paths)?.grants {
         if crate::grants::file_grants(&file, &skill)? && !there.contains_key(&skill) {
-            crate::grants::shared::write_shared_grant(shared, &skill, Some(&grant))?;
+            crate::shared::grants::write_shared_grant(shared, &skill, Some(&grant))?;
             out.grants += 1;
         }
     }
-    out.skills = crate::exec::shared_skills::publish(&ctx.paths, shared)?;
+    out.skills = crate::shared::skills::publish(&ctx.paths, shared)?;
     Ok(out)
 }

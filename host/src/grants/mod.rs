@@ -19,11 +19,6 @@ mod kv;
 mod llm;
 mod tools;
 
-// The operator's grant edits and the grants in the store the hosts share:
-// units of their own in the module map (lib.rs), above what they use.
-pub mod edit;
-pub mod shared;
-
 pub(crate) use call::truncated;
 pub use call::{
     CallSetup, CallStates, CapabilityHost, HostFn, HostInterface, Refusal, Services,
