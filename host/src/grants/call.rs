@@ -472,14 +472,12 @@ mod tests {
     }
 
     #[test]
-    fn only_a_capabilitys_own_interfaces_are_host_interfaces() {
-        // kv, llm and tools share `skillhost:skill/host`, linked with the
-        // sandbox's `log`; none has an interface of its own yet.
+    fn the_shared_interface_is_no_capabilitys_own() {
+        // kv, llm and tools link into `skillhost:skill/host`, beside the
+        // sandbox's `log`; it is not an interface of one capability.
+        assert!(!crate::grants::is_host_interface(HOST_INTERFACE));
         assert!(!crate::grants::is_host_interface(
-            "skillhost:skill/host@0.1.0"
-        ));
-        assert!(!crate::grants::is_host_interface(
-            "skillhost:counter/counter"
+            "skillhost:nobody/none@1.0.0"
         ));
     }
 }

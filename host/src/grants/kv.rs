@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use wasmtime::component::Linker;
+use wasmtime::component::{Linker, LinkerInstance};
 
 use super::{
     CallSetup, Capability, Events, Flag, HOST_INTERFACE, HostCapability, HostError, Offer, Permit,
@@ -119,42 +119,63 @@ impl HostCapability for Kv {
         project: fn(&mut T) -> &mut KvCall,
     ) -> wasmtime::Result<()> {
         let mut host = linker.instance(HOST_INTERFACE)?;
-        host.func_wrap_async("kv-get", move |mut store, (key,): (String,)| {
-            let reached = project(store.data_mut()).reach(&key, 0);
-            Box::new(async move {
-                let answer: KvGet = match reached {
-                    Ok((kv, skill)) => off_the_runtime(move || kv.get(&skill, &key)).await,
-                    Err(e) => Err(e),
-                };
-                Ok((answer,))
-            })
-        })?;
-        host.func_wrap_async(
-            "kv-set",
-            move |mut store, (key, value): (String, Vec<u8>)| {
-                let reached = project(store.data_mut()).reach(&key, value.len());
-                Box::new(async move {
-                    let answer: KvDone = match reached {
-                        Ok((kv, skill)) => {
-                            off_the_runtime(move || kv.set(&skill, &key, &value)).await
-                        }
-                        Err(e) => Err(e),
-                    };
-                    Ok((answer,))
-                })
-            },
-        )?;
-        host.func_wrap_async("kv-delete", move |mut store, (key,): (String,)| {
-            let reached = project(store.data_mut()).reach(&key, 0);
+        link_get(&mut host, project)?;
+        link_set(&mut host, project)?;
+        link_delete(&mut host, project)
+    }
+}
+
+type Project<T> = fn(&mut T) -> &mut KvCall;
+
+fn link_get<T: Send + 'static>(
+    host: &mut LinkerInstance<'_, T>,
+    project: Project<T>,
+) -> wasmtime::Result<()> {
+    host.func_wrap_async("kv-get", move |mut store, (key,): (String,)| {
+        let reached = project(store.data_mut()).reach(&key, 0);
+        Box::new(async move {
+            let answer: KvGet = match reached {
+                Ok((kv, skill)) => off_the_runtime(move || kv.get(&skill, &key)).await,
+                Err(e) => Err(e),
+            };
+            Ok((answer,))
+        })
+    })
+}
+
+fn link_set<T: Send + 'static>(
+    host: &mut LinkerInstance<'_, T>,
+    project: Project<T>,
+) -> wasmtime::Result<()> {
+    host.func_wrap_async(
+        "kv-set",
+        move |mut store, (key, value): (String, Vec<u8>)| {
+            let reached = project(store.data_mut()).reach(&key, value.len());
             Box::new(async move {
                 let answer: KvDone = match reached {
-                    Ok((kv, skill)) => off_the_runtime(move || kv.delete(&skill, &key)).await,
+                    Ok((kv, skill)) => off_the_runtime(move || kv.set(&skill, &key, &value)).await,
                     Err(e) => Err(e),
                 };
                 Ok((answer,))
             })
+        },
+    )
+}
+
+fn link_delete<T: Send + 'static>(
+    host: &mut LinkerInstance<'_, T>,
+    project: Project<T>,
+) -> wasmtime::Result<()> {
+    host.func_wrap_async("kv-delete", move |mut store, (key,): (String,)| {
+        let reached = project(store.data_mut()).reach(&key, 0);
+        Box::new(async move {
+            let answer: KvDone = match reached {
+                Ok((kv, skill)) => off_the_runtime(move || kv.delete(&skill, &key)).await,
+                Err(e) => Err(e),
+            };
+            Ok((answer,))
         })
-    }
+    })
 }
 
 impl Capability for Kv {
