@@ -56,25 +56,9 @@ struct Naming {
 /// keeps the deterministic draft when the answer is missing or unusable.
 /// True when the model's answer was taken.
 pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn Provider) -> bool {
-    let mut prompt = format!(
-        "Task: {}\nSkill used: `{}`\nSuccessful tool calls, in order:\n",
-        crate::llm::excerpt(&run.task, 500),
-        run.skill
-    );
-    for c in calls(run) {
-        prompt.push_str(&format!(
-            "- {} {}\n",
-            c.tool,
-            crate::llm::excerpt(&c.arguments.to_string(), 300)
-        ));
-    }
-    prompt.push_str(&format!(
-        "Final answer: {}\n",
-        crate::llm::excerpt(run.output.as_deref().unwrap_or(""), 500)
-    ));
     let request = ChatRequest {
         system: Some(NAMING_SYSTEM.to_owned()),
-        messages: vec![Message::User(prompt)],
+        messages: vec![Message::User(naming_prompt(run))],
         tools: Vec::new(),
         max_tokens: Some(4096),
     };
@@ -99,12 +83,7 @@ pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn 
         return false;
     };
     let description = one_line(&n.description);
-    let good = check_slug(&n.name).is_ok()
-        && !description.is_empty()
-        && description.len() <= 1024
-        && !n.instructions.trim().is_empty()
-        && n.instructions.len() <= 16 << 10;
-    if !good {
+    if !usable(&n, &description) {
         tracing::info!(
             name = %n.name,
             "forge: the model's name, description or instructions are unusable; named from the task"
@@ -120,6 +99,37 @@ pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn 
     draft.description = description;
     draft.instructions = format!("{}{steps}", n.instructions.trim());
     true
+}
+
+/// The run for the model: its task, skill, tool calls and answer.
+fn naming_prompt(run: &RunRecord) -> String {
+    let mut prompt = format!(
+        "Task: {}\nSkill used: `{}`\nSuccessful tool calls, in order:\n",
+        crate::llm::excerpt(&run.task, 500),
+        run.skill
+    );
+    for c in calls(run) {
+        prompt.push_str(&format!(
+            "- {} {}\n",
+            c.tool,
+            crate::llm::excerpt(&c.arguments.to_string(), 300)
+        ));
+    }
+    prompt.push_str(&format!(
+        "Final answer: {}\n",
+        crate::llm::excerpt(run.output.as_deref().unwrap_or(""), 500)
+    ));
+    prompt
+}
+
+/// A slug for a name, a description of one line of at most 1 KiB, and
+/// instructions of at most 16 KiB.
+fn usable(n: &Naming, description: &str) -> bool {
+    check_slug(&n.name).is_ok()
+        && !description.is_empty()
+        && description.len() <= 1024
+        && !n.instructions.trim().is_empty()
+        && n.instructions.len() <= 16 << 10
 }
 
 #[cfg(test)]
