@@ -25,27 +25,11 @@ pub(crate) fn read_meta(
     let seed = |key: &str| metadata.get(key).or_else(|| fm.get(key));
     let top = |keys: &[&str]| keys.iter().find_map(|k| fm.get(*k));
 
-    let version = top(&["version"])
-        .or_else(|| metadata.get("version"))
-        .and_then(|v| match v {
-            Value::Number(_) if fm.contains_key("version") => {
-                version_literal(fm_text).or_else(|| scalar_string(v))
-            }
-            _ => scalar_string(v),
-        });
-
-    let allowed_tools = match top(&["allowed-tools", "allowed_tools", "allowedTools"]) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(split_tools(s)),
-        Some(v @ Value::Array(_)) => Some(list_of_strings(v, "allowed-tools", warnings)),
-        Some(v) => match scalar_string(v) {
-            Some(s) => Some(split_tools(&s)),
-            None => {
-                warnings.push("`allowed-tools` is neither text nor a list: ignored".to_owned());
-                None
-            }
-        },
-    };
+    let version = read_version(fm, &metadata, fm_text);
+    let allowed_tools = read_allowed_tools(
+        top(&["allowed-tools", "allowed_tools", "allowedTools"]),
+        warnings,
+    );
 
     // Lists at top level or in `metadata`, under any of their names.
     let list = |keys: &[&str], warnings: &mut Vec<String>| match top(keys)
@@ -66,6 +50,7 @@ pub(crate) fn read_meta(
         .unwrap_or_default();
 
     let skillhost = read_skillhost(metadata.get("skillhost"), warnings);
+    let (disable_model_invocation, user_invocable) = read_invocation(&top, warnings);
 
     SkillMeta {
         version,
@@ -75,18 +60,8 @@ pub(crate) fn read_meta(
         roles,
         stages,
         allowed_tools,
-        disable_model_invocation: read_bool(
-            top(&["disable-model-invocation", "disable_model_invocation"]),
-            "disable-model-invocation",
-            false,
-            warnings,
-        ),
-        user_invocable: read_bool(
-            top(&["user-invocable", "user_invocable"]),
-            "user-invocable",
-            true,
-            warnings,
-        ),
+        disable_model_invocation,
+        user_invocable,
         triggers,
         context_fields,
         output_type: seed("output_type").and_then(scalar_string),
@@ -94,6 +69,60 @@ pub(crate) fn read_meta(
         // Filled by the caller, which owns the map.
         raw: Value::Null,
     }
+}
+
+/// `version`, top level first; a number at top level is taken as written
+/// (`1.10` stays `1.10`).
+fn read_version(
+    fm: &Map<String, Value>,
+    metadata: &Map<String, Value>,
+    fm_text: &str,
+) -> Option<String> {
+    fm.get("version")
+        .or_else(|| metadata.get("version"))
+        .and_then(|v| match v {
+            Value::Number(_) if fm.contains_key("version") => {
+                version_literal(fm_text).or_else(|| scalar_string(v))
+            }
+            _ => scalar_string(v),
+        })
+}
+
+/// `allowed-tools` as a list or a space- or comma-separated string.
+fn read_allowed_tools(v: Option<&Value>, warnings: &mut Vec<String>) -> Option<Vec<String>> {
+    match v {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(split_tools(s)),
+        Some(v @ Value::Array(_)) => Some(list_of_strings(v, "allowed-tools", warnings)),
+        Some(v) => match scalar_string(v) {
+            Some(s) => Some(split_tools(&s)),
+            None => {
+                warnings.push("`allowed-tools` is neither text nor a list: ignored".to_owned());
+                None
+            }
+        },
+    }
+}
+
+/// `disable-model-invocation` (default false) and `user-invocable`
+/// (default true), under either spelling.
+fn read_invocation<'a>(
+    top: &dyn Fn(&[&str]) -> Option<&'a Value>,
+    warnings: &mut Vec<String>,
+) -> (bool, bool) {
+    let disable = read_bool(
+        top(&["disable-model-invocation", "disable_model_invocation"]),
+        "disable-model-invocation",
+        false,
+        warnings,
+    );
+    let user = read_bool(
+        top(&["user-invocable", "user_invocable"]),
+        "user-invocable",
+        true,
+        warnings,
+    );
+    (disable, user)
 }
 
 /// `metadata` as a map. OpenClaw sometimes stores it as a JSON string.

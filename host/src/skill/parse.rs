@@ -55,10 +55,35 @@ const MAX_FALLBACK_DESCRIPTION: usize = 1024;
 pub fn parse_skill(bytes: &[u8], folder_name: &str) -> Result<ParsedSkill, ParseError> {
     let mut warnings = Vec::new();
     let text = decode(bytes, &mut warnings);
-    let split = split_front_matter(&text);
-    let mut unclosed_warnings = Vec::new();
+    let (front, body) = locate_front_matter(&text, &mut warnings)?;
+    let has_front = front.is_some();
+    let (fm_map, fm_text) = front.unwrap_or_default();
+    let fm = &fm_map;
 
-    let (front, body) = match split {
+    let name = read_name(fm, has_front, folder_name, &mut warnings);
+    let description = read_description(fm, has_front, body, &mut warnings)?;
+    spec_warnings(&name, &description, folder_name, &mut warnings);
+    let mut meta = read_meta(fm, fm_text, &mut warnings);
+    meta.raw = Value::Object(fm_map);
+
+    Ok(ParsedSkill {
+        name,
+        description,
+        body: body.to_owned(),
+        meta,
+        warnings,
+    })
+}
+
+/// Front matter read, with its text, and the body after it.
+type Located<'a> = (Option<(Map<String, Value>, &'a str)>, &'a str);
+
+/// The front matter, however the file marks it (or does not), and the body.
+fn locate_front_matter<'a>(
+    text: &'a str,
+    warnings: &mut Vec<String>,
+) -> Result<Located<'a>, ParseError> {
+    Ok(match split_front_matter(text) {
         Split::None { body } => match bare_front_matter(body) {
             // Some exports drop the `---` lines but keep the keys on top.
             Some((fm, yaml, rest)) => {
@@ -77,72 +102,64 @@ pub fn parse_skill(bytes: &[u8], folder_name: &str) -> Result<ParsedSkill, Parse
             }
         },
         Split::Closed { yaml, body } => {
-            let fm = read_front_matter(yaml, &mut warnings)?;
+            let fm = read_front_matter(yaml, warnings)?;
             (Some((fm, yaml)), body)
         }
-        // Decision: an opening `---` that is never closed is read as front
-        // matter running to the end of the file when that parses as a mapping
-        // with a `name` or `description` (exports sometimes lose the closing
-        // line, e.g. the whole file is front matter); otherwise the
-        // `---` was a markdown rule and the file is read as plain markdown.
-        // Either way the skill loads when a description can be found, with a
-        // warning.
-        Split::Unclosed { rest } => match read_front_matter(rest, &mut unclosed_warnings) {
-            Ok(fm) if fm.contains_key("description") || fm.contains_key("name") => {
-                warnings.append(&mut unclosed_warnings);
-                warnings.push(
-                    "front matter opened with `---` but never closed: read the rest of the file as front matter"
-                        .to_owned(),
-                );
-                (Some((fm, rest)), "")
-            }
-            _ => {
-                warnings.push(
-                    "front matter opened with `---` but never closed: read the file as markdown without front matter"
-                        .to_owned(),
-                );
-                (None, rest)
-            }
-        },
-    };
-
-    let has_front = front.is_some();
-    let (fm_map, fm_text) = front.unwrap_or_default();
-    let fm = &fm_map;
-
-    let name = read_name(fm, has_front, folder_name, &mut warnings);
-    let description = match fm.get("description").and_then(scalar_string) {
-        Some(d) if !d.trim().is_empty() => d.trim().to_owned(),
-        other => {
-            let d = first_paragraph(body).ok_or(ParseError::NoDescription)?;
-            if has_front {
-                warnings.push(match other {
-                    Some(_) => {
-                        "description is empty: using the first paragraph of the body".to_owned()
-                    }
-                    None if fm.contains_key("description") => {
-                        "description is not text: using the first paragraph of the body".to_owned()
-                    }
-                    None => {
-                        "no description in the front matter: using the first paragraph of the body"
-                            .to_owned()
-                    }
-                });
-            }
-            d
-        }
-    };
-    spec_warnings(&name, &description, folder_name, &mut warnings);
-    let mut meta = read_meta(fm, fm_text, &mut warnings);
-    meta.raw = Value::Object(fm_map);
-
-    Ok(ParsedSkill {
-        name,
-        description,
-        body: body.to_owned(),
-        meta,
-        warnings,
+        Split::Unclosed { rest } => unclosed_front_matter(rest, warnings),
     })
+}
+
+/// Decision: an opening `---` that is never closed is read as front
+/// matter running to the end of the file when that parses as a mapping
+/// with a `name` or `description` (exports sometimes lose the closing
+/// line, e.g. the whole file is front matter); otherwise the `---` was a
+/// markdown rule and the file is read as plain markdown. Either way the
+/// skill loads when a description can be found, with a warning.
+fn unclosed_front_matter<'a>(rest: &'a str, warnings: &mut Vec<String>) -> Located<'a> {
+    let mut unclosed_warnings = Vec::new();
+    match read_front_matter(rest, &mut unclosed_warnings) {
+        Ok(fm) if fm.contains_key("description") || fm.contains_key("name") => {
+            warnings.append(&mut unclosed_warnings);
+            warnings.push(
+                "front matter opened with `---` but never closed: read the rest of the file as front matter"
+                    .to_owned(),
+            );
+            (Some((fm, rest)), "")
+        }
+        _ => {
+            warnings.push(
+                "front matter opened with `---` but never closed: read the file as markdown without front matter"
+                    .to_owned(),
+            );
+            (None, rest)
+        }
+    }
+}
+
+/// The front matter's `description`, else the body's first paragraph
+/// (with a warning saying why when there is front matter).
+fn read_description(
+    fm: &Map<String, Value>,
+    has_front: bool,
+    body: &str,
+    warnings: &mut Vec<String>,
+) -> Result<String, ParseError> {
+    let other = match fm.get("description").and_then(scalar_string) {
+        Some(d) if !d.trim().is_empty() => return Ok(d.trim().to_owned()),
+        other => other,
+    };
+    let d = first_paragraph(body).ok_or(ParseError::NoDescription)?;
+    if has_front {
+        warnings.push(match other {
+            Some(_) => "description is empty: using the first paragraph of the body".to_owned(),
+            None if fm.contains_key("description") => {
+                "description is not text: using the first paragraph of the body".to_owned()
+            }
+            None => "no description in the front matter: using the first paragraph of the body"
+                .to_owned(),
+        });
+    }
+    Ok(d)
 }
 
 /// UTF-8 with the BOM dropped and line ends normalised to `\n`. Invalid
