@@ -414,39 +414,9 @@ pub fn rule(
     evidence: &Evidence<'_>,
     cfg: &ProposalConfig,
 ) -> Rule {
-    let origin = |rationale: Option<String>| Origin {
-        pattern: "model".into(),
-        failures: group.sample_runs.clone(),
-        failure_count: group.count,
-        model: Some(model.to_owned()),
-        rationale,
-    };
-    let id = proposal_id(&group.class, &group.skill);
     let answer = match answer {
         Ok(a) => a,
-        Err(why) => {
-            let kind = if group.tool_error {
-                Kind::Recovery
-            } else {
-                Kind::Prevention
-            };
-            let mut rule = Rule::new(
-                id,
-                kind,
-                &group.class,
-                &group.skill,
-                Vec::new(),
-                Vec::new(),
-                origin(None),
-            );
-            rule.enabled = false;
-            rule.rejected = true;
-            rule.replay = Some(Replay {
-                verdict: format!("rejected: the model's answer is not a usable rule: {why}"),
-                ..Replay::default()
-            });
-            return rule;
-        }
+        Err(why) => return unusable_answer(group, model, &why),
     };
     let mut figures = match replay(answer.kind, &group.class, &answer.conditions, evidence) {
         Ok(r) => r,
@@ -459,17 +429,53 @@ pub fn rule(
     let keep = figures.verdict.is_empty() && judge(&mut figures, cfg);
     let rationale = Some(excerpt(&answer.rationale, MAX_TEXT)).filter(|r| !r.is_empty());
     let mut rule = Rule::new(
-        id,
+        proposal_id(&group.class, &group.skill),
         answer.kind,
         &group.class,
         &group.skill,
         answer.conditions,
         answer.actions,
-        origin(rationale),
+        proposal_origin(group, model, rationale),
     );
     rule.enabled = keep;
     rule.rejected = !keep;
     rule.replay = Some(figures);
+    rule
+}
+
+/// Where a proposed rule comes from: the model, on the group's failures.
+fn proposal_origin(group: &FailureGroup, model: &str, rationale: Option<String>) -> Origin {
+    Origin {
+        pattern: "model".into(),
+        failures: group.sample_runs.clone(),
+        failure_count: group.count,
+        model: Some(model.to_owned()),
+        rationale,
+    }
+}
+
+/// A rejected, empty rule saying `why` the model's answer is not one.
+fn unusable_answer(group: &FailureGroup, model: &str, why: &str) -> Rule {
+    let kind = if group.tool_error {
+        Kind::Recovery
+    } else {
+        Kind::Prevention
+    };
+    let mut rule = Rule::new(
+        proposal_id(&group.class, &group.skill),
+        kind,
+        &group.class,
+        &group.skill,
+        Vec::new(),
+        Vec::new(),
+        proposal_origin(group, model, None),
+    );
+    rule.enabled = false;
+    rule.rejected = true;
+    rule.replay = Some(Replay {
+        verdict: format!("rejected: the model's answer is not a usable rule: {why}"),
+        ..Replay::default()
+    });
     rule
 }
 

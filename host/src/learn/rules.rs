@@ -380,27 +380,11 @@ pub fn apply(
                     effect.changes.push(format!("set {field} = {value}"));
                 }
             }
-            Action::AddFlag { flag } => {
-                let flags = context
-                    .entry("_flags")
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if let Value::Array(list) = flags
-                    && !list.iter().any(|f| f == flag.as_str())
-                {
-                    list.push(Value::from(flag.clone()));
-                    effect.changes.push(format!("flag {flag}"));
-                }
-            }
+            Action::AddFlag { flag } => add_flag(context, flag, &mut effect),
             Action::AddInstruction { text } => {
                 if !instructions.contains(text) {
                     instructions.push(text.clone());
-                    let list = context
-                        .entry("_instructions")
-                        .or_insert_with(|| Value::Array(Vec::new()));
-                    if let Value::Array(l) = list {
-                        l.push(Value::from(text.clone()));
-                    }
-                    effect.changes.push(format!("instruction: {text}"));
+                    add_instruction(context, text, &mut effect);
                 }
             }
             Action::RequireField { field, message } => {
@@ -410,29 +394,66 @@ pub fn apply(
                 }
             }
             Action::UseDefault { field, fix } => {
-                if !missing(context.get(field)) {
-                    continue;
-                }
-                let default = setting
-                    .defaults
-                    .and_then(|d| d.get(field))
-                    .filter(|v| !missing(Some(v)));
-                if let Some(value) = default {
-                    context.insert(field.clone(), value.clone());
-                    effect
-                        .changes
-                        .push(format!("set {field} = {value} from [defaults]"));
-                    effect.notices.push(format!(
-                        "`{field}` was not given: used {value} from [defaults] in skillhost.toml"
-                    ));
-                } else if !setting.model_answers {
-                    effect.refused = Some(fix.clone());
-                    effect.changes.push(format!("required {field}"));
-                }
+                use_default(context, field, fix, setting, &mut effect);
             }
         }
     }
     effect
+}
+
+/// `flag` added to the context's `_flags`, once.
+fn add_flag(context: &mut Map<String, Value>, flag: &str, effect: &mut Effect) {
+    let flags = context
+        .entry("_flags")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = flags
+        && !list.iter().any(|f| f == flag)
+    {
+        list.push(Value::from(flag.to_owned()));
+        effect.changes.push(format!("flag {flag}"));
+    }
+}
+
+/// `text` added to the context's `_instructions`.
+fn add_instruction(context: &mut Map<String, Value>, text: &str, effect: &mut Effect) {
+    let list = context
+        .entry("_instructions")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(l) = list {
+        l.push(Value::from(text.to_owned()));
+    }
+    effect.changes.push(format!("instruction: {text}"));
+}
+
+/// A missing `field` takes its value from `[defaults]` (and the user is
+/// told); with none there, the run is refused with `fix`, unless the model
+/// may answer without it.
+fn use_default(
+    context: &mut Map<String, Value>,
+    field: &str,
+    fix: &str,
+    setting: &Setting<'_>,
+    effect: &mut Effect,
+) {
+    if !missing(context.get(field)) {
+        return;
+    }
+    let default = setting
+        .defaults
+        .and_then(|d| d.get(field))
+        .filter(|v| !missing(Some(v)));
+    if let Some(value) = default {
+        context.insert(field.to_owned(), value.clone());
+        effect
+            .changes
+            .push(format!("set {field} = {value} from [defaults]"));
+        effect.notices.push(format!(
+            "`{field}` was not given: used {value} from [defaults] in skillhost.toml"
+        ));
+    } else if !setting.model_answers {
+        effect.refused = Some(fix.to_owned());
+        effect.changes.push(format!("required {field}"));
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
