@@ -173,30 +173,11 @@ fn build_rust(
     } else {
         dir.join("Cargo.toml")
     };
+    let crate_dir = manifest.parent().unwrap_or(dir);
     let cargo = env
         .find_on_path("cargo")
         .ok_or_else(|| missing(env, Lang::Rust, "cargo", false))?;
-    if let Some(rustup) = env.find_on_path("rustup") {
-        let installed = env
-            .command(&rustup)
-            .args(["target", "list", "--installed"])
-            .current_dir(manifest.parent().unwrap_or(dir))
-            .output()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .any(|l| l.trim() == "wasm32-wasip2")
-            })
-            .unwrap_or(true);
-        if !installed {
-            return Err(missing(
-                env,
-                Lang::Rust,
-                "the Rust target wasm32-wasip2",
-                false,
-            ));
-        }
-    }
+    check_wasm_target(env, crate_dir)?;
     progress(&format!(
         "cargo build --release --target wasm32-wasip2 --manifest-path {}",
         manifest.display()
@@ -213,7 +194,7 @@ fn build_rust(
         "--manifest-path",
     ])
     .arg(&manifest)
-    .current_dir(manifest.parent().unwrap_or(dir))
+    .current_dir(crate_dir)
     // The host's flags (e.g. -C target-cpu) are not the guest's.
     .env_remove("RUSTFLAGS")
     .env_remove("CARGO_ENCODED_RUSTFLAGS");
@@ -226,11 +207,53 @@ fn build_rust(
         });
     }
     let manifest = manifest.canonicalize().unwrap_or(manifest);
-    let wasm = String::from_utf8_lossy(&stdout)
+    let wasm = built_wasm(&stdout, &manifest).ok_or_else(|| ToolchainError::NoOutput {
+        what: "cargo built no .wasm (is the crate a `cdylib`?)".to_owned(),
+        path: manifest.clone(),
+    })?;
+    std::fs::copy(&wasm, out).map_err(|source| ToolchainError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(())
+}
+
+/// With rustup on the path, the wasm32-wasip2 target must be installed
+/// (as rustup sees it from `crate_dir`, which may pin a toolchain).
+fn check_wasm_target(env: &ToolEnv, crate_dir: &Path) -> Result<(), ToolchainError> {
+    let Some(rustup) = env.find_on_path("rustup") else {
+        return Ok(());
+    };
+    let installed = env
+        .command(&rustup)
+        .args(["target", "list", "--installed"])
+        .current_dir(crate_dir)
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == "wasm32-wasip2")
+        })
+        .unwrap_or(true);
+    if installed {
+        return Ok(());
+    }
+    Err(missing(
+        env,
+        Lang::Rust,
+        "the Rust target wasm32-wasip2",
+        false,
+    ))
+}
+
+/// The `.wasm` that cargo's JSON messages (`stdout`) say the crate of
+/// `manifest` built.
+fn built_wasm(stdout: &[u8], manifest: &Path) -> Option<PathBuf> {
+    String::from_utf8_lossy(stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|m| m["reason"] == "compiler-artifact")
-        .filter(|m| m["manifest_path"].as_str().map(Path::new) == Some(manifest.as_path()))
+        .filter(|m| m["manifest_path"].as_str().map(Path::new) == Some(manifest))
         .flat_map(|m| {
             m["filenames"]
                 .as_array()
@@ -240,15 +263,6 @@ fn build_rust(
                 .filter_map(|f| f.as_str().map(PathBuf::from))
         })
         .find(|f| f.extension().is_some_and(|e| e == "wasm"))
-        .ok_or_else(|| ToolchainError::NoOutput {
-            what: "cargo built no .wasm (is the crate a `cdylib`?)".to_owned(),
-            path: manifest.clone(),
-        })?;
-    std::fs::copy(&wasm, out).map_err(|source| ToolchainError::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
-    Ok(())
 }
 
 /// Runs `cmd`, passing each line of its stderr to `progress` as it comes
@@ -389,34 +403,8 @@ fn build_c(
             "{} --target=wasm32-wasi (wasi-libc)",
             clang.display()
         ));
-        let mut cmd = env.command(&clang);
-        cmd.args(["--target=wasm32-wasi", "-mexec-model=reactor", "-O2"])
-            // No fused multiply-add: arithmetic rounds as in the other
-            // languages' handlers.
-            .args(["-ffp-contract=off", "-Wall", "-I"])
-            .arg(&bindings);
-        if let Some(sysroot) = &env.wasi_sysroot {
-            cmd.arg(format!("--sysroot={}", sysroot.display()));
-        }
-        cmd.arg("-o")
-            .arg(&core)
-            .args(&sources)
-            .arg(bindings.join(format!("{HANDLER_WORLD}.c")))
-            .arg(bindings.join(format!("{HANDLER_WORLD}_component_type.o")))
-            // wasi-libc's DWARF triples the size; the producers section stays.
-            .args(["-lm", "-Wl,--strip-debug"])
-            .current_dir(dir);
-        run("clang", &mut cmd).map_err(|e| match e {
-            ToolchainError::Failed { output, status, .. } => ToolchainError::Failed {
-                step: format!(
-                    "clang (if it cannot find wasi-libc, wasm-ld or compiler-rt, install them with: {})",
-                    install_command(env, Lang::C)
-                ),
-                status,
-                output,
-            },
-            e => e,
-        })?;
+        let mut cmd = clang_command(env, &clang, &bindings, &sources, &core);
+        run("clang", cmd.current_dir(dir)).map_err(|e| with_c_install_hint(env, e))?;
         progress(
             "componentizing with the WASI preview1 reactor adapter (wit-component, in-process)",
         );
@@ -433,6 +421,51 @@ fn build_c(
             "this skillhost was built without the `handler-build` feature, which builds C handlers"
                 .to_owned(),
         ))
+    }
+}
+
+/// clang compiling `sources` and the world's `bindings` to the core
+/// module `core`, against wasi-libc.
+#[cfg(feature = "handler-build")]
+fn clang_command(
+    env: &ToolEnv,
+    clang: &Path,
+    bindings: &Path,
+    sources: &[PathBuf],
+    core: &Path,
+) -> std::process::Command {
+    let mut cmd = env.command(clang);
+    cmd.args(["--target=wasm32-wasi", "-mexec-model=reactor", "-O2"])
+        // No fused multiply-add: arithmetic rounds as in the other
+        // languages' handlers.
+        .args(["-ffp-contract=off", "-Wall", "-I"])
+        .arg(bindings);
+    if let Some(sysroot) = &env.wasi_sysroot {
+        cmd.arg(format!("--sysroot={}", sysroot.display()));
+    }
+    cmd.arg("-o")
+        .arg(core)
+        .args(sources)
+        .arg(bindings.join(format!("{HANDLER_WORLD}.c")))
+        .arg(bindings.join(format!("{HANDLER_WORLD}_component_type.o")))
+        // wasi-libc's DWARF triples the size; the producers section stays.
+        .args(["-lm", "-Wl,--strip-debug"]);
+    cmd
+}
+
+/// A failed clang step names how to install what it may have missed.
+#[cfg(feature = "handler-build")]
+fn with_c_install_hint(env: &ToolEnv, e: ToolchainError) -> ToolchainError {
+    match e {
+        ToolchainError::Failed { output, status, .. } => ToolchainError::Failed {
+            step: format!(
+                "clang (if it cannot find wasi-libc, wasm-ld or compiler-rt, install them with: {})",
+                install_command(env, Lang::C)
+            ),
+            status,
+            output,
+        },
+        e => e,
     }
 }
 

@@ -80,76 +80,88 @@ impl Lang {
 /// without a skillhost checkout (Rust gets it through the guest SDK).
 pub const SKILL_WIT: &str = include_str!("../../../wit/skill.wit");
 
-/// Template files, embedded so that an installed binary can scaffold.
-/// `(path in the skill folder, contents, executable)`.
-fn templates(lang: Lang) -> Vec<(&'static str, &'static str, bool)> {
-    let mut files = vec![
-        (
-            "SKILL.md",
-            include_str!("../../templates/common/SKILL.md"),
-            false,
-        ),
-        (
-            "README.md",
-            include_str!("../../templates/common/README.md"),
-            false,
-        ),
-        (
-            ".gitignore",
-            include_str!("../../templates/common/gitignore"),
-            false,
-        ),
-        (
-            "build.sh",
-            include_str!("../../templates/common/build.sh"),
-            true,
-        ),
-    ];
-    match lang {
-        Lang::Rust => files.extend([
-            (
-                "handler/Cargo.toml",
-                include_str!("../../templates/rust/Cargo.toml"),
-                false,
-            ),
-            (
-                "handler/src/lib.rs",
-                include_str!("../../templates/rust/lib.rs"),
-                false,
-            ),
-        ]),
-        Lang::Js => files.extend([
-            (
-                "handler.js",
-                include_str!("../../templates/js/handler.js"),
-                false,
-            ),
-            (
-                "package.json",
-                include_str!("../../templates/js/package.json"),
-                false,
-            ),
-            ("wit/skill.wit", SKILL_WIT, false),
-        ]),
-        Lang::Python => files.extend([
-            (
-                "app.py",
-                include_str!("../../templates/python/app.py"),
-                false,
-            ),
-            ("wit/skill.wit", SKILL_WIT, false),
-        ]),
-        Lang::C => files.extend([
-            (
-                "handler.c",
-                include_str!("../../templates/c/handler.c"),
-                false,
-            ),
-            ("wit/skill.wit", SKILL_WIT, false),
-        ]),
-    }
-    files
+/// Template files, embedded so that an installed binary can scaffold:
+/// the common ones, then the language's own.
+fn templates(lang: Lang) -> Vec<Template> {
+    let own: &[Template] = match lang {
+        Lang::Rust => &RUST_TEMPLATES,
+        Lang::Js => &JS_TEMPLATES,
+        Lang::Python => &PYTHON_TEMPLATES,
+        Lang::C => &C_TEMPLATES,
+    };
+    COMMON_TEMPLATES.iter().chain(own).copied().collect()
 }
+
+/// `(path in the skill folder, contents, executable)`.
+type Template = (&'static str, &'static str, bool);
+
+const COMMON_TEMPLATES: [Template; 4] = [
+    (
+        "SKILL.md",
+        include_str!("../../templates/common/SKILL.md"),
+        false,
+    ),
+    (
+        "README.md",
+        include_str!("../../templates/common/README.md"),
+        false,
+    ),
+    (
+        ".gitignore",
+        include_str!("../../templates/common/gitignore"),
+        false,
+    ),
+    (
+        "build.sh",
+        include_str!("../../templates/common/build.sh"),
+        true,
+    ),
+];
+
+const RUST_TEMPLATES: [Template; 2] = [
+    (
+        "handler/Cargo.toml",
+        include_str!("../../templates/rust/Cargo.toml"),
+        false,
+    ),
+    (
+        "handler/src/lib.rs",
+        include_str!("../../templates/rust/lib.rs"),
+        false,
+    ),
+];
+
+const JS_TEMPLATES: [Template; 3] = [
+    (
+        "handler.js",
+        include_str!("../../templates/js/handler.js"),
+        false,
+    ),
+    (
+        "package.json",
+        include_str!("../../templates/js/package.json"),
+        false,
+    ),
+    ("wit/skill.wit", SKILL_WIT, false),
+];
+
+const PYTHON_TEMPLATES: [Template; 2] = [
+    (
+        "app.py",
+        include_str!("../../templates/python/app.py"),
+        false,
+    ),
+    ("wit/skill.wit", SKILL_WIT, false),
+];
+
+const C_TEMPLATES: [Template; 2] = [
+    (
+        "handler.c",
+        include_str!("../../templates/c/handler.c"),
+        false,
+    ),
+    ("wit/skill.wit", SKILL_WIT, false),
+];
 
 /// A skill name is also a folder name, a crate name and part of a file
 /// name, so only `[a-z0-9-]`, starting with a letter, no `--` or trailing
