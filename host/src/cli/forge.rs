@@ -285,18 +285,7 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let Some(provider) = provider else {
         bail!("no model configured: set [model] in skillhost.toml or pass --model PROVIDER:MODEL");
     };
-    let store = ctx.store()?;
-    let mut runs = Vec::new();
-    for r in store.recent_runs_of(&skill.name, 20)? {
-        if r.success
-            && let Some(full) = store.get_run(r.id)?
-        {
-            runs.push(full);
-        }
-        if runs.len() == 3 {
-            break;
-        }
-    }
+    let runs = recent_successes(ctx, &skill.name)?;
     let writer = SkillWriter::new(&ctx.paths);
     let outcome = super::runtime()?.block_on(crate::forge::improve::improve(
         &writer,
@@ -307,20 +296,10 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     ))?;
     match outcome {
         ImproveOutcome::Cooldown => {
-            let last = history::events(&writer.forge_dir(), &skill.name)
-                .iter()
-                .rev()
-                .find(|e| {
-                    matches!(
-                        e.kind,
-                        EventKind::Improved | EventKind::Rejected | EventKind::Declined
-                    )
-                })
-                .map(|e| crate::forge::rfc3339(e.at))
-                .unwrap_or_default();
             outln!(
-                "`{}` was last tried at {last}; one attempt per [forge.improve] cooldown_secs = {}",
+                "`{}` was last tried at {}; one attempt per [forge.improve] cooldown_secs = {}",
                 skill.name,
+                last_attempt(&writer, &skill.name),
                 config.forge.improve.cooldown_secs
             )?;
         }
@@ -343,6 +322,38 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Up to three of the skill's successful runs among its latest 20, whole.
+fn recent_successes(ctx: &Ctx, skill: &str) -> anyhow::Result<Vec<crate::store::RunRecord>> {
+    let store = ctx.store()?;
+    let mut runs = Vec::new();
+    for r in store.recent_runs_of(skill, 20)? {
+        if r.success
+            && let Some(full) = store.get_run(r.id)?
+        {
+            runs.push(full);
+        }
+        if runs.len() == 3 {
+            break;
+        }
+    }
+    Ok(runs)
+}
+
+/// When improving `skill` was last tried (RFC 3339), or empty.
+fn last_attempt(writer: &SkillWriter, skill: &str) -> String {
+    history::events(&writer.forge_dir(), skill)
+        .iter()
+        .rev()
+        .find(|e| {
+            matches!(
+                e.kind,
+                EventKind::Improved | EventKind::Rejected | EventKind::Declined
+            )
+        })
+        .map(|e| crate::forge::rfc3339(e.at))
+        .unwrap_or_default()
 }
 
 /// A changed SKILL.md has a new fingerprint: a grant pinned to the old one
@@ -374,7 +385,7 @@ fn handler(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     use crate::forge::handler::HandlerLang;
-    use crate::gate::author::{self, AttemptOutcome};
+    use crate::gate::author;
     let (_, provider) = ctx.config_with_model(model)?;
     let Some(provider) = provider else {
         bail!("`forge handler` needs a model: configure [model] or pass --model PROVIDER:MODEL");
@@ -394,28 +405,7 @@ fn handler(
     if json {
         outln!("{}", serde_json::to_string_pretty(&authored)?)?;
     } else {
-        for a in &authored.attempts {
-            let built = a
-                .build_ms
-                .map(|ms| format!(", built in {ms} ms"))
-                .unwrap_or_default();
-            let line = match &a.outcome {
-                AttemptOutcome::Refused { reason } => format!("refused before building: {reason}"),
-                AttemptOutcome::BuildFailed { reason } | AttemptOutcome::TimedOut { reason } => {
-                    reason.clone()
-                }
-                AttemptOutcome::Rejected { report_id, reason } => {
-                    format!("rejected by the gate (report {report_id}{built}): {reason}")
-                }
-                AttemptOutcome::Passed { report_id } => {
-                    format!("passed the gate (report {report_id}{built})")
-                }
-            };
-            outln!("attempt {}: {line}", a.number)?;
-            if let Some(slot) = &a.slot {
-                outln!("  slot: {}", slot.display())?;
-            }
-        }
+        print_attempts(&authored.attempts)?;
     }
     let Some(admission) = &authored.admitted else {
         if !json {
@@ -426,26 +416,64 @@ fn handler(
         return Ok(ExitCode::from(1));
     };
     if !json {
-        outln!(
-            "added {} ({}) to `{skill}`; the previous SKILL.md is version {} (`skillhost skills rollback {skill}` undoes it)",
-            admission.admitted.handler.display(),
-            admission.artifact,
-            admission.admitted.saved_version
-        )?;
-        match admission.state {
-            crate::gate::policy::HandlerState::Enabled => {
-                outln!("state: enabled; `{skill}` now answers on tier 1")?
-            }
-            _ => {
-                outln!("state: passed; it runs once approved: `skillhost handler approve {skill}`")?
-            }
-        }
-        let config = Config::load(&ctx.paths)?;
-        if before.is_some() && config.grants.contains_key(skill) {
-            outln!(
-                "note: the skill's fingerprint changed (new SKILL.md and handler), so the operator's grant for `{skill}`, pinned to the old one, no longer applies: review it with `skillhost skills grant {skill}`"
-            )?;
-        }
+        print_admission(ctx, skill, admission, before.is_some())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per attempt at a handler, and the slot it was built in.
+fn print_attempts(attempts: &[crate::gate::author::Attempt]) -> anyhow::Result<()> {
+    use crate::gate::author::AttemptOutcome;
+    for a in attempts {
+        let built = a
+            .build_ms
+            .map(|ms| format!(", built in {ms} ms"))
+            .unwrap_or_default();
+        let line = match &a.outcome {
+            AttemptOutcome::Refused { reason } => format!("refused before building: {reason}"),
+            AttemptOutcome::BuildFailed { reason } | AttemptOutcome::TimedOut { reason } => {
+                reason.clone()
+            }
+            AttemptOutcome::Rejected { report_id, reason } => {
+                format!("rejected by the gate (report {report_id}{built}): {reason}")
+            }
+            AttemptOutcome::Passed { report_id } => {
+                format!("passed the gate (report {report_id}{built})")
+            }
+        };
+        outln!("attempt {}: {line}", a.number)?;
+        if let Some(slot) = &a.slot {
+            outln!("  slot: {}", slot.display())?;
+        }
+    }
+    Ok(())
+}
+
+/// The handler added, its state, and whether the skill's grant (pinned
+/// to the fingerprint before, when it had one) still applies.
+fn print_admission(
+    ctx: &Ctx,
+    skill: &str,
+    admission: &crate::gate::author::Admission,
+    had_fingerprint: bool,
+) -> anyhow::Result<()> {
+    outln!(
+        "added {} ({}) to `{skill}`; the previous SKILL.md is version {} (`skillhost skills rollback {skill}` undoes it)",
+        admission.admitted.handler.display(),
+        admission.artifact,
+        admission.admitted.saved_version
+    )?;
+    match admission.state {
+        crate::gate::policy::HandlerState::Enabled => {
+            outln!("state: enabled; `{skill}` now answers on tier 1")?
+        }
+        _ => outln!("state: passed; it runs once approved: `skillhost handler approve {skill}`")?,
+    }
+    let config = Config::load(&ctx.paths)?;
+    if had_fingerprint && config.grants.contains_key(skill) {
+        outln!(
+            "note: the skill's fingerprint changed (new SKILL.md and handler), so the operator's grant for `{skill}`, pinned to the old one, no longer applies: review it with `skillhost skills grant {skill}`"
+        )?;
+    }
+    Ok(())
 }

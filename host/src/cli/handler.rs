@@ -160,20 +160,7 @@ fn gate_cmd(
         ProvenanceArg::Generated => Provenance::Generated,
         ProvenanceArg::Installed => Provenance::Installed,
     });
-    let by_name = runner.catalog().get(skill).is_some() && !skill.contains(['/', '\\']);
-    let subject = if by_name {
-        let mut s = gate::Subject::catalog(&runner, skill)?;
-        if let Some(p) = provenance {
-            s.provenance = p;
-        }
-        s
-    } else if Path::new(skill).is_dir() {
-        gate::Subject::folder(&runner, Path::new(skill), provenance)?
-    } else {
-        anyhow::bail!(
-            "no skill named `{skill}` and no skill folder at {skill}; see `skillhost skills list`"
-        );
-    };
+    let subject = gate_subject(&runner, skill, provenance)?;
     let gated = super::runtime()?.block_on(gate::gate(&runner, &subject))?;
     runner.flush();
     if json {
@@ -186,34 +173,62 @@ fn gate_cmd(
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         print_report(gated.report_id, &gated.report)?;
-        let name = &gated.report.skill;
-        match gated.state {
-            Some(state) if !gated.gated_at_run_time => outln!(
-                "state: {} (skills of its source run their handler without approval: [gate] sources)",
-                state_name(state)
-            )?,
-            Some(HandlerState::Enabled) => outln!("state: enabled")?,
-            Some(HandlerState::Passed) => outln!(
-                "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
-                runner.config().gate.why_manual(&gated.report)
-            )?,
-            Some(HandlerState::Quarantined) if !gated.report.passed() => outln!(
-                "state: quarantined (last gate failed): it does not run, and an approval of these bytes is revoked, until it passes again"
-            )?,
-            Some(HandlerState::Quarantined) => {
-                outln!("state: quarantined; it does not run until it passes")?
-            }
-            None if gated.report.passed() => outln!(
-                "state: passed, outside the catalog: move the folder in, then `skillhost handler approve {name}` (or the `[gate] approve` policy enables it)"
-            )?,
-            None => outln!("state: quarantined; the artifact stays where it is, with its report")?,
-        }
+        print_gated_state(&runner, &gated)?;
     }
     Ok(if gated.report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The catalog skill named `skill`, else the skill folder at that path.
+fn gate_subject(
+    runner: &crate::exec::Runner,
+    skill: &str,
+    provenance: Option<Provenance>,
+) -> anyhow::Result<gate::Subject> {
+    let by_name = runner.catalog().get(skill).is_some() && !skill.contains(['/', '\\']);
+    if by_name {
+        let mut s = gate::Subject::catalog(runner, skill)?;
+        if let Some(p) = provenance {
+            s.provenance = p;
+        }
+        Ok(s)
+    } else if Path::new(skill).is_dir() {
+        Ok(gate::Subject::folder(runner, Path::new(skill), provenance)?)
+    } else {
+        anyhow::bail!(
+            "no skill named `{skill}` and no skill folder at {skill}; see `skillhost skills list`"
+        );
+    }
+}
+
+/// Where the gated handler stands now, and what makes it run.
+fn print_gated_state(runner: &crate::exec::Runner, gated: &gate::Gated) -> anyhow::Result<()> {
+    let name = &gated.report.skill;
+    match gated.state {
+        Some(state) if !gated.gated_at_run_time => outln!(
+            "state: {} (skills of its source run their handler without approval: [gate] sources)",
+            state_name(state)
+        )?,
+        Some(HandlerState::Enabled) => outln!("state: enabled")?,
+        Some(HandlerState::Passed) => outln!(
+            "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
+            runner.config().gate.why_manual(&gated.report)
+        )?,
+        Some(HandlerState::Quarantined) if !gated.report.passed() => outln!(
+            "state: quarantined (last gate failed): it does not run, and an approval of these bytes is revoked, until it passes again"
+        )?,
+        Some(HandlerState::Quarantined) => {
+            outln!("state: quarantined; it does not run until it passes")?
+        }
+        None if gated.report.passed() => outln!(
+            "state: passed, outside the catalog: move the folder in, then `skillhost handler approve {name}` (or the `[gate] approve` policy enables it)"
+        )?,
+        None => outln!("state: quarantined; the artifact stays where it is, with its report")?,
+    }
+    Ok(())
 }
 
 fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {

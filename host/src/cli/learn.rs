@@ -193,34 +193,7 @@ fn rules_file(ctx: &Ctx) -> PathBuf {
 pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let store = ctx.store()?;
     match args.command {
-        RunsCommand::List { limit, json } => {
-            let runs = store.list_runs(limit)?;
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&runs)?)?;
-            } else if runs.is_empty() {
-                outln!("no runs recorded yet; each `skillhost run` and MCP tool call records one")?;
-            } else {
-                outln!(
-                    "{:>6}  {:<7} {:<20} {:<9} {:<18} task",
-                    "id",
-                    "result",
-                    "skill",
-                    "tier",
-                    "failure"
-                )?;
-                for r in runs {
-                    let task: String = r.task.chars().take(60).collect();
-                    outln!(
-                        "{:>6}  {:<7} {:<20} {:<9} {:<18} {task}",
-                        r.id,
-                        if r.success { "ok" } else { "failed" },
-                        r.skill,
-                        r.tier,
-                        r.failure_class.unwrap_or_default()
-                    )?;
-                }
-            }
-        }
+        RunsCommand::List { limit, json } => list_runs(store.as_ref(), limit, json)?,
         RunsCommand::Show { id, json } => show_run(store.as_ref(), id, json)?,
         RunsCommand::Mark {
             id,
@@ -228,33 +201,76 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             ok: _,
             class,
             note,
-        } => {
-            let verdict = crate::store::Verdict {
-                ok: !failed,
-                class,
-                note,
-                at: std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs() as i64),
-            };
-            if !store.mark_run(id, &verdict)? {
-                anyhow::bail!("no run {id}; see `skillhost runs list`");
-            }
-            if verdict.ok {
-                outln!("marked run {id} ok: learning does not count it as a failure")?;
-            } else {
-                let class = verdict
-                    .class
-                    .or(store.get_run(id)?.and_then(|r| r.failure_class))
-                    .unwrap_or_else(|| crate::store::USER_REPORTED.to_owned());
-                outln!(
-                    "marked run {id} failed ({class}): the next learning cycle (`skillhost learn`) counts it"
-                )?;
-            }
-        }
+        } => mark_run(store.as_ref(), id, failed, class, note)?,
         RunsCommand::Export { out } => export_runs(store.as_ref(), out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `runs list`.
+fn list_runs(store: &dyn crate::store::RunStore, limit: usize, json: bool) -> anyhow::Result<()> {
+    let runs = store.list_runs(limit)?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&runs)?)?;
+        return Ok(());
+    }
+    if runs.is_empty() {
+        outln!("no runs recorded yet; each `skillhost run` and MCP tool call records one")?;
+        return Ok(());
+    }
+    outln!(
+        "{:>6}  {:<7} {:<20} {:<9} {:<18} task",
+        "id",
+        "result",
+        "skill",
+        "tier",
+        "failure"
+    )?;
+    for r in runs {
+        let task: String = r.task.chars().take(60).collect();
+        outln!(
+            "{:>6}  {:<7} {:<20} {:<9} {:<18} {task}",
+            r.id,
+            if r.success { "ok" } else { "failed" },
+            r.skill,
+            r.tier,
+            r.failure_class.unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+/// `runs mark ID --ok|--failed`: the user's verdict on a run.
+fn mark_run(
+    store: &dyn crate::store::RunStore,
+    id: i64,
+    failed: bool,
+    class: Option<String>,
+    note: Option<String>,
+) -> anyhow::Result<()> {
+    let verdict = crate::store::Verdict {
+        ok: !failed,
+        class,
+        note,
+        at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    };
+    if !store.mark_run(id, &verdict)? {
+        anyhow::bail!("no run {id}; see `skillhost runs list`");
+    }
+    if verdict.ok {
+        outln!("marked run {id} ok: learning does not count it as a failure")?;
+    } else {
+        let class = verdict
+            .class
+            .or(store.get_run(id)?.and_then(|r| r.failure_class))
+            .unwrap_or_else(|| crate::store::USER_REPORTED.to_owned());
+        outln!(
+            "marked run {id} failed ({class}): the next learning cycle (`skillhost learn`) counts it"
+        )?;
+    }
+    Ok(())
 }
 
 /// `runs show ID`.
@@ -661,6 +677,14 @@ fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
         Some(c) => outln!("simulated compliance {c:.2}:")?,
         None => outln!("real model:")?,
     }
+    print_arms(sweep)?;
+    print_criteria(sweep)?;
+    print_reviewer(sweep, noise)?;
+    print_validators_vs_truth(sweep)
+}
+
+/// The table of arms: success by validators and by truth, calls, rules.
+fn print_arms(sweep: &ablation::Sweep) -> anyhow::Result<()> {
     outln!(
         "{:<15} {:>9} {:>13} {:>7} {:>13} {:>6} {:>10} {:>7} {:>9}  failures by class (validators)",
         "arm",
@@ -693,7 +717,12 @@ fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
             failures.join(", ")
         )?;
     }
-    print_criteria(sweep)?;
+    Ok(())
+}
+
+/// What the simulated reviewer (wrong a `noise` share of the time) did,
+/// over all seeds.
+fn print_reviewer(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
     let marks = sweep
         .seeds
         .iter()
@@ -714,24 +743,31 @@ fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
             marks.overlooked
         )?;
     }
-    if let Some(base) = sweep.arm(ablation::Arm::Baseline) {
-        let classes: Vec<String> = base
-            .by_class
-            .iter()
-            .filter(|(_, t)| t.truth_misses + t.validator_flags > 0)
-            .map(|(k, t)| {
-                format!(
-                    "{k} {} wrong, {} missed, {} false alarms",
-                    t.truth_misses, t.missed, t.false_alarms
-                )
-            })
-            .collect();
-        if !classes.is_empty() {
-            outln!(
-                "validators vs ground truth, baseline answers: {}",
-                classes.join("; ")
-            )?;
-        }
+    Ok(())
+}
+
+/// Per class, how the validators judged the baseline's answers against
+/// the ground truth.
+fn print_validators_vs_truth(sweep: &ablation::Sweep) -> anyhow::Result<()> {
+    let Some(base) = sweep.arm(ablation::Arm::Baseline) else {
+        return Ok(());
+    };
+    let classes: Vec<String> = base
+        .by_class
+        .iter()
+        .filter(|(_, t)| t.truth_misses + t.validator_flags > 0)
+        .map(|(k, t)| {
+            format!(
+                "{k} {} wrong, {} missed, {} false alarms",
+                t.truth_misses, t.missed, t.false_alarms
+            )
+        })
+        .collect();
+    if !classes.is_empty() {
+        outln!(
+            "validators vs ground truth, baseline answers: {}",
+            classes.join("; ")
+        )?;
     }
     Ok(())
 }
