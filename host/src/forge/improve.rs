@@ -80,31 +80,53 @@ pub async fn improve(
         },
         Ok(r) => match parse_reply(r.text.as_deref().unwrap_or("")) {
             Err(reason) => ImproveOutcome::Rejected { reason },
-            Ok(Reply {
-                improved: false,
-                reason,
-                ..
-            }) => ImproveOutcome::Declined { reason },
-            Ok(Reply {
-                skill_md: None,
-                reason,
-                ..
-            }) => ImproveOutcome::Rejected {
-                reason: format!("no skill_md in the reply ({reason})"),
-            },
-            Ok(Reply {
-                skill_md: Some(text),
-                reason,
-                ..
-            }) => apply(writer, &lock, skill, &current, &text, &reason)?,
+            Ok(reply) => take_reply(writer, &lock, skill, &current, reply)?,
         },
     };
-    let event = match &outcome {
+    if let Some(event) = history_event(skill, &current, &outcome) {
+        history::append(&lock, &forge_dir, &skill.name, &event)?;
+    }
+    Ok(outcome)
+}
+
+/// What the model's reply comes to: declined, rejected without a
+/// SKILL.md, or the proposal applied.
+fn take_reply(
+    writer: &SkillWriter,
+    lock: &writer::ForgeLock,
+    skill: &Skill,
+    current: &[u8],
+    reply: Reply,
+) -> Result<ImproveOutcome, ForgeError> {
+    Ok(match reply {
+        Reply {
+            improved: false,
+            reason,
+            ..
+        } => ImproveOutcome::Declined { reason },
+        Reply {
+            skill_md: None,
+            reason,
+            ..
+        } => ImproveOutcome::Rejected {
+            reason: format!("no skill_md in the reply ({reason})"),
+        },
+        Reply {
+            skill_md: Some(text),
+            reason,
+            ..
+        } => apply(writer, lock, skill, current, &text, &reason)?,
+    })
+}
+
+/// The history entry for an attempt (none for a cooldown).
+fn history_event(skill: &Skill, current: &[u8], outcome: &ImproveOutcome) -> Option<Event> {
+    Some(match outcome {
         ImproveOutcome::Improved {
             reason,
             saved_version,
         } => Event {
-            previous: Some(content_version(&current)),
+            previous: Some(content_version(current)),
             version: Some(*saved_version),
             ..Event::new(EventKind::Improved, reason.clone())
         },
@@ -113,10 +135,8 @@ pub async fn improve(
             Event::new(EventKind::Rejected, reason.clone())
         }
         ImproveOutcome::Declined { reason } => Event::new(EventKind::Declined, reason.clone()),
-        ImproveOutcome::Cooldown => return Ok(outcome),
-    };
-    history::append(&lock, &forge_dir, &skill.name, &event)?;
-    Ok(outcome)
+        ImproveOutcome::Cooldown => return None,
+    })
 }
 
 fn in_cooldown(forge_dir: &std::path::Path, name: &str, config: &ImproveConfig) -> bool {

@@ -2,7 +2,7 @@
 //! its SKILL.md pointed at it, the previous version saved first.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::json;
@@ -77,22 +77,7 @@ pub fn admit(
         ..Expect::replacing(&old)
     };
     writer::validate(text.as_bytes(), &expect)?;
-    let target = skill.dir.join(HANDLER_FILE);
-    // Written beside its final name, then renamed without replacing.
-    let tmp = skill
-        .dir
-        .join(format!(".{HANDLER_FILE}.forge-{}", std::process::id()));
-    fs::write(&tmp, wasm).map_err(ForgeError::io("write", &tmp))?;
-    let placed = fs::File::open(&tmp)
-        .and_then(|f| f.sync_all())
-        .and_then(|()| crate::fsutil::rename_noreplace(&tmp, &target));
-    if let Err(e) = placed {
-        let _ = fs::remove_file(&tmp);
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            return Err(ForgeError::Exists(target));
-        }
-        return Err(ForgeError::io("write", &target)(e));
-    }
+    let target = place_handler(&skill.dir, wasm)?;
     let forge_dir = writer.forge_dir();
     let written = history::save(&lock, &forge_dir, &skill.name, &current).and_then(|v| {
         writer
@@ -120,6 +105,25 @@ pub fn admit(
         handler: target,
         saved_version,
     })
+}
+
+/// `wasm` as `dir/handler.wasm`: written beside its final name, then
+/// renamed without replacing (an existing one is an error).
+fn place_handler(dir: &Path, wasm: &[u8]) -> Result<PathBuf, ForgeError> {
+    let target = dir.join(HANDLER_FILE);
+    let tmp = dir.join(format!(".{HANDLER_FILE}.forge-{}", std::process::id()));
+    fs::write(&tmp, wasm).map_err(ForgeError::io("write", &tmp))?;
+    let placed = fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .and_then(|()| crate::fsutil::rename_noreplace(&tmp, &target));
+    if let Err(e) = placed {
+        let _ = fs::remove_file(&tmp);
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            return Err(ForgeError::Exists(target));
+        }
+        return Err(ForgeError::io("write", &target)(e));
+    }
+    Ok(target)
 }
 
 /// Notes in the skill's history that a handler was written and refused.

@@ -98,43 +98,14 @@ pub(super) fn run_limited(
     let started = Instant::now();
     let rlimits = run.limits.map(|l| l.rlimits(user_processes()));
     let mut child = spawn_build(run.cmd, run.child_fds, boxed, rlimits)?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut readers = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        let tx = tx.clone();
-        readers.push(std::thread::spawn(move || read_lines(out, tx, true)));
-    }
-    if let Some(err) = child.stderr.take() {
-        let tx = tx.clone();
-        readers.push(std::thread::spawn(move || read_lines(err, tx, false)));
-    }
-    drop(tx);
-    let mut output = BuildOutput {
-        rx,
-        filter,
-        log: Log::default(),
-        bwrap_said: Vec::new(),
-        limit_hit: None,
-        boxed,
-        log_path: slot.join(BUILD_LOG),
-    };
-    let status: ExitStatus = loop {
-        output.take_ready();
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() >= limit => {
-                kill_group(&mut child, status_reader.as_ref());
-                let log = output.finish(Duration::from_secs(2));
-                return Err(BuildError::TimedOut { limit, log });
-            }
-            Ok(None) => output.take_one(Duration::from_millis(20)),
-            Err(e) => {
-                kill_group(&mut child, status_reader.as_ref());
-                output.finish(Duration::ZERO);
-                return Err(io_err("wait for", Path::new("the build"))(e));
-            }
-        }
-    };
+    let mut output = read_output(&mut child, filter, boxed, slot);
+    let status = wait_within(
+        &mut child,
+        &mut output,
+        started,
+        limit,
+        status_reader.as_ref(),
+    )?;
     let duration = started.elapsed();
     // The rest of the output: the readers end when the last writer in the
     // box is gone, which is now (bwrap's pid namespace ends with it).
@@ -143,17 +114,7 @@ pub(super) fn run_limited(
         && read_status(reader).exit_code.is_none()
         && status.code().is_some()
     {
-        return Err(BuildError::ToolchainMissing {
-            what: "bubblewrap (bwrap)".into(),
-            hint: format!(
-                "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed (unsafe)",
-                if output.bwrap_said.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", output.bwrap_said.join(" "))
-                }
-            ),
-        });
+        return Err(box_did_not_start(&output.bwrap_said));
     }
     if !status.success() {
         let over = run
@@ -167,6 +128,77 @@ pub(super) fn run_limited(
         });
     }
     Ok(duration)
+}
+
+/// The child's stdout and stderr, read line by line on threads of their
+/// own, gathered by the returned output (its log goes to `slot`).
+fn read_output(
+    child: &mut std::process::Child,
+    filter: LogFilter,
+    boxed: bool,
+    slot: &Path,
+) -> BuildOutput {
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(out) = child.stdout.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || read_lines(out, tx, true));
+    }
+    if let Some(err) = child.stderr.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || read_lines(err, tx, false));
+    }
+    BuildOutput {
+        rx,
+        filter,
+        log: Log::default(),
+        bwrap_said: Vec::new(),
+        limit_hit: None,
+        boxed,
+        log_path: slot.join(BUILD_LOG),
+    }
+}
+
+/// The child's exit status, taking its output meanwhile; past `limit`
+/// (or when waiting fails) its whole group is killed.
+fn wait_within(
+    child: &mut std::process::Child,
+    output: &mut BuildOutput,
+    started: Instant,
+    limit: Duration,
+    status_reader: Option<&std::io::PipeReader>,
+) -> Result<ExitStatus, BuildError> {
+    loop {
+        output.take_ready();
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if started.elapsed() >= limit => {
+                kill_group(child, status_reader);
+                let log = output.finish(Duration::from_secs(2));
+                return Err(BuildError::TimedOut { limit, log });
+            }
+            Ok(None) => output.take_one(Duration::from_millis(20)),
+            Err(e) => {
+                kill_group(child, status_reader);
+                output.finish(Duration::ZERO);
+                return Err(io_err("wait for", Path::new("the build"))(e));
+            }
+        }
+    }
+}
+
+/// bwrap exited without starting the build: what it said, and the ways on.
+fn box_did_not_start(bwrap_said: &[String]) -> BuildError {
+    BuildError::ToolchainMissing {
+        what: "bubblewrap (bwrap)".into(),
+        hint: format!(
+            "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed (unsafe)",
+            if bwrap_said.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", bwrap_said.join(" "))
+            }
+        ),
+    }
 }
 
 /// How many processes this user runs now.
