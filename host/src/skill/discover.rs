@@ -241,8 +241,35 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
         rel: &Path,
         depth: usize,
     ) -> Option<Vec<(OsString, bool)>> {
+        let (skill_file, mut subdirs, listed) = self.sort_entries(entries, path);
+        if let Some((_, name, is_link)) = skill_file {
+            self.take_skill_file(path, rel, name, is_link, listed > 1)?;
+        }
+        if depth >= self.opts.max_depth && !subdirs.is_empty() {
+            if !self.depth_warned {
+                self.depth_warned = true;
+                let msg = format!(
+                    "folders more than {} levels below the root are not searched",
+                    self.opts.max_depth
+                );
+                self.warn(path, msg);
+            }
+            subdirs.clear();
+        }
+        subdirs.sort();
+        Some(subdirs)
+    }
+
+    /// A listing's skill file (the first of `SKILL_FILES` present: its
+    /// rank, name and whether it is a link), its subfolders to visit, and
+    /// how many entries it has.
+    fn sort_entries(
+        &mut self,
+        entries: ReadDir,
+        path: &Path,
+    ) -> (Option<SkillFile>, Vec<(OsString, bool)>, usize) {
         let mut subdirs = Vec::new();
-        let mut skill_file: Option<(usize, OsString, bool)> = None;
+        let mut skill_file: Option<SkillFile> = None;
         let mut listed = 0usize;
         for entry in entries.flatten() {
             listed += 1;
@@ -267,46 +294,47 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
                 subdirs.push((name, is_link));
             }
         }
+        (skill_file, subdirs, listed)
+    }
 
-        if let Some((_, name, is_link)) = skill_file {
-            if self.count >= self.opts.max_files {
-                let msg = format!(
-                    "stopped after {} skill files (the cap): the rest of this root is not loaded",
-                    self.opts.max_files
-                );
-                self.warn(path, msg);
-                return None;
-            }
-            let folder_name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            self.count += 1;
-            (self.found)(Candidate {
-                dir: path.to_path_buf(),
-                path: path.join(&name),
-                rel: rel.join(&name),
-                folder_name,
-                is_link,
-                others: listed > 1,
-            });
+    /// Hands the skill file `name` in `path` on as a candidate; `None`
+    /// when the file cap is reached (and says so).
+    fn take_skill_file(
+        &mut self,
+        path: &Path,
+        rel: &Path,
+        name: OsString,
+        is_link: bool,
+        others: bool,
+    ) -> Option<()> {
+        if self.count >= self.opts.max_files {
+            let msg = format!(
+                "stopped after {} skill files (the cap): the rest of this root is not loaded",
+                self.opts.max_files
+            );
+            self.warn(path, msg);
+            return None;
         }
-
-        if depth >= self.opts.max_depth && !subdirs.is_empty() {
-            if !self.depth_warned {
-                self.depth_warned = true;
-                let msg = format!(
-                    "folders more than {} levels below the root are not searched",
-                    self.opts.max_depth
-                );
-                self.warn(path, msg);
-            }
-            subdirs.clear();
-        }
-        subdirs.sort();
-        Some(subdirs)
+        let folder_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.count += 1;
+        (self.found)(Candidate {
+            dir: path.to_path_buf(),
+            path: path.join(&name),
+            rel: rel.join(&name),
+            folder_name,
+            is_link,
+            others,
+        });
+        Some(())
     }
 }
+
+/// A skill file in a listing: its rank in `SKILL_FILES`, its name, and
+/// whether it is a symlink.
+type SkillFile = (usize, OsString, bool);
 
 /// Reads a file inside `dir`, refusing escapes, non-files and anything over
 /// `max` bytes without reading more than `max + 1` bytes.

@@ -51,34 +51,45 @@ pub(crate) fn repair(text: &str) -> Option<String> {
             out.push(line.into_owned());
             continue;
         }
-        let needs_quotes =
-            !matches!(
-                first,
-                '"' | '\'' | '[' | '{' | '&' | '*' | '!' | '%' | '@' | '`' | '#'
-            ) && (value.contains(": ") || value.contains(":\t") || value.ends_with(':'));
-        if !needs_quotes {
+        if !needs_quotes(first, value) {
             out.push(line.into_owned());
             continue;
         }
-        // A plain scalar ends at ` #` (a comment) and continues on more
-        // indented lines.
-        let mut joined = strip_comment(value).to_owned();
-        while i < lines.len() {
-            let next = detab(lines[i]);
-            if next.trim().is_empty()
-                || indent_of(&next) <= key_indent
-                || next.trim_start().starts_with('#')
-            {
-                break;
-            }
-            joined.push(' ');
-            joined.push_str(strip_comment(next.trim()));
-            i += 1;
-        }
+        let joined = plain_scalar(value, &lines, &mut i, key_indent);
         out.push(format!("{prefix}{key}: '{}'", joined.replace('\'', "''")));
         changed = true;
     }
     changed.then(|| out.join("\n"))
+}
+
+/// A plain value YAML would misread as a mapping: it holds `: ` (or
+/// ends with `:`) and does not start as a quoted, flow, anchor, alias,
+/// tag or reserved value does.
+fn needs_quotes(first: char, value: &str) -> bool {
+    !matches!(
+        first,
+        '"' | '\'' | '[' | '{' | '&' | '*' | '!' | '%' | '@' | '`' | '#'
+    ) && (value.contains(": ") || value.contains(":\t") || value.ends_with(':'))
+}
+
+/// The plain scalar starting with `value`, its continuation lines (from
+/// `lines[*i]` on, more indented than `key_indent`) folded in with
+/// spaces; `*i` moves past them. A plain scalar ends at ` #` (a comment).
+fn plain_scalar(value: &str, lines: &[&str], i: &mut usize, key_indent: usize) -> String {
+    let mut joined = strip_comment(value).to_owned();
+    while *i < lines.len() {
+        let next = detab(lines[*i]);
+        if next.trim().is_empty()
+            || indent_of(&next) <= key_indent
+            || next.trim_start().starts_with('#')
+        {
+            break;
+        }
+        joined.push(' ');
+        joined.push_str(strip_comment(next.trim()));
+        *i += 1;
+    }
+    joined
 }
 
 fn detab(line: &str) -> Cow<'_, str> {
