@@ -19,6 +19,48 @@ use crate::store::{
 /// Tool steps fetched per round trip by [`RunLog::for_each_tool_step`].
 const STEP_BATCH: i32 = 1_000;
 
+// Failure groups (skill, class, count, runs affected, the first 10 run
+// ids) from run `$1` on. Names sort by bytes, as in SQLite, whatever the
+// database's collation.
+
+/// Failed runs by class, a verdict overriding the run's own outcome
+/// (`$2`: the class of a failure the user reported without one).
+const FAILED_RUN_GROUPS: &str = "SELECT skill, class, COUNT(*), COUNT(*), (array_agg(id ORDER BY id))[1:10] FROM
+                       (SELECT r.skill, r.id,
+                               CASE WHEN v.run_id IS NULL THEN (CASE WHEN NOT r.success THEN r.failure_class END)
+                                    WHEN v.ok THEN NULL
+                                    ELSE COALESCE(v.class, r.failure_class, $2) END AS class
+                        FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
+                        WHERE r.id >= $1) j
+                     WHERE class IS NOT NULL
+                     GROUP BY skill, class ORDER BY skill COLLATE \"C\", class COLLATE \"C\"";
+
+/// Tool steps' errors by class.
+const TOOL_ERROR_GROUPS: &str = "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id),
+                            (array_agg(r.id ORDER BY r.id, s.idx))[1:10]
+                       FROM steps s JOIN runs r ON r.id = s.run_id
+                      WHERE r.id >= $1 AND s.error_class IS NOT NULL
+                      GROUP BY r.skill, s.error_class
+                      ORDER BY r.skill COLLATE \"C\", s.error_class COLLATE \"C\"";
+
+/// Runs of each skill from run `since` on.
+async fn runs_per_skill(
+    conn: &tokio_postgres::Client,
+    since: i64,
+) -> Result<HashMap<String, u64>, StoreError> {
+    let mut runs_per_skill = HashMap::new();
+    for r in conn
+        .query(
+            "SELECT skill, COUNT(*) FROM runs WHERE id >= $1 GROUP BY skill",
+            &[&since],
+        )
+        .await?
+    {
+        runs_per_skill.insert(r.try_get::<_, String>(0)?, r.try_get::<_, i64>(1)? as u64);
+    }
+    Ok(runs_per_skill)
+}
+
 async fn reserve_in(tx: &Transaction<'_>, n: u64) -> Result<std::ops::Range<i64>, StoreError> {
     let n = i64::try_from(n).unwrap_or(i64::MAX);
     // The row lock makes concurrent reservations take turns.
@@ -465,40 +507,16 @@ impl RunLog for PgStore {
                 )
                 .await?
                 .try_get(0)?;
-            let mut runs_per_skill = HashMap::new();
-            for r in conn
-                .query(
-                    "SELECT skill, COUNT(*) FROM runs WHERE id >= $1 GROUP BY skill",
-                    &[&since],
-                )
-                .await?
-            {
-                runs_per_skill.insert(r.try_get::<_, String>(0)?, r.try_get::<_, i64>(1)? as u64);
-            }
-            // Names sort by bytes, as in SQLite, whatever the database's
-            // collation.
+            let runs_per_skill = runs_per_skill(&conn, since).await?;
             let queries = [
                 (
                     false,
-                    "SELECT skill, class, COUNT(*), COUNT(*), (array_agg(id ORDER BY id))[1:10] FROM
-                       (SELECT r.skill, r.id,
-                               CASE WHEN v.run_id IS NULL THEN (CASE WHEN NOT r.success THEN r.failure_class END)
-                                    WHEN v.ok THEN NULL
-                                    ELSE COALESCE(v.class, r.failure_class, $2) END AS class
-                        FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
-                        WHERE r.id >= $1) j
-                     WHERE class IS NOT NULL
-                     GROUP BY skill, class ORDER BY skill COLLATE \"C\", class COLLATE \"C\"",
+                    FAILED_RUN_GROUPS,
                     &[&since as &(dyn ToSql + Sync), &USER_REPORTED][..],
                 ),
                 (
                     true,
-                    "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id),
-                            (array_agg(r.id ORDER BY r.id, s.idx))[1:10]
-                       FROM steps s JOIN runs r ON r.id = s.run_id
-                      WHERE r.id >= $1 AND s.error_class IS NOT NULL
-                      GROUP BY r.skill, s.error_class
-                      ORDER BY r.skill COLLATE \"C\", s.error_class COLLATE \"C\"",
+                    TOOL_ERROR_GROUPS,
                     &[&since as &(dyn ToSql + Sync)][..],
                 ),
             ];
