@@ -69,6 +69,16 @@ enum LangArg {
     Js,
 }
 
+impl LangArg {
+    fn handler_lang(self) -> crate::forge::handler::HandlerLang {
+        use crate::forge::handler::HandlerLang;
+        match self {
+            LangArg::Rust => HandlerLang::Rust,
+            LangArg::Js => HandlerLang::Js,
+        }
+    }
+}
+
 pub fn run(args: ForgeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.command {
         ForgeCommand::Handler {
@@ -224,42 +234,52 @@ pub fn history(args: HistoryArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         Some(s) => outln!("{} ({}): current {}", s.name, s.source, s.version)?,
         None => outln!("{}: not in the catalog now", args.name)?,
     }
+    print_versions(&args.name, &versions)?;
+    print_events(&events)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The saved versions of `name`, and how to restore one.
+fn print_versions(name: &str, versions: &[history::Version]) -> anyhow::Result<()> {
     if versions.is_empty() {
         outln!("no saved versions")?;
-    } else {
+        return Ok(());
+    }
+    outln!("saved versions (`skillhost skills rollback {name} N` restores one):")?;
+    for v in versions {
         outln!(
-            "saved versions (`skillhost skills rollback {} N` restores one):",
-            args.name
+            "  {:>3}  {}  {} bytes  saved {}",
+            v.version,
+            v.hash,
+            v.bytes,
+            crate::forge::rfc3339(v.saved_at)
         )?;
-        for v in &versions {
-            outln!(
-                "  {:>3}  {}  {} bytes  saved {}",
-                v.version,
-                v.hash,
-                v.bytes,
-                crate::forge::rfc3339(v.saved_at)
-            )?;
-        }
     }
-    if !events.is_empty() {
-        outln!("events:")?;
-        for e in &events {
-            let kind = serde_json::to_value(e.kind)
-                .ok()
-                .and_then(|k| k.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            let saved = e
-                .version
-                .map(|v| format!(" (previous content saved as version {v})"))
-                .unwrap_or_default();
-            outln!(
-                "  {}  {kind:<11} {}{saved}",
-                crate::forge::rfc3339(e.at),
-                e.reason
-            )?;
-        }
+    Ok(())
+}
+
+/// The skill's history: when, what, why.
+fn print_events(events: &[history::Event]) -> anyhow::Result<()> {
+    if events.is_empty() {
+        return Ok(());
     }
-    Ok(ExitCode::SUCCESS)
+    outln!("events:")?;
+    for e in events {
+        let kind = serde_json::to_value(e.kind)
+            .ok()
+            .and_then(|k| k.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let saved = e
+            .version
+            .map(|v| format!(" (previous content saved as version {v})"))
+            .unwrap_or_default();
+        outln!(
+            "  {}  {kind:<11} {}{saved}",
+            crate::forge::rfc3339(e.at),
+            e.reason
+        )?;
+    }
+    Ok(())
 }
 
 pub fn rollback(args: RollbackArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -296,12 +316,7 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     ))?;
     match outcome {
         ImproveOutcome::Cooldown => {
-            outln!(
-                "`{}` was last tried at {}; one attempt per [forge.improve] cooldown_secs = {}",
-                skill.name,
-                last_attempt(&writer, &skill.name),
-                config.forge.improve.cooldown_secs
-            )?;
+            print_cooldown(&writer, &skill.name, config.forge.improve.cooldown_secs)?;
         }
         ImproveOutcome::Improved {
             reason,
@@ -317,9 +332,7 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             outln!("proposal refused, `{}` unchanged: {reason}", skill.name)?;
             return Ok(ExitCode::FAILURE);
         }
-        ImproveOutcome::Declined { reason } => {
-            outln!("no change to `{}`: {reason}", skill.name)?;
-        }
+        ImproveOutcome::Declined { reason } => outln!("no change to `{}`: {reason}", skill.name)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -339,6 +352,15 @@ fn recent_successes(ctx: &Ctx, skill: &str) -> anyhow::Result<Vec<crate::store::
         }
     }
     Ok(runs)
+}
+
+/// Improving `skill` waits: when it was last tried.
+fn print_cooldown(writer: &SkillWriter, skill: &str, cooldown_secs: u64) -> anyhow::Result<()> {
+    outln!(
+        "`{skill}` was last tried at {}; one attempt per [forge.improve] cooldown_secs = {cooldown_secs}",
+        last_attempt(writer, skill),
+    )?;
+    Ok(())
 }
 
 /// When improving `skill` was last tried (RFC 3339), or empty.
@@ -384,17 +406,13 @@ fn handler(
     model: &super::run::ModelArgs,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    use crate::forge::handler::HandlerLang;
     use crate::gate::author;
     let (_, provider) = ctx.config_with_model(model)?;
     let Some(provider) = provider else {
         bail!("`forge handler` needs a model: configure [model] or pass --model PROVIDER:MODEL");
     };
     let runner = ctx.runner_with_model(model)?;
-    let lang = lang.map(|l| match l {
-        LangArg::Rust => HandlerLang::Rust,
-        LangArg::Js => HandlerLang::Js,
-    });
+    let lang = lang.map(LangArg::handler_lang);
     let before = runner
         .catalog()
         .get(skill)

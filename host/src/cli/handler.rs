@@ -11,7 +11,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use super::Ctx;
 use crate::gate;
 use crate::gate::policy::{HandlerState, Outcome, Provenance, Report, Status};
-use crate::sandbox::inspect::inspect;
+use crate::sandbox::inspect::{Inspection, inspect};
 use crate::toolchain::scaffold::{Lang, scaffold};
 use crate::types::Chain;
 
@@ -133,20 +133,29 @@ pub fn run(args: HandlerArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             lang,
             dir,
             guest_sdk,
-        } => {
-            let created = scaffold(&name, lang, &dir, guest_sdk.as_deref(), &ctx.paths.home)?;
-            outln!("created {} ({} handler)", created.display(), lang.display())?;
-            outln!(
-                "next: skillhost handler build {} (or its ./build.sh)",
-                created.display()
-            )?;
-            outln!(
-                "then: skillhost --skills {} run \"say hello\" --skill {name}",
-                dir.display()
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
+        } => new_cmd(&name, lang, &dir, guest_sdk.as_deref(), ctx),
     }
+}
+
+/// `handler new`: the skill folder scaffolded, and the next two commands.
+fn new_cmd(
+    name: &str,
+    lang: Lang,
+    dir: &Path,
+    guest_sdk: Option<&Path>,
+    ctx: &Ctx,
+) -> anyhow::Result<ExitCode> {
+    let created = scaffold(name, lang, dir, guest_sdk, &ctx.paths.home)?;
+    outln!("created {} ({} handler)", created.display(), lang.display())?;
+    outln!(
+        "next: skillhost handler build {} (or its ./build.sh)",
+        created.display()
+    )?;
+    outln!(
+        "then: skillhost --skills {} run \"say hello\" --skill {name}",
+        dir.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn gate_cmd(
@@ -260,6 +269,12 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         None => outln!("no gate report for `{skill}` yet: `skillhost handler gate {skill}`")?,
     }
+    print_status_state(&status)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where the handler stands, and why it does not run when it does not.
+fn print_status_state(status: &gate::HandlerStatus) -> anyhow::Result<()> {
     let state = state_name(status.state);
     let last_failed = status
         .report
@@ -275,7 +290,7 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         )?,
         (None, true) => outln!("state: {state}")?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn state_name(state: HandlerState) -> &'static str {
@@ -284,6 +299,25 @@ fn state_name(state: HandlerState) -> &'static str {
         HandlerState::Passed => "passed",
         HandlerState::Quarantined => "quarantined",
     }
+}
+
+/// One check's verdict, and its particulars.
+fn print_verdict(v: &crate::gate::policy::Verdict) -> std::io::Result<()> {
+    let status = match v.status {
+        Status::Pass => "pass",
+        Status::Fail => "FAIL",
+        Status::Skipped => "skip",
+    };
+    let class = v.class.map(|c| format!("{c:?}: ")).unwrap_or_default();
+    outln!(
+        "  {status}  {:<13} {class}{}",
+        v.check.name(),
+        v.explanation
+    )?;
+    for d in &v.details {
+        outln!("          - {d}")?;
+    }
+    Ok(())
 }
 
 /// A report as lines: the artifact, then one verdict per check.
@@ -305,20 +339,7 @@ fn print_report(id: i64, r: &Report) -> std::io::Result<()> {
     )?;
     outln!("  folder: {}", r.folder)?;
     for v in &r.checks {
-        let status = match v.status {
-            Status::Pass => "pass",
-            Status::Fail => "FAIL",
-            Status::Skipped => "skip",
-        };
-        let class = v.class.map(|c| format!("{c:?}: ")).unwrap_or_default();
-        outln!(
-            "  {status}  {:<13} {class}{}",
-            v.check.name(),
-            v.explanation
-        )?;
-        for d in &v.details {
-            outln!("          - {d}")?;
-        }
+        print_verdict(v)?;
     }
     outln!(
         "{}",
@@ -343,40 +364,46 @@ fn inspect_cmd(path: &Path, link: bool, json: bool, ctx: &Ctx) -> anyhow::Result
         v["fits_handler_world"] = report.fits_handler_world().into();
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        outln!("component: {}", path.display())?;
-        outln!("size:      {} bytes", report.size)?;
-        outln!(
-            "language:  {}",
-            report.language.as_deref().unwrap_or("unknown")
-        )?;
-        outln!("exports:")?;
-        for e in &report.exports {
-            outln!("  {e}")?;
-        }
-        outln!("imports:")?;
-        for i in &report.imports {
-            outln!("  {i}")?;
-        }
-        if !report.producers.is_empty() {
-            outln!("producers:")?;
-            for p in &report.producers {
-                outln!("  {p}")?;
-            }
-        }
-        if report.fits_handler_world() {
-            outln!("handler world: fits")?;
-        } else {
-            outln!("handler world: does not fit")?;
-            for p in &report.problems {
-                outln!("  - {p}")?;
-            }
-        }
+        print_inspection(path, &report)?;
     }
     Ok(if report.fits_handler_world() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What the component is, exports and imports, and whether (and why
+/// not) it fits the handler world.
+fn print_inspection(path: &Path, report: &Inspection) -> anyhow::Result<()> {
+    outln!("component: {}", path.display())?;
+    outln!("size:      {} bytes", report.size)?;
+    outln!(
+        "language:  {}",
+        report.language.as_deref().unwrap_or("unknown")
+    )?;
+    print_list("exports:", &report.exports)?;
+    print_list("imports:", &report.imports)?;
+    if !report.producers.is_empty() {
+        print_list("producers:", &report.producers)?;
+    }
+    if report.fits_handler_world() {
+        outln!("handler world: fits")?;
+    } else {
+        outln!("handler world: does not fit")?;
+        for p in &report.problems {
+            outln!("  - {p}")?;
+        }
+    }
+    Ok(())
+}
+
+fn print_list(title: &str, items: &[String]) -> anyhow::Result<()> {
+    outln!("{title}")?;
+    for i in items {
+        outln!("  {i}")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

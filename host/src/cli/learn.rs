@@ -280,46 +280,58 @@ fn show_run(store: &dyn crate::store::RunStore, id: i64, json: bool) -> anyhow::
         .with_context(|| format!("no run {id}; see `skillhost runs list`"))?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&run)?)?;
-    } else {
+        return Ok(());
+    }
+    outln!(
+        "run {} of skill {} ({}), tier {}",
+        run.id,
+        run.skill,
+        run.skill_version,
+        run.tier
+    )?;
+    outln!("task: {}", run.task)?;
+    outln!("context: {}", run.context)?;
+    match (&run.failure_class, &run.failure_message) {
+        (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
+        _ => outln!("succeeded")?,
+    }
+    if let Some(v) = store.verdict(id)? {
+        print_verdict(v)?;
+    }
+    print_run_steps(&run)?;
+    if let Some(o) = &run.output {
+        outln!("output:\n{o}")?;
+    }
+    Ok(())
+}
+
+/// How a person marked the run.
+fn print_verdict(v: crate::store::Verdict) -> anyhow::Result<()> {
+    let judged = match (v.ok, &v.class) {
+        (true, _) => "ok".to_owned(),
+        (false, Some(c)) => format!("failed ({c})"),
+        (false, None) => "failed".to_owned(),
+    };
+    let note = v.note.map(|n| format!(": {n}")).unwrap_or_default();
+    outln!("marked by a person: {judged}{note}")?;
+    Ok(())
+}
+
+/// The rules applied in the run, then its steps.
+fn print_run_steps(run: &crate::store::RunRecord) -> anyhow::Result<()> {
+    for a in &run.rules_applied {
+        outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
+    }
+    for s in &run.steps {
         outln!(
-            "run {} of skill {} ({}), tier {}",
-            run.id,
-            run.skill,
-            run.skill_version,
-            run.tier
+            "step {} {}{}",
+            s.kind,
+            s.tool.clone().unwrap_or_default(),
+            s.error
+                .as_ref()
+                .map(|e| format!(" error: {e}"))
+                .unwrap_or_default()
         )?;
-        outln!("task: {}", run.task)?;
-        outln!("context: {}", run.context)?;
-        match (&run.failure_class, &run.failure_message) {
-            (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
-            _ => outln!("succeeded")?,
-        }
-        if let Some(v) = store.verdict(id)? {
-            let judged = match (v.ok, &v.class) {
-                (true, _) => "ok".to_owned(),
-                (false, Some(c)) => format!("failed ({c})"),
-                (false, None) => "failed".to_owned(),
-            };
-            let note = v.note.map(|n| format!(": {n}")).unwrap_or_default();
-            outln!("marked by a person: {judged}{note}")?;
-        }
-        for a in &run.rules_applied {
-            outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
-        }
-        for s in &run.steps {
-            outln!(
-                "step {} {}{}",
-                s.kind,
-                s.tool.clone().unwrap_or_default(),
-                s.error
-                    .as_ref()
-                    .map(|e| format!(" error: {e}"))
-                    .unwrap_or_default()
-            )?;
-        }
-        if let Some(o) = &run.output {
-            outln!("output:\n{o}")?;
-        }
     }
     Ok(())
 }
@@ -378,20 +390,24 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             edit_rule_at(at, &id, RuleEdit::Restore)?;
             outln!("restored {id}")?;
         }
-        RulesCommand::Explain { run_id } => {
-            let store = ctx.store()?;
-            let run = store
-                .get_run(run_id)?
-                .with_context(|| format!("no run {run_id}; see `skillhost runs list`"))?;
-            if run.rules_applied.is_empty() {
-                outln!("no rules fired on run {run_id}")?;
-            }
-            for a in &run.rules_applied {
-                outln!("{} ({}): {}", a.rule_id, a.kind, a.effect)?;
-            }
-        }
+        RulesCommand::Explain { run_id } => explain_run(ctx, run_id)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rules explain RUN`: the rules that fired on a run.
+fn explain_run(ctx: &Ctx, run_id: i64) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let run = store
+        .get_run(run_id)?
+        .with_context(|| format!("no run {run_id}; see `skillhost runs list`"))?;
+    if run.rules_applied.is_empty() {
+        outln!("no rules fired on run {run_id}")?;
+    }
+    for a in &run.rules_applied {
+        outln!("{} ({}): {}", a.rule_id, a.kind, a.effect)?;
+    }
+    Ok(())
 }
 
 /// `rules list`: a table, or the rules as JSON.
@@ -468,34 +484,45 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        if report.groups.is_empty() {
-            outln!("no failures recorded yet")?;
-        }
-        for g in &report.groups {
-            outln!("{} / {}: {}: {}", g.skill, g.class, g.summary(), g.outcome)?;
-            for id in &g.rules_added {
-                outln!("  + {id}")?;
-            }
-        }
         let could_propose = !args.no_propose && config.learning.proposals.enabled;
-        if could_propose && model.is_none() && report.groups.iter().any(|g| g.no_pattern) {
-            outln!(
-                "  (with a model configured, classes no pattern knows get a rule proposed by it: `skillhost learn --model PROVIDER:MODEL`)"
-            )?;
-        }
-        for id in &report.rules_updated {
-            outln!("  ~ {id} (updated to its pattern's current version; statistics start over)")?;
-        }
-        for id in &report.rules_rejected {
-            outln!("  - {id} (rejected; `skillhost rules show {id}` has the figures)")?;
-        }
-        outln!(
-            "{} rule(s) added; rules are in {}",
-            report.rules_added,
-            rules_file(ctx).display()
-        )?;
+        print_cycle(&report, could_propose && model.is_none(), &rules_file(ctx))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a learning cycle did, group by group, and where the rules are.
+/// `model_would_propose`: proposals are on but no model is configured.
+fn print_cycle(
+    report: &learn::cycle::CycleReport,
+    model_would_propose: bool,
+    rules_file: &std::path::Path,
+) -> anyhow::Result<()> {
+    if report.groups.is_empty() {
+        outln!("no failures recorded yet")?;
+    }
+    for g in &report.groups {
+        outln!("{} / {}: {}: {}", g.skill, g.class, g.summary(), g.outcome)?;
+        for id in &g.rules_added {
+            outln!("  + {id}")?;
+        }
+    }
+    if model_would_propose && report.groups.iter().any(|g| g.no_pattern) {
+        outln!(
+            "  (with a model configured, classes no pattern knows get a rule proposed by it: `skillhost learn --model PROVIDER:MODEL`)"
+        )?;
+    }
+    for id in &report.rules_updated {
+        outln!("  ~ {id} (updated to its pattern's current version; statistics start over)")?;
+    }
+    for id in &report.rules_rejected {
+        outln!("  - {id} (rejected; `skillhost rules show {id}` has the figures)")?;
+    }
+    outln!(
+        "{} rule(s) added; rules are in {}",
+        report.rules_added,
+        rules_file.display()
+    )?;
+    Ok(())
 }
 
 pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {

@@ -93,20 +93,23 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     close_span(span, &outcome);
     print_outcome(&outcome, args.json)?;
     wait_optimised(&runner, show);
-    match &outcome.failure {
-        None => Ok(ExitCode::SUCCESS),
-        Some(f) => {
-            if !args.json {
-                tracing::error!(
-                    "skill `{}` failed: {}: {}",
-                    outcome.skill,
-                    f.class,
-                    f.message
-                );
-            }
-            Ok(ExitCode::FAILURE)
-        }
+    Ok(exit_code(&outcome, args.json))
+}
+
+/// Success, or failure (logged unless the outcome was printed as JSON).
+fn exit_code(outcome: &RunOutcome, json: bool) -> ExitCode {
+    let Some(f) = &outcome.failure else {
+        return ExitCode::SUCCESS;
+    };
+    if !json {
+        tracing::error!(
+            "skill `{}` failed: {}: {}",
+            outcome.skill,
+            f.class,
+            f.message
+        );
     }
+    ExitCode::FAILURE
 }
 
 /// One span per run; tier, duration and failure are known at its end

@@ -365,22 +365,25 @@ fn search(
                 tracing::info!("no skill with tag {} matches {query:?}", tags.join(" or "));
             }
         }
-        Format::Table => {
-            let rows: Vec<[String; 4]> = matches
-                .iter()
-                .map(|m| {
-                    [
-                        m.skill.name.clone(),
-                        format!("{:.2}", m.score),
-                        m.why.clone(),
-                        one_line(&m.skill.description),
-                    ]
-                })
-                .collect();
-            print_table(["NAME", "SCORE", "WHY", "DESCRIPTION"], &rows)?;
-        }
+        Format::Table => print_matches_table(&matches)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_matches_table(matches: &[crate::skill::Match<'_>]) -> anyhow::Result<()> {
+    let rows: Vec<[String; 4]> = matches
+        .iter()
+        .map(|m| {
+            [
+                m.skill.name.clone(),
+                format!("{:.2}", m.score),
+                m.why.clone(),
+                one_line(&m.skill.description),
+            ]
+        })
+        .collect();
+    print_table(["NAME", "SCORE", "WHY", "DESCRIPTION"], &rows)?;
+    Ok(())
 }
 
 fn print_matches_json(
