@@ -195,18 +195,8 @@ fn with_audit_entry(
 ) -> String {
     let mut front = proposed.meta.raw.as_object().cloned().unwrap_or_default();
     let old_sh = old.meta.raw.pointer("/metadata/skillhost").cloned();
-    let metadata = front.entry("metadata").or_insert_with(|| json!({}));
-    if !metadata.is_object() {
-        *metadata = json!({});
-    }
-    let Some(metadata) = metadata.as_object_mut() else {
-        return super::create::compose(&front, &proposed.body);
-    };
-    let sh = metadata.entry("skillhost").or_insert_with(|| json!({}));
-    if !sh.is_object() {
-        *sh = json!({});
-    }
-    if let Some(sh) = sh.as_object_mut() {
+    if let Some(sh) = object_at(&mut front, "metadata").and_then(|m| object_at(m, "skillhost")) {
+        // The forge's own keys stay as they were.
         for key in ["source", "created_at", "runs", "uses"] {
             match old_sh.as_ref().and_then(|o| o.get(key)) {
                 Some(v) => {
@@ -226,6 +216,18 @@ fn with_audit_entry(
         sh.insert("history".into(), Value::Array(trail));
     }
     super::create::compose(&front, &proposed.body)
+}
+
+/// `map[key]` as an object, made one (empty) when absent or not one.
+fn object_at<'m>(
+    map: &'m mut serde_json::Map<String, Value>,
+    key: &str,
+) -> Option<&'m mut serde_json::Map<String, Value>> {
+    let v = map.entry(key).or_insert_with(|| json!({}));
+    if !v.is_object() {
+        *v = json!({});
+    }
+    v.as_object_mut()
 }
 
 fn request(skill: &Skill, current: &[u8], runs: &[RunRecord]) -> ChatRequest {

@@ -121,13 +121,19 @@ pub(super) fn run_limited(
             .limits
             .zip(output.limit_hit)
             .map(|(l, hit)| l.describe(hit));
-        return Err(BuildError::Failed {
-            refused_by_limit: over.is_some(),
-            status: over.unwrap_or_else(|| status.to_string()),
-            log,
-        });
+        return Err(failed(over, status, log));
     }
     Ok(duration)
+}
+
+/// The build failed: by running into a limit (`over` says which), or as
+/// `status` says.
+fn failed(over: Option<String>, status: ExitStatus, log: String) -> BuildError {
+    BuildError::Failed {
+        refused_by_limit: over.is_some(),
+        status: over.unwrap_or_else(|| status.to_string()),
+        log,
+    }
 }
 
 /// The child's stdout and stderr, read line by line on threads of their
