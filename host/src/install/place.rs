@@ -48,6 +48,19 @@ pub(super) fn install_payload(
     }
     let mut installed = result?;
     drop(staging);
+    note_catalog_view(paths, &mut installed);
+    tracing::info!(
+        name = %installed.name,
+        fingerprint = %installed.fingerprint,
+        "installed a skill from {}",
+        installed.origin
+    );
+    Ok(installed)
+}
+
+/// Whether the catalog now shows the installed skill: another source's
+/// skill of a like name may shadow it, or it may not be listed at all.
+fn note_catalog_view(paths: &Paths, installed: &mut Installed) {
     let catalog = Catalog::load(&paths.roots(), &NAMES_ONLY);
     match catalog.look_alike(&installed.name) {
         Some(s) if s.source != Source::Installed => {
@@ -61,13 +74,20 @@ pub(super) fn install_payload(
             .warnings
             .push("the catalog does not list it: see `skillhost skills list`".into()),
     }
-    tracing::info!(
-        name = %installed.name,
-        fingerprint = %installed.fingerprint,
-        "installed a skill from {}",
-        installed.origin
-    );
-    Ok(installed)
+}
+
+/// `payload` unpacked into `work`, with the folder of its skill (relative
+/// to `work`) and its SKILL.md.
+fn unpack_skill(
+    work: &Path,
+    payload: Payload<'_>,
+    config: &InstallConfig,
+) -> Result<(extract::Unpacked, PathBuf, PathBuf), InstallError> {
+    let mut sink = extract::Sink::new(work, config)?;
+    unpack(payload, &mut sink)?;
+    let unpacked = sink.finish();
+    let (top, md_rel) = locate_skill_file(&unpacked.files, &unpacked.dirs)?;
+    Ok((unpacked, top, md_rel))
 }
 
 /// Unpacks `payload` into `work`, checks it there and puts the skill in
@@ -81,10 +101,7 @@ fn stage_and_place(
     options: &InstallOptions,
     config: &InstallConfig,
 ) -> Result<Installed, InstallError> {
-    let mut sink = extract::Sink::new(work, config)?;
-    unpack(payload, &mut sink)?;
-    let unpacked = sink.finish();
-    let (top, md_rel) = locate_skill_file(&unpacked.files, &unpacked.dirs)?;
+    let (unpacked, top, md_rel) = unpack_skill(work, payload, config)?;
     let skill_dir = work.join(&top);
     let Named {
         parsed,
@@ -92,13 +109,11 @@ fn stage_and_place(
         renamed_from,
     } = read_and_name(staging, &work.join(&md_rel), &top, default_name, options)?;
 
-    let handler = match &parsed.meta.skillhost.handler {
-        Some(rel) => Some((
-            rel.clone(),
-            read_handler(work, &top, rel, &unpacked.files, config)?,
-        )),
-        None => None,
-    };
+    // The handler it names must be a file it holds.
+    let handler = parsed.meta.skillhost.handler.clone();
+    if let Some(rel) = &handler {
+        read_handler(work, &top, rel, &unpacked.files, config)?;
+    }
     // Pinned as it will be in place: its paths are relative to its folder.
     let fingerprint = pin_of(&skill_dir).map_err(|reason| InstallError::Unpinnable {
         name: name.clone(),
@@ -125,7 +140,7 @@ fn stage_and_place(
         dir: target,
         source: Source::Installed,
         origin,
-        handler: handler.map(|(rel, _)| rel),
+        handler,
         fingerprint,
         declared: parsed.meta.skillhost.capabilities.clone(),
         replaced,

@@ -352,26 +352,34 @@ async fn resolve(
     } else {
         reference.slug.clone()
     };
-    let version = match (&reference.version, meta.latest_version) {
+    let version = version_to_install(reference, meta.latest_version, &slug).map_err(|reason| {
+        InstallError::RegistryAnswer {
+            url: meta_url.to_string(),
+            reason,
+        }
+    })?;
+    Ok((slug, version))
+}
+
+/// The version the reference names, else the latest published; it must
+/// read as a version in a reference.
+fn version_to_install(
+    reference: &RegistryRef,
+    latest: Option<VersionInfo>,
+    slug: &str,
+) -> Result<String, String> {
+    let version = match (&reference.version, latest) {
         (Some(v), _) => v.clone(),
         (None, Some(v)) => v.version,
-        (None, None) => {
-            return Err(InstallError::RegistryAnswer {
-                url: meta_url.to_string(),
-                reason: "the skill has no published version".into(),
-            });
-        }
+        (None, None) => return Err("the skill has no published version".into()),
     };
     if RegistryRef::parse(&format!("{}/{}@{version}", reference.owner, slug)).is_none() {
-        return Err(InstallError::RegistryAnswer {
-            url: meta_url.to_string(),
-            reason: format!(
-                "its version `{}` is not a version",
-                quote(version.as_bytes())
-            ),
-        });
+        return Err(format!(
+            "its version `{}` is not a version",
+            quote(version.as_bytes())
+        ));
     }
-    Ok((slug, version))
+    Ok(version)
 }
 
 /// The skill's owner on the registry must be the one the reference names.
