@@ -162,6 +162,22 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// Equal as JSON, or as text (`"3"` and `3`).
+fn same(a: &Value, b: &Value) -> bool {
+    a == b || text(a) == text(b)
+}
+
+/// `v > value` (`Op::Gt`) or `v < value`, as numbers (a number, or text
+/// that reads as one); false when either is not.
+fn compare(op: Op, v: Option<&Value>, value: &Value) -> bool {
+    let lhs = v.and_then(|v| v.as_f64().or_else(|| text(v).trim().parse().ok()));
+    match (lhs, value.as_f64()) {
+        (Some(a), Some(b)) if op == Op::Gt => a > b,
+        (Some(a), Some(b)) => a < b,
+        _ => false,
+    }
+}
+
 impl Compiled {
     pub fn eval(&self, facts: &Facts<'_>) -> bool {
         let c = &self.source;
@@ -169,35 +185,20 @@ impl Compiled {
         let result = match c.op {
             Op::Exists => present(&v),
             Op::Missing => !present(&v),
-            Op::Equals => v
-                .as_ref()
-                .is_some_and(|v| v == &c.value || text(v) == text(&c.value)),
-            Op::NotEquals => !v
-                .as_ref()
-                .is_some_and(|v| v == &c.value || text(v) == text(&c.value)),
+            Op::Equals => v.as_ref().is_some_and(|v| same(v, &c.value)),
+            Op::NotEquals => !v.as_ref().is_some_and(|v| same(v, &c.value)),
             Op::Matches => match (&self.regex, &v) {
                 (Some(re), Some(v)) => re.is_match(&text(v)),
                 _ => false,
             },
             Op::Contains => match &v {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .any(|i| i == &c.value || text(i) == text(&c.value)),
+                Some(Value::Array(items)) => items.iter().any(|i| same(i, &c.value)),
                 Some(other) => text(other).contains(&text(&c.value)),
                 None => false,
             },
-            Op::Gt | Op::Lt => {
-                let lhs = v
-                    .as_ref()
-                    .and_then(|v| v.as_f64().or_else(|| text(v).trim().parse().ok()));
-                match (lhs, c.value.as_f64()) {
-                    (Some(a), Some(b)) if c.op == Op::Gt => a > b,
-                    (Some(a), Some(b)) => a < b,
-                    _ => false,
-                }
-            }
+            Op::Gt | Op::Lt => compare(c.op, v.as_ref(), &c.value),
             Op::In => match (&v, c.value.as_array()) {
-                (Some(v), Some(list)) => list.iter().any(|i| i == v || text(i) == text(v)),
+                (Some(v), Some(list)) => list.iter().any(|i| same(i, v)),
                 _ => false,
             },
         };

@@ -209,13 +209,10 @@ impl Rule {
         }
     }
 
-    /// Where the rule came from, in one line: the pattern, or the model
-    /// that proposed it with its replay figures; the runs it was learned
-    /// from, and which of those a person marked failed (`marked`, from the
-    /// store's verdicts).
-    pub fn origin_line(&self, marked: &[i64]) -> String {
+    /// The pattern, the model (with its replay verdict) or a person.
+    fn source(&self) -> String {
         let o = &self.origin;
-        let source = match &o.model {
+        match &o.model {
             Some(model) => format!(
                 "proposed by {model}; replay {}",
                 self.replay
@@ -226,14 +223,22 @@ impl Rule {
             ),
             None if o.pattern.is_empty() => "written by hand".to_owned(),
             None => format!("pattern {}", o.pattern),
-        };
+        }
+    }
+
+    /// Where the rule came from, in one line: the pattern, or the model
+    /// that proposed it with its replay figures; the runs it was learned
+    /// from, and which of those a person marked failed (`marked`, from the
+    /// store's verdicts).
+    pub fn origin_line(&self, marked: &[i64]) -> String {
+        let o = &self.origin;
         let list = |ids: &[i64]| {
             ids.iter()
                 .map(i64::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let mut line = source;
+        let mut line = self.source();
         if !o.failures.is_empty() {
             line.push_str(&format!(
                 "; from {} failure(s), e.g. runs {}",
@@ -376,8 +381,7 @@ pub fn apply(
             } => {
                 let only_default = setting.given.is_some_and(|g| !g.contains_key(field));
                 if *force || only_default || missing(context.get(field)) {
-                    context.insert(field.clone(), value.clone());
-                    effect.changes.push(format!("set {field} = {value}"));
+                    set_field(context, field, value, &mut effect);
                 }
             }
             Action::AddFlag { flag } => add_flag(context, flag, &mut effect),
@@ -387,18 +391,27 @@ pub fn apply(
                     add_instruction(context, text, &mut effect);
                 }
             }
-            Action::RequireField { field, message } => {
-                if missing(context.get(field)) {
-                    effect.refused = Some(message.clone());
-                    effect.changes.push(format!("required {field}"));
-                }
+            Action::RequireField { field, message } if missing(context.get(field)) => {
+                refuse(field, message, &mut effect);
             }
+            Action::RequireField { .. } => {}
             Action::UseDefault { field, fix } => {
                 use_default(context, field, fix, setting, &mut effect);
             }
         }
     }
     effect
+}
+
+fn set_field(context: &mut Map<String, Value>, field: &str, value: &Value, effect: &mut Effect) {
+    context.insert(field.to_owned(), value.clone());
+    effect.changes.push(format!("set {field} = {value}"));
+}
+
+/// The run must fail with `message`: `field` is required.
+fn refuse(field: &str, message: &str, effect: &mut Effect) {
+    effect.refused = Some(message.to_owned());
+    effect.changes.push(format!("required {field}"));
 }
 
 /// `flag` added to the context's `_flags`, once.
@@ -451,8 +464,7 @@ fn use_default(
             "`{field}` was not given: used {value} from [defaults] in skillhost.toml"
         ));
     } else if !setting.model_answers {
-        effect.refused = Some(fix.to_owned());
-        effect.changes.push(format!("required {field}"));
+        refuse(field, fix, effect);
     }
 }
 
