@@ -156,6 +156,41 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
         }
     }
 
+    /// Counts one more folder; past the cap, says so (the walk stops).
+    fn past_dir_cap(&mut self, root: &Root) -> bool {
+        self.dirs += 1;
+        if self.dirs <= self.max_dirs {
+            return false;
+        }
+        let msg = format!(
+            "stopped after {} folders (the cap): the rest of this root is not searched",
+            self.max_dirs
+        );
+        self.warn(&root.dir, msg);
+        true
+    }
+
+    /// The listing of subfolder `name` of `dir`, by name from the parent
+    /// (one open; most skill folders have no subfolders and never need a
+    /// handle of their own). `None`, with a warning, when it cannot be read
+    /// or leads outside the root.
+    fn read_listing(&mut self, dir: &Dir, name: &OsString, path: &Path) -> Option<ReadDir> {
+        match dir.read_dir(name) {
+            Ok(e) => Some(e),
+            Err(e) if is_escape(&e) => {
+                self.warn(
+                    path,
+                    "symlink leads outside the skill root: not followed".to_owned(),
+                );
+                None
+            }
+            Err(e) => {
+                self.warn(path, format!("cannot list folder: {e}"));
+                None
+            }
+        }
+    }
+
     /// Visits subfolder `name` of `parent`: lists it (its SKILL.md becomes
     /// a candidate) and descends when it has subfolders of its own.
     fn enter(&mut self, parent: &Frame, root: &Root, name: &OsString, is_link: bool) -> Step {
@@ -165,33 +200,14 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
         if root.skip.contains(&path) {
             return Step::Next;
         }
-        self.dirs += 1;
-        if self.dirs > self.max_dirs {
-            let msg = format!(
-                "stopped after {} folders (the cap): the rest of this root is not searched",
-                self.max_dirs
-            );
-            self.warn(&root.dir, msg);
+        if self.past_dir_cap(root) {
             return Step::Stop;
         }
         if is_link && !self.link_is_dir(&parent.dir, name, &path) {
             return Step::Next;
         }
-        // Listing by name from the parent costs one open; most skill
-        // folders have no subfolders and never need a handle of their own.
-        let entries = match parent.dir.read_dir(name) {
-            Ok(e) => e,
-            Err(e) if is_escape(&e) => {
-                self.warn(
-                    &path,
-                    "symlink leads outside the skill root: not followed".to_owned(),
-                );
-                return Step::Next;
-            }
-            Err(e) => {
-                self.warn(&path, format!("cannot list folder: {e}"));
-                return Step::Next;
-            }
+        let Some(entries) = self.read_listing(&parent.dir, name, &path) else {
+            return Step::Next;
         };
         let Some(subdirs) = self.list(entries, &path, &rel, depth) else {
             return Step::Stop;

@@ -221,24 +221,12 @@ impl Skill {
             path: path.clone(),
             source,
         };
-        let rel = Path::new(relative);
-        if relative.is_empty()
-            || rel
-                .components()
-                .any(|c| matches!(c, Component::RootDir | Component::Prefix(_)))
-        {
+        if !is_plain_relative(relative) {
             return Err(SkillFileError::NotRelative { path });
         }
+        let rel = Path::new(relative);
         let dir = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(err_io)?;
-        let classify = |e: io::Error| {
-            if is_escape(&e) {
-                SkillFileError::Escape { path: path.clone() }
-            } else if e.kind() == io::ErrorKind::NotFound {
-                SkillFileError::NotFound { path: path.clone() }
-            } else {
-                err_io(e)
-            }
-        };
+        let classify = |e: io::Error| open_error(relative, e);
         let meta = dir.metadata(rel).map_err(classify)?;
         if !meta.is_file() {
             return Err(SkillFileError::NotAFile { path });
@@ -320,6 +308,27 @@ impl Skill {
             }
         }
         Ok(out)
+    }
+}
+
+/// Not empty, and not rooted (`/x`, or a Windows prefix).
+fn is_plain_relative(relative: &str) -> bool {
+    !relative.is_empty()
+        && !Path::new(relative)
+            .components()
+            .any(|c| matches!(c, Component::RootDir | Component::Prefix(_)))
+}
+
+/// Why `relative` could not be opened: it leads out of the folder, is not
+/// there, or another error.
+fn open_error(relative: &str, e: io::Error) -> SkillFileError {
+    let path = relative.to_owned();
+    if is_escape(&e) {
+        SkillFileError::Escape { path }
+    } else if e.kind() == io::ErrorKind::NotFound {
+        SkillFileError::NotFound { path }
+    } else {
+        SkillFileError::Io { path, source: e }
     }
 }
 

@@ -310,35 +310,47 @@ fn first_paragraph(body: &str) -> Option<String> {
             in_comment = !t.contains("-->");
             continue;
         }
-        let is_break = t.is_empty()
-            || t.starts_with('#')
-            || t.starts_with("```")
-            || t.starts_with("~~~")
-            || t.starts_with("<!--")
-            || is_rule(t);
-        if is_break {
+        if is_break(t) {
             if !para.is_empty() {
                 break;
             }
-            if t.starts_with("```") {
-                fence = Some("```");
-            } else if t.starts_with("~~~") {
-                fence = Some("~~~");
-            } else if t.starts_with("<!--") {
-                in_comment = !t.contains("-->");
-            }
+            fence = opened_fence(t);
+            in_comment = t.starts_with("<!--") && !t.contains("-->");
             continue;
         }
-        if para.is_empty()
-            && (t.starts_with('|')
-                || t.starts_with("![")
-                || t.starts_with("[![")
-                || t.starts_with('<'))
-        {
+        if para.is_empty() && is_decoration(t) {
             continue;
         }
         para.push(t.trim_start_matches('>').trim());
     }
+    capped_text(&para)
+}
+
+/// A line that ends a paragraph (or comes before one): blank, a heading,
+/// a code fence, an HTML comment, a rule.
+fn is_break(t: &str) -> bool {
+    t.is_empty()
+        || t.starts_with('#')
+        || t.starts_with("```")
+        || t.starts_with("~~~")
+        || t.starts_with("<!--")
+        || is_rule(t)
+}
+
+/// The marker of the code fence `t` opens, if it opens one.
+fn opened_fence(t: &str) -> Option<&'static str> {
+    ["```", "~~~"].into_iter().find(|m| t.starts_with(m))
+}
+
+/// A line that is not prose when it would start a paragraph: a table
+/// row, a badge, HTML.
+fn is_decoration(t: &str) -> bool {
+    t.starts_with('|') || t.starts_with("![") || t.starts_with("[![") || t.starts_with('<')
+}
+
+/// The lines joined, whitespace collapsed, cut to the longest fallback
+/// description; `None` when empty.
+fn capped_text(para: &[&str]) -> Option<String> {
     let joined = para.join(" ");
     let text = joined.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.is_empty() {

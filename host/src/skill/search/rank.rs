@@ -61,10 +61,7 @@ impl SearchIndex {
         list_tagged: bool,
         opts: &SearchOptions<'_>,
     ) -> Vec<Scored> {
-        let mut pinned: HashMap<&str, usize> = HashMap::new();
-        for (i, name) in opts.pinned.iter().enumerate() {
-            pinned.entry(name.as_str()).or_insert(i);
-        }
+        let pinned = pin_order(opts.pinned);
         let promoted = |s: &Skill| opts.trusted.contains(&s.name);
         let mut scored: Vec<Scored> = Vec::new();
         let mut h = 0;
@@ -187,6 +184,15 @@ impl SearchIndex {
             }
         }
     }
+}
+
+/// Each pinned name's place in the pin list (its first, when repeated).
+fn pin_order(pinned: &[String]) -> HashMap<&str, usize> {
+    let mut order = HashMap::new();
+    for (i, name) in pinned.iter().enumerate() {
+        order.entry(name.as_str()).or_insert(i);
+    }
+    order
 }
 
 /// The best `k` of `scored`, in rank order. Pins, then the tier: a
