@@ -217,6 +217,16 @@ impl SqliteStore {
         if inserted == 0 {
             return Ok(false);
         }
+        Self::insert_parts(tx, id, run)?;
+        Ok(true)
+    }
+
+    /// The steps and applied rules of run `id`.
+    fn insert_parts(
+        tx: &rusqlite::Transaction<'_>,
+        id: i64,
+        run: &RunRecord,
+    ) -> Result<(), StoreError> {
         for (i, s) in run.steps.iter().enumerate() {
             tx.prepare_cached(
                 "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
@@ -230,7 +240,7 @@ impl SqliteStore {
             )?
             .execute(params![id, a.rule_id, a.kind, a.effect])?;
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Reads `run`'s steps and applied rules into it.
