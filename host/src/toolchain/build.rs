@@ -37,8 +37,39 @@ pub fn build(
         dir.display(),
         output.display()
     ));
-    // Written next to the output, then renamed over it. Whatever is there
-    // already goes first: tools would write through a planted symlink.
+    let partial = clear_partial(&output)?;
+    let build = match lang {
+        Lang::Rust => build_rust,
+        Lang::Js => build_js,
+        Lang::Python => build_python,
+        Lang::C => build_c,
+    };
+    if let Err(e) = build(env, dir, &partial, progress) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
+    }
+    let size = written_size(&partial, lang, dir)?;
+    std::fs::rename(&partial, &output).map_err(|source| ToolchainError::Write {
+        path: output.clone(),
+        source,
+    })?;
+    Ok(Built { lang, output, size })
+}
+
+/// The size of the component the `lang` build of `dir` wrote at `partial`.
+fn written_size(partial: &Path, lang: Lang, dir: &Path) -> Result<u64, ToolchainError> {
+    Ok(std::fs::metadata(partial)
+        .map_err(|_| ToolchainError::NoOutput {
+            what: format!("no component was written by the {} build", lang.display()),
+            path: dir.to_path_buf(),
+        })?
+        .len())
+}
+
+/// Where the component is written before it is renamed over `output`,
+/// its folder made. Whatever is there already goes first: tools would
+/// write through a planted symlink.
+fn clear_partial(output: &Path) -> Result<PathBuf, ToolchainError> {
     let partial = output.with_extension("wasm.partial");
     if partial.symlink_metadata().is_ok() {
         std::fs::remove_file(&partial).map_err(|source| ToolchainError::Write {
@@ -52,27 +83,7 @@ pub fn build(
             source,
         })?;
     }
-    let result = match lang {
-        Lang::Rust => build_rust(env, dir, &partial, progress),
-        Lang::Js => build_js(env, dir, &partial, progress),
-        Lang::Python => build_python(env, dir, &partial, progress),
-        Lang::C => build_c(env, dir, &partial, progress),
-    };
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&partial);
-        return Err(e);
-    }
-    let size = std::fs::metadata(&partial)
-        .map_err(|_| ToolchainError::NoOutput {
-            what: format!("no component was written by the {} build", lang.display()),
-            path: dir.to_path_buf(),
-        })?
-        .len();
-    std::fs::rename(&partial, &output).map_err(|source| ToolchainError::Write {
-        path: output.clone(),
-        source,
-    })?;
-    Ok(Built { lang, output, size })
+    Ok(partial)
 }
 
 /// `metadata.skillhost.handler` of `dir/SKILL.md`: a relative path inside
@@ -168,11 +179,10 @@ fn build_rust(
     out: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), ToolchainError> {
-    let manifest = if dir.join("handler/Cargo.toml").is_file() {
-        dir.join("handler/Cargo.toml")
-    } else {
-        dir.join("Cargo.toml")
-    };
+    // The crate is `handler/` when the folder has one, else the folder.
+    let manifest = Some(dir.join("handler/Cargo.toml"))
+        .filter(|m| m.is_file())
+        .unwrap_or_else(|| dir.join("Cargo.toml"));
     let crate_dir = manifest.parent().unwrap_or(dir);
     let cargo = env
         .find_on_path("cargo")
@@ -182,22 +192,7 @@ fn build_rust(
         "cargo build --release --target wasm32-wasip2 --manifest-path {}",
         manifest.display()
     ));
-    // Cargo's own progress and diagnostics come line by line through
-    // `progress` (the caller prints them, escaped); artifacts come as JSON.
-    let mut cmd = env.command(&cargo);
-    cmd.args([
-        "build",
-        "--release",
-        "--target",
-        "wasm32-wasip2",
-        "--message-format=json-render-diagnostics",
-        "--manifest-path",
-    ])
-    .arg(&manifest)
-    .current_dir(crate_dir)
-    // The host's flags (e.g. -C target-cpu) are not the guest's.
-    .env_remove("RUSTFLAGS")
-    .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    let cmd = cargo_build(env, &cargo, &manifest, crate_dir);
     let (status, stdout) = run_streaming_stderr(cmd, &cargo, progress)?;
     if !status.success() {
         return Err(ToolchainError::Failed {
@@ -216,6 +211,32 @@ fn build_rust(
         source,
     })?;
     Ok(())
+}
+
+/// `cargo build` of the crate of `manifest` for wasm32-wasip2. Cargo's own
+/// progress and diagnostics come on stderr (the caller prints them,
+/// escaped); artifacts come as JSON on stdout.
+fn cargo_build(
+    env: &ToolEnv,
+    cargo: &Path,
+    manifest: &Path,
+    crate_dir: &Path,
+) -> std::process::Command {
+    let mut cmd = env.command(cargo);
+    cmd.args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--message-format=json-render-diagnostics",
+        "--manifest-path",
+    ])
+    .arg(manifest)
+    .current_dir(crate_dir)
+    // The host's flags (e.g. -C target-cpu) are not the guest's.
+    .env_remove("RUSTFLAGS")
+    .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    cmd
 }
 
 /// With rustup on the path, the wasm32-wasip2 target must be installed

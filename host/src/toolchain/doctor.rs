@@ -386,32 +386,31 @@ fn install_bubblewrap(env: &ToolEnv, progress: &mut dyn FnMut(&str)) -> Result<(
         )
     })?;
     progress("apt-get install -y bubblewrap");
-    let install = |env: &ToolEnv| {
-        run(
-            "apt-get install bubblewrap",
-            env.command(&apt)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .args([
-                    "install",
-                    "-y",
-                    "-qq",
-                    "--no-install-recommends",
-                    "bubblewrap",
-                ]),
-        )
-    };
-    if install(env).is_err() {
+    let install = [
+        "install",
+        "-y",
+        "-qq",
+        "--no-install-recommends",
+        "bubblewrap",
+    ];
+    let step = "apt-get install bubblewrap";
+    if apt_get(env, &apt, step, &install).is_err() {
         // A fresh machine has no package lists yet.
         progress("apt-get update");
-        run(
-            "apt-get update",
-            env.command(&apt)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .args(["update", "-qq"]),
-        )?;
-        install(env)?;
+        apt_get(env, &apt, "apt-get update", &["update", "-qq"])?;
+        apt_get(env, &apt, step, &install)?;
     }
     Ok(())
+}
+
+/// The step `step`: `apt-get ARGS`, not interactive.
+fn apt_get(env: &ToolEnv, apt: &Path, step: &str, args: &[&str]) -> Result<(), ToolchainError> {
+    run(
+        step,
+        env.command(apt)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(args),
+    )
 }
 
 /// Installs what `lang` needs: npm and pip packages into the tool folder,

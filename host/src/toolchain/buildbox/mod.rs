@@ -298,29 +298,12 @@ impl BwrapArgs {
 /// finds itself through `/proc/self/exe`): unlike the Rust box, its mount
 /// table names these host paths.
 pub fn js_spec(tool: &Path, node: &Path, slot: &Path) -> BoxSpec {
-    let mut read_only = Vec::new();
-    // The tool's own folder (node_modules/.bin) and the node_modules its
-    // real file is in, with the packages it imports.
-    if let Some(dir) = tool.parent() {
-        read_only.push(dir.to_path_buf());
-    }
-    let real_tool = tool.canonicalize().unwrap_or_else(|_| tool.to_path_buf());
-    if let Some(modules) = real_tool
-        .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-    {
-        read_only.push(modules.to_path_buf());
-    }
-    // node's installation, when it is not under /usr.
     let real_node = node.canonicalize().unwrap_or_else(|_| node.to_path_buf());
     let node_bin = real_node.parent().map(Path::to_path_buf);
-    if let Some(prefix) = node_bin.as_deref().and_then(Path::parent)
-        && !prefix.starts_with("/usr")
-    {
-        read_only.push(prefix.to_path_buf());
-    }
-    read_only.retain(|p| !p.starts_with("/usr"));
-    let read_only = read_only.iter().map(|p| Bind::same(p)).collect();
+    let read_only = js_read_only(tool, node_bin.as_deref())
+        .iter()
+        .map(|p| Bind::same(p))
+        .collect();
     let path = std::env::join_paths(
         node.parent()
             .into_iter()
@@ -343,6 +326,30 @@ pub fn js_spec(tool: &Path, node: &Path, slot: &Path) -> BoxSpec {
         ],
         chdir: slot.to_path_buf(),
     }
+}
+
+/// The folders outside /usr a componentize-js build reads: the tool's own
+/// folder (node_modules/.bin) and the node_modules its real file is in,
+/// with the packages it imports; node's installation (`node_bin`'s parent).
+fn js_read_only(tool: &Path, node_bin: Option<&Path>) -> Vec<PathBuf> {
+    let mut read_only = Vec::new();
+    if let Some(dir) = tool.parent() {
+        read_only.push(dir.to_path_buf());
+    }
+    let real_tool = tool.canonicalize().unwrap_or_else(|_| tool.to_path_buf());
+    if let Some(modules) = real_tool
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+    {
+        read_only.push(modules.to_path_buf());
+    }
+    if let Some(prefix) = node_bin.and_then(Path::parent)
+        && !prefix.starts_with("/usr")
+    {
+        read_only.push(prefix.to_path_buf());
+    }
+    read_only.retain(|p| !p.starts_with("/usr"));
+    read_only
 }
 
 /// bwrap's JSON status: whether the program started in its box and how
