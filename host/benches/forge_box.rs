@@ -113,6 +113,15 @@ struct Times {
     warm: [Vec<Duration>; 2],
 }
 
+/// A folder with an empty slot, and the settings of `mode` with their
+/// cache in it.
+fn setup(mode: BuildBox) -> (tempfile::TempDir, BuildSettings) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("slot")).expect("mkdir");
+    let s = settings(mode, &dir.path().join("cache"));
+    (dir, s)
+}
+
 fn index(mode: BuildBox) -> usize {
     usize::from(mode == BuildBox::None)
 }
@@ -128,15 +137,8 @@ impl Times {
         } else {
             [BuildBox::None, BuildBox::Bwrap]
         };
-        let setups: Vec<(tempfile::TempDir, BuildSettings)> = order
-            .iter()
-            .map(|&mode| {
-                let dir = tempfile::tempdir().expect("tempdir");
-                std::fs::create_dir_all(dir.path().join("slot")).expect("mkdir");
-                let s = settings(mode, &dir.path().join("cache"));
-                (dir, s)
-            })
-            .collect();
+        let setups: Vec<(tempfile::TempDir, BuildSettings)> =
+            order.iter().map(|&mode| setup(mode)).collect();
         for (&mode, (dir, s)) in order.iter().zip(&setups) {
             let c = build(&dir.path().join("slot"), SOURCE, s);
             println!(
@@ -155,18 +157,23 @@ impl Times {
             }
         }
         for mode in order {
-            let warm = &self.warm[index(mode)];
-            let w = &warm[warm.len() - WARM_BUILDS..];
-            println!(
-                "round {}: {:>7} warm {} s",
-                round + 1,
-                name(mode),
-                w.iter()
-                    .map(|d| format!("{:.2}", d.as_secs_f64()))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
+            self.print_warm(round, mode);
         }
+    }
+
+    /// The round's warm builds of `mode`.
+    fn print_warm(&self, round: usize, mode: BuildBox) {
+        let warm = &self.warm[index(mode)];
+        let w = &warm[warm.len() - WARM_BUILDS..];
+        println!(
+            "round {}: {:>7} warm {} s",
+            round + 1,
+            name(mode),
+            w.iter()
+                .map(|d| format!("{:.2}", d.as_secs_f64()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
     }
 
     /// The medians of each mode, and boxed against unboxed.

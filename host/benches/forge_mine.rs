@@ -130,31 +130,42 @@ fn noise_tool(rng: &mut Rng) -> usize {
     ((TOOLS.len() as f64) * u * u * u) as usize % TOOLS.len()
 }
 
-/// One run; the planted sequence it holds, if any.
-fn synth_run(i: usize, rng: &mut Rng) -> (RunRecord, Option<usize>) {
-    let mut tools: Vec<usize> = (0..1 + rng.below(8)).map(|_| noise_tool(rng)).collect();
-    let mut planted = None;
+/// Puts one planted sequence into `tools` at a random place, each with
+/// its share of the runs; which one, if any.
+fn plant(tools: &mut Vec<usize>, rng: &mut Rng) -> Option<usize> {
     let mut u = rng.unit();
     for (p, (seq, share)) in PLANTED.iter().enumerate() {
         if u < *share {
             let at = rng.below(tools.len() + 1);
             tools.splice(at..at, seq.iter().copied());
-            planted = Some(p);
-            break;
+            return Some(p);
         }
         u -= share;
     }
-    let success = rng.unit() >= 0.05;
+    None
+}
+
+/// The recorded steps: a model step before every second tool call, and
+/// a tool error now and then, mostly in runs that failed.
+fn steps(tools: &[usize], success: bool, rng: &mut Rng) -> Vec<StepRecord> {
     let mut steps = Vec::new();
     for (n, &t) in tools.iter().enumerate() {
         let n = n as u32;
         if n.is_multiple_of(2) {
             steps.push(model_step(n));
         }
-        // A tool error now and then, mostly in runs that failed.
         let failed = rng.unit() < if success { 0.005 } else { 0.2 };
         steps.push(tool_step(n, t, rng, failed));
     }
+    steps
+}
+
+/// One run; the planted sequence it holds, if any.
+fn synth_run(i: usize, rng: &mut Rng) -> (RunRecord, Option<usize>) {
+    let mut tools: Vec<usize> = (0..1 + rng.below(8)).map(|_| noise_tool(rng)).collect();
+    let planted = plant(&mut tools, rng);
+    let success = rng.unit() >= 0.05;
+    let steps = steps(&tools, success, rng);
     let run = RunRecord {
         skill_version: "sha256:0".into(),
         task: format!("turn the notes {i} into a brief"),
@@ -204,11 +215,7 @@ fn bench_mine(c: &mut Criterion) {
 
     // The ratio first, from the mean of a few passes each; then criterion's
     // own samples of both.
-    let mean = |f: &dyn Fn()| {
-        let t = harness::call_times(5, f);
-        t.iter().sum::<Duration>() / t.len() as u32
-    };
-    let (tm, tr) = (mean(&mine_once), mean(&read_once));
+    let (tm, tr) = (mean_of_5(&mine_once), mean_of_5(&read_once));
     println!(
         "RATIO forge-mine: mining {runs} runs {tm:?} / reading their tool steps {tr:?} = {:.2}x",
         tm.as_secs_f64() / tr.as_secs_f64()
@@ -218,6 +225,11 @@ fn bench_mine(c: &mut Criterion) {
     g.bench_function("mine", |b| b.iter(mine_once));
     g.bench_function("baseline_read_tool_steps", |b| b.iter(read_once));
     g.finish();
+}
+
+fn mean_of_5(f: &dyn Fn()) -> Duration {
+    let t = harness::call_times(5, f);
+    t.iter().sum::<Duration>() / t.len() as u32
 }
 
 /// Records `runs` synthetic runs in batches; returns how many runs hold

@@ -500,65 +500,43 @@ impl TcpFloor {
 
 fn bench_mcp(c: &mut Criterion) {
     let ws = harness::Workspace::new();
-    // The same bundled skills the binary materializes under SKILLHOST_HOME.
-    let bundled = skillhost::bundled::materialize(&ws.home).expect("bundled skills");
-    let paths = Paths {
-        bundled: Some(bundled),
-        extra_skills: Vec::new(),
-        ..ws.paths()
-    };
-    let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
-    let runner = Runner::new(paths, Config::default(), catalog);
+    let runner = bundled_runner(&ws);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("rt");
-    let given = Map::new();
-    let direct_once = || {
-        let catalog = runner.catalog();
-        let skill = catalog.get(SKILL).expect("bundled email-writer");
-        let o = rt
-            .block_on(runner.run_skill(skill, "bench".into(), TASK, &given, Instant::now()))
-            .expect("run");
-        assert!(o.failure.is_none(), "{:?}", o.failure);
-        o
-    };
+    let mut direct = || run_email_writer(&rt, &runner);
     let mut mcp = McpStdio::start(&ws);
     let mut http = McpHttp::start(&ws);
+    let mut over_stdio = || {
+        black_box(mcp.call_tool());
+    };
+    let mut over_http = || {
+        black_box(http.call_tool());
+    };
+    let mut calls: [&mut dyn FnMut(); 3] = [&mut direct, &mut over_stdio, &mut over_http];
     // Warm all: compile or load the component, first instantiation.
     for _ in 0..5 {
-        black_box(direct_once());
-        black_box(mcp.call_tool());
-        black_box(http.call_tool());
+        calls.iter_mut().for_each(|call| call());
     }
-
     let mut g = c.benchmark_group("mcp");
-    g.bench_function("direct_run_skill", |b| b.iter(|| black_box(direct_once())));
-    g.bench_function("mcp_stdio_tools_call", |b| {
-        b.iter(|| black_box(mcp.call_tool()))
-    });
-    g.bench_function("mcp_http_tools_call", |b| {
-        b.iter(|| black_box(http.call_tool()))
-    });
-    g.finish();
-
-    // Interleaved, so all see the same machine load.
-    let rounds: u32 = 200;
-    let (mut direct, mut over_stdio, mut over_http) =
-        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    for _ in 0..rounds {
-        let t = Instant::now();
-        black_box(direct_once());
-        direct += t.elapsed();
-        let t = Instant::now();
-        black_box(mcp.call_tool());
-        over_stdio += t.elapsed();
-        let t = Instant::now();
-        black_box(http.call_tool());
-        over_http += t.elapsed();
+    let names = [
+        "direct_run_skill",
+        "mcp_stdio_tools_call",
+        "mcp_http_tools_call",
+    ];
+    for (name, call) in names.into_iter().zip(calls.iter_mut()) {
+        g.bench_function(name, |b| b.iter(&mut **call));
     }
-    let (d, m, h) = (direct / rounds, over_stdio / rounds, over_http / rounds);
+    g.finish();
+    // Interleaved, so all see the same machine load.
+    let [d, m, h] = mean_times(200, calls);
+    print_mcp_ratios(d, m, h);
+}
+
+/// MCP over stdio (`m`) and over HTTP (`h`) against the in-process run (`d`).
+fn print_mcp_ratios(d: Duration, m: Duration, h: Duration) {
     println!(
         "RATIO mcp: tools/call over stdio {m:?} / in-process run_skill {d:?} per call = {:.2}x (+{:?} per call for MCP)",
         m.as_secs_f64() / d.as_secs_f64(),
@@ -569,6 +547,44 @@ fn bench_mcp(c: &mut Criterion) {
         h.as_secs_f64() / d.as_secs_f64(),
         h.as_secs_f64() / m.as_secs_f64()
     );
+}
+
+/// One in-process run of the bundled email-writer.
+fn run_email_writer(rt: &tokio::runtime::Runtime, runner: &Runner) {
+    let catalog = runner.catalog();
+    let skill = catalog.get(SKILL).expect("bundled email-writer");
+    let o = rt
+        .block_on(runner.run_skill(skill, "bench".into(), TASK, &Map::new(), Instant::now()))
+        .expect("run");
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    black_box(o);
+}
+
+/// A runner over the same bundled skills the binary materializes under
+/// SKILLHOST_HOME.
+fn bundled_runner(ws: &harness::Workspace) -> Runner {
+    let bundled = skillhost::bundled::materialize(&ws.home).expect("bundled skills");
+    let paths = Paths {
+        bundled: Some(bundled),
+        extra_skills: Vec::new(),
+        ..ws.paths()
+    };
+    let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
+    Runner::new(paths, Config::default(), catalog)
+}
+
+/// The mean time of each call over `rounds` rounds, one call of each per
+/// round in turn.
+fn mean_times<const N: usize>(rounds: u32, mut calls: [&mut dyn FnMut(); N]) -> [Duration; N] {
+    let mut total = [Duration::ZERO; N];
+    for _ in 0..rounds {
+        for (call, total) in calls.iter_mut().zip(&mut total) {
+            let t = Instant::now();
+            call();
+            *total += t.elapsed();
+        }
+    }
+    total.map(|t| t / rounds)
 }
 
 fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
@@ -721,36 +737,9 @@ impl EchoRig {
     /// measured around their blocks.
     fn measure(&mut self) -> EchoTimes {
         let mut t = EchoTimes::default();
-        let (on_pid, off_pid) = (self.on.client.pid(), self.off.client.pid());
-        let (http_pid, http_off_pid) = (self.http.server.pid(), self.http_off.server.pid());
         for _ in 0..10 {
-            t.on.extend(t.cost_on.measure(on_pid, 300, || {
-                black_box(self.on.call_skill("echo", "hi"));
-            }));
-            t.off.extend(t.cost_off.measure(off_pid, 300, || {
-                black_box(self.off.call_skill("echo", "hi"));
-            }));
-            t.http.extend(t.cost_http.measure(http_pid, 300, || {
-                black_box(self.http.call_skill("echo", "hi"));
-            }));
-            t.http_off
-                .extend(t.cost_http_off.measure(http_off_pid, 300, || {
-                    black_box(self.http_off.call_skill("echo", "hi"));
-                }));
-            t.direct.extend(harness::call_times(300, || {
-                run_echo(&self.rt, &self.runner)
-            }));
-            self.runner.flush();
-            t.floor
-                .extend(harness::call_times(300, || self.floor_call()));
-            t.mcp_floor
-                .extend(harness::call_times(300, || self.mcp_floor_call()));
-            t.tcp
-                .extend(harness::call_times(300, || self.tcp_floor.round_trip()));
-            t.dedicated.extend(harness::call_times(300, || {
-                run_echo(&self.rt, &self.server_runner)
-            }));
-            self.server_runner.flush();
+            self.measure_mcp(&mut t);
+            self.measure_in_process(&mut t);
             if let Some(peer) = &mut self.peer {
                 let pid = peer.client.client.pid();
                 t.peer.extend(t.cost_peer.measure(pid, 300, || {
@@ -760,6 +749,45 @@ impl EchoRig {
         }
         t
     }
+
+    /// A block of each MCP client's calls, with its server's cost.
+    fn measure_mcp(&mut self, t: &mut EchoTimes) {
+        let (on_pid, off_pid) = (self.on.client.pid(), self.off.client.pid());
+        let (http_pid, http_off_pid) = (self.http.server.pid(), self.http_off.server.pid());
+        t.on.extend(t.cost_on.measure(on_pid, 300, || echo(&mut self.on)));
+        t.off
+            .extend(t.cost_off.measure(off_pid, 300, || echo(&mut self.off)));
+        t.http
+            .extend(t.cost_http.measure(http_pid, 300, || echo(&mut self.http)));
+        let http_off = &mut self.http_off;
+        t.http_off.extend(
+            t.cost_http_off
+                .measure(http_off_pid, 300, || echo(http_off)),
+        );
+    }
+
+    /// A block of the in-process runs and of each floor's round trips.
+    fn measure_in_process(&mut self, t: &mut EchoTimes) {
+        t.direct.extend(harness::call_times(300, || {
+            run_echo(&self.rt, &self.runner)
+        }));
+        self.runner.flush();
+        t.floor
+            .extend(harness::call_times(300, || self.floor_call()));
+        t.mcp_floor
+            .extend(harness::call_times(300, || self.mcp_floor_call()));
+        t.tcp
+            .extend(harness::call_times(300, || self.tcp_floor.round_trip()));
+        t.dedicated.extend(harness::call_times(300, || {
+            run_echo(&self.rt, &self.server_runner)
+        }));
+        self.server_runner.flush();
+    }
+}
+
+/// One `echo` call through an MCP client.
+fn echo(client: &mut impl McpClient) {
+    black_box(client.call_skill("echo", "hi"));
 }
 
 /// One in-process run of the echo skill.
