@@ -71,12 +71,7 @@ pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn 
             return false;
         }
     };
-    let parsed = text
-        .find('{')
-        .zip(text.rfind('}'))
-        .filter(|(a, b)| a < b)
-        .and_then(|(a, b)| serde_json::from_str::<Naming>(&text[a..=b]).ok());
-    let Some(n) = parsed else {
+    let Some(n) = naming_in(&text) else {
         tracing::info!(
             "forge: the model's name for the new skill is not the JSON asked for; named from the task"
         );
@@ -90,6 +85,13 @@ pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn 
         );
         return false;
     }
+    take_naming(draft, n, description);
+    true
+}
+
+/// The model's name, description and instructions, the draft's recorded
+/// steps kept after them.
+fn take_naming(draft: &mut Draft, n: Naming, description: String) {
     let steps = draft
         .instructions
         .split_once("## Steps")
@@ -98,7 +100,13 @@ pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn 
     draft.name = n.name;
     draft.description = description;
     draft.instructions = format!("{}{steps}", n.instructions.trim());
-    true
+}
+
+/// The JSON object the model answered with, between its first `{` and
+/// its last `}`.
+fn naming_in(text: &str) -> Option<Naming> {
+    let (a, b) = text.find('{').zip(text.rfind('}')).filter(|(a, b)| a < b)?;
+    serde_json::from_str(&text[a..=b]).ok()
 }
 
 /// The run for the model: its task, skill, tool calls and answer.

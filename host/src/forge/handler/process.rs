@@ -46,7 +46,6 @@ impl Run {
         program: &Path,
         args: &[&str],
     ) -> Result<Run, BuildError> {
-        use std::io::Write as _;
         use std::os::fd::AsRawFd as _;
         let pipe_err = |e: std::io::Error| BuildError::ToolchainMissing {
             what: "bubblewrap (bwrap)".into(),
@@ -58,15 +57,7 @@ impl Run {
         cmd.env_clear();
         let (status, status_writer) = std::io::pipe().map_err(pipe_err)?;
         let mut child_fds = vec![std::os::fd::OwnedFd::from(status_writer)];
-        let mut data_fds = Vec::new();
-        for file in &spec.data {
-            // A few bytes: the pipe holds them until bwrap reads them.
-            let (r, mut w) = std::io::pipe().map_err(pipe_err)?;
-            w.write_all(file.text.as_bytes()).map_err(pipe_err)?;
-            drop(w);
-            data_fds.push(r.as_raw_fd());
-            child_fds.push(r.into());
-        }
+        let data_fds = data_pipes(spec, &mut child_fds).map_err(pipe_err)?;
         cmd.args(buildbox::bwrap_args(
             spec,
             Some(child_fds[0].as_raw_fd()),
@@ -81,6 +72,26 @@ impl Run {
             limits: None,
         })
     }
+}
+
+/// A pipe holding each of `spec.data`'s texts (a few bytes: the pipe
+/// holds them until bwrap reads them); the read ends go to `child_fds`,
+/// their numbers are returned.
+fn data_pipes(
+    spec: &buildbox::BoxSpec,
+    child_fds: &mut Vec<std::os::fd::OwnedFd>,
+) -> std::io::Result<Vec<i32>> {
+    use std::io::Write as _;
+    use std::os::fd::AsRawFd as _;
+    let mut data_fds = Vec::new();
+    for file in &spec.data {
+        let (r, mut w) = std::io::pipe()?;
+        w.write_all(file.text.as_bytes())?;
+        drop(w);
+        data_fds.push(r.as_raw_fd());
+        child_fds.push(r.into());
+    }
+    Ok(data_fds)
 }
 
 /// Runs the build in a process group of its own; only what `filter`
