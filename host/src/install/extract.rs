@@ -316,15 +316,7 @@ fn copy_dir(
     sink: &mut Sink<'_>,
     hook: &mut dyn FnMut(&Path),
 ) -> Result<(), InstallError> {
-    let mut entries = Vec::new();
-    for entry in dir.entries().map_err(InstallError::io("list", path))? {
-        let entry = entry.map_err(InstallError::io("list", path))?;
-        let kind = entry
-            .file_type()
-            .map_err(InstallError::io("read", &path.join(entry.file_name())))?;
-        entries.push((entry.file_name(), kind));
-    }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let entries = sorted_entries(dir, path)?;
     hook(rel);
     for (name, ft) in entries {
         let child_rel = rel.join(&name);
@@ -350,6 +342,23 @@ fn copy_dir(
         }
     }
     Ok(())
+}
+
+/// The folder's entries (name and kind, links not followed), by name.
+fn sorted_entries(
+    dir: &Dir,
+    path: &Path,
+) -> Result<Vec<(std::ffi::OsString, cap_std::fs::FileType)>, InstallError> {
+    let mut entries = Vec::new();
+    for entry in dir.entries().map_err(InstallError::io("list", path))? {
+        let entry = entry.map_err(InstallError::io("list", path))?;
+        let kind = entry
+            .file_type()
+            .map_err(InstallError::io("read", &path.join(entry.file_name())))?;
+        entries.push((entry.file_name(), kind));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
 }
 
 /// The refusal of an entry that could not be opened as what it was

@@ -66,27 +66,12 @@ impl RegistryRef {
         let (owner, slug) = path.split_once('/')?;
         let owner = owner.to_ascii_lowercase();
         let slug = slug.to_ascii_lowercase();
-        let handle_ok = |s: &str, max: usize| {
-            !s.is_empty()
-                && s.len() <= max
-                && s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-                && !s.contains("..")
-        };
         if !handle_ok(&owner, 64) || !handle_ok(&slug, 128) {
             return None;
         }
         let version = match version {
             None => None,
-            Some(v)
-                if !v.is_empty()
-                    && v.len() <= 64
-                    && v.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+')) =>
-            {
-                Some(v.to_owned())
-            }
+            Some(v) if version_ok(v) => Some(v.to_owned()),
             Some(_) => return None,
         };
         Some(RegistryRef {
@@ -95,6 +80,43 @@ impl RegistryRef {
             version,
         })
     }
+}
+
+/// An owner or slug: at most `max` of ASCII letters, digits, `-`, `_`
+/// and `.`, starting with a letter or digit, no `..`.
+fn handle_ok(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && !s.contains("..")
+}
+
+/// A version: 1 to 64 of ASCII letters, digits, `.`, `-` and `+`.
+fn version_ok(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 64
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'))
+}
+
+/// Where a redirect from `from` leads: its `Location`, relative to `from`.
+fn redirect_target(
+    from: &Url,
+    location: &reqwest::header::HeaderValue,
+) -> Result<Url, InstallError> {
+    location
+        .to_str()
+        .ok()
+        .and_then(|l| from.join(l).ok())
+        .ok_or_else(|| InstallError::RegistryAnswer {
+            url: from.to_string(),
+            reason: format!(
+                "redirects to `{}`, which is not a URL",
+                quote(location.as_bytes())
+            ),
+        })
 }
 
 impl std::fmt::Display for RegistryRef {
@@ -467,17 +489,7 @@ impl Fetcher<'_> {
                 Some(l) if response.status().is_redirection() => l,
                 _ => return Ok((hop.url, response)),
             };
-            let next = location
-                .to_str()
-                .ok()
-                .and_then(|l| hop.url.join(l).ok())
-                .ok_or_else(|| InstallError::RegistryAnswer {
-                    url: hop.url.to_string(),
-                    reason: format!(
-                        "redirects to `{}`, which is not a URL",
-                        quote(location.as_bytes())
-                    ),
-                })?;
+            let next = redirect_target(&hop.url, location)?;
             hop =
                 self.policy
                     .check(&next)
