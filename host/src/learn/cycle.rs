@@ -516,8 +516,7 @@ pub async fn learn_from_store(
     config: &super::LearningConfig,
     model: Option<&dyn crate::llm::Provider>,
 ) -> Result<CycleReport, LearnError> {
-    let t = &config.thresholds;
-    let groups = store.failure_groups(t.window)?;
+    let groups = store.failure_groups(config.thresholds.window)?;
     let path = super::rules_path(&paths.state_dir());
     let at = super::book::RulesAt::of_store(store, &path);
     if groups.is_empty() && !at.exists()? {
@@ -527,18 +526,9 @@ pub async fn learn_from_store(
     }
     let (base, _warnings) = Library::load(&paths.home.join("patterns"));
     let library_for = |skill: &str| skill_library(&base, catalog, skill);
+    let ask = model.is_some() && config.proposals.enabled;
     let ((mut report, candidates), _) = at.update(|rules| {
-        let rules_updated = refresh_from_patterns(&library_for, rules);
-        let mut report = run(&groups, &library_for, rules, t);
-        report.rules_updated = rules_updated;
-        let candidates = match model {
-            Some(_) if config.proposals.enabled => {
-                proposal_candidates(&groups, &mut report, rules, &config.proposals)
-            }
-            _ => Vec::new(),
-        };
-        let changed = report.changed_rules();
-        Ok::<_, LearnError>(((report, candidates), changed))
+        Ok::<_, LearnError>(update_rules(&groups, &library_for, rules, config, ask))
     })?;
     let Some(model) = model else {
         return Ok(report);
@@ -551,16 +541,34 @@ pub async fn learn_from_store(
         model,
     };
     for i in candidates {
-        let rule = match asker.propose(&groups[i]).await? {
-            Ok(rule) => rule,
-            Err(e) => {
-                report.groups[i].add_outcome(format_args!("asking the model failed: {e}"));
-                continue;
-            }
-        };
-        record_proposal(at, rule, i, &mut report)?;
+        match asker.propose(&groups[i]).await? {
+            Ok(rule) => record_proposal(at, rule, i, &mut report)?,
+            Err(e) => report.groups[i].add_outcome(format_args!("asking the model failed: {e}")),
+        }
     }
     Ok(report)
+}
+
+/// The rules brought up to their patterns, then the cycle over `groups`;
+/// with `ask`, the groups to ask the model about. Also whether the rules
+/// changed (so they must be saved).
+fn update_rules(
+    groups: &[FailureGroup],
+    library_for: &dyn Fn(&str) -> Library,
+    rules: &mut RuleSet,
+    config: &super::LearningConfig,
+    ask: bool,
+) -> ((CycleReport, Vec<usize>), bool) {
+    let rules_updated = refresh_from_patterns(library_for, rules);
+    let mut report = run(groups, library_for, rules, &config.thresholds);
+    report.rules_updated = rules_updated;
+    let candidates = if ask {
+        proposal_candidates(groups, &mut report, rules, &config.proposals)
+    } else {
+        Vec::new()
+    };
+    let changed = report.changed_rules();
+    ((report, candidates), changed)
 }
 
 /// The shipped and user patterns `base`, plus the skill's own
