@@ -31,18 +31,13 @@ pub(crate) fn read_meta(
         warnings,
     );
 
-    // Lists at top level or in `metadata`, under any of their names.
-    let list = |keys: &[&str], warnings: &mut Vec<String>| match top(keys)
-        .or_else(|| keys.iter().find_map(|k| metadata.get(*k)))
-    {
-        Some(Value::String(s)) => split_commas(s),
-        Some(v) => list_of_strings(v, keys[0], warnings),
-        None => Vec::new(),
-    };
-    let tags = list(&["tags"], warnings);
-    // Roles and stages, as EurekaClaw names them or shorter.
-    let roles = list(&["roles", "agent_roles"], warnings);
-    let stages = list(&["stages", "pipeline_stages"], warnings);
+    let [tags, roles, stages] = [
+        &["tags"][..],
+        // Roles and stages, as EurekaClaw names them or shorter.
+        &["roles", "agent_roles"],
+        &["stages", "pipeline_stages"],
+    ]
+    .map(|keys| read_list(fm, &metadata, keys, warnings));
     let triggers = read_triggers(seed("triggers"), warnings);
 
     let context_fields = seed("context_fields")
@@ -68,6 +63,25 @@ pub(crate) fn read_meta(
         skillhost,
         // Filled by the caller, which owns the map.
         raw: Value::Null,
+    }
+}
+
+/// A list at top level or in `metadata`, under any of its names `keys`:
+/// a list of strings or a comma-separated string.
+fn read_list(
+    fm: &Map<String, Value>,
+    metadata: &Map<String, Value>,
+    keys: &[&str],
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    let found = keys
+        .iter()
+        .find_map(|k| fm.get(*k))
+        .or_else(|| keys.iter().find_map(|k| metadata.get(*k)));
+    match found {
+        Some(Value::String(s)) => split_commas(s),
+        Some(v) => list_of_strings(v, keys[0], warnings),
+        None => Vec::new(),
     }
 }
 
@@ -201,17 +215,7 @@ fn split_commas(s: &str) -> Vec<String> {
 /// `allowed-tools` as a string: comma-separated (Claude Code) or
 /// space-separated (the spec). Parentheses group: `Bash(git status:*)`.
 fn split_tools(s: &str) -> Vec<String> {
-    let by_comma = {
-        let mut depth = 0i32;
-        s.chars().any(|c| {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                _ => {}
-            }
-            c == ',' && depth <= 0
-        })
-    };
+    let by_comma = has_top_level_comma(s);
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0i32;
@@ -240,6 +244,19 @@ fn split_tools(s: &str) -> Vec<String> {
         out.push(cur.trim().to_owned());
     }
     out
+}
+
+/// A comma outside parentheses (`Bash(git add, git commit)` has none).
+fn has_top_level_comma(s: &str) -> bool {
+    let mut depth = 0i32;
+    s.chars().any(|c| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        c == ',' && depth <= 0
+    })
 }
 
 fn read_bool(v: Option<&Value>, key: &str, default: bool, warnings: &mut Vec<String>) -> bool {
@@ -320,18 +337,7 @@ fn read_context_fields(v: &Value, warnings: &mut Vec<String>) -> BTreeMap<String
         Value::Null => {}
         Value::Object(m) => {
             for (name, spec) in m {
-                let field = match spec {
-                    Value::Null => Ok(ContextField::default()),
-                    Value::String(kind) => FieldKind::deserialize(Value::String(
-                        kind.trim().to_lowercase(),
-                    ))
-                    .map(|kind| ContextField {
-                        kind,
-                        ..ContextField::default()
-                    }),
-                    other => ContextField::deserialize(other),
-                };
-                match field {
+                match context_field(spec) {
                     Ok(f) => {
                         out.insert(name.clone(), f);
                     }
@@ -354,6 +360,19 @@ fn read_context_fields(v: &Value, warnings: &mut Vec<String>) -> BTreeMap<String
         _ => warnings.push("`context_fields` is neither a mapping nor a list: ignored".to_owned()),
     }
     out
+}
+
+/// A field's spec: nothing (text), a kind's name, or the whole field.
+fn context_field(spec: &Value) -> Result<ContextField, serde_json::Error> {
+    match spec {
+        Value::Null => Ok(ContextField::default()),
+        Value::String(kind) => FieldKind::deserialize(Value::String(kind.trim().to_lowercase()))
+            .map(|kind| ContextField {
+                kind,
+                ..ContextField::default()
+            }),
+        other => ContextField::deserialize(other),
+    }
 }
 
 #[cfg(test)]

@@ -261,19 +261,7 @@ fn read_front_matter(
         });
     }
     let mut duplicates = Vec::new();
-    let value = match yaml::to_json(text, &mut duplicates) {
-        Ok(v) => v,
-        Err(first) => {
-            let repaired = repair(text).ok_or_else(|| ParseError::InvalidYaml(first.clone()))?;
-            duplicates.clear();
-            let v = yaml::to_json(&repaired, &mut duplicates)
-                .map_err(|_| ParseError::InvalidYaml(first.clone()))?;
-            warnings.push(format!(
-                "front matter is not valid YAML ({first}); read it after quoting values that contain ': '"
-            ));
-            v
-        }
-    };
+    let value = yaml_or_repaired(text, &mut duplicates, warnings)?;
     for key in duplicates {
         warnings.push(format!(
             "key `{key}` appears twice in one mapping: the last one is used"
@@ -289,6 +277,28 @@ fn read_front_matter(
         Value::String(_) => Err(ParseError::NotAMapping("string")),
         Value::Number(_) => Err(ParseError::NotAMapping("number")),
         Value::Bool(_) => Err(ParseError::NotAMapping("boolean")),
+    }
+}
+
+/// The YAML as JSON; when it does not parse, the repaired text's (with a
+/// warning saying so). `duplicates` gets the keys given twice.
+fn yaml_or_repaired(
+    text: &str,
+    duplicates: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ParseError> {
+    match yaml::to_json(text, duplicates) {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            let repaired = repair(text).ok_or_else(|| ParseError::InvalidYaml(first.clone()))?;
+            duplicates.clear();
+            let v = yaml::to_json(&repaired, duplicates)
+                .map_err(|_| ParseError::InvalidYaml(first.clone()))?;
+            warnings.push(format!(
+                "front matter is not valid YAML ({first}); read it after quoting values that contain ': '"
+            ));
+            Ok(v)
+        }
     }
 }
 

@@ -27,9 +27,8 @@ pub(crate) fn repair(text: &str) -> Option<String> {
     let mut block_indent: Option<usize> = None;
     let mut i = 0;
     while i < lines.len() {
-        let raw = lines[i];
+        let line = detab(lines[i]);
         i += 1;
-        let line = detab(raw);
         changed |= matches!(line, Cow::Owned(_));
         let indent = indent_of(&line);
         if let Some(bi) = block_indent {
@@ -46,12 +45,11 @@ pub(crate) fn repair(text: &str) -> Option<String> {
         let (prefix, key, value) = (&caps[1], &caps[2], caps[3].trim_end());
         let key_indent = prefix.len();
         let first = value.chars().next().unwrap_or(' ');
-        if first == '|' || first == '>' {
+        let block_scalar = first == '|' || first == '>';
+        if block_scalar {
             block_indent = Some(indent);
-            out.push(line.into_owned());
-            continue;
         }
-        if !needs_quotes(first, value) {
+        if block_scalar || !needs_quotes(first, value) {
             out.push(line.into_owned());
             continue;
         }
