@@ -11,7 +11,7 @@ use super::HANDLER_FILE;
 use crate::forge::history::{self, Event, EventKind};
 use crate::forge::writer::{self, Expect, Invalid, SkillWriter};
 use crate::forge::{ForgeError, check_slug};
-use crate::skill::{Skill, content_version, parse_skill};
+use crate::skill::{ParsedSkill, Skill, content_version, parse_skill};
 
 /// The skill's SKILL.md (`current`) pointing at `handler`, marked as
 /// generated (`metadata.skillhost.handler_generated`), which makes `exec`
@@ -63,14 +63,7 @@ pub fn admit(
     history::editable(skill)?;
     check_slug(&skill.name)?;
     let lock = writer.lock()?;
-    let current = fs::read(&skill.path).map_err(ForgeError::io("read", &skill.path))?;
-    let old = parse_skill(&current, &skill.name)
-        .map_err(|e| Invalid::Parse(format!("the current file: {e}")))?;
-    if let Some(h) = &old.meta.skillhost.handler {
-        return Err(ForgeError::Invalid(Invalid::Parse(format!(
-            "it already has a handler ({h})"
-        ))));
-    }
+    let (current, old) = read_without_handler(skill)?;
     let text = with_generated_handler(&current, &skill.name, HANDLER_FILE)?;
     let expect = Expect {
         handler: Some(HANDLER_FILE),
@@ -84,27 +77,34 @@ pub fn admit(
             .replace(&lock, &skill.path, &current, &text, &expect)
             .map(|()| v)
     });
-    let saved_version = match written {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = fs::remove_file(&target);
-            return Err(e);
-        }
+    // Not admitted: the handler placed goes.
+    let saved_version = written.inspect_err(|_| {
+        let _ = fs::remove_file(&target);
+    })?;
+    let event = Event {
+        previous: Some(content_version(&current)),
+        version: Some(saved_version),
+        ..Event::new(EventKind::HandlerAdded, reason)
     };
-    history::append(
-        &lock,
-        &forge_dir,
-        &skill.name,
-        &Event {
-            previous: Some(content_version(&current)),
-            version: Some(saved_version),
-            ..Event::new(EventKind::HandlerAdded, reason)
-        },
-    )?;
+    history::append(&lock, &forge_dir, &skill.name, &event)?;
     Ok(Admitted {
         handler: target,
         saved_version,
     })
+}
+
+/// The skill's SKILL.md as it is, and parsed; refused when it already
+/// names a handler.
+fn read_without_handler(skill: &Skill) -> Result<(Vec<u8>, ParsedSkill), ForgeError> {
+    let current = fs::read(&skill.path).map_err(ForgeError::io("read", &skill.path))?;
+    let old = parse_skill(&current, &skill.name)
+        .map_err(|e| Invalid::Parse(format!("the current file: {e}")))?;
+    if let Some(h) = &old.meta.skillhost.handler {
+        return Err(ForgeError::Invalid(Invalid::Parse(format!(
+            "it already has a handler ({h})"
+        ))));
+    }
+    Ok((current, old))
 }
 
 /// `wasm` as `dir/handler.wasm`: written beside its final name, then

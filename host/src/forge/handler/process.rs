@@ -335,7 +335,6 @@ fn close_inherited_fds(cmd: &mut Command, keep: Vec<i32>) {
 /// box's first process (in a session of its own) is killed too, which
 /// ends its pid namespace and so everything in it.
 fn kill_group(child: &mut std::process::Child, status: Option<&std::io::PipeReader>) {
-    #[cfg(unix)]
     let group = i32::try_from(child.id()).ok();
     #[cfg(unix)]
     if let Some(pid) = group {
@@ -357,12 +356,20 @@ fn kill_group(child: &mut std::process::Child, status: Option<&std::io::PipeRead
     }
     let _ = child.kill();
     let _ = child.wait();
-    let until = Instant::now() + Duration::from_secs(2);
+    wait_gone(group, inner, Instant::now() + Duration::from_secs(2));
+}
+
+/// Waits, until `until` at most, for the process group `group` to be
+/// empty and the box's first process `inner` to be gone.
+fn wait_gone(group: Option<i32>, inner: Option<i32>, until: Instant) {
+    #[cfg(not(unix))]
+    let _ = group;
     #[cfg(unix)]
     if let Some(pid) = group {
         // Signal 0 only asks whether any member is left. Zombies count
         // until their new parent reaps them, so this is bounded.
-        // SAFETY: as above; signal 0 delivers nothing.
+        // SAFETY: kill(2) with signal 0 delivers nothing and touches no
+        // memory; a negative pid names the group.
         while unsafe { libc::kill(-pid, 0) } == 0 && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }
