@@ -515,29 +515,8 @@ impl Fetcher<'_> {
     ) -> Result<Vec<u8>, InstallError> {
         let (url, mut response) = self.send(url).await?;
         let url = &url;
-        let status = response.status();
-        if !status.is_success() {
-            let retry = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .map(|v| format!(" (retry after {}s)", quote(v.as_bytes())))
-                .unwrap_or_default();
-            let mut text = Vec::new();
-            while let Ok(Some(chunk)) = response.chunk().await {
-                text.extend_from_slice(&chunk);
-                if text.len() >= MAX_QUOTED_ERROR {
-                    break;
-                }
-            }
-            if status == reqwest::StatusCode::NOT_FOUND {
-                return Err(InstallError::NotInRegistry(reference.to_string()));
-            }
-            return Err(InstallError::RegistryStatus {
-                url: url.to_string(),
-                status: status.as_u16(),
-                message: format!("{}{retry}", quote(&text)),
-            });
+        if !response.status().is_success() {
+            return Err(refusal(url, response, reference).await);
         }
         if let Some(len) = response.content_length()
             && len > max
@@ -556,6 +535,37 @@ impl Fetcher<'_> {
             body.extend_from_slice(&chunk);
         }
         Ok(body)
+    }
+}
+
+/// What an answer that is not a success says: not found, or its status
+/// with the start of its text and when to retry.
+async fn refusal(
+    url: &Url,
+    mut response: reqwest::Response,
+    reference: &RegistryRef,
+) -> InstallError {
+    let status = response.status();
+    let retry = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| format!(" (retry after {}s)", quote(v.as_bytes())))
+        .unwrap_or_default();
+    let mut text = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        text.extend_from_slice(&chunk);
+        if text.len() >= MAX_QUOTED_ERROR {
+            break;
+        }
+    }
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return InstallError::NotInRegistry(reference.to_string());
+    }
+    InstallError::RegistryStatus {
+        url: url.to_string(),
+        status: status.as_u16(),
+        message: format!("{}{retry}", quote(&text)),
     }
 }
 
