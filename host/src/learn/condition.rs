@@ -75,55 +75,24 @@ pub struct Compiled {
 
 impl Condition {
     pub fn compile(&self) -> Result<Compiled, ConditionError> {
-        let known = matches!(
-            self.field.as_str(),
-            "task"
-                | "task.description"
-                | "task.skill"
-                | "output"
-                | "output.body"
-                | "output.failure"
-        ) || self
-            .field
-            .strip_prefix("context.")
-            .is_some_and(|name| !name.is_empty());
-        if !known {
+        if !known_field(&self.field) {
             return Err(ConditionError::UnknownField(self.field.clone()));
         }
+        let bad_value = |needs| ConditionError::BadValue {
+            field: self.field.clone(),
+            op: self.op,
+            needs,
+        };
         let regex = match self.op {
             Op::Matches => {
                 let pattern = self
                     .value
                     .as_str()
-                    .ok_or_else(|| ConditionError::BadValue {
-                        field: self.field.clone(),
-                        op: self.op,
-                        needs: "a regex string",
-                    })?;
-                Some(Arc::new(
-                    regex::RegexBuilder::new(pattern)
-                        .size_limit(1 << 20)
-                        .build()
-                        .map_err(|e| ConditionError::Regex {
-                            pattern: pattern.to_owned(),
-                            message: e.to_string(),
-                        })?,
-                ))
+                    .ok_or_else(|| bad_value("a regex string"))?;
+                Some(Arc::new(compile_regex(pattern)?))
             }
-            Op::In if !self.value.is_array() => {
-                return Err(ConditionError::BadValue {
-                    field: self.field.clone(),
-                    op: self.op,
-                    needs: "a list",
-                });
-            }
-            Op::Gt | Op::Lt if !self.value.is_number() => {
-                return Err(ConditionError::BadValue {
-                    field: self.field.clone(),
-                    op: self.op,
-                    needs: "a number",
-                });
-            }
+            Op::In if !self.value.is_array() => return Err(bad_value("a list")),
+            Op::Gt | Op::Lt if !self.value.is_number() => return Err(bad_value("a number")),
             _ => None,
         };
         Ok(Compiled {
@@ -131,6 +100,28 @@ impl Condition {
             regex,
         })
     }
+}
+
+/// A field a condition may test: the task, its skill, the output, its
+/// failure, or a context value.
+fn known_field(field: &str) -> bool {
+    matches!(
+        field,
+        "task" | "task.description" | "task.skill" | "output" | "output.body" | "output.failure"
+    ) || field
+        .strip_prefix("context.")
+        .is_some_and(|name| !name.is_empty())
+}
+
+/// A condition's regex, its compiled size bounded.
+fn compile_regex(pattern: &str) -> Result<Regex, ConditionError> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| ConditionError::Regex {
+            pattern: pattern.to_owned(),
+            message: e.to_string(),
+        })
 }
 
 fn lookup(field: &str, facts: &Facts<'_>) -> Option<Value> {

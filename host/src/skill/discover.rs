@@ -361,35 +361,17 @@ pub(crate) fn read_capped(
     max: u64,
 ) -> Result<Vec<u8>, String> {
     let name = name.as_ref();
-    let refused = |e: &io::Error| {
-        if is_link {
-            format!("symlink leads outside the skill root: refused ({e})")
-        } else {
-            format!("path leads outside the skill root: refused ({e})")
-        }
-    };
+    let why = |doing: &str, e: io::Error| refusal(is_link, doing, &e);
     // A symlink is checked before opening so that one pointing at a FIFO
     // cannot block the open; a plain entry was typed by the directory
     // listing, and is checked again after opening.
     if is_link {
-        let meta = dir.metadata(name).map_err(|e| {
-            if is_escape(&e) {
-                refused(&e)
-            } else {
-                format!("cannot read: {e}")
-            }
-        })?;
+        let meta = dir.metadata(name).map_err(|e| why("read", e))?;
         if !meta.is_file() {
             return Err("not a regular file".to_owned());
         }
     }
-    let file = dir.open(name).map_err(|e| {
-        if is_escape(&e) {
-            refused(&e)
-        } else {
-            format!("cannot open: {e}")
-        }
-    })?;
+    let file = dir.open(name).map_err(|e| why("open", e))?;
     let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
     if !meta.is_file() {
         return Err("not a regular file".to_owned());
@@ -410,4 +392,14 @@ pub(crate) fn read_capped(
         ));
     }
     Ok(bytes)
+}
+
+/// Why `doing` (read, open) an entry failed: it leads outside the skill
+/// root (through a symlink when `is_link`), or the error.
+fn refusal(is_link: bool, doing: &str, e: &io::Error) -> String {
+    match (is_escape(e), is_link) {
+        (true, true) => format!("symlink leads outside the skill root: refused ({e})"),
+        (true, false) => format!("path leads outside the skill root: refused ({e})"),
+        (false, _) => format!("cannot {doing}: {e}"),
+    }
 }

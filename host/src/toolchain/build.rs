@@ -341,20 +341,7 @@ fn build_js(
             path: dir.to_path_buf(),
         });
     }
-    let node = env
-        .find_on_path("node")
-        .ok_or_else(|| missing(env, Lang::Js, "node", false))?;
-    let cli = componentize_js_cli(env, Some(dir)).ok_or_else(|| {
-        missing(
-            env,
-            Lang::Js,
-            &format!(
-                "componentize-js (node_modules/@bytecodealliance/componentize-js, in {} or a folder above it)",
-                dir.display()
-            ),
-            true,
-        )
-    })?;
+    let (node, cli) = js_tools(env, dir)?;
     let wit = wit_dir(dir)?;
     progress(&format!(
         "componentize-js {} (the JavaScript engine is compiled in: this takes a while)",
@@ -373,6 +360,25 @@ fn build_js(
             .arg(out)
             .current_dir(dir),
     )
+}
+
+/// node, and the componentize-js the skill folder (or one above it) has.
+fn js_tools(env: &ToolEnv, dir: &Path) -> Result<(PathBuf, PathBuf), ToolchainError> {
+    let node = env
+        .find_on_path("node")
+        .ok_or_else(|| missing(env, Lang::Js, "node", false))?;
+    let cli = componentize_js_cli(env, Some(dir)).ok_or_else(|| {
+        missing(
+            env,
+            Lang::Js,
+            &format!(
+                "componentize-js (node_modules/@bytecodealliance/componentize-js, in {} or a folder above it)",
+                dir.display()
+            ),
+            true,
+        )
+    })?;
+    Ok((node, cli))
 }
 
 fn build_python(
@@ -405,21 +411,12 @@ fn build_c(
 ) -> Result<(), ToolchainError> {
     #[cfg(feature = "handler-build")]
     {
-        let clang = super::doctor::find_clang(env).ok_or_else(|| {
-            missing(
-                env,
-                Lang::C,
-                &format!("clang-{}", super::LLVM_VERSION),
-                false,
-            )
-        })?;
+        let clang = super::doctor::find_clang(env).ok_or_else(|| missing_clang(env))?;
         let sources = super::c_sources(dir)?;
         let wit = wit_dir(dir)?;
-        let scratch = dir.join("build");
+        let (bindings, core) = (dir.join("build/bindings"), dir.join("build/core.wasm"));
         progress("C bindings for the handler world (wit-bindgen-c, in-process)");
-        let bindings = scratch.join("bindings");
         super::c::bindings(&wit, HANDLER_WORLD, &bindings)?;
-        let core = scratch.join("core.wasm");
         progress(&format!(
             "{} --target=wasm32-wasi (wasi-libc)",
             clang.display()
@@ -443,6 +440,16 @@ fn build_c(
                 .to_owned(),
         ))
     }
+}
+
+#[cfg(feature = "handler-build")]
+fn missing_clang(env: &ToolEnv) -> ToolchainError {
+    missing(
+        env,
+        Lang::C,
+        &format!("clang-{}", super::LLVM_VERSION),
+        false,
+    )
 }
 
 /// clang compiling `sources` and the world's `bindings` to the core
