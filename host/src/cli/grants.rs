@@ -59,6 +59,12 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         config_file(args.user),
         shared.as_deref(),
     )?;
+    print_granted(&g, ctx, args.user)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What was granted, where, and who reads it.
+fn print_granted(g: &edit::Granted, ctx: &Ctx, user: bool) -> anyhow::Result<()> {
     if let Some(gets) = &g.narrowed {
         tracing::info!(
             "note: the skill does not declare everything granted; it will get only: {}",
@@ -81,12 +87,12 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         g.written_to
     )?;
     match g.written_to {
-        granting::GrantedIn::File(_) => outln!("{}", readers(&ctx.paths, args.user))?,
+        granting::GrantedIn::File(_) => outln!("{}", readers(&ctx.paths, user))?,
         granting::GrantedIn::Shared(_) => outln!(
             "read by every host on that store at its next run, this one's workspace file notwithstanding"
         )?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Which skillhost processes read the grant just written: a grant only
