@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use skillhost::config::{self, Config, Grant};
 use skillhost::exec::{Runner, context};
-use skillhost::gate::policy::{Check, GateConfig, Status};
+use skillhost::gate_policy::{Check, GateConfig, Status};
 use skillhost::learn::condition::Facts;
 use skillhost::learn::rules::{self, RuleSet, Setting};
 use skillhost::mcp::{self, SkillServer};

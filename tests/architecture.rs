@@ -4,10 +4,15 @@
 //! module the map does not place.
 //!
 //! A unit of the map is a top-level module, or a submodule the map places
-//! on its own (`gate::policy`): that one is then a unit apart from its
-//! parent, held to its own layer both ways. So that such a unit cannot be
+//! on its own (such as `gate::policy` was): that one is then a unit apart
+//! from its parent, held to its own layer both ways. So that such a unit cannot be
 //! reached around the map, `super::` and `self::` paths count as well as
 //! `crate::` ones, and so does a child unit named bare in its parent.
+//!
+//! Folders are layers too: the imports between top-level modules (a
+//! folder and all it holds, at the layer the map gives the folder) must
+//! all go down, and must form no cycle; a breach names the `file:line`
+//! that makes each edge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -84,16 +89,27 @@ fn group_items(group: &str) -> Vec<&str> {
     items
 }
 
-/// The module paths of the use tree or path that `s` starts with, each
-/// after `prefix`: `a::{b, c::d}` gives `a::b` and `a::c::d`. Item names
-/// (`Runner`) stay on the end; they never name a unit.
-fn tree_paths(s: &str, prefix: Vec<String>, out: &mut BTreeSet<Vec<String>>) {
+/// Module paths, each with the byte offset in its file where it is
+/// first named.
+type Located = BTreeMap<Vec<String>, usize>;
+
+/// The byte offset of `part`, a slice of `whole`, in `whole`.
+fn offset_in(whole: &str, part: &str) -> usize {
+    part.as_ptr() as usize - whole.as_ptr() as usize
+}
+
+/// The module paths of the use tree or path that `s` (a slice of `text`)
+/// starts with, each after `prefix`: `a::{b, c::d}` gives `a::b` and
+/// `a::c::d`. Item names (`Runner`) stay on the end; they never name a
+/// unit. Each path comes with where in `text` its group item starts.
+fn tree_paths(text: &str, s: &str, prefix: Vec<String>, out: &mut Located) {
     let mut path = prefix;
     let mut rest = s.trim_start();
+    let at = offset_in(text, rest);
     loop {
         if let Some(group) = rest.strip_prefix('{') {
             for item in group_items(group) {
-                tree_paths(item, path.clone(), out);
+                tree_paths(text, item, path.clone(), out);
             }
             return;
         }
@@ -108,7 +124,7 @@ fn tree_paths(s: &str, prefix: Vec<String>, out: &mut BTreeSet<Vec<String>>) {
         };
         rest = after;
     }
-    out.insert(path);
+    out.entry(path).or_insert(at);
 }
 
 /// Where `word` starts a path in `text`: not inside another name or path
@@ -124,12 +140,12 @@ fn path_starts<'a>(text: &'a str, word: &'a str) -> impl Iterator<Item = usize> 
 
 /// Every module path after `crate::` in `text`, including each item of a
 /// `crate::{a, b::c}` group: `a`, `b::c`.
-fn referenced_paths(text: &str) -> BTreeSet<Vec<String>> {
-    let mut out = BTreeSet::new();
+fn referenced_paths(text: &str) -> Located {
+    let mut out = Located::new();
     for i in path_starts(text, "crate::") {
-        tree_paths(&text[i + "crate::".len()..], Vec::new(), &mut out);
+        tree_paths(text, &text[i + "crate::".len()..], Vec::new(), &mut out);
     }
-    out.retain(|p| !p.is_empty());
+    out.retain(|p, _| !p.is_empty());
     out
 }
 
@@ -137,7 +153,7 @@ fn referenced_paths(text: &str) -> BTreeSet<Vec<String>> {
 /// item of a `crate::{a, b::c}` group.
 fn referenced_modules(text: &str) -> BTreeSet<String> {
     referenced_paths(text)
-        .into_iter()
+        .into_keys()
         .map(|p| p[0].clone())
         .collect()
 }
@@ -173,12 +189,8 @@ fn inline_modules(text: &str) -> Vec<(usize, usize)> {
 /// Every module path `text`, the source of module `here`, references:
 /// `crate::` paths; `super::` and `self::` paths, resolved from where
 /// they stand; paths through a child of `here` named bare, among
-/// `children`.
-fn resolved_paths(
-    text: &str,
-    here: &[String],
-    children: &BTreeSet<String>,
-) -> BTreeSet<Vec<String>> {
+/// `children`. Each comes with the byte offset where it is first named.
+fn resolved_paths(text: &str, here: &[String], children: &BTreeSet<String>) -> Located {
     let mut out = referenced_paths(text);
     // Code only: a comment may show an example (`use super::X;`) of
     // another module.
@@ -212,15 +224,15 @@ fn resolved_paths(
             let Some(base) = here.len().checked_sub(levels) else {
                 continue;
             };
-            tree_paths(rest, here[..base].to_vec(), &mut out);
+            tree_paths(text, rest, here[..base].to_vec(), &mut out);
         }
     }
     for child in children {
         for i in path_starts(text, &format!("{child}::")) {
-            tree_paths(&text[i..], here.to_vec(), &mut out);
+            tree_paths(text, &text[i..], here.to_vec(), &mut out);
         }
     }
-    out.retain(|p| !p.is_empty());
+    out.retain(|p, _| !p.is_empty());
     out
 }
 
@@ -336,35 +348,193 @@ fn dependencies_run_one_way_as_the_module_map_says() {
         );
     }
 
-    let modules = modules(&src);
-    let files: Vec<_> = modules
+    let mut sources: Vec<Source> = modules(&src)
+        .into_iter()
+        .map(|(p, here)| read_source(&p, &src, here, &layers))
+        .collect();
+    sources.sort_by(|a, b| a.rel.cmp(&b.rel));
+    assert!(sources.len() > 50, "read the whole source tree");
+    let files: Vec<_> = sources
         .iter()
-        .map(|(p, here)| {
-            let text = std::fs::read_to_string(p).expect("a readable source file");
-            let rel = p.strip_prefix(&src).unwrap_or(p).display().to_string();
-            // The children of `here` the map places apart from it.
-            let children: BTreeSet<String> = layers
-                .keys()
-                .filter_map(|u| {
-                    let (parent, child) = u.rsplit_once("::")?;
-                    (parent == here.join("::")).then(|| child.to_owned())
-                })
-                .collect();
-            let unit = unit_of(here, &layers).unwrap_or_else(|| here.join("::"));
-            let refs = resolved_paths(&text, here, &children)
-                .into_iter()
-                .map(|p| p.join("::"))
-                .collect();
-            (rel, unit, refs)
+        .map(|s| {
+            let unit = unit_of(&s.here, &layers).unwrap_or_else(|| s.here.join("::"));
+            let refs = s.refs.keys().map(|p| p.join("::")).collect();
+            (s.rel.clone(), unit, refs)
         })
         .collect();
-    assert!(files.len() > 50, "read the whole source tree");
     let bad = violations(&layers, &files);
     assert!(
         bad.is_empty(),
         "edges against the module map:\n{}",
         bad.join("\n")
     );
+    let bad = top_level_violations(&layers, &top_level_edges(&sources, &top));
+    assert!(
+        bad.is_empty(),
+        "imports between top-level modules against the module map:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// A source file as the checks read it: its path under `src`, its module
+/// path, its text, and the module paths it names, with where.
+struct Source {
+    rel: String,
+    here: Vec<String>,
+    text: String,
+    refs: Located,
+}
+
+fn read_source(
+    path: &Path,
+    src: &Path,
+    here: Vec<String>,
+    layers: &BTreeMap<String, u32>,
+) -> Source {
+    let text = std::fs::read_to_string(path).expect("a readable source file");
+    let rel = path.strip_prefix(src).unwrap_or(path).display().to_string();
+    // The children of `here` the map places apart from it.
+    let children: BTreeSet<String> = layers
+        .keys()
+        .filter_map(|u| {
+            let (parent, child) = u.rsplit_once("::")?;
+            (parent == here.join("::")).then(|| child.to_owned())
+        })
+        .collect();
+    let refs = resolved_paths(&text, &here, &children);
+    Source {
+        rel,
+        here,
+        text,
+        refs,
+    }
+}
+
+/// An import from one top-level module into another, and the first
+/// `file:line` that makes it.
+#[derive(Debug)]
+struct Edge {
+    from: String,
+    to: String,
+    at: String,
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The imports between distinct top-level modules (of `top`), one per
+/// pair, at the first place that makes it (files in the order given).
+fn top_level_edges(sources: &[Source], top: &BTreeSet<String>) -> Vec<Edge> {
+    let mut edges: BTreeMap<(String, String), String> = BTreeMap::new();
+    for s in sources {
+        let mut named: Vec<(usize, &String)> = s.refs.iter().map(|(p, at)| (*at, &p[0])).collect();
+        named.sort();
+        for (at, to) in named {
+            if *to != s.here[0] && top.contains(to) {
+                edges
+                    .entry((s.here[0].clone(), to.clone()))
+                    .or_insert_with(|| format!("{}:{}", s.rel, line_of(&s.text, at)));
+            }
+        }
+    }
+    edges
+        .into_iter()
+        .map(|((from, to), at)| Edge { from, to, at })
+        .collect()
+}
+
+/// Every import between top-level modules that does not go down the map,
+/// and every cycle among them (found from the imports alone), each
+/// naming the `file:line` that makes each edge.
+fn top_level_violations(layers: &BTreeMap<String, u32>, edges: &[Edge]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for e in edges {
+        let (Some(&from), Some(&to)) = (layers.get(&e.from), layers.get(&e.to)) else {
+            continue;
+        };
+        if to >= from {
+            bad.push(format!(
+                "{}: `{}` (layer {from}) imports `{}` (layer {to}), which is not below it",
+                e.at, e.from, e.to
+            ));
+        }
+    }
+    for (group, cycle) in cycles(edges) {
+        let steps: Vec<String> = cycle
+            .iter()
+            .map(|e| format!("{} -> {} ({})", e.from, e.to, e.at))
+            .collect();
+        bad.push(format!(
+            "a cycle: {} reach each other; the shortest loop from {} is {}",
+            group.into_iter().collect::<Vec<_>>().join(", "),
+            cycle[0].from,
+            steps.join(", ")
+        ));
+    }
+    bad
+}
+
+/// The modules reachable from `from` by one edge or more.
+fn reachable<'a>(from: &str, edges: &'a [Edge]) -> BTreeSet<&'a str> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_owned()];
+    while let Some(n) = stack.pop() {
+        for e in edges.iter().filter(|e| e.from == n) {
+            if seen.insert(e.to.as_str()) {
+                stack.push(e.to.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// Each group of modules that reach each other, with a shortest cycle
+/// through its first module, as the cycle's edges in order.
+fn cycles(edges: &[Edge]) -> Vec<(BTreeSet<&str>, Vec<&Edge>)> {
+    let nodes: BTreeSet<&str> = edges.iter().map(|e| e.from.as_str()).collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in nodes {
+        let reach = reachable(n, edges);
+        if done.contains(n) || !reach.contains(n) {
+            continue;
+        }
+        let group: BTreeSet<&str> = reach
+            .into_iter()
+            .filter(|m| reachable(m, edges).contains(n))
+            .collect();
+        done.extend(group.iter().copied());
+        out.push((group, shortest_cycle(n, edges)));
+    }
+    out
+}
+
+/// The edges of a shortest cycle from `start` back to it (breadth first).
+fn shortest_cycle<'a>(start: &'a str, edges: &'a [Edge]) -> Vec<&'a Edge> {
+    let mut came_by: BTreeMap<&str, &Edge> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(n) = queue.pop_front() {
+        for e in edges.iter().filter(|e| e.from == n) {
+            if e.to == start {
+                let mut path = vec![e];
+                let mut at = n;
+                while at != start {
+                    let back = came_by[at];
+                    path.push(back);
+                    at = &back.from;
+                }
+                path.reverse();
+                return path;
+            }
+            if !came_by.contains_key(e.to.as_str()) {
+                came_by.insert(&e.to, e);
+                queue.push_back(&e.to);
+            }
+        }
+    }
+    Vec::new()
 }
 
 #[test]
@@ -428,7 +598,7 @@ fn a_submodule_placed_on_its_own_is_a_unit_apart_from_its_parent() {
         let here = module(here);
         let children = children.iter().map(|c| (*c).to_owned()).collect();
         let refs = resolved_paths(text, &here, &children)
-            .into_iter()
+            .into_keys()
             .map(|p| p.join("::"))
             .collect();
         let unit = unit_of(&here, &layers).expect("placed");
@@ -470,4 +640,54 @@ fn a_submodule_placed_on_its_own_is_a_unit_apart_from_its_parent() {
         "use super::Subject;",
     );
     assert_eq!(bad.len(), 1, "{bad:?}");
+}
+
+/// The top-level check on a small made-up tree: `grants` (layer 2) reaches
+/// up into `exec` and, by `super::`, into `config`, and `exec` and
+/// `grants` import each other. Each breach is named with its file:line.
+#[test]
+fn the_top_level_check_names_an_upward_import_and_a_cycle_where_made() {
+    let layers: BTreeMap<String, u32> = [("types", 0), ("grants", 2), ("config", 5), ("exec", 6)]
+        .into_iter()
+        .map(|(m, l)| (m.to_owned(), l))
+        .collect();
+    let top: BTreeSet<String> = layers.keys().cloned().collect();
+    let source = |rel: &str, text: &str| {
+        let here = module_path(Path::new(rel), Path::new("")).expect("a relative path");
+        let refs = resolved_paths(text, &here, &BTreeSet::new());
+        Source {
+            rel: rel.to_owned(),
+            here,
+            text: text.to_owned(),
+            refs,
+        }
+    };
+    let sources = [
+        source(
+            "exec/mod.rs",
+            "use crate::config::Config;\nuse crate::grants::Grants;\n",
+        ),
+        source("config.rs", "use crate::types::Output;\n"),
+        source(
+            "grants/edit.rs",
+            "//! Grants.\n\nuse crate::{\n    types::Output,\n    exec::files::fingerprint,\n};\n",
+        ),
+        source("grants/mod.rs", "fn f() {\n    super::config::read();\n}\n"),
+    ];
+    let edges = top_level_edges(&sources, &top);
+    assert_eq!(edges.len(), 6, "{edges:?}");
+    let bad = top_level_violations(&layers, &edges);
+    assert_eq!(
+        bad,
+        [
+            "grants/mod.rs:2: `grants` (layer 2) imports `config` (layer 5), which is not below it",
+            "grants/edit.rs:5: `grants` (layer 2) imports `exec` (layer 6), which is not below it",
+            "a cycle: exec, grants reach each other; the shortest loop from exec is \
+             exec -> grants (exec/mod.rs:2), grants -> exec (grants/edit.rs:5)",
+        ]
+    );
+    // The cycle is found from the imports alone, whatever the map says.
+    let bad = top_level_violations(&BTreeMap::new(), &edges);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].starts_with("a cycle: exec, grants "), "{bad:?}");
 }

@@ -1,12 +1,19 @@
 //! The worked example in `host/src/grants/call.rs` (a made-up `counter`
-//! capability with an interface, per-call state and a host service of its
-//! own) is true: a copy of this checkout with exactly that folder, that
-//! field and that registry entry builds, and a real handler that imports
-//! `skillhost:counter/counter` counts within each call, reports to the
-//! host's tally, and is refused without the grant. Compiles the crate once
-//! more under another package name, like `capability_example`.
+//! capability with its own WIT interface, per-call state and a host
+//! service) is true: a copy of this checkout with exactly that folder,
+//! that field and that entry in the `capabilities!` list builds, and a
+//! real handler that imports `skillhost:counter/counter` counts within
+//! each call, reports to the host's tally, and is refused without the
+//! grant. And the typing holds: the same copy with its state or service
+//! missing, or the service offered as the wrong type, does not compile,
+//! and rustc names each mistake. Compiles the crate twice more under
+//! other package names, like `capability_example`.
 
-use crate::capability_example::{copy_checkout, example_block, replace_once, test_grants_of_copy};
+use std::path::Path;
+
+use crate::capability_example::{
+    cargo_in_copy, copy_checkout, example_block, replace_once, test_grants_of_copy,
+};
 use crate::harness::{guest, repo_root};
 
 /// The check that goes into the example's folder: calls through the real
@@ -69,7 +76,8 @@ mod example_tests {
         let sandbox = Sandbox::new(&SandboxOptions::default()).unwrap();
         let handler = sandbox.load(&wasm).unwrap();
         let total = Arc::new(Total::default());
-        let services = Services::default().with::<dyn Tally>(total.clone());
+        let tally: Arc<dyn Tally> = total.clone();
+        let services = Services::default().with(tally);
 
         let (three, _) = call(&sandbox, &handler, true, "3", &services).await;
         assert_eq!(three.unwrap().body, "count 3");
@@ -86,14 +94,45 @@ mod example_tests {
         assert!(events.iter().any(|e| e.starts_with("denied: ")), "{events:?}");
         assert_eq!(total.0.load(Ordering::SeqCst), 5, "a refused step reaches no service");
 
-        // The gate's import check knows who permits the interface.
+        // The gate's import check knows who permits the interface, and
+        // the handler check that the host links it.
         assert_eq!(
             crate::grants::permitter("skillhost:counter/counter", Some("increment")),
             Permitter::Capability("counter")
         );
+        assert!(crate::grants::is_host_interface("skillhost:counter/counter"));
     }
 }
 "##;
+
+/// The counter's folder (the example and `tests`) and its field in
+/// `skill::Capabilities`, in the copy whose `host/src` is `src`.
+fn add_counter_folder_and_field(src: &Path, tests: &str) {
+    let docs = std::fs::read_to_string(src.join("grants/call.rs")).expect("grants/call.rs");
+    let example = example_block(&docs, "//!");
+    std::fs::create_dir_all(src.join("grants/counter")).expect("mkdir");
+    std::fs::write(
+        src.join("grants/counter/mod.rs"),
+        format!("{example}{tests}"),
+    )
+    .expect("write counter/mod.rs");
+    replace_once(
+        &src.join("skill/model.rs"),
+        "    pub kv: bool,\n}",
+        "    pub kv: bool,\n    pub counter: bool,\n}",
+    );
+}
+
+/// Its module and its entry in the `capabilities!` list.
+fn add_counter_entry(src: &Path) {
+    let grants = src.join("grants/mod.rs");
+    replace_once(&grants, "mod files;\n", "mod counter;\nmod files;\n");
+    replace_once(
+        &grants,
+        "    kv: kv::Kv,\n}",
+        "    kv: kv::Kv,\n    counter: counter::Counter,\n}",
+    );
+}
 
 #[test]
 fn a_capability_with_host_services_is_one_folder_one_field_and_its_entry() {
@@ -101,29 +140,8 @@ fn a_capability_with_host_services_is_one_folder_one_field_and_its_entry() {
     let root = repo_root();
     let copy = copy_checkout(&root);
     let src = copy.path().join("host/src");
-    let docs = std::fs::read_to_string(src.join("grants/call.rs")).expect("grants/call.rs");
-    let example = example_block(&docs, "//!");
-    // The folder.
-    std::fs::create_dir_all(src.join("grants/counter")).expect("mkdir");
-    std::fs::write(
-        src.join("grants/counter/mod.rs"),
-        format!("{example}{EXAMPLE_TESTS}"),
-    )
-    .expect("write counter/mod.rs");
-    // The field.
-    replace_once(
-        &src.join("skill/model.rs"),
-        "    pub kv: bool,\n}",
-        "    pub kv: bool,\n    pub counter: bool,\n}",
-    );
-    // Its entry in the registry.
-    let grants = src.join("grants/mod.rs");
-    replace_once(&grants, "mod files;\n", "mod counter;\nmod files;\n");
-    replace_once(
-        &grants,
-        "    &kv::Kv,\n];",
-        "    &kv::Kv,\n    &counter::Counter,\n];",
-    );
+    add_counter_folder_and_field(&src, EXAMPLE_TESTS);
+    add_counter_entry(&src);
     let stdout = test_grants_of_copy(
         copy.path(),
         "skillhost-counter-example",
@@ -138,5 +156,96 @@ fn a_capability_with_host_services_is_one_folder_one_field_and_its_entry() {
     assert!(
         stdout.contains("every_field_of_capabilities_has_its_capability_and_no_more ... ok"),
         "{stdout}"
+    );
+}
+
+/// Code that reaches the counter's state and offers its service wrongly:
+/// each line compiled, and failed only when a call ran, while states and
+/// services were looked up by type.
+const MISTAKES: &str = r##"
+/// A host function's projection onto the counter's state.
+pub fn its_state(states: &mut crate::grants::CallStates) -> &mut Count {
+    &mut states.counter
+}
+
+pub struct Total;
+
+impl Tally for Total {
+    fn add(&self, _skill: &str) {}
+}
+
+/// The tally offered as its own type, not as `dyn Tally`.
+pub fn offered_as_its_type(services: Services) -> Services {
+    services.with(Arc::new(Total))
+}
+"##;
+
+#[test]
+fn a_missing_state_or_service_does_not_compile() {
+    let root = repo_root();
+    let copy = copy_checkout(&root);
+    let src = copy.path().join("host/src");
+    add_counter_folder_and_field(&src, MISTAKES);
+    // Its module, but no entry in the list: the call has no field for it.
+    replace_once(
+        &src.join("grants/mod.rs"),
+        "mod files;\n",
+        "mod counter;\nmod files;\n",
+    );
+    // And the capability does not make its per-call state.
+    let folder = src.join("grants/counter/mod.rs");
+    let text = std::fs::read_to_string(&folder).expect("read");
+    let (from, to) = (
+        text.find("    fn call_state(").expect("call_state"),
+        text.find("    fn add_to_linker").expect("add_to_linker"),
+    );
+    std::fs::write(&folder, format!("{}{}", &text[..from], &text[to..])).expect("write");
+
+    let out = cargo_in_copy(
+        copy.path(),
+        "skillhost-counter-mistakes",
+        &["--lib", "--no-run"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the mistakes compiled:\n{stderr}");
+    // rustc names each mistake (types as it prints them: `&mut
+    // CallStates` or `&mut grants::CallStates`, by what else is in scope).
+    let said = |code: &str, start: &str, end: &str| {
+        stderr
+            .lines()
+            .any(|l| l.starts_with(code) && l.contains(start) && l.ends_with(end))
+    };
+    // A host function reaching a state the call does not have.
+    assert!(
+        said(
+            "error[E0609]",
+            "no field `counter` on type `&mut ",
+            "CallStates`"
+        ),
+        "{stderr}"
+    );
+    // A service with no field in the call's services.
+    assert!(
+        said(
+            "error[E0609]",
+            "no field `counter` on type `&mut ",
+            "Services`"
+        ),
+        "{stderr}"
+    );
+    // A capability that does not make its state.
+    assert!(
+        said(
+            "error[E0046]",
+            "not all trait items implemented",
+            "missing: `call_state`"
+        ),
+        "{stderr}"
+    );
+    // A service offered as a type no capability takes.
+    assert!(
+        said("error[E0277]", "Arc<Total>: ", "Offer` is not satisfied"),
+        "{stderr}"
     );
 }

@@ -67,11 +67,27 @@ pub(crate) fn copy_checkout(root: &Path) -> tempfile::TempDir {
 
 /// Renames the copy's package to `package` and runs its `grants::` unit
 /// tests with `env`, sharing this checkout's target folder; their output,
-/// once they passed. Another package name: cargo's unit hashes leave out
-/// a path package's location, so a copy named `skillhost` would build into
+/// once they passed.
+pub(crate) fn test_grants_of_copy(copy: &Path, package: &str, env: &[(&str, &Path)]) -> String {
+    let out = cargo_in_copy(copy, package, &["--lib", "grants::"], env);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    stdout
+}
+
+/// Renames the copy's package to `package` and runs `cargo test
+/// --offline -p package ARGS` in it with `env`, sharing this checkout's
+/// target folder. Another package name: cargo's unit hashes leave out a
+/// path package's location, so a copy named `skillhost` would build into
 /// the same artefacts (and build-script output) as this checkout's. The
 /// dependencies are shared all the same.
-pub(crate) fn test_grants_of_copy(copy: &Path, package: &str, env: &[(&str, &Path)]) -> String {
+pub(crate) fn cargo_in_copy(
+    copy: &Path,
+    package: &str,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
     let manifest = copy.join("host/Cargo.toml");
     replace_once(
         &manifest,
@@ -86,18 +102,15 @@ pub(crate) fn test_grants_of_copy(copy: &Path, package: &str, env: &[(&str, &Pat
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = Command::new(cargo);
     command
-        .args(["test", "--offline", "-p", package, "--lib", "grants::"])
+        .args(["test", "--offline", "-p", package])
+        .args(args)
         .current_dir(copy)
         .env("CARGO_TARGET_DIR", target_dir())
         .env_remove("RUSTFLAGS");
     for (name, value) in env {
         command.env(name, value);
     }
-    let out = command.output().expect("run cargo");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    stdout
+    command.output().expect("run cargo")
 }
 
 #[test]
@@ -139,8 +152,8 @@ fn a_new_capability_is_one_file_one_field_and_its_entry() {
     replace_once(&grants, "mod files;\n", "mod clock;\nmod files;\n");
     replace_once(
         &grants,
-        "    &kv::Kv,\n];",
-        "    &kv::Kv,\n    &clock::Clock,\n];",
+        "    kv: kv::Kv,\n}",
+        "    kv: kv::Kv,\n    clock: clock::Clock,\n}",
     );
 
     let stdout = test_grants_of_copy(copy.path(), "skillhost-clock-example", &[]);

@@ -93,7 +93,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 /// start from inputs that reach the checks behind it.
 #[test]
 fn seeds_reach_past_the_first_parse() {
-    use skillhost::gate::policy::{GateConfig, Status};
+    use skillhost::gate_policy::{GateConfig, Status};
     use skillhost::learn::rules::RuleSet;
 
     let rules = seeds("rule_condition");

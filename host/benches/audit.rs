@@ -105,17 +105,39 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     generate(tmp.path(), &bodies);
     let roots = [Root::new(tmp.path().to_path_buf(), Source::Path)];
-    let plain = LoadOptions {
-        audit: false,
+    let (high, bytes) = check_audited_load(&roots);
+    // The cache a previous command's load wrote.
+    let cache_file = tmp.path().join("audit-findings.json");
+    let cache = FindingsCache::open(&cache_file);
+    let _ = Catalog::load_cached(&roots, &options(true), Some(&cache));
+    assert_eq!(cache.misses(), SKILLS);
+    cache.save().expect("write the cache");
+
+    let (mut load, mut audited, mut warm) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        load.push(time_plain(&roots));
+        audited.push(time_cold(&roots));
+        warm.push(time_warm(&roots, &cache_file, high));
+    }
+    println!(
+        "audit: {SKILLS} skills, {:.1} MiB of SKILL.md, {high} with a high finding",
+        bytes as f64 / (1 << 20) as f64
+    );
+    print_medians(median(load), median(audited), median(warm));
+}
+
+fn options(audit: bool) -> LoadOptions {
+    LoadOptions {
+        audit,
         ..LoadOptions::default()
-    };
-    let audited_opts = LoadOptions {
-        audit: true,
-        ..LoadOptions::default()
-    };
-    // Warm the page cache and the compiled rules; check that the audited
-    // load did audit every skill, the same way `audit_folder` does.
-    let catalog = Catalog::load(&roots, &audited_opts);
+    }
+}
+
+/// Warms the page cache and the compiled rules, and checks that the
+/// audited load did audit every skill, the same way `audit_folder` does.
+/// Returns the skills with a high finding and the bytes of SKILL.md.
+fn check_audited_load(roots: &[Root]) -> (usize, u64) {
+    let catalog = Catalog::load(roots, &options(true));
     assert_eq!(catalog.len(), SKILLS);
     let mut high = 0;
     for s in catalog.skills() {
@@ -130,53 +152,54 @@ fn main() {
         .filter_map(|s| std::fs::metadata(&s.path).ok())
         .map(|m| m.len())
         .sum();
-    drop(catalog);
-    // The cache a previous command's load wrote.
-    let cache_file = tmp.path().join("audit-findings.json");
-    let cache = FindingsCache::open(&cache_file);
-    let _ = Catalog::load_cached(&roots, &audited_opts, Some(&cache));
-    assert_eq!(cache.misses(), SKILLS);
-    cache.save().expect("write the cache");
+    (high, bytes)
+}
 
-    let (mut load, mut audited, mut warm) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        let t = Instant::now();
-        let c = Catalog::load(black_box(&roots), &plain);
-        load.push(t.elapsed());
-        assert!(c.audit("skill-00000").is_none());
-        drop(c);
+/// A load with the audit off.
+fn time_plain(roots: &[Root]) -> Duration {
+    let t = Instant::now();
+    let c = Catalog::load(black_box(roots), &options(false));
+    let took = t.elapsed();
+    assert!(c.audit("skill-00000").is_none());
+    took
+}
 
-        let t = Instant::now();
-        let c = Catalog::load(black_box(&roots), &audited_opts);
-        audited.push(t.elapsed());
-        let findings: usize = c
-            .skills()
-            .iter()
-            .filter_map(|s| c.audit(&s.name))
-            .map(|a| a.findings.len())
-            .sum();
-        black_box(findings);
-        drop(c);
+/// A load with the audit on and no cache: every text audited.
+fn time_cold(roots: &[Root]) -> Duration {
+    let t = Instant::now();
+    let c = Catalog::load(black_box(roots), &options(true));
+    let took = t.elapsed();
+    let findings: usize = c
+        .skills()
+        .iter()
+        .filter_map(|s| c.audit(&s.name))
+        .map(|a| a.findings.len())
+        .sum();
+    black_box(findings);
+    took
+}
 
-        let t = Instant::now();
-        let cache = FindingsCache::open(black_box(&cache_file));
-        let c = Catalog::load_cached(black_box(&roots), &audited_opts, Some(&cache));
-        cache.save().expect("nothing to write");
-        warm.push(t.elapsed());
-        assert_eq!(cache.misses(), 0, "every text was in the cache");
-        let flagged = c
-            .skills()
-            .iter()
-            .filter(|s| c.audit(&s.name).is_some_and(|a| a.flagged()))
-            .count();
-        assert_eq!(flagged, high, "the cache gives the same findings");
-        drop(c);
-    }
-    let (l, a, w) = (median(load), median(audited), median(warm));
-    println!(
-        "audit: {SKILLS} skills, {:.1} MiB of SKILL.md, {high} with a high finding",
-        bytes as f64 / (1 << 20) as f64
-    );
+/// A load with the audit on and the findings cache read (and checked)
+/// from `cache_file`; it must give the same `high` findings.
+fn time_warm(roots: &[Root], cache_file: &Path, high: usize) -> Duration {
+    let t = Instant::now();
+    let cache = FindingsCache::open(black_box(cache_file));
+    let c = Catalog::load_cached(black_box(roots), &options(true), Some(&cache));
+    cache.save().expect("nothing to write");
+    let took = t.elapsed();
+    assert_eq!(cache.misses(), 0, "every text was in the cache");
+    let flagged = c
+        .skills()
+        .iter()
+        .filter(|s| c.audit(&s.name).is_some_and(|a| a.flagged()))
+        .count();
+    assert_eq!(flagged, high, "the cache gives the same findings");
+    took
+}
+
+/// The medians of the plain (`l`), cold (`a`) and warm (`w`) loads, and
+/// the ratios.
+fn print_medians(l: Duration, a: Duration, w: Duration) {
     println!(
         "LOAD  catalog, audit off median {:>8.1} ms",
         l.as_secs_f64() * 1e3

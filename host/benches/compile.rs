@@ -61,6 +61,23 @@ struct Bench {
 }
 
 impl Bench {
+    fn new(wasm: Vec<u8>) -> Bench {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Bench {
+            rt: harness::runtime(),
+            wasm: Arc::from(wasm),
+            roots: FileRoots {
+                skill_dir: dir.path().to_path_buf(),
+                workspace: dir.path().to_path_buf(),
+                skill_files: Vec::new(),
+                control: Default::default(),
+            },
+            grants: Effective::none(),
+            context: Map::new(),
+            _dir: dir,
+        }
+    }
+
     /// One call as the runner makes it: load (a cache hit after the first),
     /// then call.
     fn call(&self, sandbox: &Sandbox) -> Handler {
@@ -122,67 +139,75 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let bench = Bench {
-        rt: harness::runtime(),
-        wasm: Arc::from(wasm),
-        roots: FileRoots {
-            skill_dir: dir.path().to_path_buf(),
-            workspace: dir.path().to_path_buf(),
-            skill_files: Vec::new(),
-            control: Default::default(),
-        },
-        grants: Effective::none(),
-        context: Map::new(),
-        _dir: dir,
-    };
+    let bench = Bench::new(wasm);
     println!(
         "compile: {} ({} bytes), {rounds} rounds",
         path.display(),
         bench.wasm.len()
     );
-    let (mut cold_c, mut cold_t, mut later_c, mut later_t, mut winch_calls, mut optimise) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut times = Times::default();
     for round in 0..rounds {
+        times.round(&bench);
+        println!(
+            "round {round}: first call cranelift {:?} tiered {:?}",
+            times.cold_c[round], times.cold_t[round]
+        );
+    }
+    times.print();
+}
+
+/// Each round's times: first calls, later calls, calls on Winch's code,
+/// and how long Cranelift's took to replace it.
+#[derive(Default)]
+struct Times {
+    cold_c: Vec<Duration>,
+    cold_t: Vec<Duration>,
+    later_c: Vec<Duration>,
+    later_t: Vec<Duration>,
+    winch_calls: Vec<Duration>,
+    optimise: Vec<Duration>,
+}
+
+impl Times {
+    fn round(&mut self, bench: &Bench) {
         let (cranelift, _c, first, tier) = bench.first_call(Compiler::Cranelift);
         assert_eq!(tier, Tier::Optimized);
-        cold_c.push(first);
+        self.cold_c.push(first);
         let (tiered, _t, first, tier) = bench.first_call(Compiler::Tiered);
         assert_eq!(tier, Tier::Baseline, "Winch compiled the component");
-        cold_t.push(first);
+        self.cold_t.push(first);
         // Calls on Winch's code, while Cranelift compiles at low priority.
         let t = Instant::now();
-        winch_calls.push(bench.calls(&tiered, Tier::Baseline));
+        self.winch_calls.push(bench.calls(&tiered, Tier::Baseline));
         assert!(
             tiered.wait_optimised(Duration::from_secs(600)),
             "Cranelift finished"
         );
-        optimise.push(t.elapsed());
+        self.optimise.push(t.elapsed());
         // Interleaved, so both see the same machine.
         for _ in 0..2 {
-            later_c.push(bench.calls(&cranelift, Tier::Optimized));
-            later_t.push(bench.calls(&tiered, Tier::Optimized));
+            self.later_c.push(bench.calls(&cranelift, Tier::Optimized));
+            self.later_t.push(bench.calls(&tiered, Tier::Optimized));
         }
+    }
+
+    fn print(self) {
+        let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+        let (cc, ct) = (median(self.cold_c), median(self.cold_t));
         println!(
-            "round {round}: first call cranelift {:?} tiered {:?}",
-            cold_c[round], cold_t[round]
+            "RATIO compile: first call with an empty cache, tiered {ct:?} / Cranelift only {cc:?} = {:.3} (target <= 0.25)",
+            ratio(ct, cc)
+        );
+        let (lc, lt) = (median(self.later_c), median(self.later_t));
+        println!(
+            "RATIO compile: later calls after the swap, tiered {lt:?} / Cranelift only {lc:?} = {:.3} (target ~1)",
+            ratio(lt, lc)
+        );
+        let w = median(self.winch_calls);
+        println!(
+            "RATIO compile: calls on Winch's code {w:?} / Cranelift's {lc:?} = {:.2} (Cranelift's replaced it {:?} after the first call)",
+            ratio(w, lc),
+            median(self.optimise)
         );
     }
-    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
-    let (cc, ct) = (median(cold_c), median(cold_t));
-    println!(
-        "RATIO compile: first call with an empty cache, tiered {ct:?} / Cranelift only {cc:?} = {:.3} (target <= 0.25)",
-        ratio(ct, cc)
-    );
-    let (lc, lt) = (median(later_c), median(later_t));
-    println!(
-        "RATIO compile: later calls after the swap, tiered {lt:?} / Cranelift only {lc:?} = {:.3} (target ~1)",
-        ratio(lt, lc)
-    );
-    let w = median(winch_calls);
-    println!(
-        "RATIO compile: calls on Winch's code {w:?} / Cranelift's {lc:?} = {:.2} (Cranelift's replaced it {:?} after the first call)",
-        ratio(w, lc),
-        median(optimise)
-    );
 }

@@ -48,9 +48,9 @@ fn peak_rss_kib(ws: &harness::Workspace, action: &str, context: &[&str]) -> i64 
     usage.ru_maxrss
 }
 
-fn main() {
-    let ws = harness::Workspace::new();
-    // A workspace skill: trusted with what it declares, no grant needed.
+/// The hostile skill as a workspace skill (trusted with what it
+/// declares, no grant needed), with a file to read and a folder to write.
+fn add_hostile_skill(ws: &harness::Workspace) -> std::path::PathBuf {
     let root = ws.workspace.join(".agents/skills");
     std::fs::create_dir_all(&root).expect("mkdir");
     let dir = root.join("hostile");
@@ -63,6 +63,12 @@ fn main() {
     )
     .expect("write SKILL.md");
     std::fs::copy(harness::guest("hostile-guest"), dir.join("handler.wasm")).expect("copy");
+    dir
+}
+
+fn main() {
+    let ws = harness::Workspace::new();
+    let dir = add_hostile_skill(&ws);
     // Compile once, so every measured run loads from the cache.
     peak_rss_kib(&ws, "ok", &[]);
 

@@ -99,83 +99,106 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(3)
         .max(1);
-    let mut cold = [Vec::new(), Vec::new()];
-    let mut warm = [Vec::new(), Vec::new()];
+    let mut times = Times::default();
     for round in 0..rounds {
+        times.round(round);
+    }
+    times.print(rounds);
+}
+
+/// Build times by mode: index 0 boxed, 1 unboxed.
+#[derive(Default)]
+struct Times {
+    cold: [Vec<Duration>; 2],
+    warm: [Vec<Duration>; 2],
+}
+
+/// A folder with an empty slot, and the settings of `mode` with their
+/// cache in it.
+fn setup(mode: BuildBox) -> (tempfile::TempDir, BuildSettings) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("slot")).expect("mkdir");
+    let s = settings(mode, &dir.path().join("cache"));
+    (dir, s)
+}
+
+fn index(mode: BuildBox) -> usize {
+    usize::from(mode == BuildBox::None)
+}
+
+impl Times {
+    /// One cold build in each mode, then warm builds paired, so that both
+    /// modes see the same machine.
+    fn round(&mut self, round: usize) {
         // Alternate which goes first, so neither always runs on a warmer
         // machine (page cache, CPU clock).
-        let order = if round % 2 == 0 {
+        let order = if round.is_multiple_of(2) {
             [BuildBox::Bwrap, BuildBox::None]
         } else {
             [BuildBox::None, BuildBox::Bwrap]
         };
-        let setups: Vec<(tempfile::TempDir, BuildSettings)> = order
-            .iter()
-            .map(|&mode| {
-                let dir = tempfile::tempdir().expect("tempdir");
-                std::fs::create_dir_all(dir.path().join("slot")).expect("mkdir");
-                let s = settings(mode, &dir.path().join("cache"));
-                (dir, s)
-            })
-            .collect();
-        let line = |mode: BuildBox, what: &str, d: Duration| {
-            println!(
-                "round {}: {:>7} {what} {:.2} s",
-                round + 1,
-                name(mode),
-                d.as_secs_f64()
-            );
-        };
+        let setups: Vec<(tempfile::TempDir, BuildSettings)> =
+            order.iter().map(|&mode| setup(mode)).collect();
         for (&mode, (dir, s)) in order.iter().zip(&setups) {
             let c = build(&dir.path().join("slot"), SOURCE, s);
-            line(mode, "cold", c);
-            cold[usize::from(mode == BuildBox::None)].push(c);
+            println!(
+                "round {}: {:>7} cold {:.2} s",
+                round + 1,
+                name(mode),
+                c.as_secs_f64()
+            );
+            self.cold[index(mode)].push(c);
         }
-        // Warm builds paired, so that both modes see the same machine.
         for k in 0..WARM_BUILDS {
             for (&mode, (dir, s)) in order.iter().zip(&setups) {
-                let w = build(
-                    &dir.path().join("slot"),
-                    &changed(round * WARM_BUILDS + k),
-                    s,
-                );
-                warm[usize::from(mode == BuildBox::None)].push(w);
+                let source = changed(round * WARM_BUILDS + k);
+                let w = build(&dir.path().join("slot"), &source, s);
+                self.warm[index(mode)].push(w);
             }
         }
         for mode in order {
-            let i = usize::from(mode == BuildBox::None);
-            let w = &warm[i][warm[i].len() - WARM_BUILDS..];
-            println!(
-                "round {}: {:>7} warm {} s",
-                round + 1,
-                name(mode),
-                w.iter()
-                    .map(|d| format!("{:.2}", d.as_secs_f64()))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
+            self.print_warm(round, mode);
         }
     }
-    let [cold_boxed, cold_unboxed] = cold.map(median);
-    let [warm_boxed, warm_unboxed] = warm.map(median);
-    println!(
-        "medians of {rounds} cold and {} warm builds each: cold boxed {:.2} s, unboxed {:.2} s; warm boxed {:.2} s, unboxed {:.2} s",
-        rounds * WARM_BUILDS,
-        cold_boxed.as_secs_f64(),
-        cold_unboxed.as_secs_f64(),
-        warm_boxed.as_secs_f64(),
-        warm_unboxed.as_secs_f64()
-    );
-    println!(
-        "RATIO forge-box-cold: boxed {:.2} s / unboxed {:.2} s = {:.3}x (target <= 1.2)",
-        cold_boxed.as_secs_f64(),
-        cold_unboxed.as_secs_f64(),
-        cold_boxed.as_secs_f64() / cold_unboxed.as_secs_f64()
-    );
-    println!(
-        "RATIO forge-box-warm: boxed {:.2} s / unboxed {:.2} s = {:.3}x (target <= 1.2)",
-        warm_boxed.as_secs_f64(),
-        warm_unboxed.as_secs_f64(),
-        warm_boxed.as_secs_f64() / warm_unboxed.as_secs_f64()
-    );
+
+    /// The round's warm builds of `mode`.
+    fn print_warm(&self, round: usize, mode: BuildBox) {
+        let warm = &self.warm[index(mode)];
+        let w = &warm[warm.len() - WARM_BUILDS..];
+        println!(
+            "round {}: {:>7} warm {} s",
+            round + 1,
+            name(mode),
+            w.iter()
+                .map(|d| format!("{:.2}", d.as_secs_f64()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+
+    /// The medians of each mode, and boxed against unboxed.
+    fn print(self, rounds: usize) {
+        let [cold_boxed, cold_unboxed] = self.cold.map(median);
+        let [warm_boxed, warm_unboxed] = self.warm.map(median);
+        println!(
+            "medians of {rounds} cold and {} warm builds each: cold boxed {:.2} s, unboxed {:.2} s; warm boxed {:.2} s, unboxed {:.2} s",
+            rounds * WARM_BUILDS,
+            cold_boxed.as_secs_f64(),
+            cold_unboxed.as_secs_f64(),
+            warm_boxed.as_secs_f64(),
+            warm_unboxed.as_secs_f64()
+        );
+        println!(
+            "RATIO forge-box-cold: boxed {:.2} s / unboxed {:.2} s = {:.3}x (target <= 1.2)",
+            cold_boxed.as_secs_f64(),
+            cold_unboxed.as_secs_f64(),
+            cold_boxed.as_secs_f64() / cold_unboxed.as_secs_f64()
+        );
+        println!(
+            "RATIO forge-box-warm: boxed {:.2} s / unboxed {:.2} s = {:.3}x (target <= 1.2)",
+            warm_boxed.as_secs_f64(),
+            warm_unboxed.as_secs_f64(),
+            warm_boxed.as_secs_f64() / warm_unboxed.as_secs_f64()
+        );
+    }
 }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use skillhost::eval::ablation::Rng;
-use skillhost::forge::mine::{self, MineConfig};
+use skillhost::forge::mine::{self, MineConfig, MineReport};
 use skillhost::store::{RunLog, RunRecord, SqliteStore, StepRecord};
 
 /// The tools of the mix, with how their arguments are written. A tool
@@ -130,31 +130,42 @@ fn noise_tool(rng: &mut Rng) -> usize {
     ((TOOLS.len() as f64) * u * u * u) as usize % TOOLS.len()
 }
 
-/// One run; the planted sequence it holds, if any.
-fn synth_run(i: usize, rng: &mut Rng) -> (RunRecord, Option<usize>) {
-    let mut tools: Vec<usize> = (0..1 + rng.below(8)).map(|_| noise_tool(rng)).collect();
-    let mut planted = None;
+/// Puts one planted sequence into `tools` at a random place, each with
+/// its share of the runs; which one, if any.
+fn plant(tools: &mut Vec<usize>, rng: &mut Rng) -> Option<usize> {
     let mut u = rng.unit();
     for (p, (seq, share)) in PLANTED.iter().enumerate() {
         if u < *share {
             let at = rng.below(tools.len() + 1);
             tools.splice(at..at, seq.iter().copied());
-            planted = Some(p);
-            break;
+            return Some(p);
         }
         u -= share;
     }
-    let success = rng.unit() >= 0.05;
+    None
+}
+
+/// The recorded steps: a model step before every second tool call, and
+/// a tool error now and then, mostly in runs that failed.
+fn steps(tools: &[usize], success: bool, rng: &mut Rng) -> Vec<StepRecord> {
     let mut steps = Vec::new();
     for (n, &t) in tools.iter().enumerate() {
         let n = n as u32;
         if n.is_multiple_of(2) {
             steps.push(model_step(n));
         }
-        // A tool error now and then, mostly in runs that failed.
         let failed = rng.unit() < if success { 0.005 } else { 0.2 };
         steps.push(tool_step(n, t, rng, failed));
     }
+    steps
+}
+
+/// One run; the planted sequence it holds, if any.
+fn synth_run(i: usize, rng: &mut Rng) -> (RunRecord, Option<usize>) {
+    let mut tools: Vec<usize> = (0..1 + rng.below(8)).map(|_| noise_tool(rng)).collect();
+    let planted = plant(&mut tools, rng);
+    let success = rng.unit() >= 0.05;
+    let steps = steps(&tools, success, rng);
     let run = RunRecord {
         skill_version: "sha256:0".into(),
         task: format!("turn the notes {i} into a brief"),
@@ -183,6 +194,47 @@ fn bench_mine(c: &mut Criterion) {
         .unwrap_or(100_000);
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(&dir.path().join("bench.db")).expect("store");
+    let planted_runs = synthesise(&store, runs);
+    let config = MineConfig {
+        max_candidates: 200,
+        ..MineConfig::default()
+    };
+    let mine_once = || {
+        black_box(mine::mine(&store, &config).expect("mine"));
+    };
+    let read_once = || {
+        let mut bytes = 0usize;
+        let n = store
+            .for_each_tool_step(0, &mut |row| {
+                bytes += row.tool.len() + row.detail_json.len()
+            })
+            .expect("read");
+        black_box((n, bytes));
+    };
+    check_planted_found(&mine::mine(&store, &config).expect("mine"), planted_runs);
+
+    // The ratio first, from the mean of a few passes each; then criterion's
+    // own samples of both.
+    let (tm, tr) = (mean_of_5(&mine_once), mean_of_5(&read_once));
+    println!(
+        "RATIO forge-mine: mining {runs} runs {tm:?} / reading their tool steps {tr:?} = {:.2}x",
+        tm.as_secs_f64() / tr.as_secs_f64()
+    );
+    let mut g = c.benchmark_group("forge_mine_100k_runs");
+    g.sample_size(10);
+    g.bench_function("mine", |b| b.iter(mine_once));
+    g.bench_function("baseline_read_tool_steps", |b| b.iter(read_once));
+    g.finish();
+}
+
+fn mean_of_5(f: &dyn Fn()) -> Duration {
+    let t = harness::call_times(5, f);
+    t.iter().sum::<Duration>() / t.len() as u32
+}
+
+/// Records `runs` synthetic runs in batches; returns how many runs hold
+/// each planted sequence.
+fn synthesise(store: &SqliteStore, runs: usize) -> [u64; PLANTED.len()] {
     let mut rng = Rng(0x5eed);
     let mut planted_runs = [0u64; PLANTED.len()];
     let mut steps = 0;
@@ -205,26 +257,11 @@ fn bench_mine(c: &mut Criterion) {
         "synthesised {runs} runs ({steps} steps) in {:?}; planted in {planted_runs:?} runs",
         started.elapsed()
     );
+    planted_runs
+}
 
-    let config = MineConfig {
-        max_candidates: 200,
-        ..MineConfig::default()
-    };
-    let mine_once = || {
-        black_box(mine::mine(&store, &config).expect("mine"));
-    };
-    let read_once = || {
-        let mut bytes = 0usize;
-        let n = store
-            .for_each_tool_step(0, &mut |row| {
-                bytes += row.tool.len() + row.detail_json.len()
-            })
-            .expect("read");
-        black_box((n, bytes));
-    };
-
-    // The planted sequences must be found, with at least their runs.
-    let report = mine::mine(&store, &config).expect("mine");
+/// The planted sequences must be found, with at least their runs.
+fn check_planted_found(report: &MineReport, planted_runs: [u64; PLANTED.len()]) {
     for ((seq, _), planted) in PLANTED.iter().zip(planted_runs) {
         let tools: Vec<&str> = seq.iter().map(|&t| TOOLS[t].0).collect();
         let rank = report
@@ -255,23 +292,6 @@ fn bench_mine(c: &mut Criterion) {
         report.sequences,
         report.undercount_bound
     );
-
-    // The ratio first, from the mean of a few passes each; then criterion's
-    // own samples of both.
-    let mean = |f: &dyn Fn()| {
-        let t = harness::call_times(5, f);
-        t.iter().sum::<Duration>() / t.len() as u32
-    };
-    let (tm, tr) = (mean(&mine_once), mean(&read_once));
-    println!(
-        "RATIO forge-mine: mining {runs} runs {tm:?} / reading their tool steps {tr:?} = {:.2}x",
-        tm.as_secs_f64() / tr.as_secs_f64()
-    );
-    let mut g = c.benchmark_group("forge_mine_100k_runs");
-    g.sample_size(10);
-    g.bench_function("mine", |b| b.iter(mine_once));
-    g.bench_function("baseline_read_tool_steps", |b| b.iter(read_once));
-    g.finish();
 }
 
 criterion_group!(benches, bench_mine);

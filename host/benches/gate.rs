@@ -133,16 +133,7 @@ fn bench_gate(c: &mut Criterion) {
     let setup = Setup::new();
     let rt = harness::runtime();
     let handler = setup.handler();
-    // The cases: each task with the handler's own answer, so every case
-    // passes and the gate does all of its work.
-    let lines: Vec<String> = (0..CASES)
-        .map(|i| {
-            let body = rt.block_on(setup.call(&handler, &task(i)));
-            serde_json::json!({ "task": task(i), "context": context(), "output": body }).to_string()
-        })
-        .collect();
-    let skill_dir = setup.roots.skill_dir.clone();
-    std::fs::write(skill_dir.join("tests/cases.jsonl"), lines.join("\n")).expect("cases");
+    write_cases(&setup, &rt, &handler);
     let subject = Subject::catalog(&setup.runner, "email-writer").expect("subject");
 
     let gate_once = || {
@@ -163,18 +154,7 @@ fn bench_gate(c: &mut Criterion) {
     gate_once();
     plain_calls();
 
-    let time = |f: &dyn Fn()| {
-        let t = Instant::now();
-        for _ in 0..3 {
-            f();
-        }
-        t.elapsed() / 3
-    };
-    let (mut tg, mut tp) = (Duration::MAX, Duration::MAX);
-    for _ in 0..ROUNDS {
-        tg = tg.min(time(&gate_once));
-        tp = tp.min(time(&plain_calls));
-    }
+    let [tg, tp] = best_means([&gate_once, &plain_calls]);
     println!(
         "RATIO gate: gate of email-writer with {CASES} cases {tg:?} / {CASES} plain calls {tp:?} = {:.2}x",
         tg.as_secs_f64() / tp.as_secs_f64()
@@ -185,6 +165,40 @@ fn bench_gate(c: &mut Criterion) {
     g.bench_function("gate_50_cases", |b| b.iter(gate_once));
     g.bench_function("plain_50_calls", |b| b.iter(plain_calls));
     g.finish();
+}
+
+/// The cases: each task with the handler's own answer, so every case
+/// passes and the gate does all of its work.
+fn write_cases(setup: &Setup, rt: &tokio::runtime::Runtime, handler: &skillhost::sandbox::Handler) {
+    let lines: Vec<String> = (0..CASES)
+        .map(|i| {
+            let body = rt.block_on(setup.call(handler, &task(i)));
+            serde_json::json!({ "task": task(i), "context": context(), "output": body }).to_string()
+        })
+        .collect();
+    let skill_dir = setup.roots.skill_dir.clone();
+    std::fs::write(skill_dir.join("tests/cases.jsonl"), lines.join("\n")).expect("cases");
+}
+
+/// Each call's best (least disturbed) mean of three, over `ROUNDS`
+/// interleaved rounds.
+fn best_means<const N: usize>(calls: [&dyn Fn(); N]) -> [Duration; N] {
+    let mut best = [Duration::MAX; N];
+    for _ in 0..ROUNDS {
+        for (call, best) in calls.iter().zip(&mut best) {
+            *best = (*best).min(mean_of_3(*call));
+        }
+    }
+    best
+}
+
+/// The mean time of three calls of `f`.
+fn mean_of_3(f: &dyn Fn()) -> Duration {
+    let t = Instant::now();
+    for _ in 0..3 {
+        f();
+    }
+    t.elapsed() / 3
 }
 
 criterion_group!(benches, bench_gate);

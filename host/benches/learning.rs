@@ -167,18 +167,6 @@ fn bench_rules(c: &mut Criterion) {
     };
     let many = make(1000);
     let one = make(1);
-    let apply = |l: &Learning| {
-        let mut ctx = Map::new();
-        ctx.insert("timezone".into(), json!(""));
-        let mut instr = Vec::new();
-        black_box(l.prevent(
-            "email-writer",
-            "Write to Dana about word500 at 3pm",
-            &mut ctx,
-            &mut instr,
-            &skillhost::learn::rules::Setting::default(),
-        ));
-    };
     let mut g = c.benchmark_group("prevention_per_task");
     g.bench_function("1000_rules", |b| b.iter(|| apply(&many)));
     g.bench_function("1_rule", |b| b.iter(|| apply(&one)));
@@ -197,6 +185,20 @@ fn bench_rules(c: &mut Criterion) {
         tm.as_secs_f64() / t1.as_secs_f64(),
         tm / 1000
     );
+}
+
+/// Prevention for one task, whose context lacks the time zone.
+fn apply(l: &Learning) {
+    let mut ctx = Map::new();
+    ctx.insert("timezone".into(), json!(""));
+    let mut instr = Vec::new();
+    black_box(l.prevent(
+        "email-writer",
+        "Write to Dana about word500 at 3pm",
+        &mut ctx,
+        &mut instr,
+        &skillhost::learn::rules::Setting::default(),
+    ));
 }
 
 criterion_group!(benches, bench_cycle, bench_auto_cycle, bench_rules);

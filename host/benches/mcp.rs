@@ -500,65 +500,43 @@ impl TcpFloor {
 
 fn bench_mcp(c: &mut Criterion) {
     let ws = harness::Workspace::new();
-    // The same bundled skills the binary materializes under SKILLHOST_HOME.
-    let bundled = skillhost::bundled::materialize(&ws.home).expect("bundled skills");
-    let paths = Paths {
-        bundled: Some(bundled),
-        extra_skills: Vec::new(),
-        ..ws.paths()
-    };
-    let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
-    let runner = Runner::new(paths, Config::default(), catalog);
+    let runner = bundled_runner(&ws);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("rt");
-    let given = Map::new();
-    let direct_once = || {
-        let catalog = runner.catalog();
-        let skill = catalog.get(SKILL).expect("bundled email-writer");
-        let o = rt
-            .block_on(runner.run_skill(skill, "bench".into(), TASK, &given, Instant::now()))
-            .expect("run");
-        assert!(o.failure.is_none(), "{:?}", o.failure);
-        o
-    };
+    let mut direct = || run_email_writer(&rt, &runner);
     let mut mcp = McpStdio::start(&ws);
     let mut http = McpHttp::start(&ws);
+    let mut over_stdio = || {
+        black_box(mcp.call_tool());
+    };
+    let mut over_http = || {
+        black_box(http.call_tool());
+    };
+    let mut calls: [&mut dyn FnMut(); 3] = [&mut direct, &mut over_stdio, &mut over_http];
     // Warm all: compile or load the component, first instantiation.
     for _ in 0..5 {
-        black_box(direct_once());
-        black_box(mcp.call_tool());
-        black_box(http.call_tool());
+        calls.iter_mut().for_each(|call| call());
     }
-
     let mut g = c.benchmark_group("mcp");
-    g.bench_function("direct_run_skill", |b| b.iter(|| black_box(direct_once())));
-    g.bench_function("mcp_stdio_tools_call", |b| {
-        b.iter(|| black_box(mcp.call_tool()))
-    });
-    g.bench_function("mcp_http_tools_call", |b| {
-        b.iter(|| black_box(http.call_tool()))
-    });
-    g.finish();
-
-    // Interleaved, so all see the same machine load.
-    let rounds: u32 = 200;
-    let (mut direct, mut over_stdio, mut over_http) =
-        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    for _ in 0..rounds {
-        let t = Instant::now();
-        black_box(direct_once());
-        direct += t.elapsed();
-        let t = Instant::now();
-        black_box(mcp.call_tool());
-        over_stdio += t.elapsed();
-        let t = Instant::now();
-        black_box(http.call_tool());
-        over_http += t.elapsed();
+    let names = [
+        "direct_run_skill",
+        "mcp_stdio_tools_call",
+        "mcp_http_tools_call",
+    ];
+    for (name, call) in names.into_iter().zip(calls.iter_mut()) {
+        g.bench_function(name, |b| b.iter(&mut **call));
     }
-    let (d, m, h) = (direct / rounds, over_stdio / rounds, over_http / rounds);
+    g.finish();
+    // Interleaved, so all see the same machine load.
+    let [d, m, h] = mean_times(200, calls);
+    print_mcp_ratios(d, m, h);
+}
+
+/// MCP over stdio (`m`) and over HTTP (`h`) against the in-process run (`d`).
+fn print_mcp_ratios(d: Duration, m: Duration, h: Duration) {
     println!(
         "RATIO mcp: tools/call over stdio {m:?} / in-process run_skill {d:?} per call = {:.2}x (+{:?} per call for MCP)",
         m.as_secs_f64() / d.as_secs_f64(),
@@ -569,6 +547,44 @@ fn bench_mcp(c: &mut Criterion) {
         h.as_secs_f64() / d.as_secs_f64(),
         h.as_secs_f64() / m.as_secs_f64()
     );
+}
+
+/// One in-process run of the bundled email-writer.
+fn run_email_writer(rt: &tokio::runtime::Runtime, runner: &Runner) {
+    let catalog = runner.catalog();
+    let skill = catalog.get(SKILL).expect("bundled email-writer");
+    let o = rt
+        .block_on(runner.run_skill(skill, "bench".into(), TASK, &Map::new(), Instant::now()))
+        .expect("run");
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    black_box(o);
+}
+
+/// A runner over the same bundled skills the binary materializes under
+/// SKILLHOST_HOME.
+fn bundled_runner(ws: &harness::Workspace) -> Runner {
+    let bundled = skillhost::bundled::materialize(&ws.home).expect("bundled skills");
+    let paths = Paths {
+        bundled: Some(bundled),
+        extra_skills: Vec::new(),
+        ..ws.paths()
+    };
+    let catalog = Catalog::load(&paths.roots(), &LoadOptions::default());
+    Runner::new(paths, Config::default(), catalog)
+}
+
+/// The mean time of each call over `rounds` rounds, one call of each per
+/// round in turn.
+fn mean_times<const N: usize>(rounds: u32, mut calls: [&mut dyn FnMut(); N]) -> [Duration; N] {
+    let mut total = [Duration::ZERO; N];
+    for _ in 0..rounds {
+        for (call, total) in calls.iter_mut().zip(&mut total) {
+            let t = Instant::now();
+            call();
+            *total += t.elapsed();
+        }
+    }
+    total.map(|t| t / rounds)
 }
 
 fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
@@ -595,194 +611,318 @@ fn report(name: &str, mut t: Vec<Duration>) -> (Duration, Duration) {
 /// same blocks, and that ratio is the one to judge by: this VM's tail
 /// varies from day to day by more than the gap.
 fn bench_echo(_c: &mut Criterion) {
-    let ws = harness::Workspace::new();
-    let echo = "metadata:\n  skillhost:\n    handler: handler.wasm";
-    ws.add_skill("echo", echo, Some(&harness::guest("echo-guest")));
-    let quiet = harness::Workspace::new();
-    quiet.add_skill("echo", echo, Some(&harness::guest("echo-guest")));
-    std::fs::write(
-        quiet.workspace.join("skillhost.toml"),
-        "[learning]\nrecord = false\n",
-    )
-    .expect("config");
-    let skills = ws.skills.display().to_string();
-    let quiet_skills = quiet.skills.display().to_string();
-    let mut on = McpStdio::start_with(&ws, &["--skills", &skills]);
-    let mut off = McpStdio::start_with(&quiet, &["--skills", &quiet_skills]);
-    let mut http = McpHttp::start_with(&ws, &["--skills", &skills]);
-    let mut http_off = McpHttp::start_with(&quiet, &["--skills", &quiet_skills]);
-    let mut peer = Peer::from_env();
-    let mut tcp_floor = TcpFloor::start();
-    let floor_server = LoopbackServer::http_floor();
-    let client_rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
-    let floor = client_rt.block_on(harness::mcp_http::McpSession::open(&floor_server.url));
-    let floor_call = || {
-        black_box(client_rt.block_on(floor.call_skill(1, "echo", "hi")));
-    };
-    let mcp_floor_server = LoopbackServer::rmcp_floor();
-    let mcp_floor = client_rt.block_on(harness::mcp_http::McpSession::open(&mcp_floor_server.url));
-    let mut mcp_floor_id = 1;
-    let mut mcp_floor_call = || {
-        mcp_floor_id += 1;
-        let r = client_rt.block_on(mcp_floor.call_skill(mcp_floor_id, "echo", "hi"));
-        assert_eq!(r["content"][0]["text"], "hi", "{r}");
-    };
-    let runner = ws.runner(Config::default());
-    let mut server_config = Config::default();
-    server_config.sandbox.dedicated_threads = true;
-    let server_runner = ws.runner(server_config);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("rt");
-    let direct_dedicated = || {
-        let catalog = server_runner.catalog();
-        let skill = catalog.get("echo").expect("echo");
-        let o = rt
-            .block_on(server_runner.run_skill(
-                skill,
-                "bench".into(),
-                "hi",
-                &Map::new(),
-                Instant::now(),
-            ))
-            .expect("run");
-        assert!(o.failure.is_none(), "{:?}", o.failure);
-    };
-    let direct = || {
-        let catalog = runner.catalog();
-        let skill = catalog.get("echo").expect("echo");
-        let o = rt
-            .block_on(runner.run_skill(skill, "bench".into(), "hi", &Map::new(), Instant::now()))
-            .expect("run");
-        assert!(o.failure.is_none(), "{:?}", o.failure);
-    };
+    let ws = echo_workspace(true);
+    let quiet = echo_workspace(false);
+    let mut rig = EchoRig::start(&ws, &quiet);
     // Warm: compile, the Cranelift swap, first instances; and file
     // identities old enough to be trusted (see `FileIdentity`).
     std::thread::sleep(Duration::from_secs(1));
     for _ in 0..200 {
-        black_box(on.call_skill("echo", "hi"));
-        black_box(off.call_skill("echo", "hi"));
-        black_box(http.call_skill("echo", "hi"));
-        black_box(http_off.call_skill("echo", "hi"));
-        direct();
-        direct_dedicated();
-        floor_call();
-        mcp_floor_call();
-        tcp_floor.round_trip();
-        if let Some(peer) = &mut peer {
+        rig.call_each();
+    }
+    rig.runner.flush();
+    rig.server_runner.flush();
+    std::thread::sleep(SETTLE);
+    let has_peer = rig.peer.is_some();
+    rig.measure().report(has_peer);
+}
+
+/// A workspace with the echo skill; `record: false` turns recording off.
+fn echo_workspace(record: bool) -> harness::Workspace {
+    let ws = harness::Workspace::new();
+    let echo = "metadata:\n  skillhost:\n    handler: handler.wasm";
+    ws.add_skill("echo", echo, Some(&harness::guest("echo-guest")));
+    if !record {
+        std::fs::write(
+            ws.workspace.join("skillhost.toml"),
+            "[learning]\nrecord = false\n",
+        )
+        .expect("config");
+    }
+    ws
+}
+
+/// Everything `bench_echo` calls: skillhost over stdio and HTTP with
+/// recording on and off, the same run in-process (as the CLI and as the
+/// server configure it), the floors, and the peer.
+struct EchoRig {
+    on: McpStdio,
+    off: McpStdio,
+    http: McpHttp,
+    http_off: McpHttp,
+    peer: Option<Peer>,
+    tcp_floor: TcpFloor,
+    floor: harness::mcp_http::McpSession,
+    mcp_floor: harness::mcp_http::McpSession,
+    mcp_floor_id: u64,
+    client_rt: tokio::runtime::Runtime,
+    _floor_server: LoopbackServer,
+    _mcp_floor_server: LoopbackServer,
+    rt: tokio::runtime::Runtime,
+    runner: Runner,
+    server_runner: Runner,
+}
+
+impl EchoRig {
+    fn start(ws: &harness::Workspace, quiet: &harness::Workspace) -> EchoRig {
+        let skills = ws.skills.display().to_string();
+        let quiet_skills = quiet.skills.display().to_string();
+        let client_rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("rt");
+        let floor_server = LoopbackServer::http_floor();
+        let mcp_floor_server = LoopbackServer::rmcp_floor();
+        let open = |url: &str| client_rt.block_on(harness::mcp_http::McpSession::open(url));
+        let (floor, mcp_floor) = (open(&floor_server.url), open(&mcp_floor_server.url));
+        let mut server_config = Config::default();
+        server_config.sandbox.dedicated_threads = true;
+        EchoRig {
+            on: McpStdio::start_with(ws, &["--skills", &skills]),
+            off: McpStdio::start_with(quiet, &["--skills", &quiet_skills]),
+            http: McpHttp::start_with(ws, &["--skills", &skills]),
+            http_off: McpHttp::start_with(quiet, &["--skills", &quiet_skills]),
+            peer: Peer::from_env(),
+            tcp_floor: TcpFloor::start(),
+            floor,
+            mcp_floor,
+            mcp_floor_id: 1,
+            client_rt,
+            _floor_server: floor_server,
+            _mcp_floor_server: mcp_floor_server,
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("rt"),
+            runner: ws.runner(Config::default()),
+            server_runner: ws.runner(server_config),
+        }
+    }
+
+    /// A bare hyper server's JSON echo.
+    fn floor_call(&self) {
+        black_box(
+            self.client_rt
+                .block_on(self.floor.call_skill(1, "echo", "hi")),
+        );
+    }
+
+    /// The bare rmcp server's echo tool.
+    fn mcp_floor_call(&mut self) {
+        self.mcp_floor_id += 1;
+        let r = self
+            .client_rt
+            .block_on(self.mcp_floor.call_skill(self.mcp_floor_id, "echo", "hi"));
+        assert_eq!(r["content"][0]["text"], "hi", "{r}");
+    }
+
+    /// Each call once.
+    fn call_each(&mut self) {
+        black_box(self.on.call_skill("echo", "hi"));
+        black_box(self.off.call_skill("echo", "hi"));
+        black_box(self.http.call_skill("echo", "hi"));
+        black_box(self.http_off.call_skill("echo", "hi"));
+        run_echo(&self.rt, &self.runner);
+        run_echo(&self.rt, &self.server_runner);
+        self.floor_call();
+        self.mcp_floor_call();
+        self.tcp_floor.round_trip();
+        if let Some(peer) = &mut self.peer {
             black_box(peer.call());
         }
     }
-    runner.flush();
-    server_runner.flush();
-    std::thread::sleep(SETTLE);
-    let (mut t_on, mut t_off, mut t_http, mut t_direct, mut t_floor, mut t_dedicated) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
-    let (mut t_peer, mut t_mcp_floor, mut t_http_off) = (Vec::new(), Vec::new(), Vec::new());
-    let mut t_tcp = Vec::new();
-    let [
-        mut cost_on,
-        mut cost_off,
-        mut cost_http,
-        mut cost_http_off,
-        mut cost_peer,
-    ] = [ServerCost::default(); 5];
-    let (on_pid, off_pid) = (on.client.pid(), off.client.pid());
-    let (http_pid, http_off_pid) = (http.server.pid(), http_off.server.pid());
-    for _ in 0..10 {
-        t_on.extend(cost_on.measure(on_pid, 300, || {
-            black_box(on.call_skill("echo", "hi"));
-        }));
-        t_off.extend(cost_off.measure(off_pid, 300, || {
-            black_box(off.call_skill("echo", "hi"));
-        }));
-        t_http.extend(cost_http.measure(http_pid, 300, || {
-            black_box(http.call_skill("echo", "hi"));
-        }));
-        t_http_off.extend(cost_http_off.measure(http_off_pid, 300, || {
-            black_box(http_off.call_skill("echo", "hi"));
-        }));
-        t_direct.extend(harness::call_times(300, direct));
-        runner.flush();
-        t_floor.extend(harness::call_times(300, floor_call));
-        t_mcp_floor.extend(harness::call_times(300, &mut mcp_floor_call));
-        t_tcp.extend(harness::call_times(300, || tcp_floor.round_trip()));
-        t_dedicated.extend(harness::call_times(300, direct_dedicated));
-        server_runner.flush();
-        if let Some(peer) = &mut peer {
-            let pid = peer.client.client.pid();
-            t_peer.extend(cost_peer.measure(pid, 300, || {
-                black_box(peer.call());
-            }));
+
+    /// Ten blocks of 300 calls of each, interleaved; the servers' costs
+    /// measured around their blocks.
+    fn measure(&mut self) -> EchoTimes {
+        let mut t = EchoTimes::default();
+        for _ in 0..10 {
+            self.measure_mcp(&mut t);
+            self.measure_in_process(&mut t);
+            if let Some(peer) = &mut self.peer {
+                let pid = peer.client.client.pid();
+                t.peer.extend(t.cost_peer.measure(pid, 300, || {
+                    black_box(peer.call());
+                }));
+            }
         }
+        t
     }
-    cost_on.report("stdio tools/call, recording on", t_on.len());
-    cost_off.report("stdio tools/call, recording off", t_off.len());
-    cost_http.report("HTTP tools/call, recording on", t_http.len());
-    cost_http_off.report("HTTP tools/call, recording off", t_http_off.len());
-    let (m_on, p_on) = report("stdio tools/call, recording on", t_on);
-    report("stdio tools/call, recording off", t_off);
-    let (m_http, _) = report("HTTP tools/call, recording on", t_http);
-    report("HTTP tools/call, recording off", t_http_off);
-    let (m_direct, _) = report("in-process run_skill, recording on", t_direct);
-    let (m_floor, _) = report("bare hyper JSON echo (HTTP floor)", t_floor);
-    let (m_dedicated, _) = report("in-process, dedicated guest threads", t_dedicated);
-    let (m_mcp_floor, _) = report("bare rmcp echo tool (MCP floor)", t_mcp_floor);
-    let (m_tcp, _) = report("bare TCP round trip (socket floor)", t_tcp);
-    if peer.is_some() {
-        cost_peer.report("peer stdio tools/call", t_peer.len());
-        let (m_peer, p_peer) = report("peer stdio tools/call", t_peer);
+
+    /// A block of each MCP client's calls, with its server's cost.
+    fn measure_mcp(&mut self, t: &mut EchoTimes) {
+        let (on_pid, off_pid) = (self.on.client.pid(), self.off.client.pid());
+        let (http_pid, http_off_pid) = (self.http.server.pid(), self.http_off.server.pid());
+        t.on.extend(t.cost_on.measure(on_pid, 300, || echo(&mut self.on)));
+        t.off
+            .extend(t.cost_off.measure(off_pid, 300, || echo(&mut self.off)));
+        t.http
+            .extend(t.cost_http.measure(http_pid, 300, || echo(&mut self.http)));
+        let http_off = &mut self.http_off;
+        t.http_off.extend(
+            t.cost_http_off
+                .measure(http_off_pid, 300, || echo(http_off)),
+        );
+    }
+
+    /// A block of the in-process runs and of each floor's round trips.
+    fn measure_in_process(&mut self, t: &mut EchoTimes) {
+        t.direct.extend(harness::call_times(300, || {
+            run_echo(&self.rt, &self.runner)
+        }));
+        self.runner.flush();
+        t.floor
+            .extend(harness::call_times(300, || self.floor_call()));
+        t.mcp_floor
+            .extend(harness::call_times(300, || self.mcp_floor_call()));
+        t.tcp
+            .extend(harness::call_times(300, || self.tcp_floor.round_trip()));
+        t.dedicated.extend(harness::call_times(300, || {
+            run_echo(&self.rt, &self.server_runner)
+        }));
+        self.server_runner.flush();
+    }
+}
+
+/// One `echo` call through an MCP client.
+fn echo(client: &mut impl McpClient) {
+    black_box(client.call_skill("echo", "hi"));
+}
+
+/// One in-process run of the echo skill.
+fn run_echo(rt: &tokio::runtime::Runtime, runner: &Runner) {
+    let catalog = runner.catalog();
+    let skill = catalog.get("echo").expect("echo");
+    let o = rt
+        .block_on(runner.run_skill(skill, "bench".into(), "hi", &Map::new(), Instant::now()))
+        .expect("run");
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+}
+
+/// Call times of each series in `bench_echo`, and the servers' costs.
+#[derive(Default)]
+struct EchoTimes {
+    on: Vec<Duration>,
+    off: Vec<Duration>,
+    http: Vec<Duration>,
+    http_off: Vec<Duration>,
+    direct: Vec<Duration>,
+    floor: Vec<Duration>,
+    mcp_floor: Vec<Duration>,
+    tcp: Vec<Duration>,
+    dedicated: Vec<Duration>,
+    peer: Vec<Duration>,
+    cost_on: ServerCost,
+    cost_off: ServerCost,
+    cost_http: ServerCost,
+    cost_http_off: ServerCost,
+    cost_peer: ServerCost,
+}
+
+impl EchoTimes {
+    /// Prints each series, then the ratios between their medians.
+    fn report(self, has_peer: bool) {
+        self.cost_on
+            .report("stdio tools/call, recording on", self.on.len());
+        self.cost_off
+            .report("stdio tools/call, recording off", self.off.len());
+        self.cost_http
+            .report("HTTP tools/call, recording on", self.http.len());
+        self.cost_http_off
+            .report("HTTP tools/call, recording off", self.http_off.len());
+        let (on, p_on) = report("stdio tools/call, recording on", self.on);
+        report("stdio tools/call, recording off", self.off);
+        let (http, _) = report("HTTP tools/call, recording on", self.http);
+        report("HTTP tools/call, recording off", self.http_off);
+        let m = EchoMedians {
+            on,
+            p_on,
+            http,
+            direct: report("in-process run_skill, recording on", self.direct).0,
+            floor: report("bare hyper JSON echo (HTTP floor)", self.floor).0,
+            dedicated: report("in-process, dedicated guest threads", self.dedicated).0,
+            mcp_floor: report("bare rmcp echo tool (MCP floor)", self.mcp_floor).0,
+            tcp: report("bare TCP round trip (socket floor)", self.tcp).0,
+        };
+        if has_peer {
+            self.cost_peer
+                .report("peer stdio tools/call", self.peer.len());
+            let (m_peer, p_peer) = report("peer stdio tools/call", self.peer);
+            m.print_vs_peer_same_run(m_peer, p_peer);
+        }
+        m.print_vs_peer();
+        m.print_http_floors();
+    }
+}
+
+/// Medians (and the stdio p99) of `bench_echo`'s series.
+struct EchoMedians {
+    on: Duration,
+    p_on: Duration,
+    http: Duration,
+    direct: Duration,
+    floor: Duration,
+    dedicated: Duration,
+    mcp_floor: Duration,
+    tcp: Duration,
+}
+
+impl EchoMedians {
+    fn print_vs_peer_same_run(&self, m_peer: Duration, p_peer: Duration) {
+        let (m_on, p_on) = (self.on, self.p_on);
         println!(
             "RATIO mcp-echo-peer-same-run: stdio recording on / peer: median {m_on:?} / {m_peer:?} = {:.2}x; p99 {p_on:?} / {p_peer:?} = {:.2}x (target <= 1x each)",
             m_on.as_secs_f64() / m_peer.as_secs_f64(),
             p_on.as_secs_f64() / p_peer.as_secs_f64()
         );
     }
-    println!(
-        "RATIO mcp-echo-peer: stdio median {m_on:?} / hyper-mcp 324µs = {:.2}x; p99 {p_on:?} / 454µs = {:.2}x (target <= 1x each)",
-        m_on.as_secs_f64() / 324e-6,
-        p_on.as_secs_f64() / 454e-6
-    );
-    println!(
-        "RATIO mcp-echo-http: HTTP median {m_http:?} / in-process {m_direct:?} = {:.2}x (target <= 1.3x)",
-        m_http.as_secs_f64() / m_direct.as_secs_f64()
-    );
-    // What no transport over a socket can go below: a target of 1.3x the
-    // run leaves 0.3x the run for the whole round trip.
-    println!(
-        "RATIO mcp-echo-tcp-floor: bare TCP round trip {m_tcp:?} / in-process {m_direct:?} = {:.2}x (a round trip within 1.3x of in-process needs this <= 0.30x)",
-        m_tcp.as_secs_f64() / m_direct.as_secs_f64()
-    );
-    // What no HTTP server can go below: the bare round trip plus the run.
-    println!(
-        "RATIO mcp-echo-http-floor: HTTP median {m_http:?} / (HTTP floor {m_floor:?} + in-process {m_direct:?}) = {:.2}x",
-        m_http.as_secs_f64() / (m_floor + m_direct).as_secs_f64()
-    );
-    // What no server on rmcp's streamable HTTP can go below: its own
-    // round trip for a tool that does nothing, plus the run.
-    println!(
-        "RATIO mcp-echo-http-mcp-floor: HTTP median {m_http:?} / (rmcp floor {m_mcp_floor:?} + in-process {m_direct:?}) = {:.2}x",
-        m_http.as_secs_f64() / (m_mcp_floor + m_direct).as_secs_f64()
-    );
-    // Where an HTTP call's time goes: the run as the server makes it
-    // (guest threads apart from the protocol's), what any HTTP server pays
-    // on this machine, and the rest (MCP over streamable HTTP in rmcp).
-    println!(
-        "  HTTP {m_http:?} = run with dedicated guest threads {m_dedicated:?} + bare HTTP round trip {m_floor:?} + MCP transport {:?}; HTTP / (those two) = {:.2}x",
-        m_http.saturating_sub(m_dedicated + m_floor),
-        m_http.as_secs_f64() / (m_dedicated + m_floor).as_secs_f64()
-    );
+
+    /// Against hyper-mcp's figures on this machine.
+    fn print_vs_peer(&self) {
+        let (m_on, p_on) = (self.on, self.p_on);
+        println!(
+            "RATIO mcp-echo-peer: stdio median {m_on:?} / hyper-mcp 324µs = {:.2}x; p99 {p_on:?} / 454µs = {:.2}x (target <= 1x each)",
+            m_on.as_secs_f64() / 324e-6,
+            p_on.as_secs_f64() / 454e-6
+        );
+    }
+
+    /// The HTTP call against the run, and against what no transport, no
+    /// HTTP server and no rmcp server can go below.
+    fn print_http_floors(&self) {
+        let (m_http, m_direct, m_tcp) = (self.http, self.direct, self.tcp);
+        let (m_floor, m_mcp_floor, m_dedicated) = (self.floor, self.mcp_floor, self.dedicated);
+        println!(
+            "RATIO mcp-echo-http: HTTP median {m_http:?} / in-process {m_direct:?} = {:.2}x (target <= 1.3x)",
+            m_http.as_secs_f64() / m_direct.as_secs_f64()
+        );
+        // What no transport over a socket can go below: a target of 1.3x the
+        // run leaves 0.3x the run for the whole round trip.
+        println!(
+            "RATIO mcp-echo-tcp-floor: bare TCP round trip {m_tcp:?} / in-process {m_direct:?} = {:.2}x (a round trip within 1.3x of in-process needs this <= 0.30x)",
+            m_tcp.as_secs_f64() / m_direct.as_secs_f64()
+        );
+        // What no HTTP server can go below: the bare round trip plus the run.
+        println!(
+            "RATIO mcp-echo-http-floor: HTTP median {m_http:?} / (HTTP floor {m_floor:?} + in-process {m_direct:?}) = {:.2}x",
+            m_http.as_secs_f64() / (m_floor + m_direct).as_secs_f64()
+        );
+        // What no server on rmcp's streamable HTTP can go below: its own
+        // round trip for a tool that does nothing, plus the run.
+        println!(
+            "RATIO mcp-echo-http-mcp-floor: HTTP median {m_http:?} / (rmcp floor {m_mcp_floor:?} + in-process {m_direct:?}) = {:.2}x",
+            m_http.as_secs_f64() / (m_mcp_floor + m_direct).as_secs_f64()
+        );
+        // Where an HTTP call's time goes: the run as the server makes it
+        // (guest threads apart from the protocol's), what any HTTP server pays
+        // on this machine, and the rest (MCP over streamable HTTP in rmcp).
+        println!(
+            "  HTTP {m_http:?} = run with dedicated guest threads {m_dedicated:?} + bare HTTP round trip {m_floor:?} + MCP transport {:?}; HTTP / (those two) = {:.2}x",
+            m_http.saturating_sub(m_dedicated + m_floor),
+            m_http.as_secs_f64() / (m_dedicated + m_floor).as_secs_f64()
+        );
+    }
 }
 
 criterion_group!(benches, bench_mcp, bench_echo);

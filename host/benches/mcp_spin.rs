@@ -34,54 +34,66 @@ fn main() {
         let warm = session.call_skill(1, "hostile", "ok").await;
         assert_eq!(warm["isError"], false, "{warm}");
         let mut id = 10;
-        let mut ping = |session: McpSession| {
-            id += 1;
-            let id = id;
-            async move {
-                let t = Instant::now();
-                let r = session.request(id, "ping", serde_json::json!({})).await;
-                assert!(r.get("error").is_none(), "{r}");
-                t.elapsed()
-            }
-        };
         let mut idle = Vec::new();
         for _ in 0..50 {
-            idle.push(ping(session.clone()).await);
+            id += 1;
+            idle.push(ping(&session, id).await);
         }
         let started = Instant::now();
-        let spins: Vec<_> = (0..SPINS)
-            .map(|i| {
-                let s = session.clone();
-                tokio::spawn(async move {
-                    let r = s.call_skill(1000 + i, "hostile", "spin").await;
-                    assert_eq!(r["isError"], true, "{r}");
-                    started.elapsed()
-                })
-            })
-            .collect();
+        let spins = start_spins(&session, started);
         let mut busy = Vec::new();
         while started.elapsed() < Duration::from_millis(LIMIT_MS * 3 / 4) {
-            busy.push(ping(session.clone()).await);
+            id += 1;
+            busy.push(ping(&session, id).await);
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let mut ends = Vec::new();
         for s in spins {
             ends.push(s.await.expect("spin"));
         }
-        let limit = Duration::from_millis(LIMIT_MS);
-        let worst = ends.iter().max().copied().unwrap_or_default();
-        println!(
-            "RATIO mcp-spin: {SPINS} concurrent spins of limit {LIMIT_MS} ms ended after {:?} (median) / {worst:?} (last) = {:.2}x / {:.2}x the limit",
-            median(ends.clone()),
-            median(ends.clone()).as_secs_f64() / limit.as_secs_f64(),
-            worst.as_secs_f64() / limit.as_secs_f64()
-        );
-        let (i, b) = (median(idle), median(busy.clone()));
-        let busy_max = busy.iter().max().copied().unwrap_or_default();
-        println!(
-            "RATIO mcp-spin: ping during the spins {b:?} (median of {}, max {busy_max:?}) / idle {i:?} = {:.1}x",
-            busy.len(),
-            b.as_secs_f64() / i.as_secs_f64()
-        );
+        print_ratios(ends, idle, busy);
     });
+}
+
+/// How long a `ping` takes to answer.
+async fn ping(session: &McpSession, id: u64) -> Duration {
+    let t = Instant::now();
+    let r = session.request(id, "ping", serde_json::json!({})).await;
+    assert!(r.get("error").is_none(), "{r}");
+    t.elapsed()
+}
+
+/// `SPINS` calls that spin past their limit, each answering when (since
+/// `started`) it ended.
+fn start_spins(session: &McpSession, started: Instant) -> Vec<tokio::task::JoinHandle<Duration>> {
+    (0..SPINS)
+        .map(|i| {
+            let s = session.clone();
+            tokio::spawn(async move {
+                let r = s.call_skill(1000 + i, "hostile", "spin").await;
+                assert_eq!(r["isError"], true, "{r}");
+                started.elapsed()
+            })
+        })
+        .collect()
+}
+
+/// When the spins ended against their limit, and the pings during them
+/// against idle ones.
+fn print_ratios(ends: Vec<Duration>, idle: Vec<Duration>, busy: Vec<Duration>) {
+    let limit = Duration::from_millis(LIMIT_MS);
+    let worst = ends.iter().max().copied().unwrap_or_default();
+    println!(
+        "RATIO mcp-spin: {SPINS} concurrent spins of limit {LIMIT_MS} ms ended after {:?} (median) / {worst:?} (last) = {:.2}x / {:.2}x the limit",
+        median(ends.clone()),
+        median(ends.clone()).as_secs_f64() / limit.as_secs_f64(),
+        worst.as_secs_f64() / limit.as_secs_f64()
+    );
+    let (i, b) = (median(idle), median(busy.clone()));
+    let busy_max = busy.iter().max().copied().unwrap_or_default();
+    println!(
+        "RATIO mcp-spin: ping during the spins {b:?} (median of {}, max {busy_max:?}) / idle {i:?} = {:.1}x",
+        busy.len(),
+        b.as_secs_f64() / i.as_secs_f64()
+    );
 }

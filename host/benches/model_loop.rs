@@ -55,47 +55,8 @@ fn bench_loop(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("rt");
-    let req = RunRequest {
-        task: "loop".into(),
-        skill: Some("looper".into()),
-        ..RunRequest::default()
-    };
-
-    // (loop time minus tool time, number of model steps)
-    let run_once = || {
-        let provider: Arc<dyn Provider> = Arc::new(ScriptedProvider::from_turns("bench", script()));
-        let runner = base.clone().with_provider(provider);
-        let started = Instant::now();
-        let outcome = rt.block_on(runner.run(&req)).expect("run");
-        let total = started.elapsed();
-        assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
-        let tool_time: u64 = outcome
-            .trajectory
-            .iter()
-            .map(|s| match s {
-                Step::Tool { duration_us, .. } => *duration_us,
-                Step::Model { .. } => 0,
-            })
-            .sum();
-        (
-            total.saturating_sub(Duration::from_micros(tool_time)),
-            STEPS,
-        )
-    };
-    let bare_once = || {
-        let provider = ScriptedProvider::from_turns("bench", script());
-        let request = ChatRequest {
-            system: Some("s".into()),
-            messages: vec![Message::User("loop".into())],
-            tools: vec![],
-            max_tokens: None,
-        };
-        let started = Instant::now();
-        for _ in 0..STEPS {
-            black_box(rt.block_on(provider.chat(&request)).expect("chat"));
-        }
-        started.elapsed()
-    };
+    let run_once = || loop_time(&rt, &base);
+    let bare_once = || bare_chat_time(&rt);
 
     let mut g = c.benchmark_group("model_loop");
     g.bench_function("run_20_steps_scripted", |b| {
@@ -107,7 +68,7 @@ fn bench_loop(c: &mut Criterion) {
     let rounds = 30;
     let (mut loop_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {
-        loop_time += run_once().0;
+        loop_time += run_once();
         bare_time += bare_once();
     }
     let per_step = loop_time / (rounds * STEPS as u32);
@@ -116,6 +77,46 @@ fn bench_loop(c: &mut Criterion) {
         "RATIO loop: {per_step:?} per step excluding tool time (target well under 1 ms) vs bare scripted chat {bare_per_call:?} per call = {:.1}x",
         per_step.as_secs_f64() / bare_per_call.as_secs_f64()
     );
+}
+
+/// One run of `STEPS` scripted model steps: its time minus the tools' own.
+fn loop_time(rt: &tokio::runtime::Runtime, base: &skillhost::exec::Runner) -> Duration {
+    let req = RunRequest {
+        task: "loop".into(),
+        skill: Some("looper".into()),
+        ..RunRequest::default()
+    };
+    let provider: Arc<dyn Provider> = Arc::new(ScriptedProvider::from_turns("bench", script()));
+    let runner = base.clone().with_provider(provider);
+    let started = Instant::now();
+    let outcome = rt.block_on(runner.run(&req)).expect("run");
+    let total = started.elapsed();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+    let tool_time: u64 = outcome
+        .trajectory
+        .iter()
+        .map(|s| match s {
+            Step::Tool { duration_us, .. } => *duration_us,
+            Step::Model { .. } => 0,
+        })
+        .sum();
+    total.saturating_sub(Duration::from_micros(tool_time))
+}
+
+/// `STEPS` bare scripted chat calls.
+fn bare_chat_time(rt: &tokio::runtime::Runtime) -> Duration {
+    let provider = ScriptedProvider::from_turns("bench", script());
+    let request = ChatRequest {
+        system: Some("s".into()),
+        messages: vec![Message::User("loop".into())],
+        tools: vec![],
+        max_tokens: None,
+    };
+    let started = Instant::now();
+    for _ in 0..STEPS {
+        black_box(rt.block_on(provider.chat(&request)).expect("chat"));
+    }
+    started.elapsed()
 }
 
 criterion_group!(benches, bench_loop);

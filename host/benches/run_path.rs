@@ -23,7 +23,7 @@ use serde_json::Map;
 use skillhost::config::Config;
 use skillhost::exec::Runner;
 use skillhost::grants::Effective;
-use skillhost::sandbox::{CallRequest, FileRoots, Limits, Sandbox, SandboxOptions};
+use skillhost::sandbox::{CallRequest, FileRoots, Handler, Limits, Sandbox, SandboxOptions};
 
 const ECHO: &str = "metadata:\n  skillhost:\n    handler: handler.wasm";
 
@@ -73,67 +73,96 @@ fn main() {
     let mut quiet_config = Config::default();
     quiet_config.learning.record = false;
     let quiet = ws.runner(quiet_config);
+    let bare = BareCall::new();
 
-    let wasm = std::fs::read(harness::guest("echo-guest")).expect("echo wasm");
-    let sandbox = Arc::new(Sandbox::new(&SandboxOptions::default()).expect("sandbox"));
-    let handler = sandbox.load(&wasm).expect("load");
-    let dir = std::env::temp_dir();
-    let roots = FileRoots {
-        skill_dir: dir.clone(),
-        workspace: dir,
-        skill_files: Vec::new(),
-        control: Default::default(),
-    };
-    let context = Map::new();
-    let grants = Effective::none();
-    let limits = Limits::resolve(
-        &Default::default(),
-        &Default::default(),
-        &Config::default().limits,
-    );
-    let bare = || {
-        let out = rt.block_on(sandbox.call(
-            &handler,
+    // Interleaved rounds, so drift on a shared machine hits every side.
+    let (mut b, mut r, mut q) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..10 {
+        b.extend(times(300, || bare.call(&rt)));
+        r.extend(times(300, || run(&rt, &recording)));
+        q.extend(times(300, || run(&rt, &quiet)));
+    }
+    print_results(&summary(b), &summary(r), &summary(q));
+    drop(recording);
+}
+
+/// The echo component called on the sandbox directly, with the limits
+/// a run would have.
+struct BareCall {
+    sandbox: Arc<Sandbox>,
+    handler: Handler,
+    roots: FileRoots,
+    context: Map<String, serde_json::Value>,
+    grants: Effective,
+    limits: Limits,
+}
+
+impl BareCall {
+    fn new() -> BareCall {
+        let wasm = std::fs::read(harness::guest("echo-guest")).expect("echo wasm");
+        let sandbox = Arc::new(Sandbox::new(&SandboxOptions::default()).expect("sandbox"));
+        let handler = sandbox.load(&wasm).expect("load");
+        let dir = std::env::temp_dir();
+        BareCall {
+            sandbox,
+            handler,
+            roots: FileRoots {
+                skill_dir: dir.clone(),
+                workspace: dir,
+                skill_files: Vec::new(),
+                control: Default::default(),
+            },
+            context: Map::new(),
+            grants: Effective::none(),
+            limits: Limits::resolve(
+                &Default::default(),
+                &Default::default(),
+                &Config::default().limits,
+            ),
+        }
+    }
+
+    fn call(&self, rt: &tokio::runtime::Runtime) {
+        let out = rt.block_on(self.sandbox.call(
+            &self.handler,
             &CallRequest {
                 skill: "echo",
                 description: "hi",
-                context: &context,
-                grants: &grants,
-                limits,
-                roots: &roots,
+                context: &self.context,
+                grants: &self.grants,
+                limits: self.limits,
+                roots: &self.roots,
                 services: Default::default(),
                 entropy: Default::default(),
             },
         ));
         assert_eq!(out.result.map(|o| o.body).as_deref(), Ok("hi"));
-    };
-    let run = |runner: &Runner| {
-        let catalog = runner.catalog();
-        let skill = catalog.get("echo").expect("echo skill");
-        let o = rt
-            .block_on(runner.run_skill(skill, "bench".into(), "hi", &Map::new(), Instant::now()))
-            .expect("run");
-        assert!(o.failure.is_none(), "{:?}", o.failure);
-        black_box(o);
-    };
-
-    // Interleaved rounds, so drift on a shared machine hits every side.
-    let (mut b, mut r, mut q) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..10 {
-        b.extend(times(300, bare));
-        r.extend(times(300, || run(&recording)));
-        q.extend(times(300, || run(&quiet)));
     }
-    let (b, r, q) = (summary(b), summary(r), summary(q));
+}
+
+/// One run of the echo skill.
+fn run(rt: &tokio::runtime::Runtime, runner: &Runner) {
+    let catalog = runner.catalog();
+    let skill = catalog.get("echo").expect("echo skill");
+    let o = rt
+        .block_on(runner.run_skill(skill, "bench".into(), "hi", &Map::new(), Instant::now()))
+        .expect("run");
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    black_box(o);
+}
+
+/// Each side's figures, and the ratios: the run with recording against
+/// the sandbox call, and recording on against off.
+fn print_results(b: &Summary, r: &Summary, q: &Summary) {
     let show = |name: &str, s: &Summary| {
         println!(
             "{name:<28} median {:>9.1?}  p99 {:>9.1?}  mean {:>9.1?}",
             s.median, s.p99, s.mean
         )
     };
-    show("sandbox call", &b);
-    show("run, recording on", &r);
-    show("run, recording off", &q);
+    show("sandbox call", b);
+    show("run, recording on", r);
+    show("run, recording off", q);
     println!(
         "RATIO run_path: run with recording {:?} / sandbox call {:?} (medians) = {:.2}x (target <= 10x); mean {:.2}x",
         r.median,
@@ -147,5 +176,4 @@ fn main() {
         q.median,
         r.median.as_secs_f64() / q.median.as_secs_f64()
     );
-    drop(recording);
 }

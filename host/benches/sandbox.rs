@@ -324,19 +324,7 @@ fn bench_overhead(c: &mut Criterion) {
             black_box(rt.block_on(hosted.call("hi")));
         }));
     }
-    for (bare, t) in bares.iter().zip(&tb) {
-        println!("bare wasmtime ({}): {t:?} per call", bare.setup.name());
-    }
-    let (fastest, tf) = bares
-        .iter()
-        .zip(&tb)
-        .min_by_key(|(_, t)| **t)
-        .expect("bare setups");
-    println!(
-        "RATIO overhead: skillhost {th:?} / fastest bare wasmtime ({}) {tf:?} per call = {:.2}x (target <= 1.3x)",
-        fastest.setup.name(),
-        th.as_secs_f64() / tf.as_secs_f64()
-    );
+    let fastest = print_overhead(&bares, &tb, th);
 
     let mut g = c.benchmark_group("call_trivial_handler");
     g.bench_function("bare_wasmtime_fastest", |b| {
@@ -346,6 +334,25 @@ fn bench_overhead(c: &mut Criterion) {
         b.iter(|| rt.block_on(hosted.call(black_box("hi"))))
     });
     g.finish();
+}
+
+/// Each bare setup's time per call, and skillhost's (`th`) against the
+/// fastest, which it returns.
+fn print_overhead<'b>(bares: &'b [BareHandler], tb: &[Duration], th: Duration) -> &'b BareHandler {
+    for (bare, t) in bares.iter().zip(tb) {
+        println!("bare wasmtime ({}): {t:?} per call", bare.setup.name());
+    }
+    let (fastest, tf) = bares
+        .iter()
+        .zip(tb)
+        .min_by_key(|(_, t)| **t)
+        .expect("bare setups");
+    println!(
+        "RATIO overhead: skillhost {th:?} / fastest bare wasmtime ({}) {tf:?} per call = {:.2}x (target <= 1.3x)",
+        fastest.setup.name(),
+        th.as_secs_f64() / tf.as_secs_f64()
+    );
+    fastest
 }
 
 fn bench_cache(c: &mut Criterion) {
@@ -488,9 +495,16 @@ fn bench_concurrency(_c: &mut Criterion) {
         (cseq, cconc) = (best(cseq, s), best(cconc, c));
     }
     let [seq, conc, cseq, cconc] = [seq, conc, cseq, cconc].map(|r| r.expect("rounds"));
-    let rate = |r: Run| CALLS as f64 / r.wall.as_secs_f64();
+    print_throughput(CALLS, TASKS, [seq, conc], [cseq, cconc]);
+}
+
+/// Calls per second of `tasks` concurrent tasks against one at a time
+/// (`[sequential, concurrent]`), beside plain computation's, and the CPU
+/// behind them.
+fn print_throughput(calls: usize, tasks: usize, [seq, conc]: [Run; 2], [cseq, cconc]: [Run; 2]) {
+    let rate = |r: Run| calls as f64 / r.wall.as_secs_f64();
     println!(
-        "RATIO throughput: {TASKS} concurrent tasks {:.0} calls/s / sequential {:.0} calls/s = {:.2}x on {} cores (target >= 1.7x; plain computation in this run: {:.2}x)",
+        "RATIO throughput: {tasks} concurrent tasks {:.0} calls/s / sequential {:.0} calls/s = {:.2}x on {} cores (target >= 1.7x; plain computation in this run: {:.2}x)",
         rate(conc),
         rate(seq),
         rate(conc) / rate(seq),
@@ -501,7 +515,7 @@ fn bench_concurrency(_c: &mut Criterion) {
     );
     // Where the limit is: CPU each call costs (contention would raise it)
     // and how many cores the process got (other load would lower it).
-    let per_call = |r: Run| r.cpu / CALLS as u32;
+    let per_call = |r: Run| r.cpu / calls as u32;
     let cores = |r: Run| r.cpu.as_secs_f64() / r.wall.as_secs_f64();
     println!(
         "  CPU per call: concurrent {:?} / sequential {:?} = {:.2}x; cores used: concurrent {:.2}, sequential {:.2}",

@@ -68,24 +68,7 @@ fn main() {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let source = SqliteStore::open(&dir.path().join("source.db")).expect("source");
-    let runs: Vec<RunRecord> = (0..RUNS).map(run).collect();
-    let ids = source.record_runs(&runs).expect("record");
-    for id in ids.iter().step_by(100) {
-        let verdict = Verdict {
-            ok: false,
-            class: Some("ToneError".into()),
-            note: None,
-            at: 1,
-        };
-        source.mark_run(*id, &verdict).expect("mark");
-    }
-    for k in 0..200 {
-        source
-            .kv_set(&format!("skill-{}", k % 20), &format!("key-{k}"), &[7; 512])
-            .expect("kv");
-    }
-
+    let source = source_store(&dir.path().join("source.db"));
     let unlimited = KvQuota {
         max_bytes: u64::MAX,
         max_keys: u64::MAX,
@@ -113,7 +96,33 @@ fn main() {
         &admin_url,
         &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
     );
+    print_times(&c_pg, t_pg, t_sqlite, t_again);
+}
 
+/// The store to copy: `RUNS` runs, a verdict on every 100th, 200 kv entries.
+fn source_store(path: &std::path::Path) -> SqliteStore {
+    let source = SqliteStore::open(path).expect("source");
+    let runs: Vec<RunRecord> = (0..RUNS).map(run).collect();
+    let ids = source.record_runs(&runs).expect("record");
+    for id in ids.iter().step_by(100) {
+        let verdict = Verdict {
+            ok: false,
+            class: Some("ToneError".into()),
+            note: None,
+            at: 1,
+        };
+        source.mark_run(*id, &verdict).expect("mark");
+    }
+    for k in 0..200 {
+        source
+            .kv_set(&format!("skill-{}", k % 20), &format!("key-{k}"), &[7; 512])
+            .expect("kv");
+    }
+    source
+}
+
+/// What was copied, and the copies' times against each other.
+fn print_times(c_pg: &Copied, t_pg: f64, t_sqlite: f64, t_again: f64) {
     println!(
         "copied: {} runs, {} verdicts, {} kv entries",
         c_pg.runs, c_pg.verdicts, c_pg.kv_entries

@@ -114,11 +114,7 @@ pub fn runner(paths: &Paths, overrides: &ModelOverrides, role: Role) -> Result<R
     // A store the hosts share holds the rules too, so it is opened now
     // (a server's is always there); SQLite's file waits for the first run.
     let store = match &config.store.url {
-        Some(_) => Some(
-            config
-                .store
-                .open(&paths.state_dir(), crate::exec::kv_quota(&config))?,
-        ),
+        Some(_) => Some(config.store.open(&paths.state_dir(), config.kv_quota())?),
         None => None,
     };
     let learning = if config.learning.apply {

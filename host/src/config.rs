@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::grants::{Grant, Grants, TrustConfig};
 pub use crate::paths::CONFIG_FILE;
-use crate::paths::Paths;
+use crate::paths::{Paths, user_file, workspace_file};
 pub use crate::sandbox::{Compiler, LimitDefaults, SandboxConfig};
+use crate::store::KvQuota;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -51,7 +52,7 @@ pub struct Config {
     #[serde(skip_serializing)]
     pub forge: Option<toml::Value>,
     /// The validation gate for installed and generated handlers.
-    pub gate: crate::gate::policy::GateConfig,
+    pub gate: crate::gate_policy::GateConfig,
     /// Operator grants by skill name.
     pub grants: BTreeMap<String, Grant>,
     /// Retrieval: pinned skills.
@@ -66,7 +67,7 @@ pub struct Config {
     /// of guessing (see `learn::rules::Action::UseDefault`).
     pub defaults: serde_json::Map<String, serde_json::Value>,
     /// `skillhost mcp --http`: calls at once, queued calls, sessions.
-    pub mcp: crate::mcp::admission::McpConfig,
+    pub mcp: crate::mcp_admission::McpConfig,
     /// Where runs and the rest are stored.
     pub store: crate::store::StoreConfig,
 }
@@ -154,6 +155,14 @@ impl Config {
             message: format!("(merged with {}) {e}", user_file(paths).display()),
         })
     }
+
+    /// The key-value quota `[limits]` sets for every skill.
+    pub fn kv_quota(&self) -> KvQuota {
+        KvQuota {
+            max_bytes: self.limits.kv_quota_kb.saturating_mul(1024),
+            max_keys: self.limits.kv_max_keys,
+        }
+    }
 }
 
 /// `layers` (the user file's text, then the workspace file's) merged and
@@ -201,32 +210,6 @@ fn operator_only(table: &toml::Table, path: &Path, user: &Path) -> Result<(), Co
         });
     }
     Ok(())
-}
-
-/// Which of the two files an edit goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfigFile {
-    /// `$SKILLHOST_HOME/skillhost.toml`.
-    User,
-    /// `./skillhost.toml`.
-    Workspace,
-}
-
-impl ConfigFile {
-    pub fn path(self, paths: &Paths) -> PathBuf {
-        match self {
-            ConfigFile::User => user_file(paths),
-            ConfigFile::Workspace => workspace_file(paths),
-        }
-    }
-}
-
-pub fn user_file(paths: &Paths) -> PathBuf {
-    paths.home.join(CONFIG_FILE)
-}
-
-pub fn workspace_file(paths: &Paths) -> PathBuf {
-    paths.workspace.join(CONFIG_FILE)
 }
 
 fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {

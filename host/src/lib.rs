@@ -10,26 +10,30 @@
 //! source file (`crate::`, `super::`, `self::`), and fails on an edge that
 //! goes up or sideways, or on a module missing here.
 //!
-//! A unit is a top-level module, or a submodule named here on its own
-//! (such as `gate::policy`): that one is not part of its parent's unit,
-//! and the two use each other only downwards.
+//! A unit is a top-level module, folder and all: a folder sits on one
+//! layer, and the test also fails on an import between top-level modules
+//! that does not go down, or that closes a cycle. (The map may place a
+//! submodule on its own, below its folder, as a unit apart from it; none
+//! is placed today.)
 //!
 //! - layer 0: `types`, `fsutil`, `sys`, `netguard`, `audit`: shared values
 //!   and errors (answers, failures and their classes, service errors, tool
 //!   descriptions, bytes as hex), file helpers, thread priority, the
 //!   outbound network guard, the audit of a skill's text.
-//! - layer 1: `skill`, `bundled`, `mcp::admission`: parsing every SKILL.md
-//!   dialect, discovery, the catalog, search; the skills built into the
-//!   binary; backpressure for the MCP server (places to run calls, a
-//!   bounded queue, the session limit, and their defaults from the
-//!   machine), below `config`, which holds its settings.
+//! - layer 1: `skill`, `bundled`, `mcp_admission`: parsing every SKILL.md
+//!   dialect, discovery, the catalog, search, a skill's pin (its
+//!   fingerprint); the skills built into the binary; backpressure for the
+//!   MCP server (places to run calls, a bounded queue, the session limit,
+//!   and their defaults from the machine), below `config`, which holds
+//!   its settings.
 //! - layer 2: `paths`, `grants`: where things live (and which paths are
-//!   the host's own); the capabilities, each one unit (`grants/kv.rs`,
-//!   ...): its front-matter key, grant and flag, intersection and
-//!   description, the imports it permits, its per-call state and the host
-//!   service it reaches (`KvHost`, `ModelHost`, `ToolHost`, injected by
-//!   whoever runs the call); declared ∩ granted, what a grant request
-//!   writes, and the grants of a skillhost.toml file, read and written.
+//!   the host's own, and the two skillhost.toml files); the capabilities,
+//!   each one unit (`grants/kv.rs`, ...): its front-matter key, grant and
+//!   flag, intersection and description, the imports it permits, its
+//!   per-call state and the host service it reaches (`KvHost`,
+//!   `ModelHost`, `ToolHost`, injected by whoever runs the call); declared
+//!   ∩ granted, what a grant request writes, and the grants of a
+//!   skillhost.toml file, read and written.
 //! - layer 3: `sandbox`, `store`, `llm`, `tools`, `install`, `toolchain`: the wasmtime
 //!   sandbox (a call's store composed from each capability's per-call
 //!   state, every capability's host functions linked once per engine); the
@@ -41,7 +45,7 @@
 //!   toolchains that build handlers (finding, checking, installing them,
 //!   `handler build`) and a new skill folder with a handler from a
 //!   template (`handler new`). None of them knows the others.
-//! - layer 4: `learn`, `forge`, `gate::policy`, `grants::shared`: rules
+//! - layer 4: `learn`, `forge`, `gate_policy`, `shared`: rules
 //!   from recorded failures, applied to runs; the operator's edits of them.
 //!   Skills written from successful runs and improved in place, through
 //!   one checked, atomic writer, with their history; recurring tool
@@ -49,27 +53,31 @@
 //!   built offline under a time limit and admitted into their skill (cargo
 //!   feature `forge`). The validation gate's settings, reports and
 //!   approvals, pinned to an artifact's bytes: what `exec` asks before it
-//!   runs a gated handler. The workspace's grants in the store the hosts
-//!   share. None knows the others.
+//!   runs a gated handler. What the hosts on one store share: the
+//!   workspace's grants and the forged and installed skills, as documents
+//!   of the store. None knows the others.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
 //!   settings type.
-//! - layer 6: `exec`: a task's path, with a thin `Runner` front
+//! - layer 6: `granting`: granting and revoking a skill's capabilities,
+//!   pinned to its fingerprint, into a skillhost.toml or the shared store;
+//!   the grant command a notice prints.
+//! - layer 7: `exec`: a task's path, with a thin `Runner` front
 //!   (`exec/mod.rs`) and a file per step: `select`, `flow` (prevention,
 //!   the tier, validation and its retry), one per tier (`handler`,
 //!   `pipeline`, `model_loop`, `template`), `outcome` and `record`; the
 //!   layer-3 services offered to the sandbox; recording the run, and
 //!   after it (off the request path) forging and improving skills and
-//!   swapping in the reloaded catalog.
-//! - layer 7: `eval`, `app`, `gate`, `grants::edit`: ablations, simulated
+//!   swapping in the reloaded catalog; catching up with what other hosts
+//!   share.
+//! - layer 8: `eval`, `app`, `gate`: ablations, simulated
 //!   models and their scenarios; wiring a runner from paths,
 //!   configuration, model and rules; the validation gate's checks of a
 //!   handler (static, then its cases in the sandbox), which store their
 //!   report and apply the approval policy, and the loop that has a model
 //!   write a handler, builds and gates it, feeds failures back and admits
-//!   it (`gate::author`); granting and revoking a skill's capabilities,
-//!   pinned to its fingerprint.
-//! - layer 8: `mcp`: the MCP server over `exec`.
-//! - layer 9: `cli`: argument parsing and the commands' printing; each
+//!   it (`gate::author`).
+//! - layer 9: `mcp`: the MCP server over `exec`.
+//! - layer 10: `cli`: argument parsing and the commands' printing; each
 //!   command calls the library.
 
 pub mod app;
@@ -83,14 +91,18 @@ pub mod exec;
 pub mod forge;
 pub mod fsutil;
 pub mod gate;
+pub mod gate_policy;
+pub mod granting;
 pub mod grants;
 pub mod install;
 pub mod learn;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_admission;
 pub mod netguard;
 pub mod paths;
 pub mod sandbox;
+pub mod shared;
 pub mod skill;
 pub mod store;
 pub mod sys;

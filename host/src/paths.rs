@@ -241,6 +241,34 @@ impl Paths {
     }
 }
 
+/// Which of the two configuration files an edit goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigFile {
+    /// `$SKILLHOST_HOME/skillhost.toml`.
+    User,
+    /// `./skillhost.toml`.
+    Workspace,
+}
+
+impl ConfigFile {
+    pub fn path(self, paths: &Paths) -> PathBuf {
+        match self {
+            ConfigFile::User => user_file(paths),
+            ConfigFile::Workspace => workspace_file(paths),
+        }
+    }
+}
+
+/// `$SKILLHOST_HOME/skillhost.toml`.
+pub fn user_file(paths: &Paths) -> PathBuf {
+    paths.home.join(CONFIG_FILE)
+}
+
+/// The workspace's `skillhost.toml`.
+pub fn workspace_file(paths: &Paths) -> PathBuf {
+    paths.workspace.join(CONFIG_FILE)
+}
+
 #[cfg(test)]
 impl Paths {
     /// `dir/home` and the workspace `dir/ws`, nothing else.

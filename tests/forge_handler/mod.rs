@@ -16,7 +16,7 @@ use skillhost::config::Config;
 use skillhost::exec::{Runner, Tier};
 use skillhost::forge::handler::HandlerLang;
 use skillhost::gate::author::{self, AttemptOutcome, Authored};
-use skillhost::gate::policy::{self as approval, Check, FindingClass, HandlerState, Status};
+use skillhost::gate_policy::{self as approval, Check, FindingClass, HandlerState, Status};
 use skillhost::llm::{Message, ScriptTurn, ScriptedProvider};
 
 mod authoring;

@@ -138,7 +138,7 @@ fn cases_that_compare_no_answer_leave_approval_to_the_operator() {
     write_skill(&installed, "loose", HANDLER, &echo(), Some(&class_only));
     write_skill(&installed, "silent", HANDLER, &echo(), None);
     let mut auto = Config::default();
-    auto.gate.approve = Some(skillhost::gate::policy::Approve::Auto);
+    auto.gate.approve = Some(skillhost::gate_policy::Approve::Auto);
     for name in ["loose", "silent"] {
         let (_, gated) = gate_skill(&ws, auto.clone(), name);
         assert!(gated.report.passed(), "{name}: {:#?}", gated.report);

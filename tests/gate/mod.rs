@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use harness::{Workspace, guest};
 use skillhost::config::Config;
 use skillhost::exec::Runner;
-use skillhost::gate::policy::{Check, FindingClass, HandlerState, Provenance, Report, Status};
 use skillhost::gate::{self, Subject};
+use skillhost::gate_policy::{Check, FindingClass, HandlerState, Provenance, Report, Status};
 use skillhost::store::RunRecord;
 
 mod approval;
@@ -70,7 +70,7 @@ fn gate_report(ws: &Workspace, config: Config, name: &str) -> Report {
     gate_skill(ws, config, name).1.report
 }
 
-fn verdict(r: &Report, check: Check) -> &skillhost::gate::policy::Verdict {
+fn verdict(r: &Report, check: Check) -> &skillhost::gate_policy::Verdict {
     r.verdict(check).expect("every check has a verdict")
 }
 

@@ -7,7 +7,7 @@
 
 use super::*;
 
-use skillhost::gate::policy::Approve;
+use skillhost::gate_policy::Approve;
 use skillhost::skill::Source;
 
 /// What the probe reports, one part a task (see tests/guests/probe).

@@ -171,7 +171,7 @@ impl Workspace {
         config.grants.insert(
             name.to_owned(),
             skillhost::config::Grant {
-                pin: skillhost::exec::skill_fingerprint(skill).expect("fingerprint"),
+                pin: skill.pin().expect("fingerprint"),
                 capabilities: skill.meta.skillhost.capabilities.clone(),
                 ..Default::default()
             },

@@ -30,8 +30,7 @@ fn a_folder_installs_with_source_installed_and_the_report_the_gate_needs() {
     assert_eq!(report["files"], 3, "SKILL.md, handler, reference; not .git");
     // What grants and approvals hold: every file a run can read.
     let catalog = env.catalog();
-    let expected =
-        skillhost::exec::skill_fingerprint(catalog.get("mailer").expect("listed")).expect("pin");
+    let expected = catalog.get("mailer").expect("listed").pin().expect("pin");
     assert_eq!(report["fingerprint"], expected.as_str());
     assert!(dir.join("references/tone.md").is_file());
     assert!(!dir.join(".git").exists());
@@ -151,7 +150,7 @@ fn a_name_given_with_name_is_written_into_the_skill() {
     assert_eq!(skill.description, "The Fancy Name skill.");
     assert_eq!(
         installed.fingerprint,
-        skillhost::exec::skill_fingerprint(skill).expect("fingerprint"),
+        skill.pin().expect("fingerprint"),
         "the report's fingerprint is what grants are pinned to"
     );
 }

@@ -21,8 +21,9 @@ use super::Finding;
 
 /// Bump when the scanner's code changes what it finds for the same rules
 /// (3: the flow analysis of scripts and code blocks, `flow/`; 4: the
-/// prose phrase table, windows and quoted examples).
-pub const SCANNER: u32 = 5;
+/// prose phrase table, windows and quoted examples; 6: unverified root
+/// installs).
+pub const SCANNER: u32 = 6;
 /// Largest cache file read.
 const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Most entries kept; past it the file starts over with this load's.

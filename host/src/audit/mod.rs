@@ -8,8 +8,11 @@
 //! zero-width characters, fullwidth letters and URL escapes do not hide a
 //! command; findings point at the text as written. See docs/audit.md.
 
+mod assembled;
 mod cache;
 mod flow;
+mod fold;
+mod hidden;
 mod normalize;
 mod packages;
 mod persist;
@@ -25,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cache::{FindingsCache, key as cache_key};
 pub use flow::{FLOW_RULES, FlowRule};
+pub use hidden::{HIDDEN_DESCRIPTION, HIDDEN_RULE};
 pub use normalize::{Normalized, normalize};
 pub use packages::PACKAGES_TOML;
 pub use prose::{
@@ -246,7 +250,66 @@ fn embedded<T>(file: &str, parsed: Result<T, String>) -> T {
 /// Audits one text: `file` is the name findings carry. The line rules,
 /// then the flow analysis of its scripts and code blocks (`flow/`).
 pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
+    let mut out = audit_as_written(file, text);
+    out.extend(folded_findings(file, text, &out));
+    out
+}
+
+/// The high findings of `text` with its run-time strings folded
+/// (`fold.rs`) on lines where the text as written has none: what a
+/// command split into pieces spells once joined.
+fn folded_findings(file: &str, text: &str, found: &[Finding]) -> Vec<Finding> {
+    let Some(folded) = fold::fold(text) else {
+        return Vec::new();
+    };
+    let high_at = |line: usize| {
+        found
+            .iter()
+            .any(|f| f.line == line && f.severity == Severity::High)
+    };
+    let mut out: Vec<Finding> = Vec::new();
+    for f in audit_as_written(file, &folded) {
+        if f.severity < Severity::High || high_at(f.line) || out.iter().any(|o| o.line == f.line) {
+            continue;
+        }
+        let written = text.lines().nth(f.line - 1).unwrap_or("").trim();
+        out.push(Finding {
+            rule: FOLDED_RULE.to_owned(),
+            severity: Severity::High,
+            file: file.to_owned(),
+            line: f.line,
+            column: 1,
+            excerpt: format!(
+                "{} → folds to {} ({})",
+                escape(written, 80),
+                f.excerpt,
+                f.rule
+            ),
+        });
+    }
+    out
+}
+
+/// The rule id of a finding in folded text.
+pub const FOLDED_RULE: &str = "obfuscated-command";
+
+/// The findings of the rules, the phrase table, hidden comments and the
+/// flow analysis in `text` as it is written.
+fn audit_as_written(file: &str, text: &str) -> Vec<Finding> {
     let mut out = rule_findings(file, text);
+    if let Some(at) = assembled::assembled(file, text) {
+        let (line, column) = LineIndex::new(text).position(text, at);
+        let mut excerpt = excerpt(text, at, at);
+        excerpt.push_str(" → a downloader, this URL and an interpreter kept as separate values of one object: a command put together at run time");
+        out.push(Finding {
+            rule: assembled::ASSEMBLED_RULE.to_owned(),
+            severity: Severity::High,
+            file: file.to_owned(),
+            line,
+            column,
+            excerpt,
+        });
+    }
     let flows = flow::scan(file, text);
     if !flows.is_empty() {
         let lines = LineIndex::new(text);
@@ -281,6 +344,7 @@ pub fn audit_text(file: &str, text: &str) -> Vec<Finding> {
 /// The findings of the rules of rules.toml and the phrase table.
 fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
     let mut hits = placed_hits(text);
+    hits.extend(hidden_hits(file, text));
     if hits.is_empty() {
         return Vec::new();
     }
@@ -347,6 +411,20 @@ fn placed_hits(text: &str) -> Vec<Placed<'static>> {
         note: None,
     });
     rule_hits.chain(phrase_hits).collect()
+}
+
+/// The instructions hidden in the comments of a Markdown file.
+fn hidden_hits(file: &str, text: &str) -> Vec<Placed<'static>> {
+    hidden::hidden_instructions(file, text)
+        .into_iter()
+        .map(|r| Placed {
+            rule: hidden::HIDDEN_RULE,
+            severity: hidden::HIDDEN_SEVERITY,
+            start: r.start,
+            end: r.end,
+            note: Some("not rendered: the reader never sees it".to_owned()),
+        })
+        .collect()
 }
 
 /// Audits a skill folder with the default limits.

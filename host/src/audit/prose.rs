@@ -594,6 +594,21 @@ impl Table {
         severity
     }
 
+    /// The classes whose cues `text` holds (each once), and whether it
+    /// holds a phrase of an intent: what a short passage says, whatever
+    /// act it makes.
+    pub fn cues_in(&self, text: &str) -> (Vec<&str>, bool) {
+        let norm = normalize(text);
+        let (hits, cues) = self.phrase_hits(&norm.text);
+        let mut classes: Vec<&str> = cues
+            .iter()
+            .map(|c| self.classes[c.class].as_str())
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        (classes, !hits.is_empty())
+    }
+
     /// The acts of the table, for the tests.
     pub fn acts(&self) -> impl Iterator<Item = &acts::Act> {
         self.acts.iter().map(|c| &c.act)

@@ -69,6 +69,16 @@ enum LangArg {
     Js,
 }
 
+impl LangArg {
+    fn handler_lang(self) -> crate::forge::handler::HandlerLang {
+        use crate::forge::handler::HandlerLang;
+        match self {
+            LangArg::Rust => HandlerLang::Rust,
+            LangArg::Js => HandlerLang::Js,
+        }
+    }
+}
+
 pub fn run(args: ForgeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.command {
         ForgeCommand::Handler {
@@ -224,42 +234,52 @@ pub fn history(args: HistoryArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         Some(s) => outln!("{} ({}): current {}", s.name, s.source, s.version)?,
         None => outln!("{}: not in the catalog now", args.name)?,
     }
+    print_versions(&args.name, &versions)?;
+    print_events(&events)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The saved versions of `name`, and how to restore one.
+fn print_versions(name: &str, versions: &[history::Version]) -> anyhow::Result<()> {
     if versions.is_empty() {
         outln!("no saved versions")?;
-    } else {
+        return Ok(());
+    }
+    outln!("saved versions (`skillhost skills rollback {name} N` restores one):")?;
+    for v in versions {
         outln!(
-            "saved versions (`skillhost skills rollback {} N` restores one):",
-            args.name
+            "  {:>3}  {}  {} bytes  saved {}",
+            v.version,
+            v.hash,
+            v.bytes,
+            crate::forge::rfc3339(v.saved_at)
         )?;
-        for v in &versions {
-            outln!(
-                "  {:>3}  {}  {} bytes  saved {}",
-                v.version,
-                v.hash,
-                v.bytes,
-                crate::forge::rfc3339(v.saved_at)
-            )?;
-        }
     }
-    if !events.is_empty() {
-        outln!("events:")?;
-        for e in &events {
-            let kind = serde_json::to_value(e.kind)
-                .ok()
-                .and_then(|k| k.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            let saved = e
-                .version
-                .map(|v| format!(" (previous content saved as version {v})"))
-                .unwrap_or_default();
-            outln!(
-                "  {}  {kind:<11} {}{saved}",
-                crate::forge::rfc3339(e.at),
-                e.reason
-            )?;
-        }
+    Ok(())
+}
+
+/// The skill's history: when, what, why.
+fn print_events(events: &[history::Event]) -> anyhow::Result<()> {
+    if events.is_empty() {
+        return Ok(());
     }
-    Ok(ExitCode::SUCCESS)
+    outln!("events:")?;
+    for e in events {
+        let kind = serde_json::to_value(e.kind)
+            .ok()
+            .and_then(|k| k.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let saved = e
+            .version
+            .map(|v| format!(" (previous content saved as version {v})"))
+            .unwrap_or_default();
+        outln!(
+            "  {}  {kind:<11} {}{saved}",
+            crate::forge::rfc3339(e.at),
+            e.reason
+        )?;
+    }
+    Ok(())
 }
 
 pub fn rollback(args: RollbackArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -285,18 +305,7 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let Some(provider) = provider else {
         bail!("no model configured: set [model] in skillhost.toml or pass --model PROVIDER:MODEL");
     };
-    let store = ctx.store()?;
-    let mut runs = Vec::new();
-    for r in store.recent_runs_of(&skill.name, 20)? {
-        if r.success
-            && let Some(full) = store.get_run(r.id)?
-        {
-            runs.push(full);
-        }
-        if runs.len() == 3 {
-            break;
-        }
-    }
+    let runs = recent_successes(ctx, &skill.name)?;
     let writer = SkillWriter::new(&ctx.paths);
     let outcome = super::runtime()?.block_on(crate::forge::improve::improve(
         &writer,
@@ -307,22 +316,7 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     ))?;
     match outcome {
         ImproveOutcome::Cooldown => {
-            let last = history::events(&writer.forge_dir(), &skill.name)
-                .iter()
-                .rev()
-                .find(|e| {
-                    matches!(
-                        e.kind,
-                        EventKind::Improved | EventKind::Rejected | EventKind::Declined
-                    )
-                })
-                .map(|e| crate::forge::rfc3339(e.at))
-                .unwrap_or_default();
-            outln!(
-                "`{}` was last tried at {last}; one attempt per [forge.improve] cooldown_secs = {}",
-                skill.name,
-                config.forge.improve.cooldown_secs
-            )?;
+            print_cooldown(&writer, &skill.name, config.forge.improve.cooldown_secs)?;
         }
         ImproveOutcome::Improved {
             reason,
@@ -338,11 +332,50 @@ pub fn improve(args: ImproveArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             outln!("proposal refused, `{}` unchanged: {reason}", skill.name)?;
             return Ok(ExitCode::FAILURE);
         }
-        ImproveOutcome::Declined { reason } => {
-            outln!("no change to `{}`: {reason}", skill.name)?;
-        }
+        ImproveOutcome::Declined { reason } => outln!("no change to `{}`: {reason}", skill.name)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Up to three of the skill's successful runs among its latest 20, whole.
+fn recent_successes(ctx: &Ctx, skill: &str) -> anyhow::Result<Vec<crate::store::RunRecord>> {
+    let store = ctx.store()?;
+    let mut runs = Vec::new();
+    for r in store.recent_runs_of(skill, 20)? {
+        if r.success
+            && let Some(full) = store.get_run(r.id)?
+        {
+            runs.push(full);
+        }
+        if runs.len() == 3 {
+            break;
+        }
+    }
+    Ok(runs)
+}
+
+/// Improving `skill` waits: when it was last tried.
+fn print_cooldown(writer: &SkillWriter, skill: &str, cooldown_secs: u64) -> anyhow::Result<()> {
+    outln!(
+        "`{skill}` was last tried at {}; one attempt per [forge.improve] cooldown_secs = {cooldown_secs}",
+        last_attempt(writer, skill),
+    )?;
+    Ok(())
+}
+
+/// When improving `skill` was last tried (RFC 3339), or empty.
+fn last_attempt(writer: &SkillWriter, skill: &str) -> String {
+    history::events(&writer.forge_dir(), skill)
+        .iter()
+        .rev()
+        .find(|e| {
+            matches!(
+                e.kind,
+                EventKind::Improved | EventKind::Rejected | EventKind::Declined
+            )
+        })
+        .map(|e| crate::forge::rfc3339(e.at))
+        .unwrap_or_default()
 }
 
 /// A changed SKILL.md has a new fingerprint: a grant pinned to the old one
@@ -356,7 +389,7 @@ fn grant_note(ctx: &Ctx, name: &str) -> anyhow::Result<()> {
     let Some(skill) = catalog.get(name) else {
         return Ok(());
     };
-    let now = crate::exec::skill_fingerprint(skill)?;
+    let now = skill.pin()?;
     if grant.pin != now {
         outln!(
             "note: `{name}` has a new fingerprint ({now}); its grant, pinned to {}, no longer applies: it runs with what its source is trusted with until you run `skillhost skills grant {name}` again",
@@ -373,49 +406,24 @@ fn handler(
     model: &super::run::ModelArgs,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    use crate::forge::handler::HandlerLang;
-    use crate::gate::author::{self, AttemptOutcome};
+    use crate::gate::author;
     let (_, provider) = ctx.config_with_model(model)?;
     let Some(provider) = provider else {
         bail!("`forge handler` needs a model: configure [model] or pass --model PROVIDER:MODEL");
     };
     let runner = ctx.runner_with_model(model)?;
-    let lang = lang.map(|l| match l {
-        LangArg::Rust => HandlerLang::Rust,
-        LangArg::Js => HandlerLang::Js,
-    });
+    let lang = lang.map(LangArg::handler_lang);
     let before = runner
         .catalog()
         .get(skill)
-        .and_then(|s| crate::exec::skill_fingerprint(s).ok());
+        .and_then(|s| s.pin().ok());
     let authored = super::runtime()?
         .block_on(author::author(&runner, provider.as_ref(), skill, lang))
         .with_context(|| format!("forge handler {skill}"))?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&authored)?)?;
     } else {
-        for a in &authored.attempts {
-            let built = a
-                .build_ms
-                .map(|ms| format!(", built in {ms} ms"))
-                .unwrap_or_default();
-            let line = match &a.outcome {
-                AttemptOutcome::Refused { reason } => format!("refused before building: {reason}"),
-                AttemptOutcome::BuildFailed { reason } | AttemptOutcome::TimedOut { reason } => {
-                    reason.clone()
-                }
-                AttemptOutcome::Rejected { report_id, reason } => {
-                    format!("rejected by the gate (report {report_id}{built}): {reason}")
-                }
-                AttemptOutcome::Passed { report_id } => {
-                    format!("passed the gate (report {report_id}{built})")
-                }
-            };
-            outln!("attempt {}: {line}", a.number)?;
-            if let Some(slot) = &a.slot {
-                outln!("  slot: {}", slot.display())?;
-            }
-        }
+        print_attempts(&authored.attempts)?;
     }
     let Some(admission) = &authored.admitted else {
         if !json {
@@ -426,26 +434,64 @@ fn handler(
         return Ok(ExitCode::from(1));
     };
     if !json {
-        outln!(
-            "added {} ({}) to `{skill}`; the previous SKILL.md is version {} (`skillhost skills rollback {skill}` undoes it)",
-            admission.admitted.handler.display(),
-            admission.artifact,
-            admission.admitted.saved_version
-        )?;
-        match admission.state {
-            crate::gate::policy::HandlerState::Enabled => {
-                outln!("state: enabled; `{skill}` now answers on tier 1")?
-            }
-            _ => {
-                outln!("state: passed; it runs once approved: `skillhost handler approve {skill}`")?
-            }
-        }
-        let config = Config::load(&ctx.paths)?;
-        if before.is_some() && config.grants.contains_key(skill) {
-            outln!(
-                "note: the skill's fingerprint changed (new SKILL.md and handler), so the operator's grant for `{skill}`, pinned to the old one, no longer applies: review it with `skillhost skills grant {skill}`"
-            )?;
-        }
+        print_admission(ctx, skill, admission, before.is_some())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per attempt at a handler, and the slot it was built in.
+fn print_attempts(attempts: &[crate::gate::author::Attempt]) -> anyhow::Result<()> {
+    use crate::gate::author::AttemptOutcome;
+    for a in attempts {
+        let built = a
+            .build_ms
+            .map(|ms| format!(", built in {ms} ms"))
+            .unwrap_or_default();
+        let line = match &a.outcome {
+            AttemptOutcome::Refused { reason } => format!("refused before building: {reason}"),
+            AttemptOutcome::BuildFailed { reason } | AttemptOutcome::TimedOut { reason } => {
+                reason.clone()
+            }
+            AttemptOutcome::Rejected { report_id, reason } => {
+                format!("rejected by the gate (report {report_id}{built}): {reason}")
+            }
+            AttemptOutcome::Passed { report_id } => {
+                format!("passed the gate (report {report_id}{built})")
+            }
+        };
+        outln!("attempt {}: {line}", a.number)?;
+        if let Some(slot) = &a.slot {
+            outln!("  slot: {}", slot.display())?;
+        }
+    }
+    Ok(())
+}
+
+/// The handler added, its state, and whether the skill's grant (pinned
+/// to the fingerprint before, when it had one) still applies.
+fn print_admission(
+    ctx: &Ctx,
+    skill: &str,
+    admission: &crate::gate::author::Admission,
+    had_fingerprint: bool,
+) -> anyhow::Result<()> {
+    outln!(
+        "added {} ({}) to `{skill}`; the previous SKILL.md is version {} (`skillhost skills rollback {skill}` undoes it)",
+        admission.admitted.handler.display(),
+        admission.artifact,
+        admission.admitted.saved_version
+    )?;
+    match admission.state {
+        crate::gate_policy::HandlerState::Enabled => {
+            outln!("state: enabled; `{skill}` now answers on tier 1")?
+        }
+        _ => outln!("state: passed; it runs once approved: `skillhost handler approve {skill}`")?,
+    }
+    let config = Config::load(&ctx.paths)?;
+    if had_fingerprint && config.grants.contains_key(skill) {
+        outln!(
+            "note: the skill's fingerprint changed (new SKILL.md and handler), so the operator's grant for `{skill}`, pinned to the old one, no longer applies: review it with `skillhost skills grant {skill}`"
+        )?;
+    }
+    Ok(())
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 
 use super::Ctx;
-use crate::config::ConfigFile;
-use crate::grants::edit;
+use crate::granting;
 use crate::grants::{CAPABILITIES, GrantRequest, describe, describe_limits};
+use crate::paths::ConfigFile;
 use crate::skill::Capabilities;
 
 #[derive(Debug, Args)]
@@ -51,7 +51,7 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         limits: args.limits,
     };
     let shared = ctx.shared_store()?;
-    let g = edit::grant(
+    let g = granting::grant(
         &ctx.paths,
         &ctx.catalog(),
         &args.name,
@@ -59,6 +59,12 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         config_file(args.user),
         shared.as_deref(),
     )?;
+    print_granted(&g, ctx, args.user)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What was granted, where, and who reads it.
+fn print_granted(g: &edit::Granted, ctx: &Ctx, user: bool) -> anyhow::Result<()> {
     if let Some(gets) = &g.narrowed {
         tracing::info!(
             "note: the skill does not declare everything granted; it will get only: {}",
@@ -81,12 +87,12 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         g.written_to
     )?;
     match g.written_to {
-        edit::GrantedIn::File(_) => outln!("{}", readers(&ctx.paths, args.user))?,
-        edit::GrantedIn::Shared(_) => outln!(
+        granting::GrantedIn::File(_) => outln!("{}", readers(&ctx.paths, user))?,
+        granting::GrantedIn::Shared(_) => outln!(
             "read by every host on that store at its next run, this one's workspace file notwithstanding"
         )?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Which skillhost processes read the grant just written: a grant only
@@ -107,7 +113,7 @@ fn readers(paths: &crate::paths::Paths, user: bool) -> String {
 
 pub fn revoke(args: RevokeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let shared = ctx.shared_store()?;
-    let from = edit::revoke(
+    let from = granting::revoke(
         &ctx.paths,
         &args.name,
         config_file(args.user),

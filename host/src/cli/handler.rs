@@ -10,8 +10,8 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::Ctx;
 use crate::gate;
-use crate::gate::policy::{HandlerState, Outcome, Provenance, Report, Status};
-use crate::sandbox::inspect::inspect;
+use crate::gate_policy::{HandlerState, Outcome, Provenance, Report, Status};
+use crate::sandbox::inspect::{Inspection, inspect};
 use crate::toolchain::scaffold::{Lang, scaffold};
 use crate::types::Chain;
 
@@ -133,20 +133,29 @@ pub fn run(args: HandlerArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             lang,
             dir,
             guest_sdk,
-        } => {
-            let created = scaffold(&name, lang, &dir, guest_sdk.as_deref(), &ctx.paths.home)?;
-            outln!("created {} ({} handler)", created.display(), lang.display())?;
-            outln!(
-                "next: skillhost handler build {} (or its ./build.sh)",
-                created.display()
-            )?;
-            outln!(
-                "then: skillhost --skills {} run \"say hello\" --skill {name}",
-                dir.display()
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
+        } => new_cmd(&name, lang, &dir, guest_sdk.as_deref(), ctx),
     }
+}
+
+/// `handler new`: the skill folder scaffolded, and the next two commands.
+fn new_cmd(
+    name: &str,
+    lang: Lang,
+    dir: &Path,
+    guest_sdk: Option<&Path>,
+    ctx: &Ctx,
+) -> anyhow::Result<ExitCode> {
+    let created = scaffold(name, lang, dir, guest_sdk, &ctx.paths.home)?;
+    outln!("created {} ({} handler)", created.display(), lang.display())?;
+    outln!(
+        "next: skillhost handler build {} (or its ./build.sh)",
+        created.display()
+    )?;
+    outln!(
+        "then: skillhost --skills {} run \"say hello\" --skill {name}",
+        dir.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn gate_cmd(
@@ -160,20 +169,7 @@ fn gate_cmd(
         ProvenanceArg::Generated => Provenance::Generated,
         ProvenanceArg::Installed => Provenance::Installed,
     });
-    let by_name = runner.catalog().get(skill).is_some() && !skill.contains(['/', '\\']);
-    let subject = if by_name {
-        let mut s = gate::Subject::catalog(&runner, skill)?;
-        if let Some(p) = provenance {
-            s.provenance = p;
-        }
-        s
-    } else if Path::new(skill).is_dir() {
-        gate::Subject::folder(&runner, Path::new(skill), provenance)?
-    } else {
-        anyhow::bail!(
-            "no skill named `{skill}` and no skill folder at {skill}; see `skillhost skills list`"
-        );
-    };
+    let subject = gate_subject(&runner, skill, provenance)?;
     let gated = super::runtime()?.block_on(gate::gate(&runner, &subject))?;
     runner.flush();
     if json {
@@ -186,34 +182,62 @@ fn gate_cmd(
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         print_report(gated.report_id, &gated.report)?;
-        let name = &gated.report.skill;
-        match gated.state {
-            Some(state) if !gated.gated_at_run_time => outln!(
-                "state: {} (skills of its source run their handler without approval: [gate] sources)",
-                state_name(state)
-            )?,
-            Some(HandlerState::Enabled) => outln!("state: enabled")?,
-            Some(HandlerState::Passed) => outln!(
-                "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
-                runner.config().gate.why_manual(&gated.report)
-            )?,
-            Some(HandlerState::Quarantined) if !gated.report.passed() => outln!(
-                "state: quarantined (last gate failed): it does not run, and an approval of these bytes is revoked, until it passes again"
-            )?,
-            Some(HandlerState::Quarantined) => {
-                outln!("state: quarantined; it does not run until it passes")?
-            }
-            None if gated.report.passed() => outln!(
-                "state: passed, outside the catalog: move the folder in, then `skillhost handler approve {name}` (or the `[gate] approve` policy enables it)"
-            )?,
-            None => outln!("state: quarantined; the artifact stays where it is, with its report")?,
-        }
+        print_gated_state(&runner, &gated)?;
     }
     Ok(if gated.report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The catalog skill named `skill`, else the skill folder at that path.
+fn gate_subject(
+    runner: &crate::exec::Runner,
+    skill: &str,
+    provenance: Option<Provenance>,
+) -> anyhow::Result<gate::Subject> {
+    let by_name = runner.catalog().get(skill).is_some() && !skill.contains(['/', '\\']);
+    if by_name {
+        let mut s = gate::Subject::catalog(runner, skill)?;
+        if let Some(p) = provenance {
+            s.provenance = p;
+        }
+        Ok(s)
+    } else if Path::new(skill).is_dir() {
+        Ok(gate::Subject::folder(runner, Path::new(skill), provenance)?)
+    } else {
+        anyhow::bail!(
+            "no skill named `{skill}` and no skill folder at {skill}; see `skillhost skills list`"
+        );
+    }
+}
+
+/// Where the gated handler stands now, and what makes it run.
+fn print_gated_state(runner: &crate::exec::Runner, gated: &gate::Gated) -> anyhow::Result<()> {
+    let name = &gated.report.skill;
+    match gated.state {
+        Some(state) if !gated.gated_at_run_time => outln!(
+            "state: {} (skills of its source run their handler without approval: [gate] sources)",
+            state_name(state)
+        )?,
+        Some(HandlerState::Enabled) => outln!("state: enabled")?,
+        Some(HandlerState::Passed) => outln!(
+            "state: passed; it runs once approved: `skillhost handler approve {name}` ({})",
+            runner.config().gate.why_manual(&gated.report)
+        )?,
+        Some(HandlerState::Quarantined) if !gated.report.passed() => outln!(
+            "state: quarantined (last gate failed): it does not run, and an approval of these bytes is revoked, until it passes again"
+        )?,
+        Some(HandlerState::Quarantined) => {
+            outln!("state: quarantined; it does not run until it passes")?
+        }
+        None if gated.report.passed() => outln!(
+            "state: passed, outside the catalog: move the folder in, then `skillhost handler approve {name}` (or the `[gate] approve` policy enables it)"
+        )?,
+        None => outln!("state: quarantined; the artifact stays where it is, with its report")?,
+    }
+    Ok(())
 }
 
 fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -245,6 +269,12 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         None => outln!("no gate report for `{skill}` yet: `skillhost handler gate {skill}`")?,
     }
+    print_status_state(&status)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where the handler stands, and why it does not run when it does not.
+fn print_status_state(status: &gate::HandlerStatus) -> anyhow::Result<()> {
     let state = state_name(status.state);
     let last_failed = status
         .report
@@ -260,7 +290,7 @@ fn report_cmd(skill: &str, json: bool, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         )?,
         (None, true) => outln!("state: {state}")?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn state_name(state: HandlerState) -> &'static str {
@@ -269,6 +299,25 @@ fn state_name(state: HandlerState) -> &'static str {
         HandlerState::Passed => "passed",
         HandlerState::Quarantined => "quarantined",
     }
+}
+
+/// One check's verdict, and its particulars.
+fn print_verdict(v: &crate::gate_policy::Verdict) -> std::io::Result<()> {
+    let status = match v.status {
+        Status::Pass => "pass",
+        Status::Fail => "FAIL",
+        Status::Skipped => "skip",
+    };
+    let class = v.class.map(|c| format!("{c:?}: ")).unwrap_or_default();
+    outln!(
+        "  {status}  {:<13} {class}{}",
+        v.check.name(),
+        v.explanation
+    )?;
+    for d in &v.details {
+        outln!("          - {d}")?;
+    }
+    Ok(())
 }
 
 /// A report as lines: the artifact, then one verdict per check.
@@ -290,20 +339,7 @@ fn print_report(id: i64, r: &Report) -> std::io::Result<()> {
     )?;
     outln!("  folder: {}", r.folder)?;
     for v in &r.checks {
-        let status = match v.status {
-            Status::Pass => "pass",
-            Status::Fail => "FAIL",
-            Status::Skipped => "skip",
-        };
-        let class = v.class.map(|c| format!("{c:?}: ")).unwrap_or_default();
-        outln!(
-            "  {status}  {:<13} {class}{}",
-            v.check.name(),
-            v.explanation
-        )?;
-        for d in &v.details {
-            outln!("          - {d}")?;
-        }
+        print_verdict(v)?;
     }
     outln!(
         "{}",
@@ -328,40 +364,46 @@ fn inspect_cmd(path: &Path, link: bool, json: bool, ctx: &Ctx) -> anyhow::Result
         v["fits_handler_world"] = report.fits_handler_world().into();
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        outln!("component: {}", path.display())?;
-        outln!("size:      {} bytes", report.size)?;
-        outln!(
-            "language:  {}",
-            report.language.as_deref().unwrap_or("unknown")
-        )?;
-        outln!("exports:")?;
-        for e in &report.exports {
-            outln!("  {e}")?;
-        }
-        outln!("imports:")?;
-        for i in &report.imports {
-            outln!("  {i}")?;
-        }
-        if !report.producers.is_empty() {
-            outln!("producers:")?;
-            for p in &report.producers {
-                outln!("  {p}")?;
-            }
-        }
-        if report.fits_handler_world() {
-            outln!("handler world: fits")?;
-        } else {
-            outln!("handler world: does not fit")?;
-            for p in &report.problems {
-                outln!("  - {p}")?;
-            }
-        }
+        print_inspection(path, &report)?;
     }
     Ok(if report.fits_handler_world() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What the component is, exports and imports, and whether (and why
+/// not) it fits the handler world.
+fn print_inspection(path: &Path, report: &Inspection) -> anyhow::Result<()> {
+    outln!("component: {}", path.display())?;
+    outln!("size:      {} bytes", report.size)?;
+    outln!(
+        "language:  {}",
+        report.language.as_deref().unwrap_or("unknown")
+    )?;
+    print_list("exports:", &report.exports)?;
+    print_list("imports:", &report.imports)?;
+    if !report.producers.is_empty() {
+        print_list("producers:", &report.producers)?;
+    }
+    if report.fits_handler_world() {
+        outln!("handler world: fits")?;
+    } else {
+        outln!("handler world: does not fit")?;
+        for p in &report.problems {
+            outln!("  - {p}")?;
+        }
+    }
+    Ok(())
+}
+
+fn print_list(title: &str, items: &[String]) -> anyhow::Result<()> {
+    outln!("{title}")?;
+    for i in items {
+        outln!("  {i}")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

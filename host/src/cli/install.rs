@@ -7,8 +7,8 @@ use anyhow::Context as _;
 use super::Ctx;
 use crate::audit::Severity;
 use crate::config::Config;
-use crate::gate::policy::HandlerState;
 use crate::gate::{self, Gated};
+use crate::gate_policy::HandlerState;
 use crate::grants::describe;
 use crate::install::{self, InstallOptions, InstallSource, Installed};
 

@@ -201,34 +201,7 @@ fn rules_file(ctx: &Ctx) -> PathBuf {
 pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let store = ctx.store()?;
     match args.command {
-        RunsCommand::List { limit, json } => {
-            let runs = store.list_runs(limit)?;
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&runs)?)?;
-            } else if runs.is_empty() {
-                outln!("no runs recorded yet; each `skillhost run` and MCP tool call records one")?;
-            } else {
-                outln!(
-                    "{:>6}  {:<7} {:<20} {:<9} {:<18} task",
-                    "id",
-                    "result",
-                    "skill",
-                    "tier",
-                    "failure"
-                )?;
-                for r in runs {
-                    let task: String = r.task.chars().take(60).collect();
-                    outln!(
-                        "{:>6}  {:<7} {:<20} {:<9} {:<18} {task}",
-                        r.id,
-                        if r.success { "ok" } else { "failed" },
-                        r.skill,
-                        r.tier,
-                        r.failure_class.unwrap_or_default()
-                    )?;
-                }
-            }
-        }
+        RunsCommand::List { limit, json } => list_runs(store.as_ref(), limit, json)?,
         RunsCommand::Show { id, json } => show_run(store.as_ref(), id, json)?,
         RunsCommand::Mark {
             id,
@@ -236,33 +209,76 @@ pub fn runs(args: RunsArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             ok: _,
             class,
             note,
-        } => {
-            let verdict = crate::store::Verdict {
-                ok: !failed,
-                class,
-                note,
-                at: std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs() as i64),
-            };
-            if !store.mark_run(id, &verdict)? {
-                anyhow::bail!("no run {id}; see `skillhost runs list`");
-            }
-            if verdict.ok {
-                outln!("marked run {id} ok: learning does not count it as a failure")?;
-            } else {
-                let class = verdict
-                    .class
-                    .or(store.get_run(id)?.and_then(|r| r.failure_class))
-                    .unwrap_or_else(|| crate::store::USER_REPORTED.to_owned());
-                outln!(
-                    "marked run {id} failed ({class}): the next learning cycle (`skillhost learn`) counts it"
-                )?;
-            }
-        }
+        } => mark_run(store.as_ref(), id, failed, class, note)?,
         RunsCommand::Export { out } => export_runs(store.as_ref(), out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `runs list`.
+fn list_runs(store: &dyn crate::store::RunStore, limit: usize, json: bool) -> anyhow::Result<()> {
+    let runs = store.list_runs(limit)?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&runs)?)?;
+        return Ok(());
+    }
+    if runs.is_empty() {
+        outln!("no runs recorded yet; each `skillhost run` and MCP tool call records one")?;
+        return Ok(());
+    }
+    outln!(
+        "{:>6}  {:<7} {:<20} {:<9} {:<18} task",
+        "id",
+        "result",
+        "skill",
+        "tier",
+        "failure"
+    )?;
+    for r in runs {
+        let task: String = r.task.chars().take(60).collect();
+        outln!(
+            "{:>6}  {:<7} {:<20} {:<9} {:<18} {task}",
+            r.id,
+            if r.success { "ok" } else { "failed" },
+            r.skill,
+            r.tier,
+            r.failure_class.unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+/// `runs mark ID --ok|--failed`: the user's verdict on a run.
+fn mark_run(
+    store: &dyn crate::store::RunStore,
+    id: i64,
+    failed: bool,
+    class: Option<String>,
+    note: Option<String>,
+) -> anyhow::Result<()> {
+    let verdict = crate::store::Verdict {
+        ok: !failed,
+        class,
+        note,
+        at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    };
+    if !store.mark_run(id, &verdict)? {
+        anyhow::bail!("no run {id}; see `skillhost runs list`");
+    }
+    if verdict.ok {
+        outln!("marked run {id} ok: learning does not count it as a failure")?;
+    } else {
+        let class = verdict
+            .class
+            .or(store.get_run(id)?.and_then(|r| r.failure_class))
+            .unwrap_or_else(|| crate::store::USER_REPORTED.to_owned());
+        outln!(
+            "marked run {id} failed ({class}): the next learning cycle (`skillhost learn`) counts it"
+        )?;
+    }
+    Ok(())
 }
 
 /// `runs show ID`.
@@ -272,46 +288,58 @@ fn show_run(store: &dyn crate::store::RunStore, id: i64, json: bool) -> anyhow::
         .with_context(|| format!("no run {id}; see `skillhost runs list`"))?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&run)?)?;
-    } else {
+        return Ok(());
+    }
+    outln!(
+        "run {} of skill {} ({}), tier {}",
+        run.id,
+        run.skill,
+        run.skill_version,
+        run.tier
+    )?;
+    outln!("task: {}", run.task)?;
+    outln!("context: {}", run.context)?;
+    match (&run.failure_class, &run.failure_message) {
+        (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
+        _ => outln!("succeeded")?,
+    }
+    if let Some(v) = store.verdict(id)? {
+        print_verdict(v)?;
+    }
+    print_run_steps(&run)?;
+    if let Some(o) = &run.output {
+        outln!("output:\n{o}")?;
+    }
+    Ok(())
+}
+
+/// How a person marked the run.
+fn print_verdict(v: crate::store::Verdict) -> anyhow::Result<()> {
+    let judged = match (v.ok, &v.class) {
+        (true, _) => "ok".to_owned(),
+        (false, Some(c)) => format!("failed ({c})"),
+        (false, None) => "failed".to_owned(),
+    };
+    let note = v.note.map(|n| format!(": {n}")).unwrap_or_default();
+    outln!("marked by a person: {judged}{note}")?;
+    Ok(())
+}
+
+/// The rules applied in the run, then its steps.
+fn print_run_steps(run: &crate::store::RunRecord) -> anyhow::Result<()> {
+    for a in &run.rules_applied {
+        outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
+    }
+    for s in &run.steps {
         outln!(
-            "run {} of skill {} ({}), tier {}",
-            run.id,
-            run.skill,
-            run.skill_version,
-            run.tier
+            "step {} {}{}",
+            s.kind,
+            s.tool.clone().unwrap_or_default(),
+            s.error
+                .as_ref()
+                .map(|e| format!(" error: {e}"))
+                .unwrap_or_default()
         )?;
-        outln!("task: {}", run.task)?;
-        outln!("context: {}", run.context)?;
-        match (&run.failure_class, &run.failure_message) {
-            (Some(c), m) => outln!("failed: {c}: {}", m.clone().unwrap_or_default())?,
-            _ => outln!("succeeded")?,
-        }
-        if let Some(v) = store.verdict(id)? {
-            let judged = match (v.ok, &v.class) {
-                (true, _) => "ok".to_owned(),
-                (false, Some(c)) => format!("failed ({c})"),
-                (false, None) => "failed".to_owned(),
-            };
-            let note = v.note.map(|n| format!(": {n}")).unwrap_or_default();
-            outln!("marked by a person: {judged}{note}")?;
-        }
-        for a in &run.rules_applied {
-            outln!("rule {} ({}): {}", a.rule_id, a.kind, a.effect)?;
-        }
-        for s in &run.steps {
-            outln!(
-                "step {} {}{}",
-                s.kind,
-                s.tool.clone().unwrap_or_default(),
-                s.error
-                    .as_ref()
-                    .map(|e| format!(" error: {e}"))
-                    .unwrap_or_default()
-            )?;
-        }
-        if let Some(o) = &run.output {
-            outln!("output:\n{o}")?;
-        }
     }
     Ok(())
 }
@@ -370,20 +398,24 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             edit_rule_at(at, &id, RuleEdit::Restore)?;
             outln!("restored {id}")?;
         }
-        RulesCommand::Explain { run_id } => {
-            let store = ctx.store()?;
-            let run = store
-                .get_run(run_id)?
-                .with_context(|| format!("no run {run_id}; see `skillhost runs list`"))?;
-            if run.rules_applied.is_empty() {
-                outln!("no rules fired on run {run_id}")?;
-            }
-            for a in &run.rules_applied {
-                outln!("{} ({}): {}", a.rule_id, a.kind, a.effect)?;
-            }
-        }
+        RulesCommand::Explain { run_id } => explain_run(ctx, run_id)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rules explain RUN`: the rules that fired on a run.
+fn explain_run(ctx: &Ctx, run_id: i64) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let run = store
+        .get_run(run_id)?
+        .with_context(|| format!("no run {run_id}; see `skillhost runs list`"))?;
+    if run.rules_applied.is_empty() {
+        outln!("no rules fired on run {run_id}")?;
+    }
+    for a in &run.rules_applied {
+        outln!("{} ({}): {}", a.rule_id, a.kind, a.effect)?;
+    }
+    Ok(())
 }
 
 /// `rules list`: a table, or the rules as JSON.
@@ -460,34 +492,45 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        if report.groups.is_empty() {
-            outln!("no failures recorded yet")?;
-        }
-        for g in &report.groups {
-            outln!("{} / {}: {}: {}", g.skill, g.class, g.summary(), g.outcome)?;
-            for id in &g.rules_added {
-                outln!("  + {id}")?;
-            }
-        }
         let could_propose = !args.no_propose && config.learning.proposals.enabled;
-        if could_propose && model.is_none() && report.groups.iter().any(|g| g.no_pattern) {
-            outln!(
-                "  (with a model configured, classes no pattern knows get a rule proposed by it: `skillhost learn --model PROVIDER:MODEL`)"
-            )?;
-        }
-        for id in &report.rules_updated {
-            outln!("  ~ {id} (updated to its pattern's current version; statistics start over)")?;
-        }
-        for id in &report.rules_rejected {
-            outln!("  - {id} (rejected; `skillhost rules show {id}` has the figures)")?;
-        }
-        outln!(
-            "{} rule(s) added; rules are in {}",
-            report.rules_added,
-            rules_file(ctx).display()
-        )?;
+        print_cycle(&report, could_propose && model.is_none(), &rules_file(ctx))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a learning cycle did, group by group, and where the rules are.
+/// `model_would_propose`: proposals are on but no model is configured.
+fn print_cycle(
+    report: &learn::cycle::CycleReport,
+    model_would_propose: bool,
+    rules_file: &std::path::Path,
+) -> anyhow::Result<()> {
+    if report.groups.is_empty() {
+        outln!("no failures recorded yet")?;
+    }
+    for g in &report.groups {
+        outln!("{} / {}: {}: {}", g.skill, g.class, g.summary(), g.outcome)?;
+        for id in &g.rules_added {
+            outln!("  + {id}")?;
+        }
+    }
+    if model_would_propose && report.groups.iter().any(|g| g.no_pattern) {
+        outln!(
+            "  (with a model configured, classes no pattern knows get a rule proposed by it: `skillhost learn --model PROVIDER:MODEL`)"
+        )?;
+    }
+    for id in &report.rules_updated {
+        outln!("  ~ {id} (updated to its pattern's current version; statistics start over)")?;
+    }
+    for id in &report.rules_rejected {
+        outln!("  - {id} (rejected; `skillhost rules show {id}` has the figures)")?;
+    }
+    outln!(
+        "{} rule(s) added; rules are in {}",
+        report.rules_added,
+        rules_file.display()
+    )?;
+    Ok(())
 }
 
 pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -715,6 +758,14 @@ fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
         Some(c) => outln!("simulated compliance {c:.2}:")?,
         None => outln!("real model:")?,
     }
+    print_arms(sweep)?;
+    print_criteria(sweep)?;
+    print_reviewer(sweep, noise)?;
+    print_validators_vs_truth(sweep)
+}
+
+/// The table of arms: success by validators and by truth, calls, rules.
+fn print_arms(sweep: &ablation::Sweep) -> anyhow::Result<()> {
     outln!(
         "{:<15} {:>9} {:>13} {:>7} {:>13} {:>6} {:>10} {:>7} {:>9}  failures by class (validators)",
         "arm",
@@ -747,7 +798,12 @@ fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
             failures.join(", ")
         )?;
     }
-    print_criteria(sweep)?;
+    Ok(())
+}
+
+/// What the simulated reviewer (wrong a `noise` share of the time) did,
+/// over all seeds.
+fn print_reviewer(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
     let marks = sweep
         .seeds
         .iter()
@@ -768,24 +824,31 @@ fn print_sweep(sweep: &ablation::Sweep, noise: f64) -> anyhow::Result<()> {
             marks.overlooked
         )?;
     }
-    if let Some(base) = sweep.arm(ablation::Arm::Baseline) {
-        let classes: Vec<String> = base
-            .by_class
-            .iter()
-            .filter(|(_, t)| t.truth_misses + t.validator_flags > 0)
-            .map(|(k, t)| {
-                format!(
-                    "{k} {} wrong, {} missed, {} false alarms",
-                    t.truth_misses, t.missed, t.false_alarms
-                )
-            })
-            .collect();
-        if !classes.is_empty() {
-            outln!(
-                "validators vs ground truth, baseline answers: {}",
-                classes.join("; ")
-            )?;
-        }
+    Ok(())
+}
+
+/// Per class, how the validators judged the baseline's answers against
+/// the ground truth.
+fn print_validators_vs_truth(sweep: &ablation::Sweep) -> anyhow::Result<()> {
+    let Some(base) = sweep.arm(ablation::Arm::Baseline) else {
+        return Ok(());
+    };
+    let classes: Vec<String> = base
+        .by_class
+        .iter()
+        .filter(|(_, t)| t.truth_misses + t.validator_flags > 0)
+        .map(|(k, t)| {
+            format!(
+                "{k} {} wrong, {} missed, {} false alarms",
+                t.truth_misses, t.missed, t.false_alarms
+            )
+        })
+        .collect();
+    if !classes.is_empty() {
+        outln!(
+            "validators vs ground truth, baseline answers: {}",
+            classes.join("; ")
+        )?;
     }
     Ok(())
 }

@@ -49,40 +49,46 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     let runner = super::Ctx { paths }.server_runner()?;
     match args.http {
-        Some(addr) => {
-            let options = crate::mcp::HttpOptions {
-                addr,
-                allow_remote: args.allow_remote,
-                token,
-                limits: crate::mcp::admission::McpConfig {
-                    max_calls: args.max_calls,
-                    max_queued: args.max_queued,
-                    max_sessions: args.max_sessions,
-                },
-                ..crate::mcp::HttpOptions::new(addr)
-            };
-            // The connections are served on their own lanes (see
-            // `mcp::lanes`); this thread accepts them.
-            one_thread_runtime()?.block_on(crate::mcp::serve_http(
-                runner,
-                options,
-                |bound, limits| {
-                    tracing::info!(
-                        "skillhost: {} calls at once, {} queued, {} sessions",
-                        limits.calls,
-                        limits.queued,
-                        limits.sessions
-                    );
-                    tracing::info!(
-                        "skillhost: serving MCP (streamable HTTP) at http://{bound}{}",
-                        crate::mcp::HTTP_PATH
-                    )
-                },
-            ))?
-        }
+        Some(addr) => serve_http(runner, http_options(&args, addr, token))?,
         None => one_thread_runtime()?.block_on(crate::mcp::serve_stdio(runner))?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn http_options(
+    args: &McpArgs,
+    addr: SocketAddr,
+    token: Option<crate::mcp::BearerToken>,
+) -> crate::mcp::HttpOptions {
+    crate::mcp::HttpOptions {
+        addr,
+        allow_remote: args.allow_remote,
+        token,
+        limits: crate::mcp_admission::McpConfig {
+            max_calls: args.max_calls,
+            max_queued: args.max_queued,
+            max_sessions: args.max_sessions,
+        },
+        ..crate::mcp::HttpOptions::new(addr)
+    }
+}
+
+/// Serves MCP over streamable HTTP: the connections are served on their
+/// own lanes (see `mcp::lanes`); this thread accepts them.
+fn serve_http(runner: crate::exec::Runner, options: crate::mcp::HttpOptions) -> anyhow::Result<()> {
+    one_thread_runtime()?.block_on(crate::mcp::serve_http(runner, options, |bound, limits| {
+        tracing::info!(
+            "skillhost: {} calls at once, {} queued, {} sessions",
+            limits.calls,
+            limits.queued,
+            limits.sessions
+        );
+        tracing::info!(
+            "skillhost: serving MCP (streamable HTTP) at http://{bound}{}",
+            crate::mcp::HTTP_PATH
+        )
+    }))?;
+    Ok(())
 }
 
 /// The runtime stdio is served on, and HTTP connections accepted on (each

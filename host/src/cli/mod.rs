@@ -158,7 +158,7 @@ impl Ctx {
         if let Some(store) = self.shared_store()?
             && let Some(shared) = store.shared()
         {
-            let sent = crate::exec::shared_skills::publish(&self.paths, shared)?;
+            let sent = crate::shared::skills::publish(&self.paths, shared)?;
             if sent > 0 {
                 tracing::info!("shared {sent} changed skill folder(s) with the other hosts");
             }
@@ -190,22 +190,7 @@ pub fn main() -> ExitCode {
             let writes_skills = matches!(cli.command, Command::Skills(_) | Command::Handler(_));
             #[cfg(feature = "forge")]
             let writes_skills = writes_skills || matches!(cli.command, Command::Forge(_));
-            let result = match cli.command {
-                Command::Run(args) => run::run(args, &ctx),
-                Command::Skills(args) => skills::run(args, &ctx),
-                Command::Handler(args) => handler::run(args, &ctx),
-                Command::Runs(args) => learn::runs(args, &ctx),
-                Command::Rules(args) => learn::rules(args, &ctx),
-                Command::Learn(args) => learn::learn_cmd(args, &ctx),
-                Command::Eval(args) => learn::eval(args, &ctx),
-                Command::Mcp(args) => mcp::run(args, &ctx),
-                #[cfg(feature = "forge")]
-                Command::Forge(args) => forge::run(args, &ctx),
-                Command::Doctor(args) => toolchain::doctor(args, &ctx),
-                Command::Toolchain(args) => toolchain::run(args, &ctx),
-                Command::Store(args) => store::run(args, &ctx),
-                Command::Completions(args) => completions::run(args),
-            };
+            let result = dispatch(cli.command, &ctx);
             if writes_skills
                 && result.is_ok()
                 && let Err(e) = ctx.share_skills()
@@ -223,6 +208,26 @@ pub fn main() -> ExitCode {
             tracing::error!("{}", error_chain(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Runs the subcommand.
+fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(args) => run::run(args, ctx),
+        Command::Skills(args) => skills::run(args, ctx),
+        Command::Handler(args) => handler::run(args, ctx),
+        Command::Runs(args) => learn::runs(args, ctx),
+        Command::Rules(args) => learn::rules(args, ctx),
+        Command::Learn(args) => learn::learn_cmd(args, ctx),
+        Command::Eval(args) => learn::eval(args, ctx),
+        Command::Mcp(args) => mcp::run(args, ctx),
+        #[cfg(feature = "forge")]
+        Command::Forge(args) => forge::run(args, ctx),
+        Command::Doctor(args) => toolchain::doctor(args, ctx),
+        Command::Toolchain(args) => toolchain::run(args, ctx),
+        Command::Store(args) => store::run(args, ctx),
+        Command::Completions(args) => completions::run(args),
     }
 }
 

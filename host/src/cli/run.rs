@@ -5,11 +5,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use indicatif::ProgressBar;
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
 use super::Ctx;
-use crate::exec::{Progress, ProgressSink, RunRequest, context, with_progress};
+use crate::exec::{Progress, ProgressSink, RunOutcome, RunRequest, Runner, context, with_progress};
 
 /// Longest a run waits, after answering, for its handler's optimised code
 /// to reach the disk cache (a 12 MB component takes 10-20 s here).
@@ -76,35 +77,11 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     // Context values are typed by the chosen skill's declared fields.
     let given = context::parse_pairs(&args.context, &skill.meta.context_fields)?;
     let rt = super::runtime()?;
-    // One span per run; tier, duration and failure are known at its end
-    // and show when it closes (-v).
-    let span = tracing::info_span!(
-        target: "skillhost::run",
-        "run",
-        skill = %skill.name,
-        tier = Empty,
-        duration_us = Empty,
-        failure = Empty,
-    );
+    let span = run_span(&skill.name);
     let show = super::progress::shown(args.json);
-    // The compile of a handler in no cache is most of a first run: a
-    // spinner shows it, cleared when the run ends.
     let spinner = Arc::new(Mutex::new(None));
-    let progress: ProgressSink = {
-        let spinner = Arc::clone(&spinner);
-        Arc::new(move |p| match p {
-            Progress::Compiling { skill, bytes, tier } if show => {
-                let message = format!(
-                    "compiling the handler of `{skill}` ({:.1} MB, {tier:?} code) for its first run",
-                    bytes as f64 / 1e6
-                );
-                *lock(&spinner) = Some(super::progress::spinner(true, message));
-            }
-            Progress::Compiling { .. } => {}
-        })
-    };
     let outcome = rt.block_on(with_progress(
-        progress,
+        compile_progress(show, Arc::clone(&spinner)),
         runner
             .run_skill(skill, selected_by, &request.task, &given, started)
             .instrument(span.clone()),
@@ -113,28 +90,85 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         s.finish_and_clear();
     }
     let outcome = outcome?;
+    close_span(span, &outcome);
+    print_outcome(&outcome, args.json)?;
+    wait_optimised(&runner, show);
+    Ok(exit_code(&outcome, args.json))
+}
+
+/// Success, or failure (logged unless the outcome was printed as JSON).
+fn exit_code(outcome: &RunOutcome, json: bool) -> ExitCode {
+    let Some(f) = &outcome.failure else {
+        return ExitCode::SUCCESS;
+    };
+    if !json {
+        tracing::error!(
+            "skill `{}` failed: {}: {}",
+            outcome.skill,
+            f.class,
+            f.message
+        );
+    }
+    ExitCode::FAILURE
+}
+
+/// One span per run; tier, duration and failure are known at its end
+/// and show when it closes (-v).
+fn run_span(skill: &str) -> tracing::Span {
+    tracing::info_span!(
+        target: "skillhost::run",
+        "run",
+        skill = %skill,
+        tier = Empty,
+        duration_us = Empty,
+        failure = Empty,
+    )
+}
+
+fn close_span(span: tracing::Span, outcome: &RunOutcome) {
     span.record("tier", outcome.tier.as_str());
     span.record("duration_us", outcome.timings.total_us);
     if let Some(f) = &outcome.failure {
         span.record("failure", f.class.as_str());
     }
-    drop(span);
+}
 
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
-    } else {
-        for n in &outcome.notices {
-            tracing::info!("note: {n}");
+/// The compile of a handler in no cache is most of a first run: a
+/// spinner (put in `spinner`) shows it, cleared when the run ends.
+fn compile_progress(show: bool, spinner: Arc<Mutex<Option<ProgressBar>>>) -> ProgressSink {
+    Arc::new(move |p| match p {
+        Progress::Compiling { skill, bytes, tier } if show => {
+            let message = format!(
+                "compiling the handler of `{skill}` ({:.1} MB, {tier:?} code) for its first run",
+                bytes as f64 / 1e6
+            );
+            *lock(&spinner) = Some(super::progress::spinner(true, message));
         }
-        if let Some(o) = &outcome.output {
-            out!("{}", o.body)?;
-            if !o.body.ends_with('\n') {
-                outln!()?;
-            }
+        Progress::Compiling { .. } => {}
+    })
+}
+
+/// The outcome as JSON, or its notices (logged) and output body.
+fn print_outcome(outcome: &RunOutcome, json: bool) -> anyhow::Result<()> {
+    if json {
+        outln!("{}", serde_json::to_string_pretty(outcome)?)?;
+        return Ok(());
+    }
+    for n in &outcome.notices {
+        tracing::info!("note: {n}");
+    }
+    if let Some(o) = &outcome.output {
+        out!("{}", o.body)?;
+        if !o.body.ends_with('\n') {
+            outln!()?;
         }
     }
-    // A first run answered with Winch's code; stay until Cranelift's is
-    // in the disk cache, so the next run starts from optimised code.
+    Ok(())
+}
+
+/// A first run answered with Winch's code; stay until Cranelift's is
+/// in the disk cache, so the next run starts from optimised code.
+fn wait_optimised(runner: &Runner, show: bool) {
     if let Some(sandbox) = runner.sandbox_if_made()
         && !sandbox.wait_optimised(Duration::ZERO)
     {
@@ -142,20 +176,6 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             super::progress::spinner(show, "optimising the handler's code for later runs".into());
         sandbox.wait_optimised(OPTIMISE_WAIT);
         spinner.finish_and_clear();
-    }
-    match &outcome.failure {
-        None => Ok(ExitCode::SUCCESS),
-        Some(f) => {
-            if !args.json {
-                tracing::error!(
-                    "skill `{}` failed: {}: {}",
-                    outcome.skill,
-                    f.class,
-                    f.message
-                );
-            }
-            Ok(ExitCode::FAILURE)
-        }
     }
 }
 

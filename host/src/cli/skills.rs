@@ -244,67 +244,83 @@ fn list(ctx: &Ctx, catalog: &Catalog, format: Format) -> anyhow::Result<ExitCode
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let rows: Vec<[String; 8]> = catalog
-                .skills()
-                .iter()
-                .map(|s| {
-                    let u = of(s);
-                    [
-                        s.name.clone(),
-                        s.source.to_string(),
-                        short_version(&s.version),
-                        u.uses.to_string(),
-                        success_rate(&u),
-                        u.last_used.map_or_else(|| "-".to_owned(), utc_minute),
-                        audit_cell(catalog.audit(&s.name)),
-                        one_line(&s.description),
-                    ]
-                })
-                .collect();
-            print_table(
-                [
-                    "NAME",
-                    "SOURCE",
-                    "VERSION",
-                    "USES",
-                    "SUCCESS",
-                    "LAST USED",
-                    "AUDIT",
-                    "DESCRIPTION",
-                ],
-                &rows,
-            )?;
-            let held: Vec<&str> = catalog
-                .skills()
-                .iter()
-                .filter(|s| catalog.held_back(&s.name))
-                .map(|s| s.name.as_str())
-                .collect();
-            if !held.is_empty() {
-                outln!()?;
-                outln!(
-                    "held back by the skill text audit (never offered to a model nor run): {}; see `skillhost skills audit NAME`, and `[audit] allow = [\"NAME@sha256:…\"]` (the line `skills audit NAME` prints) in skillhost.toml to use one you trust",
-                    held.join(", ")
-                )?;
-            }
-            // Which skill hides which: a name taken twice is worth seeing.
-            if !catalog.shadowed().is_empty() {
-                outln!()?;
-            }
-            for s in catalog.shadowed() {
-                let by = catalog
-                    .get(&s.name)
-                    .map_or_else(String::new, |w| format!("the {} skill ", w.source));
-                outln!(
-                    "{}: {by}shadows the {} one at {}",
-                    s.name,
-                    s.source,
-                    s.path.display()
-                )?;
-            }
+            print_skill_table(catalog, &of)?;
+            print_held_back(catalog)?;
+            print_shadowed(catalog)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_skill_table(catalog: &Catalog, usage_of: &dyn Fn(&Skill) -> Usage) -> anyhow::Result<()> {
+    let rows: Vec<[String; 8]> = catalog
+        .skills()
+        .iter()
+        .map(|s| {
+            let u = usage_of(s);
+            [
+                s.name.clone(),
+                s.source.to_string(),
+                short_version(&s.version),
+                u.uses.to_string(),
+                success_rate(&u),
+                u.last_used.map_or_else(|| "-".to_owned(), utc_minute),
+                audit_cell(catalog.audit(&s.name)),
+                one_line(&s.description),
+            ]
+        })
+        .collect();
+    print_table(
+        [
+            "NAME",
+            "SOURCE",
+            "VERSION",
+            "USES",
+            "SUCCESS",
+            "LAST USED",
+            "AUDIT",
+            "DESCRIPTION",
+        ],
+        &rows,
+    )?;
+    Ok(())
+}
+
+/// The skills the text audit holds back, and how to let one in.
+fn print_held_back(catalog: &Catalog) -> anyhow::Result<()> {
+    let held: Vec<&str> = catalog
+        .skills()
+        .iter()
+        .filter(|s| catalog.held_back(&s.name))
+        .map(|s| s.name.as_str())
+        .collect();
+    if !held.is_empty() {
+        outln!()?;
+        outln!(
+            "held back by the skill text audit (never offered to a model nor run): {}; see `skillhost skills audit NAME`, and `[audit] allow = [\"NAME@sha256:…\"]` (the line `skills audit NAME` prints) in skillhost.toml to use one you trust",
+            held.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// Which skill hides which: a name taken twice is worth seeing.
+fn print_shadowed(catalog: &Catalog) -> anyhow::Result<()> {
+    if !catalog.shadowed().is_empty() {
+        outln!()?;
+    }
+    for s in catalog.shadowed() {
+        let by = catalog
+            .get(&s.name)
+            .map_or_else(String::new, |w| format!("the {} skill ", w.source));
+        outln!(
+            "{}: {by}shadows the {} one at {}",
+            s.name,
+            s.source,
+            s.path.display()
+        )?;
+    }
+    Ok(())
 }
 
 #[derive(Serialize)]
@@ -341,47 +357,55 @@ fn search(
     };
     let matches = catalog.search_with(query, k, &opts);
     match format {
-        Format::Json => {
-            let views: Vec<MatchView> = matches
-                .iter()
-                .map(|m| MatchView {
-                    name: &m.skill.name,
-                    score: m.score,
-                    why: &m.why,
-                    description: &m.skill.description,
-                    path: &m.skill.path,
-                    source: m.skill.source,
-                    version: &m.skill.version,
-                    pinned: m.pinned,
-                    usage: usage.get(&m.skill.name).copied().unwrap_or_default(),
-                })
-                .collect();
-            outln!("{}", serde_json::to_string_pretty(&views)?)?;
-        }
-        Format::Table => {
-            if matches.is_empty() {
-                if tags.is_empty() {
-                    tracing::info!("no skill matches {query:?}");
-                } else {
-                    tracing::info!("no skill with tag {} matches {query:?}", tags.join(" or "));
-                }
-                return Ok(ExitCode::SUCCESS);
+        Format::Json => print_matches_json(&matches, &usage)?,
+        Format::Table if matches.is_empty() => {
+            if tags.is_empty() {
+                tracing::info!("no skill matches {query:?}");
+            } else {
+                tracing::info!("no skill with tag {} matches {query:?}", tags.join(" or "));
             }
-            let rows: Vec<[String; 4]> = matches
-                .iter()
-                .map(|m| {
-                    [
-                        m.skill.name.clone(),
-                        format!("{:.2}", m.score),
-                        m.why.clone(),
-                        one_line(&m.skill.description),
-                    ]
-                })
-                .collect();
-            print_table(["NAME", "SCORE", "WHY", "DESCRIPTION"], &rows)?;
         }
+        Format::Table => print_matches_table(&matches)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_matches_table(matches: &[crate::skill::Match<'_>]) -> anyhow::Result<()> {
+    let rows: Vec<[String; 4]> = matches
+        .iter()
+        .map(|m| {
+            [
+                m.skill.name.clone(),
+                format!("{:.2}", m.score),
+                m.why.clone(),
+                one_line(&m.skill.description),
+            ]
+        })
+        .collect();
+    print_table(["NAME", "SCORE", "WHY", "DESCRIPTION"], &rows)?;
+    Ok(())
+}
+
+fn print_matches_json(
+    matches: &[crate::skill::Match<'_>],
+    usage: &HashMap<String, Usage>,
+) -> anyhow::Result<()> {
+    let views: Vec<MatchView> = matches
+        .iter()
+        .map(|m| MatchView {
+            name: &m.skill.name,
+            score: m.score,
+            why: &m.why,
+            description: &m.skill.description,
+            path: &m.skill.path,
+            source: m.skill.source,
+            version: &m.skill.version,
+            pinned: m.pinned,
+            usage: usage.get(&m.skill.name).copied().unwrap_or_default(),
+        })
+        .collect();
+    outln!("{}", serde_json::to_string_pretty(&views)?)?;
+    Ok(())
 }
 
 fn show(catalog: &Catalog, name: &str) -> anyhow::Result<ExitCode> {

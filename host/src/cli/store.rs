@@ -69,6 +69,13 @@ fn migrate(ctx: &Ctx, url: &str, json: bool) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&out)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    print_migrated(&copied, &shared, &to.location())?;
+    outln!("to use it, set in skillhost.toml:\n  [store]\n  url = \"...\"  (the URL you gave)")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What was copied and shared, and how to use the new store.
+fn print_migrated(copied: &copy::Copied, shared: &SharedCopied, to: &str) -> anyhow::Result<()> {
     outln!(
         "copied {} runs ({} already there), {} verdicts, {} key-value entries, {} gate reports, {} approvals into {}",
         copied.runs,
@@ -77,7 +84,7 @@ fn migrate(ctx: &Ctx, url: &str, json: bool) -> anyhow::Result<ExitCode> {
         copied.kv_entries,
         copied.gate_reports,
         copied.approvals,
-        to.location()
+        to
     )?;
     outln!(
         "shared {} rules, {} grants and {} skill folders of this workspace through it",
@@ -85,8 +92,7 @@ fn migrate(ctx: &Ctx, url: &str, json: bool) -> anyhow::Result<ExitCode> {
         shared.grants,
         shared.skills
     )?;
-    outln!("to use it, set in skillhost.toml:\n  [store]\n  url = \"...\"  (the URL you gave)")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// What a migration put in the state the hosts share.
@@ -123,14 +129,14 @@ fn share_workspace_state(ctx: &Ctx, to: &PgStore) -> anyhow::Result<SharedCopied
         })?;
         out.rules = added;
     }
-    let file = crate::config::workspace_file(&ctx.paths);
-    let there = crate::grants::shared::shared_grants(shared)?;
+    let file = crate::paths::workspace_file(&ctx.paths);
+    let there = crate::shared::grants::shared_grants(shared)?;
     for (skill, grant) in crate::config::Config::load(&ctx.paths)?.grants {
         if crate::grants::file_grants(&file, &skill)? && !there.contains_key(&skill) {
-            crate::grants::shared::write_shared_grant(shared, &skill, Some(&grant))?;
+            crate::shared::grants::write_shared_grant(shared, &skill, Some(&grant))?;
             out.grants += 1;
         }
     }
-    out.skills = crate::exec::shared_skills::publish(&ctx.paths, shared)?;
+    out.skills = crate::shared::skills::publish(&ctx.paths, shared)?;
     Ok(out)
 }

@@ -220,89 +220,109 @@ fn note(q: u8, topic: &str) -> String {
         }
         10 + h % 89
     };
-    let lines: [String; 6] = match topic {
-        "sales" => [
-            format!(
-                "Q{q} revenue closed at {} million euros across all regions.",
-                n(1)
-            ),
-            format!(
-                "The EMEA team signed {} new enterprise contracts in Q{q}.",
-                n(2)
-            ),
-            format!(
-                "Average deal size in Q{q} moved to {} thousand euros.",
-                n(3)
-            ),
-            format!("Pipeline coverage after Q{q} stands at {} percent.", n(4)),
-            format!(
-                "Renewals in Q{q} reached {} percent of the contracts due.",
-                n(5)
-            ),
-            format!(
-                "Sales cycles in Q{q} averaged {} days from first call to signature.",
-                n(6)
-            ),
-        ],
-        "hiring" => [
-            format!(
-                "We hired {} engineers in Q{q}, against a plan of {}.",
-                n(1),
-                n(1) + 4
-            ),
-            format!("Time to hire in Q{q} averaged {} days.", n(2)),
-            format!("Offer acceptance in Q{q} was {} percent.", n(3)),
-            format!("Referrals brought {} of the Q{q} hires.", n(4) % 20),
-            format!(
-                "In Q{q} the recruiting team screened {} candidates a week.",
-                n(5)
-            ),
-            format!("Onboarding surveys in Q{q} scored {} out of 100.", n(6)),
-        ],
-        "support" => [
-            format!("Support handled {} hundred tickets in Q{q}.", n(1)),
-            format!(
-                "First response time in Q{q} was {} minutes on average.",
-                n(2)
-            ),
-            format!(
-                "Customer satisfaction for Q{q} came in at {} percent.",
-                n(3)
-            ),
-            format!("The Q{q} backlog ended at {} open tickets.", n(4)),
-            format!(
-                "Self-service articles deflected {} percent of Q{q} contacts.",
-                n(5)
-            ),
-            format!("Escalations to engineering in Q{q} numbered {}.", n(6)),
-        ],
-        "marketing" => [
-            format!("Q{q} campaigns produced {} hundred qualified leads.", n(1)),
-            format!("Website traffic in Q{q} grew {} percent.", n(2)),
-            format!(
-                "The Q{q} webinar series drew {} attendees per session.",
-                n(3)
-            ),
-            format!("Cost per lead in Q{q} fell to {} euros.", n(4)),
-            format!("Email open rates in Q{q} held at {} percent.", n(5)),
-            format!("Marketing spent {} thousand euros on events in Q{q}.", n(6)),
-        ],
-        _ => [
-            format!("Operating costs in Q{q} came to {} million euros.", n(1)),
-            format!("Gross margin for Q{q} was {} percent.", n(2)),
-            format!(
-                "Cash at the end of Q{q} covered {} months of spending.",
-                n(3)
-            ),
-            format!(
-                "Receivables older than sixty days in Q{q} were {} thousand euros.",
-                n(4)
-            ),
-            format!("Q{q} capital spending reached {} thousand euros.", n(5)),
-            format!("The Q{q} forecast was revised by {} percent.", n(6)),
-        ],
+    let lines = match topic {
+        "sales" => sales_lines(q, n),
+        "hiring" => hiring_lines(q, n),
+        "support" => support_lines(q, n),
+        "marketing" => marketing_lines(q, n),
+        _ => finance_lines(q, n),
     };
     format!("# Q{q} {topic} notes\n\n{}\n", lines.join("\n"))
+}
+
+fn sales_lines(q: u8, n: impl Fn(u64) -> u64) -> [String; 6] {
+    [
+        format!(
+            "Q{q} revenue closed at {} million euros across all regions.",
+            n(1)
+        ),
+        format!(
+            "The EMEA team signed {} new enterprise contracts in Q{q}.",
+            n(2)
+        ),
+        format!(
+            "Average deal size in Q{q} moved to {} thousand euros.",
+            n(3)
+        ),
+        format!("Pipeline coverage after Q{q} stands at {} percent.", n(4)),
+        format!(
+            "Renewals in Q{q} reached {} percent of the contracts due.",
+            n(5)
+        ),
+        format!(
+            "Sales cycles in Q{q} averaged {} days from first call to signature.",
+            n(6)
+        ),
+    ]
+}
+
+fn hiring_lines(q: u8, n: impl Fn(u64) -> u64) -> [String; 6] {
+    [
+        format!(
+            "We hired {} engineers in Q{q}, against a plan of {}.",
+            n(1),
+            n(1) + 4
+        ),
+        format!("Time to hire in Q{q} averaged {} days.", n(2)),
+        format!("Offer acceptance in Q{q} was {} percent.", n(3)),
+        format!("Referrals brought {} of the Q{q} hires.", n(4) % 20),
+        format!(
+            "In Q{q} the recruiting team screened {} candidates a week.",
+            n(5)
+        ),
+        format!("Onboarding surveys in Q{q} scored {} out of 100.", n(6)),
+    ]
+}
+
+fn support_lines(q: u8, n: impl Fn(u64) -> u64) -> [String; 6] {
+    [
+        format!("Support handled {} hundred tickets in Q{q}.", n(1)),
+        format!(
+            "First response time in Q{q} was {} minutes on average.",
+            n(2)
+        ),
+        format!(
+            "Customer satisfaction for Q{q} came in at {} percent.",
+            n(3)
+        ),
+        format!("The Q{q} backlog ended at {} open tickets.", n(4)),
+        format!(
+            "Self-service articles deflected {} percent of Q{q} contacts.",
+            n(5)
+        ),
+        format!("Escalations to engineering in Q{q} numbered {}.", n(6)),
+    ]
+}
+
+fn marketing_lines(q: u8, n: impl Fn(u64) -> u64) -> [String; 6] {
+    [
+        format!("Q{q} campaigns produced {} hundred qualified leads.", n(1)),
+        format!("Website traffic in Q{q} grew {} percent.", n(2)),
+        format!(
+            "The Q{q} webinar series drew {} attendees per session.",
+            n(3)
+        ),
+        format!("Cost per lead in Q{q} fell to {} euros.", n(4)),
+        format!("Email open rates in Q{q} held at {} percent.", n(5)),
+        format!("Marketing spent {} thousand euros on events in Q{q}.", n(6)),
+    ]
+}
+
+fn finance_lines(q: u8, n: impl Fn(u64) -> u64) -> [String; 6] {
+    [
+        format!("Operating costs in Q{q} came to {} million euros.", n(1)),
+        format!("Gross margin for Q{q} was {} percent.", n(2)),
+        format!(
+            "Cash at the end of Q{q} covered {} months of spending.",
+            n(3)
+        ),
+        format!(
+            "Receivables older than sixty days in Q{q} were {} thousand euros.",
+            n(4)
+        ),
+        format!("Q{q} capital spending reached {} thousand euros.", n(5)),
+        format!("The Q{q} forecast was revised by {} percent.", n(6)),
+    ]
 }
 
 /// Writes the scenario into `workspace`: the notes and the `note-briefs`
@@ -346,29 +366,43 @@ fn sentences(text: &str) -> Vec<&str> {
 pub fn check(workspace: &Path, source: &str) -> Result<(), Miss> {
     let want = format!("{source}.md");
     let out_dir = workspace.join("out");
-    let mut others: Vec<String> = std::fs::read_dir(&out_dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| *n != want)
-                .collect()
-        })
-        .unwrap_or_default();
+    let others = others_in(&out_dir, &want);
     let brief = match std::fs::read_to_string(out_dir.join(&want)) {
         Ok(b) => b,
         Err(_) => return Err(Miss::Missing(format!("out/{want}"))),
     };
     if !others.is_empty() {
-        others.sort();
         return Err(Miss::WrongPlace(others.join(", ")));
     }
     let note_path = workspace.join("notes").join(&want);
     let note = std::fs::read_to_string(&note_path)
         .map_err(|_| Miss::Unreadable(note_path.display().to_string()))?;
     let in_note = sentences(&note);
-    // The summarizer joins the sentences it keeps with spaces: the brief
-    // must be such a run of the note's sentences, each at most once.
-    let mut rest = brief.trim();
+    if sentences_used(brief.trim(), &in_note)? >= in_note.len() {
+        return Err(Miss::NotASummary);
+    }
+    Ok(())
+}
+
+/// The files in `dir` other than `want`, sorted.
+fn others_in(dir: &Path, want: &str) -> Vec<String> {
+    let mut others: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != want)
+                .collect()
+        })
+        .unwrap_or_default();
+    others.sort();
+    others
+}
+
+/// How many of the note's sentences the brief is made of. The summarizer
+/// joins the sentences it keeps with spaces: the brief must be such a run
+/// of the note's sentences, each at most once.
+fn sentences_used(brief: &str, in_note: &[&str]) -> Result<usize, Miss> {
+    let mut rest = brief;
     if rest.is_empty() {
         return Err(Miss::Empty);
     }
@@ -385,10 +419,7 @@ pub fn check(workspace: &Path, source: &str) -> Result<(), Miss> {
         used.push(*s);
         rest = rest[s.len()..].trim_start();
     }
-    if used.len() >= in_note.len() {
-        return Err(Miss::NotASummary);
-    }
-    Ok(())
+    Ok(used.len())
 }
 
 /// Parses a tasks file: JSON Lines of [`EvalTask`]; blank lines and lines
@@ -495,41 +526,8 @@ pub async fn run(paths: &Paths, config: &Config, opts: &Options) -> Result<Repor
     for seed in 0..opts.seeds {
         seeds.push(run_seed(paths, config, opts, seed).await?);
     }
-    let summary: Vec<ArmSummary> = ["before", "after"]
-        .iter()
-        .enumerate()
-        .map(|(i, arm)| {
-            let of = |f: &dyn Fn(&ArmResult) -> f64| -> Vec<f64> {
-                seeds.iter().map(|s| f(&s.arms[i])).collect()
-            };
-            let stat = |(mean, lo, hi): (f64, f64, f64)| Stat {
-                mean,
-                ci95: (lo, hi),
-            };
-            ArmSummary {
-                arm,
-                success: stat(ci95(&of(&|a| a.success_rate))),
-                model_calls_per_task: stat(mean_interval(&of(&|a| a.model_calls_per_task))),
-                tool_steps_per_task: stat(mean_interval(&of(&|a| a.tool_steps_per_task))),
-                executed_calls_per_task: stat(mean_interval(&of(&|a| a.executed_calls_per_task))),
-                ms_per_task: stat(mean_interval(&of(&|a| a.ms_per_task))),
-                calls_not_offered: seeds.iter().map(|s| s.arms[i].calls_not_offered).sum(),
-            }
-        })
-        .collect();
-    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-    let comparison = Comparison {
-        model_calls_ratio: ratio(
-            summary[1].model_calls_per_task.mean,
-            summary[0].model_calls_per_task.mean,
-        ),
-        tool_steps_reduction: 1.0
-            - ratio(
-                summary[1].tool_steps_per_task.mean,
-                summary[0].tool_steps_per_task.mean,
-            ),
-        success_change: summary[1].success.mean - summary[0].success.mean,
-    };
+    let summary = summarize(&seeds);
+    let comparison = compare(&summary);
     Ok(Report {
         scenario: "notes-brief",
         model: opts
@@ -551,6 +549,49 @@ pub async fn run(paths: &Paths, config: &Config, opts: &Options) -> Result<Repor
     })
 }
 
+/// Each arm's means over the seeds, with their intervals.
+fn summarize(seeds: &[SeedResult]) -> Vec<ArmSummary> {
+    ["before", "after"]
+        .iter()
+        .enumerate()
+        .map(|(i, arm)| {
+            let of = |f: &dyn Fn(&ArmResult) -> f64| -> Vec<f64> {
+                seeds.iter().map(|s| f(&s.arms[i])).collect()
+            };
+            let stat = |(mean, lo, hi): (f64, f64, f64)| Stat {
+                mean,
+                ci95: (lo, hi),
+            };
+            ArmSummary {
+                arm,
+                success: stat(ci95(&of(&|a| a.success_rate))),
+                model_calls_per_task: stat(mean_interval(&of(&|a| a.model_calls_per_task))),
+                tool_steps_per_task: stat(mean_interval(&of(&|a| a.tool_steps_per_task))),
+                executed_calls_per_task: stat(mean_interval(&of(&|a| a.executed_calls_per_task))),
+                ms_per_task: stat(mean_interval(&of(&|a| a.ms_per_task))),
+                calls_not_offered: seeds.iter().map(|s| s.arms[i].calls_not_offered).sum(),
+            }
+        })
+        .collect()
+}
+
+/// After (`summary[1]`) against before (`summary[0]`).
+fn compare(summary: &[ArmSummary]) -> Comparison {
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    Comparison {
+        model_calls_ratio: ratio(
+            summary[1].model_calls_per_task.mean,
+            summary[0].model_calls_per_task.mean,
+        ),
+        tool_steps_reduction: 1.0
+            - ratio(
+                summary[1].tool_steps_per_task.mean,
+                summary[0].tool_steps_per_task.mean,
+            ),
+        success_change: summary[1].success.mean - summary[0].success.mean,
+    }
+}
+
 async fn run_seed(
     paths: &Paths,
     config: &Config,
@@ -563,18 +604,48 @@ async fn run_seed(
     ));
     let _ = std::fs::remove_dir_all(&dir);
     let _cleanup = Scratch(dir.clone());
+    let scratch = scratch_paths(paths, &dir)?;
+    let catalog = scenario_catalog(&scratch)?;
+    let arms = SeedArms {
+        scratch: &scratch,
+        config,
+        opts,
+        seed,
+    };
+    let eval_tasks = opts
+        .eval_tasks
+        .clone()
+        .unwrap_or_else(|| evaluation_tasks(seed, opts.eval));
+
+    let before = arms.measure("before", catalog.clone(), &eval_tasks).await?;
+    let forged_catalog = arms.train(catalog).await?;
+    let forged_skills = forged_names(&forged_catalog);
+    let after = arms.measure("after", forged_catalog, &eval_tasks).await?;
+    Ok(SeedResult {
+        seed,
+        forged_skills,
+        arms: vec![before, after],
+    })
+}
+
+/// A seed's scratch home and notes workspace under `dir`; compiled
+/// handlers are shared with the caller's cache.
+fn scratch_paths(paths: &Paths, dir: &Path) -> Result<Paths, ForgeEvalError> {
     let workspace = dir.join("ws");
-    std::fs::create_dir_all(dir.join("home")).map_err(scratch_error(&dir))?;
+    std::fs::create_dir_all(dir.join("home")).map_err(scratch_error(dir))?;
     write_workspace(&workspace).map_err(scratch_error(&workspace))?;
-    let scratch = Paths {
+    Ok(Paths {
         home: dir.join("home"),
-        workspace: workspace.clone(),
+        workspace,
         bundled: paths.bundled.clone(),
         extra_skills: Vec::new(),
-        // Compiled handlers are shared with the caller's cache.
         cache_override: Some(paths.cache_dir()),
         workspace_origin: Default::default(),
-    };
+    })
+}
+
+/// The scratch catalog, which must hold the summarizer and the scenario skill.
+fn scenario_catalog(scratch: &Paths) -> Result<Arc<Catalog>, ForgeEvalError> {
     let catalog = Arc::new(Catalog::load(&scratch.roots(), &LoadOptions::default()));
     if catalog.get(SUMMARIZER).is_none() {
         return Err(ForgeEvalError::NoSummarizer);
@@ -583,17 +654,42 @@ async fn run_seed(
         let why: Vec<String> = catalog.warnings().iter().map(|w| w.to_string()).collect();
         return Err(ForgeEvalError::NoSkill(why.join("; ")));
     }
-    let model = || -> Arc<OfferCheck> {
+    Ok(catalog)
+}
+
+fn forged_names(catalog: &Catalog) -> Vec<String> {
+    catalog
+        .skills()
+        .iter()
+        .filter(|s| s.source == Source::Forged)
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+/// What one seed's arms and training share.
+struct SeedArms<'a> {
+    scratch: &'a Paths,
+    config: &'a Config,
+    opts: &'a Options,
+    seed: u64,
+}
+
+impl SeedArms<'_> {
+    /// A fresh model for one arm, counting calls to tools not offered.
+    fn model(&self) -> Arc<OfferCheck> {
         Arc::new(OfferCheck {
-            inner: opts
+            inner: self
+                .opts
                 .model
                 .clone()
-                .unwrap_or_else(|| Arc::new(SimulatedBriefAgent::new(seed))),
+                .unwrap_or_else(|| Arc::new(SimulatedBriefAgent::new(self.seed))),
             not_offered: AtomicU64::new(0),
         })
-    };
-    let runner = |catalog: Arc<Catalog>, train: bool, model: Arc<OfferCheck>| {
-        let mut cfg = config.clone();
+    }
+
+    /// A runner on `catalog`; `train` turns recording and forging on.
+    fn runner(&self, catalog: Arc<Catalog>, train: bool, model: Arc<OfferCheck>) -> Runner {
+        let mut cfg = self.config.clone();
         cfg.learning.record = train;
         cfg.learning.auto_every = 0;
         cfg.forge.create.enabled = train;
@@ -605,7 +701,7 @@ async fn run_seed(
         cfg.trust.workspace = true;
         cfg.trust.forged = true;
         Runner::with_catalog(
-            scratch.clone(),
+            self.scratch.clone(),
             cfg,
             catalog,
             Extras {
@@ -613,53 +709,32 @@ async fn run_seed(
                 ..Extras::default()
             },
         )
-    };
-    let eval_tasks = opts
-        .eval_tasks
-        .clone()
-        .unwrap_or_else(|| evaluation_tasks(seed, opts.eval));
-
-    let m = model();
-    let before = arm(
-        "before",
-        &runner(catalog.clone(), false, m.clone()),
-        &workspace,
-        &eval_tasks,
-        &m,
-    )
-    .await?;
-
-    let m = model();
-    let trainer = runner(catalog, true, m.clone());
-    for t in training_tasks(seed, opts.train) {
-        clear_out(&workspace)?;
-        run_one(&trainer, &t.task).await?;
     }
-    if !trainer.flush() {
-        tracing::warn!("eval forge: some training runs were not stored in time");
-    }
-    let forged_catalog = trainer.catalog();
-    let forged_skills = forged_catalog
-        .skills()
-        .iter()
-        .filter(|s| s.source == Source::Forged)
-        .map(|s| s.name.clone())
-        .collect();
 
-    let m = model();
-    let after = arm(
-        "after",
-        &runner(forged_catalog, false, m.clone()),
-        &workspace,
-        &eval_tasks,
-        &m,
-    )
-    .await?;
-    Ok(SeedResult {
-        seed,
-        forged_skills,
-        arms: vec![before, after],
-    })
+    /// The evaluation tasks on `catalog`, recording off.
+    async fn measure(
+        &self,
+        label: &'static str,
+        catalog: Arc<Catalog>,
+        tasks: &[EvalTask],
+    ) -> Result<ArmResult, ForgeEvalError> {
+        let m = self.model();
+        let runner = self.runner(catalog, false, m.clone());
+        arm(label, &runner, &self.scratch.workspace, tasks, &m).await
+    }
+
+    /// The training stream with forging on; returns the catalog it left.
+    async fn train(&self, catalog: Arc<Catalog>) -> Result<Arc<Catalog>, ForgeEvalError> {
+        let trainer = self.runner(catalog, true, self.model());
+        for t in training_tasks(self.seed, self.opts.train) {
+            clear_out(&self.scratch.workspace)?;
+            run_one(&trainer, &t.task).await?;
+        }
+        if !trainer.flush() {
+            tracing::warn!("eval forge: some training runs were not stored in time");
+        }
+        Ok(trainer.catalog())
+    }
 }
 
 fn clear_out(workspace: &Path) -> Result<(), ForgeEvalError> {
@@ -691,9 +766,39 @@ async fn arm(
     tasks: &[EvalTask],
     model: &OfferCheck,
 ) -> Result<ArmResult, ForgeEvalError> {
-    let catalog = runner.catalog();
-    // Steps each forged pipeline runs, by its tool name.
-    let pipelines: BTreeMap<String, usize> = catalog
+    let pipelines = pipeline_steps(&runner.catalog());
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    for t in tasks {
+        clear_out(workspace)?;
+        let o = run_one(runner, &t.task).await?;
+        tally.count_run(&o, &pipelines);
+        match check(workspace, &t.source) {
+            Ok(()) => tally.ok += 1,
+            Err(m) if tally.misses.len() < 5 => tally.misses.push(format!("{} -> {m}", t.task)),
+            Err(_) => {}
+        }
+    }
+    let n = tasks.len().max(1) as f64;
+    Ok(ArmResult {
+        arm: name,
+        tasks: tasks.len(),
+        succeeded: tally.ok,
+        success_rate: tally.ok as f64 / n,
+        run_success_rate: tally.run_ok as f64 / n,
+        model_calls_per_task: tally.calls as f64 / n,
+        tool_steps_per_task: tally.steps as f64 / n,
+        executed_calls_per_task: tally.executed as f64 / n,
+        ms_per_task: started.elapsed().as_secs_f64() * 1000.0 / n,
+        forged_tool_tasks: tally.forged,
+        calls_not_offered: model.not_offered.load(Ordering::Relaxed),
+        sample_misses: tally.misses,
+    })
+}
+
+/// Steps each forged pipeline runs, by its tool name.
+fn pipeline_steps(catalog: &Catalog) -> BTreeMap<String, usize> {
+    catalog
         .skills()
         .iter()
         .filter(|s| s.source == Source::Forged)
@@ -707,51 +812,42 @@ async fn arm(
                 .as_array()?;
             Some((format!("skill_{}", s.name), steps.len()))
         })
-        .collect();
-    let (mut ok, mut run_ok, mut calls, mut steps, mut executed, mut forged) =
-        (0usize, 0usize, 0u64, 0u64, 0u64, 0usize);
-    let mut misses = Vec::new();
-    let started = Instant::now();
-    for t in tasks {
-        clear_out(workspace)?;
-        let o = run_one(runner, &t.task).await?;
-        run_ok += usize::from(o.succeeded());
-        calls += u64::from(o.model_calls);
+        .collect()
+}
+
+/// Counts over one arm's tasks.
+#[derive(Default)]
+struct Tally {
+    ok: usize,
+    run_ok: usize,
+    calls: u64,
+    steps: u64,
+    executed: u64,
+    forged: usize,
+    misses: Vec<String>,
+}
+
+impl Tally {
+    /// Adds a run's model calls and tool steps; a forged pipeline's call
+    /// counts each of its steps as executed.
+    fn count_run(&mut self, o: &RunOutcome, pipelines: &BTreeMap<String, usize>) {
+        self.run_ok += usize::from(o.succeeded());
+        self.calls += u64::from(o.model_calls);
         let mut used_forged = false;
         for s in &o.trajectory {
             if let Step::Tool { tool, .. } = s {
-                steps += 1;
+                self.steps += 1;
                 match pipelines.get(tool) {
                     Some(n) => {
-                        executed += *n as u64;
+                        self.executed += *n as u64;
                         used_forged = true;
                     }
-                    None => executed += 1,
+                    None => self.executed += 1,
                 }
             }
         }
-        forged += usize::from(used_forged);
-        match check(workspace, &t.source) {
-            Ok(()) => ok += 1,
-            Err(m) if misses.len() < 5 => misses.push(format!("{} -> {m}", t.task)),
-            Err(_) => {}
-        }
+        self.forged += usize::from(used_forged);
     }
-    let n = tasks.len().max(1) as f64;
-    Ok(ArmResult {
-        arm: name,
-        tasks: tasks.len(),
-        succeeded: ok,
-        success_rate: ok as f64 / n,
-        run_success_rate: run_ok as f64 / n,
-        model_calls_per_task: calls as f64 / n,
-        tool_steps_per_task: steps as f64 / n,
-        executed_calls_per_task: executed as f64 / n,
-        ms_per_task: started.elapsed().as_secs_f64() * 1000.0 / n,
-        forged_tool_tasks: forged,
-        calls_not_offered: model.not_offered.load(Ordering::Relaxed),
-        sample_misses: misses,
-    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use super::Runner;
-use super::grant_command::{GrantFile, grant_command};
 use super::outcome::RunOutcome;
-use crate::gate::policy::Refusal;
+use crate::gate_policy::Refusal;
+use crate::granting::{GrantFile, grant_command};
 use crate::grants::Effective;
 use crate::sandbox;
 use crate::skill::{LimitSpec, Skill};
@@ -83,7 +83,7 @@ impl Runner {
                 skill: skill.name.clone(),
                 reason: e.to_string(),
             })?;
-        crate::gate::policy::admission(store, &skill.name, artifact, pin)
+        crate::gate_policy::admission(store, &skill.name, artifact, pin)
     }
 
     /// The host's own paths, which no file grant reaches.

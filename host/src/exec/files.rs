@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 use super::{Runner, ValidatorSet};
-use crate::gate::policy;
+use crate::gate_policy;
 use crate::sandbox::{self, Handler};
 use crate::skill::{FileIdentity, Reach, Skill, SkillFileError, TreeError};
 
@@ -124,7 +124,7 @@ impl Runner {
 const SCAN_ON_WORKER_MAX: usize = 64;
 
 impl Runner {
-    /// The pin of `skill` as its folder is now ([`policy::skill_pin`]),
+    /// The pin of `skill` as its folder is now ([`gate_policy::skill_pin`]),
     /// what approvals and grants hold. An unchanged tree costs one `lstat`
     /// per entry it pins (see `Skill::tree_unchanged`); a changed one is
     /// listed again and only the files that changed are read.
@@ -135,7 +135,7 @@ impl Runner {
         let known = lock(&self.shared.trees).get(&skill.path).cloned();
         let scan = skill.scan_tree(&Reach::of(skill))?;
         let tree = skill.digest_tree(scan, known.as_ref())?;
-        let pin = policy::pin(&skill.version, tree.digest());
+        let pin = gate_policy::pin(&skill.version, tree.digest());
         lock(&self.shared.trees).insert(skill.path.clone(), tree);
         Ok(pin)
     }
@@ -149,7 +149,7 @@ impl Runner {
         }
         skill
             .tree_unchanged(&known)
-            .then(|| policy::pin(&skill.version, known.digest()))
+            .then(|| gate_policy::pin(&skill.version, known.digest()))
     }
 
     /// [`Runner::skill_pin`] without blocking an async worker on reads: an
@@ -181,12 +181,6 @@ pub fn read_skill_and_handler(skill: &Skill) -> Result<(Vec<u8>, Option<Vec<u8>>
         None => None,
     };
     Ok((md, wasm))
-}
-
-/// The fingerprint operator grants are pinned to: the skill's pin
-/// ([`policy::skill_pin`]), every file of its folder a run can read.
-pub fn skill_fingerprint(skill: &Skill) -> Result<String, TreeError> {
-    policy::skill_pin(skill)
 }
 
 /// The files of a skill as a runner last read them.

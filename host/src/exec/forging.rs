@@ -52,7 +52,7 @@ impl Inputs {
         // The folder is pinned only when a grant names the skill: only
         // then does the pin decide anything.
         let fingerprint = if self.grants.contains_key(&skill.name) {
-            super::skill_fingerprint(skill).ok()?
+            skill.pin().ok()?
         } else {
             String::new()
         };

@@ -14,7 +14,6 @@ mod files;
 mod flow;
 #[cfg(feature = "forge")]
 mod forging;
-pub mod grant_command;
 mod handler;
 mod model_loop;
 mod outcome;
@@ -25,7 +24,6 @@ mod recorder;
 mod select;
 mod services;
 pub mod shared;
-pub mod shared_skills;
 pub mod template;
 mod usage;
 
@@ -42,14 +40,14 @@ use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::sandbox::{self, Sandbox};
 use crate::skill::{Catalog, Skill};
-use crate::store::{KvQuota, RunStore, StoreError};
+use crate::store::{RunStore, StoreError};
 use crate::tools::{SkillInvoker, Toolbox};
 use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
 pub use context::ContextError;
 pub(crate) use files::MAX_SKILL_MD_BYTES;
+pub use files::read_skill_and_handler;
 use files::{KnownFiles, lock};
-pub use files::{read_skill_and_handler, skill_fingerprint};
 #[cfg(feature = "forge")]
 pub use forging::{MinedOutcome, write_mined};
 pub use model_loop::{context_block, context_from_prompt};
@@ -117,14 +115,6 @@ struct Shared {
     me: Weak<Shared>,
 }
 
-/// The key-value quota `[limits]` sets for every skill.
-pub fn kv_quota(config: &Config) -> KvQuota {
-    KvQuota {
-        max_bytes: config.limits.kv_quota_kb.saturating_mul(1024),
-        max_keys: config.limits.kv_max_keys,
-    }
-}
-
 /// Optional parts of a runner.
 #[derive(Clone, Default)]
 pub struct Extras {
@@ -155,7 +145,7 @@ impl Runner {
         let store = Arc::new(LazyStore::new(
             paths.state_dir(),
             config.store.clone(),
-            kv_quota(&config),
+            config.kv_quota(),
             extras.store.clone(),
         ));
         Self::assemble(paths, config, catalog, extras, store)

@@ -1,7 +1,7 @@
 //! State that hosts on one shared store hold in common (see
 //! [`SharedState`](crate::store::SharedState)): the learned rules ([`crate::learn::book`]), the
-//! workspace's grants (`grants::shared`) and the forged and installed skills
-//! ([`super::shared_skills`]). A runner catches up with it before each run
+//! workspace's grants and the forged and installed skills (both in
+//! [`crate::shared`]). A runner catches up with it before each run
 //! once the store announced a change, so what one host changes is what
 //! every other host uses, milliseconds later, without a restart.
 
@@ -9,21 +9,8 @@ use std::sync::Arc;
 
 use super::{Runner, lock};
 use crate::grants::Grants;
-use crate::grants::shared::shared_grants;
-use crate::store::StoreError;
-
-#[derive(Debug, thiserror::Error)]
-pub enum SharedError {
-    #[error("the store shared by the hosts: {0}")]
-    Store(#[from] StoreError),
-    #[error("`{doc}` in the store shared by the hosts is not valid: {message}")]
-    Invalid { doc: String, message: String },
-    #[error("{path}: {source}")]
-    Io {
-        path: std::path::PathBuf,
-        source: std::io::Error,
-    },
-}
+use crate::shared::grants::shared_grants;
+use crate::shared::skills;
 
 /// The grants of a host's own files with the shared ones over them.
 fn merged(files: &Grants, shared: Grants) -> Grants {
@@ -100,7 +87,7 @@ impl Runner {
                 complete = false;
             }
         }
-        match super::shared_skills::materialize(&s.paths, shared) {
+        match skills::materialize(&s.paths, shared) {
             Ok(true) => {
                 self.reload_catalog();
             }

@@ -219,6 +219,17 @@ pub fn editable(skill: &Skill) -> Result<(), ForgeError> {
     }
 }
 
+/// The latest saved version of `name`.
+fn latest_version(forge_dir: &Path, name: &str) -> Result<u32, ForgeError> {
+    versions(forge_dir, name)?
+        .last()
+        .map(|v| v.version)
+        .ok_or(ForgeError::UnknownVersion {
+            name: name.to_owned(),
+            version: 0,
+        })
+}
+
 /// Restores `version` (default: the newest saved) of `skill`, atomically,
 /// after saving what it replaces as a version of its own (so a rollback
 /// can be rolled back).
@@ -232,13 +243,7 @@ pub fn rollback(
     let forge_dir = writer.forge_dir();
     let version = match version {
         Some(v) => v,
-        None => versions(&forge_dir, &skill.name)?
-            .last()
-            .map(|v| v.version)
-            .ok_or(ForgeError::UnknownVersion {
-                name: skill.name.clone(),
-                version: 0,
-            })?,
+        None => latest_version(&forge_dir, &skill.name)?,
     };
     let restored = read_version(&forge_dir, &skill.name, version)?;
     let text = String::from_utf8(restored).map_err(|_| super::Invalid::NotUtf8)?;
@@ -251,16 +256,12 @@ pub fn rollback(
     };
     let saved_as = save(&lock, &forge_dir, &skill.name, &current)?;
     writer.replace(&lock, &skill.path, &current, &text, &expect)?;
-    append(
-        &lock,
-        &forge_dir,
-        &skill.name,
-        &Event {
-            previous: Some(content_version(&current)),
-            version: Some(saved_as),
-            ..Event::new(EventKind::RolledBack, format!("restored version {version}"))
-        },
-    )?;
+    let event = Event {
+        previous: Some(content_version(&current)),
+        version: Some(saved_as),
+        ..Event::new(EventKind::RolledBack, format!("restored version {version}"))
+    };
+    append(&lock, &forge_dir, &skill.name, &event)?;
     tracing::info!(skill = %skill.name, version, saved_as, "forge: rolled back");
     Ok(Rollback {
         skill: skill.name.clone(),

@@ -80,31 +80,53 @@ pub async fn improve(
         },
         Ok(r) => match parse_reply(r.text.as_deref().unwrap_or("")) {
             Err(reason) => ImproveOutcome::Rejected { reason },
-            Ok(Reply {
-                improved: false,
-                reason,
-                ..
-            }) => ImproveOutcome::Declined { reason },
-            Ok(Reply {
-                skill_md: None,
-                reason,
-                ..
-            }) => ImproveOutcome::Rejected {
-                reason: format!("no skill_md in the reply ({reason})"),
-            },
-            Ok(Reply {
-                skill_md: Some(text),
-                reason,
-                ..
-            }) => apply(writer, &lock, skill, &current, &text, &reason)?,
+            Ok(reply) => take_reply(writer, &lock, skill, &current, reply)?,
         },
     };
-    let event = match &outcome {
+    if let Some(event) = history_event(skill, &current, &outcome) {
+        history::append(&lock, &forge_dir, &skill.name, &event)?;
+    }
+    Ok(outcome)
+}
+
+/// What the model's reply comes to: declined, rejected without a
+/// SKILL.md, or the proposal applied.
+fn take_reply(
+    writer: &SkillWriter,
+    lock: &writer::ForgeLock,
+    skill: &Skill,
+    current: &[u8],
+    reply: Reply,
+) -> Result<ImproveOutcome, ForgeError> {
+    Ok(match reply {
+        Reply {
+            improved: false,
+            reason,
+            ..
+        } => ImproveOutcome::Declined { reason },
+        Reply {
+            skill_md: None,
+            reason,
+            ..
+        } => ImproveOutcome::Rejected {
+            reason: format!("no skill_md in the reply ({reason})"),
+        },
+        Reply {
+            skill_md: Some(text),
+            reason,
+            ..
+        } => apply(writer, lock, skill, current, &text, &reason)?,
+    })
+}
+
+/// The history entry for an attempt (none for a cooldown).
+fn history_event(skill: &Skill, current: &[u8], outcome: &ImproveOutcome) -> Option<Event> {
+    Some(match outcome {
         ImproveOutcome::Improved {
             reason,
             saved_version,
         } => Event {
-            previous: Some(content_version(&current)),
+            previous: Some(content_version(current)),
             version: Some(*saved_version),
             ..Event::new(EventKind::Improved, reason.clone())
         },
@@ -113,10 +135,8 @@ pub async fn improve(
             Event::new(EventKind::Rejected, reason.clone())
         }
         ImproveOutcome::Declined { reason } => Event::new(EventKind::Declined, reason.clone()),
-        ImproveOutcome::Cooldown => return Ok(outcome),
-    };
-    history::append(&lock, &forge_dir, &skill.name, &event)?;
-    Ok(outcome)
+        ImproveOutcome::Cooldown => return None,
+    })
 }
 
 fn in_cooldown(forge_dir: &std::path::Path, name: &str, config: &ImproveConfig) -> bool {
@@ -175,18 +195,8 @@ fn with_audit_entry(
 ) -> String {
     let mut front = proposed.meta.raw.as_object().cloned().unwrap_or_default();
     let old_sh = old.meta.raw.pointer("/metadata/skillhost").cloned();
-    let metadata = front.entry("metadata").or_insert_with(|| json!({}));
-    if !metadata.is_object() {
-        *metadata = json!({});
-    }
-    let Some(metadata) = metadata.as_object_mut() else {
-        return super::create::compose(&front, &proposed.body);
-    };
-    let sh = metadata.entry("skillhost").or_insert_with(|| json!({}));
-    if !sh.is_object() {
-        *sh = json!({});
-    }
-    if let Some(sh) = sh.as_object_mut() {
+    if let Some(sh) = object_at(&mut front, "metadata").and_then(|m| object_at(m, "skillhost")) {
+        // The forge's own keys stay as they were.
         for key in ["source", "created_at", "runs", "uses"] {
             match old_sh.as_ref().and_then(|o| o.get(key)) {
                 Some(v) => {
@@ -206,6 +216,18 @@ fn with_audit_entry(
         sh.insert("history".into(), Value::Array(trail));
     }
     super::create::compose(&front, &proposed.body)
+}
+
+/// `map[key]` as an object, made one (empty) when absent or not one.
+fn object_at<'m>(
+    map: &'m mut serde_json::Map<String, Value>,
+    key: &str,
+) -> Option<&'m mut serde_json::Map<String, Value>> {
+    let v = map.entry(key).or_insert_with(|| json!({}));
+    if !v.is_object() {
+        *v = json!({});
+    }
+    v.as_object_mut()
 }
 
 fn request(skill: &Skill, current: &[u8], runs: &[RunRecord]) -> ChatRequest {

@@ -390,6 +390,27 @@ impl SkillWriter {
         Ok(real)
     }
 
+    /// The roots `path` (resolved: `real`) may be edited under: the
+    /// forged root, checked, for a path in it; else the editable roots.
+    fn roots_of(&self, path: &Path, real: &Path) -> Result<Vec<PathBuf>, ForgeError> {
+        if path.starts_with(&self.forged_root) {
+            return Ok(vec![self.checked_forged_root()?]);
+        }
+        let mut roots = Vec::new();
+        let forged = self.forged_root.canonicalize().ok();
+        for r in &self.editable {
+            if let Ok(c) = r.canonicalize() {
+                // The workspace root holds the forged one, which has
+                // its own checks above.
+                if forged.as_ref().is_some_and(|f| real.starts_with(f)) {
+                    continue;
+                }
+                roots.push(c);
+            }
+        }
+        Ok(roots)
+    }
+
     /// The folder and file name of an editable skill's SKILL.md, after
     /// checking that it resolves inside the forged root or a user or
     /// workspace root and is no link.
@@ -400,22 +421,7 @@ impl SkillWriter {
         let real = path
             .canonicalize()
             .map_err(ForgeError::io("resolve", path))?;
-        let mut roots = Vec::new();
-        if path.starts_with(&self.forged_root) {
-            roots.push(self.checked_forged_root()?);
-        } else {
-            let forged = self.forged_root.canonicalize().ok();
-            for r in &self.editable {
-                if let Ok(c) = r.canonicalize() {
-                    // The workspace root holds the forged one, which has
-                    // its own checks above.
-                    if forged.as_ref().is_some_and(|f| real.starts_with(f)) {
-                        continue;
-                    }
-                    roots.push(c);
-                }
-            }
-        }
+        let roots = self.roots_of(path, &real)?;
         let Some(_) = roots.iter().find(|r| real.starts_with(r) && real != **r) else {
             return Err(ForgeError::OutsideRoot {
                 path: real,

@@ -18,7 +18,7 @@ use crate::forge::handler::{
     self as forge_handler, Admitted, BuildError, BuildSettings, Built, Example, HandlerLang,
 };
 use crate::forge::{ForgeError, SkillWriter};
-use crate::gate::policy::{self, HandlerState, Provenance, Report, Status};
+use crate::gate_policy::{self, HandlerState, Provenance, Report, Status};
 use crate::llm::{LlmError, Provider};
 use crate::skill::Skill;
 
@@ -196,7 +196,7 @@ fn feedback(runner: &Runner, name: &str, outcome: &AttemptOutcome) -> Result<Str
             reason.clone()
         }
         AttemptOutcome::Rejected { report_id, .. } => {
-            let stored = policy::latest_report(runner.store().map_err(GateError::from)?, name)
+            let stored = gate_policy::latest_report(runner.store().map_err(GateError::from)?, name)
                 .map_err(GateError::from)?;
             match stored.filter(|s| s.id == *report_id) {
                 Some(s) => report_feedback(&s.report),

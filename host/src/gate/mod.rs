@@ -1,7 +1,7 @@
 //! The validation gate: the checks a handler passes before a gated source's
 //! skill may run it (installed and machine-written handlers, by default),
 //! and the approval policy. Each check gives one verdict, each failure
-//! classified and explained, in a report that is stored (see `policy`)
+//! classified and explained, in a report that is stored (see `gate_policy`)
 //! and shown by `skillhost handler report`:
 //!
 //! 1. artifact: the bytes are a component within the size caps;
@@ -43,7 +43,6 @@
 #[cfg(feature = "forge")]
 pub mod author;
 mod cases;
-pub mod policy;
 mod run;
 mod statics;
 
@@ -54,9 +53,9 @@ use std::time::Instant;
 pub use cases::{CASES_FILE, Case, Compare, Expected, parse_cases_file};
 
 use crate::exec::Runner;
-use crate::gate::policy::{
-    ApprovalError, ApprovedBy, Check, FindingClass, HandlerState, Outcome, Provenance, Report,
-    Status, StoredReport, Verdict, skill_pin,
+use crate::gate_policy::{
+    self, ApprovalError, ApprovedBy, Check, FindingClass, HandlerState, Outcome, Provenance,
+    Report, Status, StoredReport, Verdict, skill_pin,
 };
 use crate::grants::Effective;
 use crate::paths::Paths;
@@ -105,7 +104,7 @@ pub enum GateError {
     #[error(transparent)]
     Approval(#[from] ApprovalError),
     #[error(transparent)]
-    Refusal(#[from] policy::Refusal),
+    Refusal(#[from] gate_policy::Refusal),
     #[error("cannot pin skill `{skill}` to its gate report or approval")]
     Pin {
         skill: String,
@@ -284,7 +283,7 @@ fn load_folder(dir: &Path) -> Result<Skill, GateError> {
 pub fn static_checks(
     bytes: &[u8],
     declared: &Capabilities,
-    config: &policy::GateConfig,
+    config: &gate_policy::GateConfig,
     max_bytes: usize,
     max_function_bytes: usize,
 ) -> (Vec<Verdict>, Option<sandbox::inspect::Inspection>) {
@@ -377,16 +376,16 @@ pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
     let pin = pin_now(&skill)?;
-    let state = policy::state(store, name, &artifact, &pin)?;
+    let state = gate_policy::state(store, name, &artifact, &pin)?;
     if state != HandlerState::Passed {
         return Ok(state);
     }
-    let Some(latest) = policy::latest_report_for(store, name, &artifact)? else {
+    let Some(latest) = gate_policy::latest_report_for(store, name, &artifact)? else {
         return Ok(state);
     };
     let config = &runner.config().gate;
     if config.auto_approves(&latest.report) {
-        policy::approve(store, name, &artifact, &pin, ApprovedBy::Policy)?;
+        gate_policy::approve(store, name, &artifact, &pin, ApprovedBy::Policy)?;
         return Ok(HandlerState::Enabled);
     }
     Ok(state)
@@ -396,7 +395,7 @@ pub fn admit(runner: &Runner, name: &str) -> Result<HandlerState, GateError> {
 /// now, on its latest report for these bytes, which must have passed.
 pub fn approve(runner: &Runner, name: &str) -> Result<ApprovalRow, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
-    Ok(policy::approve(
+    Ok(gate_policy::approve(
         runner.store()?,
         name,
         &artifact,
@@ -422,11 +421,11 @@ pub fn status(runner: &Runner, name: &str) -> Result<HandlerStatus, GateError> {
     let (skill, artifact) = current_artifact(runner, name)?;
     let store = runner.store()?;
     let pin = pin_now(&skill)?;
-    let refusal = policy::admission(store, name, &artifact, &pin).err();
-    let state = policy::state(store, name, &artifact, &pin)?;
-    let report = match policy::latest_report_for(store, name, &artifact)? {
+    let refusal = gate_policy::admission(store, name, &artifact, &pin).err();
+    let state = gate_policy::state(store, name, &artifact, &pin)?;
+    let report = match gate_policy::latest_report_for(store, name, &artifact)? {
         Some(r) => Some(r),
-        None => policy::latest_report(store, name)?,
+        None => gate_policy::latest_report(store, name)?,
     };
     Ok(HandlerStatus {
         state,
@@ -470,7 +469,7 @@ fn subject_pin(
             .with_files(&[(&t.file_name(), skill_md), handler]),
         None => skill.tree_digest().map_err(pin_err)?,
     };
-    Ok(policy::pin(&skill.version, tree.digest()))
+    Ok(gate_policy::pin(&skill.version, tree.digest()))
 }
 
 /// The catalog skill `name` and the hash of its handler's bytes now.
@@ -535,7 +534,7 @@ pub async fn check(runner: &Runner, subject: &Subject) -> Result<(i64, Report), 
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         hand_only: [
             not_live_in_the_gate(&effective.capabilities),
-            policy::unpinned_state(skill),
+            gate_policy::unpinned_state(skill),
         ]
         .concat(),
     };
@@ -571,7 +570,7 @@ async fn run_checks(
     subject: &Subject,
     artifact: &sandbox::Artifact,
     effective: &Effective,
-) -> Result<(Vec<Verdict>, Vec<policy::CaseRun>), GateError> {
+) -> Result<(Vec<Verdict>, Vec<gate_policy::CaseRun>), GateError> {
     let config = runner.config();
     let gate = &config.gate;
     let kib = |v: u64| usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
@@ -675,7 +674,7 @@ fn case_roots(runner: &Runner, subject: &Subject) -> FileRoots {
 /// Stores `report` (and, in a quarantine slot, writes it beside the
 /// artifact); its id.
 fn store(runner: &Runner, subject: &Subject, report: &Report) -> Result<i64, GateError> {
-    let id = policy::store_report(runner.store()?, report)?;
+    let id = gate_policy::store_report(runner.store()?, report)?;
     let dir = &subject.skill.dir;
     if !subject.in_catalog && in_quarantine(runner.paths(), dir) {
         let path = dir.join(QUARANTINE_REPORT);
@@ -766,7 +765,7 @@ async fn run_cases(
     effective: &Effective,
     sandbox: Arc<sandbox::Sandbox>,
     handler: sandbox::Handler,
-) -> Result<([Verdict; 3], Vec<policy::CaseRun>), GateError> {
+) -> Result<([Verdict; 3], Vec<gate_policy::CaseRun>), GateError> {
     let skill = &subject.skill;
     let config = runner.config();
     let gate = &config.gate;

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::cases::{Case, Compare};
 use super::statics::{fail, pass};
-use crate::gate::policy::{CaseRun, Check, FindingClass, Verdict};
+use crate::gate_policy::{CaseRun, Check, FindingClass, Verdict};
 use crate::grants::{Effective, KvHost, Services};
 use crate::learn::condition::Facts;
 use crate::sandbox::{CallRequest, Entropy, FileRoots, Handler, Limits, Sandbox};

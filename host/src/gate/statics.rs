@@ -3,7 +3,7 @@
 //! `handle` (2, whose type linking checks later), what it imports (3) and
 //! what its skill declares (4).
 
-use crate::gate::policy::{Check, FindingClass, GateConfig, Provenance, Status, Verdict};
+use crate::gate_policy::{Check, FindingClass, GateConfig, Provenance, Status, Verdict};
 use crate::grants::{self, Permitter};
 use crate::sandbox::inspect::{Bodies, InspectError, Inspection, inspect_with};
 use crate::skill::Capabilities;

@@ -3,10 +3,20 @@
 //! sandbox preopens them (refusing the host's own paths) when it builds the
 //! call's WASI context.
 
-use super::{Capability, Flag, Permit};
+use super::{CallSetup, Capability, Flag, HostCapability, Permit};
 use crate::skill::Capabilities;
 
 pub struct Files;
+
+/// Its per-call enforcement is WASI's own, configured from the grant
+/// (preopened folders) and the sandbox's file guard: no service, no
+/// state here.
+impl HostCapability for Files {
+    type Service = ();
+    type State = ();
+
+    fn call_state(_call: &CallSetup<'_>, _service: &()) {}
+}
 
 impl Capability for Files {
     fn key(&self) -> &'static str {

@@ -2,11 +2,20 @@
 //! HTTP may reach. The sandbox's wasi:http guard checks each request's host
 //! and the addresses it resolves to.
 
-use super::{Capability, Flag, Permit};
+use super::{CallSetup, Capability, Flag, HostCapability, Permit};
 use crate::netguard::pattern_covers;
 use crate::skill::Capabilities;
 
 pub struct Http;
+
+/// Its per-call enforcement is wasi:http's, through the sandbox's request
+/// hooks and the network guard: no service, no state here.
+impl HostCapability for Http {
+    type Service = ();
+    type State = ();
+
+    fn call_state(_call: &CallSetup<'_>, _service: &()) {}
+}
 
 impl Capability for Http {
     fn key(&self) -> &'static str {

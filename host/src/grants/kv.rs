@@ -1,9 +1,15 @@
 //! `kv`: the handler may use its own key-value store (per skill, within
-//! the `[limits]` quota).
+//! the `[limits]` quota), through `kv-get`, `kv-set` and `kv-delete` of
+//! the shared host interface, which this capability links.
 
 use std::sync::Arc;
 
-use super::{CallSetup, Capability, Flag, Permit, Refusal};
+use wasmtime::component::{Linker, LinkerInstance};
+
+use super::{
+    CallSetup, Capability, Events, Flag, HOST_INTERFACE, HostCapability, HostError, Offer, Permit,
+    Refusal, Services,
+};
 use crate::skill::Capabilities;
 use crate::types::ServiceError;
 
@@ -20,11 +26,18 @@ pub trait KvHost: Send + Sync {
     fn delete(&self, skill: &str, key: &str) -> Result<(), ServiceError>;
 }
 
+impl Offer for Arc<dyn KvHost> {
+    fn offer(self, to: &mut Services) {
+        to.kv = Some(self);
+    }
+}
+
 /// One call's view of the key-value store.
 pub struct KvCall {
     skill: String,
     granted: bool,
     store: Option<Arc<dyn KvHost>>,
+    events: Events,
 }
 
 impl KvCall {
@@ -55,9 +68,115 @@ impl KvCall {
         }
         Ok(())
     }
+
+    /// The store and the skill whose keys to use, if the call may use
+    /// `key` (and write `value_len` bytes); a denial is noted.
+    fn reach(&self, key: &str, value_len: usize) -> Result<(Arc<dyn KvHost>, String), HostError> {
+        let checked = self
+            .access(key)
+            .and_then(|kv| KvCall::check_value(value_len).map(|()| kv));
+        match checked {
+            Ok(kv) => Ok((kv, self.skill.clone())),
+            Err(refusal) => Err(refusal.to_guest(&self.events)),
+        }
+    }
 }
 
+/// Runs a key-value call on the blocking pool: the store may wait for
+/// another process's write lock (SQLite's busy timeout), which must not
+/// hold an async worker that other calls and clients need.
+async fn off_the_runtime<T: Send + 'static>(
+    call: impl FnOnce() -> Result<T, ServiceError> + Send + 'static,
+) -> Result<T, HostError> {
+    match tokio::task::spawn_blocking(call).await {
+        Ok(result) => result.map_err(HostError::from),
+        Err(e) => Err(HostError::Failed(format!(
+            "the key-value call stopped: {e}"
+        ))),
+    }
+}
+
+type KvGet = Result<Option<Vec<u8>>, HostError>;
+type KvDone = Result<(), HostError>;
+
 pub struct Kv;
+
+impl HostCapability for Kv {
+    type Service = Option<Arc<dyn KvHost>>;
+    type State = KvCall;
+
+    fn call_state(call: &CallSetup<'_>, store: &Self::Service) -> KvCall {
+        KvCall {
+            skill: call.skill.to_owned(),
+            granted: call.granted.kv,
+            store: store.clone(),
+            events: call.events.clone(),
+        }
+    }
+
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        project: fn(&mut T) -> &mut KvCall,
+    ) -> wasmtime::Result<()> {
+        let mut host = linker.instance(HOST_INTERFACE)?;
+        link_get(&mut host, project)?;
+        link_set(&mut host, project)?;
+        link_delete(&mut host, project)
+    }
+}
+
+type Project<T> = fn(&mut T) -> &mut KvCall;
+
+fn link_get<T: Send + 'static>(
+    host: &mut LinkerInstance<'_, T>,
+    project: Project<T>,
+) -> wasmtime::Result<()> {
+    host.func_wrap_async("kv-get", move |mut store, (key,): (String,)| {
+        let reached = project(store.data_mut()).reach(&key, 0);
+        Box::new(async move {
+            let answer: KvGet = match reached {
+                Ok((kv, skill)) => off_the_runtime(move || kv.get(&skill, &key)).await,
+                Err(e) => Err(e),
+            };
+            Ok((answer,))
+        })
+    })
+}
+
+fn link_set<T: Send + 'static>(
+    host: &mut LinkerInstance<'_, T>,
+    project: Project<T>,
+) -> wasmtime::Result<()> {
+    host.func_wrap_async(
+        "kv-set",
+        move |mut store, (key, value): (String, Vec<u8>)| {
+            let reached = project(store.data_mut()).reach(&key, value.len());
+            Box::new(async move {
+                let answer: KvDone = match reached {
+                    Ok((kv, skill)) => off_the_runtime(move || kv.set(&skill, &key, &value)).await,
+                    Err(e) => Err(e),
+                };
+                Ok((answer,))
+            })
+        },
+    )
+}
+
+fn link_delete<T: Send + 'static>(
+    host: &mut LinkerInstance<'_, T>,
+    project: Project<T>,
+) -> wasmtime::Result<()> {
+    host.func_wrap_async("kv-delete", move |mut store, (key,): (String,)| {
+        let reached = project(store.data_mut()).reach(&key, 0);
+        Box::new(async move {
+            let answer: KvDone = match reached {
+                Ok((kv, skill)) => off_the_runtime(move || kv.delete(&skill, &key)).await,
+                Err(e) => Err(e),
+            };
+            Ok((answer,))
+        })
+    })
+}
 
 impl Capability for Kv {
     fn key(&self) -> &'static str {
@@ -89,13 +208,5 @@ impl Capability for Kv {
             interface: "skillhost:skill/host",
             functions: &["kv-get", "kv-set", "kv-delete"],
         }]
-    }
-
-    fn call_state(&self, call: &CallSetup<'_>) -> Option<Box<dyn std::any::Any + Send>> {
-        Some(Box::new(KvCall {
-            skill: call.skill.to_owned(),
-            granted: call.granted.kv,
-            store: call.services.get::<dyn KvHost>(),
-        }))
     }
 }

@@ -1,9 +1,14 @@
 //! `llm`: the handler may ask the configured model for completions
-//! (`complete` of the host interface).
+//! (`complete` of the shared host interface, which this capability links).
 
 use std::sync::Arc;
 
-use super::{CallSetup, Capability, Flag, Permit, Refusal};
+use wasmtime::component::Linker;
+
+use super::{
+    CallSetup, Capability, Events, Flag, HOST_INTERFACE, HostCapability, HostError, Offer, Permit,
+    Refusal, Services,
+};
 use crate::skill::Capabilities;
 use crate::types::{BoxFuture, ServiceError};
 
@@ -20,11 +25,18 @@ pub trait ModelHost: Send + Sync {
     ) -> BoxFuture<'a, Result<String, ServiceError>>;
 }
 
+impl Offer for Arc<dyn ModelHost> {
+    fn offer(self, to: &mut Services) {
+        to.llm = Some(self);
+    }
+}
+
 /// One call's view of the model.
 pub struct LlmCall {
     skill: String,
     granted: bool,
     model: Option<Arc<dyn ModelHost>>,
+    events: Events,
 }
 
 impl LlmCall {
@@ -46,6 +58,44 @@ impl LlmCall {
 }
 
 pub struct Llm;
+
+impl HostCapability for Llm {
+    type Service = Option<Arc<dyn ModelHost>>;
+    type State = LlmCall;
+
+    fn call_state(call: &CallSetup<'_>, model: &Self::Service) -> LlmCall {
+        LlmCall {
+            skill: call.skill.to_owned(),
+            granted: call.granted.llm,
+            model: model.clone(),
+            events: call.events.clone(),
+        }
+    }
+
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        project: fn(&mut T) -> &mut LlmCall,
+    ) -> wasmtime::Result<()> {
+        linker.instance(HOST_INTERFACE)?.func_wrap_async(
+            "complete",
+            move |mut store, (system, prompt): (Option<String>, String)| {
+                let call = project(store.data_mut());
+                let bytes = prompt.len() + system.as_ref().map_or(0, String::len);
+                let reached = call.access(bytes).map_err(|r| r.to_guest(&call.events));
+                Box::new(async move {
+                    let answer = match reached {
+                        Ok(model) => model
+                            .complete(system.as_deref(), &prompt)
+                            .await
+                            .map_err(HostError::from),
+                        Err(e) => Err(e),
+                    };
+                    Ok((answer,))
+                })
+            },
+        )
+    }
+}
 
 impl Capability for Llm {
     fn key(&self) -> &'static str {
@@ -81,13 +131,5 @@ impl Capability for Llm {
             interface: "skillhost:skill/host",
             functions: &["complete"],
         }]
-    }
-
-    fn call_state(&self, call: &CallSetup<'_>) -> Option<Box<dyn std::any::Any + Send>> {
-        Some(Box::new(LlmCall {
-            skill: call.skill.to_owned(),
-            granted: call.granted.llm,
-            model: call.services.get::<dyn ModelHost>(),
-        }))
     }
 }

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::skill::{Capabilities, LimitSpec, Source};
 
+#[macro_use]
 mod call;
 mod config_file;
 mod files;
@@ -19,15 +20,10 @@ mod kv;
 mod llm;
 mod tools;
 
-// The operator's grant edits and the grants in the store the hosts share:
-// units of their own in the module map (lib.rs), above what they use.
-pub mod edit;
-pub mod shared;
-
 pub(crate) use call::truncated;
 pub use call::{
-    CallSetup, CallStates, CapabilityHost, HostFn, HostInterface, Refusal, Services,
-    is_host_interface, link_host_interfaces,
+    CallSetup, CapabilityHost, Events, HOST_INTERFACE, HostCapability, HostError, MAX_EVENTS,
+    Offer, Refusal,
 };
 pub use config_file::{GrantFileError, file_grants, with_grant, write_grant};
 pub use kv::{KvCall, KvHost, MAX_KV_KEY, MAX_KV_VALUE};
@@ -43,16 +39,25 @@ pub use tools::{MAX_TOOL_ARGS, ToolHost, ToolsCall};
 /// Adding one, a made-up `clock` that lets a handler read the real time
 /// (without it, the wall clock reads as the epoch): the field
 /// `pub clock: bool,` in `skill::Capabilities`; `mod clock;` and the entry
-/// `&clock::Clock,` in [`CAPABILITIES`] below; and this file, `grants/clock.rs`
-/// (`tests/capability_example.rs` builds the crate with exactly this):
+/// `clock: clock::Clock,` in the `capabilities!` list below; and this
+/// file, `grants/clock.rs` (`tests/capability_example.rs` builds the
+/// crate with exactly this):
 ///
 /// ```text
 /// //! `clock`: the handler may read the real wall-clock time.
 ///
-/// use super::{Capability, Flag};
+/// use super::{CallSetup, Capability, Flag, HostCapability};
 /// use crate::skill::Capabilities;
 ///
 /// pub struct Clock;
+///
+/// /// No host service, no state and no host function of its own.
+/// impl HostCapability for Clock {
+///     type Service = ();
+///     type State = ();
+///
+///     fn call_state(_call: &CallSetup<'_>, _service: &()) {}
+/// }
 ///
 /// impl Capability for Clock {
 ///     fn key(&self) -> &'static str {
@@ -104,10 +109,11 @@ pub use tools::{MAX_TOOL_ARGS, ToolHost, ToolsCall};
 /// the per-call setting; `imports` names the interfaces a component may
 /// import when its skill may use the capability (the validation gate's
 /// import check; the clock needs none beyond pure computation, so keeps
-/// the empty default). Capabilities enforced through the host interface
-/// (`llm`, `kv`, `tools`) or a host service (`files` through the control
-/// paths, `http` through the network guard) are checked where that
-/// interface or service lives, in `sandbox`, against the same field.
+/// the empty default). A capability with host functions, a service or
+/// per-call state has them in its [`HostCapability`] (`kv`, `llm`,
+/// `tools`; see `grants/call.rs`); `files` and `http` are enforced
+/// through WASI and the sandbox's guards (the control paths, the network
+/// guard), against the same field.
 pub trait Capability: Sync {
     /// Its key in front matter and in grants: the field's name.
     fn key(&self) -> &'static str;
@@ -125,19 +131,6 @@ pub trait Capability: Sync {
     /// import when its skill may use this capability: what the validation
     /// gate checks a component's imports against before it runs.
     fn imports(&self) -> &'static [Permit] {
-        &[]
-    }
-    /// Its state for one call, made from the call's grant and the host's
-    /// services when the call starts; `None` when it keeps none. The
-    /// sandbox holds it for the call, found by its type
-    /// ([`CallStates::get`]).
-    fn call_state(&self, _call: &CallSetup<'_>) -> Option<Box<dyn std::any::Any + Send>> {
-        None
-    }
-    /// Interfaces of its own whose functions the host implements (the
-    /// shared `skillhost:skill/host` interface is linked by the sandbox,
-    /// which hands each of its functions to the capability's state).
-    fn host_interfaces(&self) -> &'static [HostInterface] {
         &[]
     }
 }
@@ -264,14 +257,15 @@ pub struct Flag {
     pub help: &'static str,
 }
 
-/// Every capability, in the order grants are described.
-pub const CAPABILITIES: &[&dyn Capability] = &[
-    &files::Files,
-    &http::Http,
-    &tools::Tools,
-    &llm::Llm,
-    &kv::Kv,
-];
+// Every capability, in the order grants are described: the registry
+// `CAPABILITIES`, and one field each of `Services` and `CallStates`.
+capabilities! {
+    files: files::Files,
+    http: http::Http,
+    tools: tools::Tools,
+    llm: llm::Llm,
+    kv: kv::Kv,
+}
 
 /// Which sources get what they declare without an explicit grant.
 #[derive(Debug, Clone, Serialize, Deserialize)]

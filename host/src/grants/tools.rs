@@ -1,10 +1,16 @@
 //! `tools`: host tools the handler may call by name through `call-tool`
-//! (the tool policy applies on top).
+//! of the shared host interface, which this capability links (the tool
+//! policy applies on top).
 
 use std::sync::Arc;
 
+use wasmtime::component::Linker;
+
 use super::call::truncated;
-use super::{CallSetup, Capability, Flag, Permit, Refusal};
+use super::{
+    CallSetup, Capability, Events, Flag, HOST_INTERFACE, HostCapability, HostError, Offer, Permit,
+    Refusal, Services,
+};
 use crate::skill::Capabilities;
 use crate::types::{BoxFuture, ServiceError};
 
@@ -23,11 +29,18 @@ pub trait ToolHost: Send + Sync {
     ) -> BoxFuture<'a, Result<String, ServiceError>>;
 }
 
+impl Offer for Arc<dyn ToolHost> {
+    fn offer(self, to: &mut Services) {
+        to.tools = Some(self);
+    }
+}
+
 /// One call's view of the host tools.
 pub struct ToolsCall {
     skill: String,
     granted: Vec<String>,
     host: Option<Arc<dyn ToolHost>>,
+    events: Events,
 }
 
 impl ToolsCall {
@@ -49,9 +62,53 @@ impl ToolsCall {
             .clone()
             .ok_or_else(|| Refusal::NotFound(format!("no tool `{name}` on this host")))
     }
+
+    /// Runs `name` if the call may; the run (or denial) is noted.
+    async fn run(
+        reached: Result<(Arc<dyn ToolHost>, Events), HostError>,
+        name: String,
+        args: String,
+    ) -> Result<String, HostError> {
+        let (tools, events) = reached?;
+        let result = tools.call(&name, &args).await;
+        let how = if result.is_ok() { "ok" } else { "error" };
+        events.note(format!("tool {name}: {how}"));
+        result.map_err(HostError::from)
+    }
 }
 
 pub struct Tools;
+
+impl HostCapability for Tools {
+    type Service = Option<Arc<dyn ToolHost>>;
+    type State = ToolsCall;
+
+    fn call_state(call: &CallSetup<'_>, host: &Self::Service) -> ToolsCall {
+        ToolsCall {
+            skill: call.skill.to_owned(),
+            granted: call.granted.tools.clone(),
+            host: host.clone(),
+            events: call.events.clone(),
+        }
+    }
+
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        project: fn(&mut T) -> &mut ToolsCall,
+    ) -> wasmtime::Result<()> {
+        linker.instance(HOST_INTERFACE)?.func_wrap_async(
+            "call-tool",
+            move |mut store, (name, args): (String, String)| {
+                let call = project(store.data_mut());
+                let reached = match call.access(&name, args.len()) {
+                    Ok(tools) => Ok((tools, call.events.clone())),
+                    Err(refusal) => Err(refusal.to_guest(&call.events)),
+                };
+                Box::new(async move { Ok((ToolsCall::run(reached, name, args).await,)) })
+            },
+        )
+    }
+}
 
 impl Capability for Tools {
     fn key(&self) -> &'static str {
@@ -91,13 +148,5 @@ impl Capability for Tools {
             interface: "skillhost:skill/host",
             functions: &["call-tool"],
         }]
-    }
-
-    fn call_state(&self, call: &CallSetup<'_>) -> Option<Box<dyn std::any::Any + Send>> {
-        Some(Box::new(ToolsCall {
-            skill: call.skill.to_owned(),
-            granted: call.granted.tools.clone(),
-            host: call.services.get::<dyn ToolHost>(),
-        }))
     }
 }

@@ -142,17 +142,7 @@ impl<'a> Sink<'a> {
         let Some(rel) = self.admit(raw, &Kind::File)? else {
             return Ok(());
         };
-        if claimed > self.limits.max_file_bytes {
-            return Err(InstallError::FileTooLarge {
-                entry: rel.display().to_string(),
-                max: self.limits.max_file_bytes,
-            });
-        }
-        if self.out.bytes.saturating_add(claimed) > self.limits.max_total_bytes {
-            return Err(InstallError::TooLarge {
-                max: self.limits.max_total_bytes,
-            });
-        }
+        self.within_caps(&rel, claimed, self.out.bytes.saturating_add(claimed))?;
         if !self.seen.insert(rel.clone()) {
             return Err(InstallError::Refused {
                 entry: rel.display().to_string(),
@@ -168,11 +158,46 @@ impl<'a> Sink<'a> {
             .dir
             .open_with(&rel, OpenOptions::new().write(true).create_new(true))
             .map_err(|e| refused_io(&rel, "cannot create it", e))?;
+        self.copy_capped(&rel, data, &mut file)?;
+        self.out.files.push(rel);
+        Ok(())
+    }
+
+    /// A file of `file_bytes`, making the archive `total_bytes`, is
+    /// within the caps.
+    fn within_caps(
+        &self,
+        rel: &Path,
+        file_bytes: u64,
+        total_bytes: u64,
+    ) -> Result<(), InstallError> {
+        if file_bytes > self.limits.max_file_bytes {
+            return Err(InstallError::FileTooLarge {
+                entry: rel.display().to_string(),
+                max: self.limits.max_file_bytes,
+            });
+        }
+        if total_bytes > self.limits.max_total_bytes {
+            return Err(InstallError::TooLarge {
+                max: self.limits.max_total_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Copies `data` into `file`, counting the bytes read against the caps
+    /// as they come.
+    fn copy_capped(
+        &mut self,
+        rel: &Path,
+        data: &mut dyn Read,
+        file: &mut impl Write,
+    ) -> Result<(), InstallError> {
         let mut written: u64 = 0;
         let mut buf = vec![0u8; 64 << 10];
         loop {
             let n = match data.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) => return Ok(()),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -184,22 +209,10 @@ impl<'a> Sink<'a> {
             };
             written += n as u64;
             self.out.bytes += n as u64;
-            if written > self.limits.max_file_bytes {
-                return Err(InstallError::FileTooLarge {
-                    entry: rel.display().to_string(),
-                    max: self.limits.max_file_bytes,
-                });
-            }
-            if self.out.bytes > self.limits.max_total_bytes {
-                return Err(InstallError::TooLarge {
-                    max: self.limits.max_total_bytes,
-                });
-            }
+            self.within_caps(rel, written, self.out.bytes)?;
             file.write_all(&buf[..n])
-                .map_err(|e| refused_io(&rel, "cannot write it", e))?;
+                .map_err(|e| refused_io(rel, "cannot write it", e))?;
         }
-        self.out.files.push(rel);
-        Ok(())
     }
 }
 
@@ -303,15 +316,7 @@ fn copy_dir(
     sink: &mut Sink<'_>,
     hook: &mut dyn FnMut(&Path),
 ) -> Result<(), InstallError> {
-    let mut entries = Vec::new();
-    for entry in dir.entries().map_err(InstallError::io("list", path))? {
-        let entry = entry.map_err(InstallError::io("list", path))?;
-        let kind = entry
-            .file_type()
-            .map_err(InstallError::io("read", &path.join(entry.file_name())))?;
-        entries.push((entry.file_name(), kind));
-    }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let entries = sorted_entries(dir, path)?;
     hook(rel);
     for (name, ft) in entries {
         let child_rel = rel.join(&name);
@@ -337,6 +342,23 @@ fn copy_dir(
         }
     }
     Ok(())
+}
+
+/// The folder's entries (name and kind, links not followed), by name.
+fn sorted_entries(
+    dir: &Dir,
+    path: &Path,
+) -> Result<Vec<(std::ffi::OsString, cap_std::fs::FileType)>, InstallError> {
+    let mut entries = Vec::new();
+    for entry in dir.entries().map_err(InstallError::io("list", path))? {
+        let entry = entry.map_err(InstallError::io("list", path))?;
+        let kind = entry
+            .file_type()
+            .map_err(InstallError::io("read", &path.join(entry.file_name())))?;
+        entries.push((entry.file_name(), kind));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
 }
 
 /// The refusal of an entry that could not be opened as what it was

@@ -441,13 +441,7 @@ pub async fn install(
     let (paths, options, config) = (paths.clone(), options.clone(), config.clone());
     let work = match source {
         InstallSource::Registry(reference) => {
-            let (base, named_by) = match &options.registry {
-                Some(url) => (url.as_str(), registry::NamedBy::Operator),
-                None if options.config_from_files => {
-                    (config.registry.as_str(), registry::NamedBy::ConfigFile)
-                }
-                None => (config.registry.as_str(), registry::NamedBy::Operator),
-            };
+            let (base, named_by) = registry_base(&options, &config);
             let fetched =
                 registry::fetch(reference, base, named_by, &config, options.allow_suspicious)
                     .await?;
@@ -486,45 +480,54 @@ pub fn install_local(
     if let Some(n) = &options.name {
         check_name(n)?;
     }
-    match source {
-        InstallSource::Folder(dir) => {
-            let origin = Origin::Folder { path: dir.clone() };
-            let default = file_name(dir);
-            install_payload(
-                paths,
-                Payload::Folder(dir),
-                &default,
-                origin,
-                options,
-                config,
-            )
+    let (payload, default, origin) = match source {
+        InstallSource::Folder(dir) => (
+            Payload::Folder(dir),
+            file_name(dir),
+            Origin::Folder { path: dir.clone() },
+        ),
+        InstallSource::Archive(file) => (
+            Payload::File(open_archive(file, config)?, file.clone()),
+            archive_stem(file),
+            Origin::Archive { path: file.clone() },
+        ),
+        InstallSource::Registry(r) => {
+            return Err(InstallError::UnknownSource(format!(
+                "{r} (a registry reference: use the async install)"
+            )));
         }
-        InstallSource::Archive(file) => {
-            let origin = Origin::Archive { path: file.clone() };
-            let opened = File::open(file).map_err(InstallError::io("open", file))?;
-            let size = opened
-                .metadata()
-                .map_err(InstallError::io("read", file))?
-                .len();
-            if size > config.max_archive_bytes {
-                return Err(InstallError::DownloadTooLarge {
-                    max: config.max_archive_bytes,
-                });
-            }
-            let default = archive_stem(file);
-            install_payload(
-                paths,
-                Payload::File(opened, file.clone()),
-                &default,
-                origin,
-                options,
-                config,
-            )
+    };
+    install_payload(paths, payload, &default, origin, options, config)
+}
+
+/// The registry to ask, and who named it: `--registry`, else the
+/// configured one (named by a config file when the options come from one).
+fn registry_base<'a>(
+    options: &'a InstallOptions,
+    config: &'a InstallConfig,
+) -> (&'a str, registry::NamedBy) {
+    match &options.registry {
+        Some(url) => (url.as_str(), registry::NamedBy::Operator),
+        None if options.config_from_files => {
+            (config.registry.as_str(), registry::NamedBy::ConfigFile)
         }
-        InstallSource::Registry(r) => Err(InstallError::UnknownSource(format!(
-            "{r} (a registry reference: use the async install)"
-        ))),
+        None => (config.registry.as_str(), registry::NamedBy::Operator),
     }
+}
+
+/// The archive `file`, opened, within `max_archive_bytes`.
+fn open_archive(file: &Path, config: &InstallConfig) -> Result<File, InstallError> {
+    let opened = File::open(file).map_err(InstallError::io("open", file))?;
+    let size = opened
+        .metadata()
+        .map_err(InstallError::io("read", file))?
+        .len();
+    if size > config.max_archive_bytes {
+        return Err(InstallError::DownloadTooLarge {
+            max: config.max_archive_bytes,
+        });
+    }
+    Ok(opened)
 }
 
 /// `tool.tar.gz` → `tool`, `tool-1.0.zip` → `tool-1.0`.

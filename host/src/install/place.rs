@@ -48,6 +48,19 @@ pub(super) fn install_payload(
     }
     let mut installed = result?;
     drop(staging);
+    note_catalog_view(paths, &mut installed);
+    tracing::info!(
+        name = %installed.name,
+        fingerprint = %installed.fingerprint,
+        "installed a skill from {}",
+        installed.origin
+    );
+    Ok(installed)
+}
+
+/// Whether the catalog now shows the installed skill: another source's
+/// skill of a like name may shadow it, or it may not be listed at all.
+fn note_catalog_view(paths: &Paths, installed: &mut Installed) {
     let catalog = Catalog::load(&paths.roots(), &NAMES_ONLY);
     match catalog.look_alike(&installed.name) {
         Some(s) if s.source != Source::Installed => {
@@ -61,13 +74,20 @@ pub(super) fn install_payload(
             .warnings
             .push("the catalog does not list it: see `skillhost skills list`".into()),
     }
-    tracing::info!(
-        name = %installed.name,
-        fingerprint = %installed.fingerprint,
-        "installed a skill from {}",
-        installed.origin
-    );
-    Ok(installed)
+}
+
+/// `payload` unpacked into `work`, with the folder of its skill (relative
+/// to `work`) and its SKILL.md.
+fn unpack_skill(
+    work: &Path,
+    payload: Payload<'_>,
+    config: &InstallConfig,
+) -> Result<(extract::Unpacked, PathBuf, PathBuf), InstallError> {
+    let mut sink = extract::Sink::new(work, config)?;
+    unpack(payload, &mut sink)?;
+    let unpacked = sink.finish();
+    let (top, md_rel) = locate_skill_file(&unpacked.files, &unpacked.dirs)?;
+    Ok((unpacked, top, md_rel))
 }
 
 /// Unpacks `payload` into `work`, checks it there and puts the skill in
@@ -81,10 +101,7 @@ fn stage_and_place(
     options: &InstallOptions,
     config: &InstallConfig,
 ) -> Result<Installed, InstallError> {
-    let mut sink = extract::Sink::new(work, config)?;
-    unpack(payload, &mut sink)?;
-    let unpacked = sink.finish();
-    let (top, md_rel) = locate_skill_file(&unpacked.files, &unpacked.dirs)?;
+    let (unpacked, top, md_rel) = unpack_skill(work, payload, config)?;
     let skill_dir = work.join(&top);
     let Named {
         parsed,
@@ -92,20 +109,12 @@ fn stage_and_place(
         renamed_from,
     } = read_and_name(staging, &work.join(&md_rel), &top, default_name, options)?;
 
-    let handler = match &parsed.meta.skillhost.handler {
-        Some(rel) => Some((
-            rel.clone(),
-            read_handler(work, &top, rel, &unpacked.files, config)?,
-        )),
-        None => None,
-    };
-    // Pinned as it will be in place: its paths are relative to its folder.
-    let fingerprint = pin_of(&skill_dir).map_err(|reason| InstallError::Unpinnable {
-        name: name.clone(),
-        reason,
-    })?;
-    let findings = audit_staged(&skill_dir, &name, options)?;
-
+    // The handler it names must be a file it holds.
+    let handler = parsed.meta.skillhost.handler.clone();
+    if let Some(rel) = &handler {
+        read_handler(work, &top, rel, &unpacked.files, config)?;
+    }
+    let (fingerprint, findings) = pin_and_audit(&skill_dir, &name, options)?;
     let target = staging.root.join(&name);
     let replaced = place(staging, &skill_dir, &target, &name, options.force)?;
     fsutil::sync_dir(&staging.root);
@@ -119,13 +128,12 @@ fn stage_and_place(
         &fingerprint,
         &findings,
     ));
-
     Ok(Installed {
         name,
         dir: target,
         source: Source::Installed,
         origin,
-        handler: handler.map(|(rel, _)| rel),
+        handler,
         fingerprint,
         declared: parsed.meta.skillhost.capabilities.clone(),
         replaced,
@@ -139,12 +147,40 @@ fn stage_and_place(
     })
 }
 
+/// The staged skill's pin (as it will be in place: its paths are
+/// relative to its folder) and what the text audit found in it.
+fn pin_and_audit(
+    skill_dir: &Path,
+    name: &str,
+    options: &InstallOptions,
+) -> Result<(String, Vec<Finding>), InstallError> {
+    let fingerprint = pin_of(skill_dir).map_err(|reason| InstallError::Unpinnable {
+        name: name.to_owned(),
+        reason,
+    })?;
+    Ok((fingerprint, audit_staged(skill_dir, name, options)?))
+}
+
 /// The staged SKILL.md and the name the skill installs as.
 struct Named {
     parsed: ParsedSkill,
     name: String,
     /// The front matter's name, when the skill installs under another.
     renamed_from: Option<String>,
+}
+
+/// The staged SKILL.md, within the catalog's size cap.
+fn read_capped_md(md_path: &Path, md_name: &str) -> Result<Vec<u8>, InstallError> {
+    let max_md = LoadOptions::default().max_file_bytes;
+    let md = fs::read(md_path).map_err(InstallError::io("read", md_path))?;
+    if md.len() as u64 > max_md {
+        return Err(InstallError::SkillFileTooLarge {
+            file: md_name.to_owned(),
+            size: md.len() as u64,
+            max: max_md,
+        });
+    }
+    Ok(md)
 }
 
 /// Reads and parses the staged SKILL.md at `md_path` (within the catalog's
@@ -159,16 +195,7 @@ fn read_and_name(
     options: &InstallOptions,
 ) -> Result<Named, InstallError> {
     let md_name = file_name(md_path);
-    let max_md = LoadOptions::default().max_file_bytes;
-    let mut md = fs::read(md_path).map_err(InstallError::io("read", md_path))?;
-    if md.len() as u64 > max_md {
-        return Err(InstallError::SkillFileTooLarge {
-            file: md_name,
-            size: md.len() as u64,
-            max: max_md,
-        });
-    }
-
+    let mut md = read_capped_md(md_path, &md_name)?;
     let fallback = match (&options.name, top.file_name()) {
         (Some(n), _) => n.clone(),
         (None, Some(folder)) => folder.to_string_lossy().into_owned(),
@@ -300,8 +327,13 @@ fn place(
     if fsutil::exchange(staged, target).map_err(InstallError::io("replace", target))? {
         return Ok(previous);
     }
-    // No atomic swap here: the old folder moves aside, then the new one in.
-    // In between the skill is absent, never half there.
+    swap_through_aside(staging, staged, target)?;
+    Ok(previous)
+}
+
+/// No atomic swap here: the old folder moves aside, then the new one in.
+/// In between the skill is absent, never half there.
+fn swap_through_aside(staging: &Staging, staged: &Path, target: &Path) -> Result<(), InstallError> {
     let aside = staging.spare_path("replaced");
     fs::rename(target, &aside).map_err(InstallError::io("move aside", target))?;
     if let Err(e) = fs::rename(staged, target) {
@@ -309,7 +341,7 @@ fn place(
         return Err(InstallError::io("move into place", target)(e));
     }
     let _ = fs::remove_dir_all(&aside);
-    Ok(previous)
+    Ok(())
 }
 
 /// The pin of the skill in `dir` (see `Skill::pin`), read as the catalog

@@ -66,27 +66,12 @@ impl RegistryRef {
         let (owner, slug) = path.split_once('/')?;
         let owner = owner.to_ascii_lowercase();
         let slug = slug.to_ascii_lowercase();
-        let handle_ok = |s: &str, max: usize| {
-            !s.is_empty()
-                && s.len() <= max
-                && s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-                && !s.contains("..")
-        };
         if !handle_ok(&owner, 64) || !handle_ok(&slug, 128) {
             return None;
         }
         let version = match version {
             None => None,
-            Some(v)
-                if !v.is_empty()
-                    && v.len() <= 64
-                    && v.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+')) =>
-            {
-                Some(v.to_owned())
-            }
+            Some(v) if version_ok(v) => Some(v.to_owned()),
             Some(_) => return None,
         };
         Some(RegistryRef {
@@ -95,6 +80,43 @@ impl RegistryRef {
             version,
         })
     }
+}
+
+/// An owner or slug: at most `max` of ASCII letters, digits, `-`, `_`
+/// and `.`, starting with a letter or digit, no `..`.
+fn handle_ok(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && !s.contains("..")
+}
+
+/// A version: 1 to 64 of ASCII letters, digits, `.`, `-` and `+`.
+fn version_ok(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 64
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'))
+}
+
+/// Where a redirect from `from` leads: its `Location`, relative to `from`.
+fn redirect_target(
+    from: &Url,
+    location: &reqwest::header::HeaderValue,
+) -> Result<Url, InstallError> {
+    location
+        .to_str()
+        .ok()
+        .and_then(|l| from.join(l).ok())
+        .ok_or_else(|| InstallError::RegistryAnswer {
+            url: from.to_string(),
+            reason: format!(
+                "redirects to `{}`, which is not a URL",
+                quote(location.as_bytes())
+            ),
+        })
 }
 
 impl std::fmt::Display for RegistryRef {
@@ -352,26 +374,34 @@ async fn resolve(
     } else {
         reference.slug.clone()
     };
-    let version = match (&reference.version, meta.latest_version) {
+    let version = version_to_install(reference, meta.latest_version, &slug).map_err(|reason| {
+        InstallError::RegistryAnswer {
+            url: meta_url.to_string(),
+            reason,
+        }
+    })?;
+    Ok((slug, version))
+}
+
+/// The version the reference names, else the latest published; it must
+/// read as a version in a reference.
+fn version_to_install(
+    reference: &RegistryRef,
+    latest: Option<VersionInfo>,
+    slug: &str,
+) -> Result<String, String> {
+    let version = match (&reference.version, latest) {
         (Some(v), _) => v.clone(),
         (None, Some(v)) => v.version,
-        (None, None) => {
-            return Err(InstallError::RegistryAnswer {
-                url: meta_url.to_string(),
-                reason: "the skill has no published version".into(),
-            });
-        }
+        (None, None) => return Err("the skill has no published version".into()),
     };
     if RegistryRef::parse(&format!("{}/{}@{version}", reference.owner, slug)).is_none() {
-        return Err(InstallError::RegistryAnswer {
-            url: meta_url.to_string(),
-            reason: format!(
-                "its version `{}` is not a version",
-                quote(version.as_bytes())
-            ),
-        });
+        return Err(format!(
+            "its version `{}` is not a version",
+            quote(version.as_bytes())
+        ));
     }
-    Ok((slug, version))
+    Ok(version)
 }
 
 /// The skill's owner on the registry must be the one the reference names.
@@ -459,17 +489,7 @@ impl Fetcher<'_> {
                 Some(l) if response.status().is_redirection() => l,
                 _ => return Ok((hop.url, response)),
             };
-            let next = location
-                .to_str()
-                .ok()
-                .and_then(|l| hop.url.join(l).ok())
-                .ok_or_else(|| InstallError::RegistryAnswer {
-                    url: hop.url.to_string(),
-                    reason: format!(
-                        "redirects to `{}`, which is not a URL",
-                        quote(location.as_bytes())
-                    ),
-                })?;
+            let next = redirect_target(&hop.url, location)?;
             hop =
                 self.policy
                     .check(&next)
@@ -495,29 +515,8 @@ impl Fetcher<'_> {
     ) -> Result<Vec<u8>, InstallError> {
         let (url, mut response) = self.send(url).await?;
         let url = &url;
-        let status = response.status();
-        if !status.is_success() {
-            let retry = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .map(|v| format!(" (retry after {}s)", quote(v.as_bytes())))
-                .unwrap_or_default();
-            let mut text = Vec::new();
-            while let Ok(Some(chunk)) = response.chunk().await {
-                text.extend_from_slice(&chunk);
-                if text.len() >= MAX_QUOTED_ERROR {
-                    break;
-                }
-            }
-            if status == reqwest::StatusCode::NOT_FOUND {
-                return Err(InstallError::NotInRegistry(reference.to_string()));
-            }
-            return Err(InstallError::RegistryStatus {
-                url: url.to_string(),
-                status: status.as_u16(),
-                message: format!("{}{retry}", quote(&text)),
-            });
+        if !response.status().is_success() {
+            return Err(refusal(url, response, reference).await);
         }
         if let Some(len) = response.content_length()
             && len > max
@@ -536,6 +535,37 @@ impl Fetcher<'_> {
             body.extend_from_slice(&chunk);
         }
         Ok(body)
+    }
+}
+
+/// What an answer that is not a success says: not found, or its status
+/// with the start of its text and when to retry.
+async fn refusal(
+    url: &Url,
+    mut response: reqwest::Response,
+    reference: &RegistryRef,
+) -> InstallError {
+    let status = response.status();
+    let retry = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| format!(" (retry after {}s)", quote(v.as_bytes())))
+        .unwrap_or_default();
+    let mut text = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        text.extend_from_slice(&chunk);
+        if text.len() >= MAX_QUOTED_ERROR {
+            break;
+        }
+    }
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return InstallError::NotInRegistry(reference.to_string());
+    }
+    InstallError::RegistryStatus {
+        url: url.to_string(),
+        status: status.as_u16(),
+        message: format!("{}{retry}", quote(&text)),
     }
 }
 

@@ -19,6 +19,20 @@ pub(super) fn with_name(
         ))
     };
     let text = std::str::from_utf8(md).map_err(|_| refuse("its SKILL.md is not UTF-8"))?;
+    let out = named_text(text, name).map_err(refuse)?;
+    let before = parse_skill(md, fallback).map_err(|e| refuse(&e.to_string()))?;
+    let after = parse_skill(out.as_bytes(), name).map_err(|e| refuse(&e.to_string()))?;
+    if !same_but_name(&before, &after, name) {
+        return Err(refuse("its front matter could not be edited safely"));
+    }
+    Ok((out.into_bytes(), after))
+}
+
+type Lines<'a> = std::iter::Peekable<std::str::SplitInclusive<'a, char>>;
+
+/// `text` with `name: "NAME"` in its front matter, or a front matter
+/// block of that line added when it has none; `Err` says why not.
+fn named_text(text: &str, name: &str) -> Result<String, &'static str> {
     let (bom, text) = match text.strip_prefix('\u{feff}') {
         Some(rest) => ("\u{feff}", rest),
         None => ("", text),
@@ -27,53 +41,57 @@ pub(super) fn with_name(
     let mut lines = text.split_inclusive('\n').peekable();
     let mut out = String::from(bom);
     // Leading blank lines, then the opening `---`.
-    let mut opened = false;
     while let Some(&l) = lines.peek() {
         if l.trim().is_empty() {
             out.push_str(l);
             lines.next();
             continue;
         }
-        if l.trim_end() == "---" {
-            let eol = if l.ends_with("\r\n") { "\r\n" } else { "\n" };
-            out.push_str(l);
-            lines.next();
-            opened = true;
-            let mut done = false;
-            while let Some(l) = lines.next() {
-                let t = l.trim_end();
-                if !done && (t == "---" || t == "...") {
-                    out.push_str(&line);
-                    out.push_str(eol);
-                    done = true;
-                    out.push_str(l);
-                    break;
-                }
-                if t.starts_with("name:") {
-                    // Drop the old value and its continuation lines.
-                    while lines
-                        .peek()
-                        .is_some_and(|n| n.starts_with(' ') || n.starts_with('\t'))
-                    {
-                        lines.next();
-                    }
-                    continue;
-                }
-                out.push_str(l);
-            }
-            if !done {
-                return Err(refuse("its front matter is never closed"));
-            }
+        if l.trim_end() != "---" {
+            break;
         }
-        break;
-    }
-    if !opened {
-        out = format!("{bom}---\n{line}\n---\n{text}");
-    } else {
+        let eol = if l.ends_with("\r\n") { "\r\n" } else { "\n" };
+        out.push_str(l);
+        lines.next();
+        if !replace_name(&mut lines, &mut out, &line, eol) {
+            return Err("its front matter is never closed");
+        }
         out.extend(lines);
+        return Ok(out);
     }
-    let before = parse_skill(md, fallback).map_err(|e| refuse(&e.to_string()))?;
-    let after = parse_skill(out.as_bytes(), name).map_err(|e| refuse(&e.to_string()))?;
+    Ok(format!("{bom}---\n{line}\n---\n{text}"))
+}
+
+/// Copies the front matter after its opening line into `out`, up to and
+/// including its closing line, with any `name:` (and its continuation
+/// lines) dropped and `line` put before the close. False when it never
+/// closes.
+fn replace_name(lines: &mut Lines<'_>, out: &mut String, line: &str, eol: &str) -> bool {
+    while let Some(l) = lines.next() {
+        let t = l.trim_end();
+        if t == "---" || t == "..." {
+            out.push_str(line);
+            out.push_str(eol);
+            out.push_str(l);
+            return true;
+        }
+        if t.starts_with("name:") {
+            // Drop the old value and its continuation lines.
+            while lines
+                .peek()
+                .is_some_and(|n| n.starts_with(' ') || n.starts_with('\t'))
+            {
+                lines.next();
+            }
+            continue;
+        }
+        out.push_str(l);
+    }
+    false
+}
+
+/// Whether `after` is `before` renamed to `name` and nothing else.
+fn same_but_name(before: &ParsedSkill, after: &ParsedSkill, name: &str) -> bool {
     let without_name = |v: &serde_json::Value| {
         let mut v = v.clone();
         if let Some(m) = v.as_object_mut() {
@@ -81,14 +99,10 @@ pub(super) fn with_name(
         }
         v
     };
-    let same = after.name == name
+    after.name == name
         && after.description == before.description
         && after.body == before.body
-        && without_name(&after.meta.raw) == without_name(&before.meta.raw);
-    if !same {
-        return Err(refuse("its front matter could not be edited safely"));
-    }
-    Ok((out.into_bytes(), after))
+        && without_name(&after.meta.raw) == without_name(&before.meta.raw)
 }
 
 #[cfg(test)]

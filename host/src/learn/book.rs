@@ -128,50 +128,58 @@ impl<'a> RulesAt<'a> {
                 }
                 Ok((value, set))
             }
-            RulesAt::Shared(shared, _) => {
-                let mut edit = Some(edit);
-                let mut result: Option<Result<(T, RuleSet), E>> = None;
-                let written = shared.update(RULES_DOC, &mut |current| {
-                    let edit = edit.take()?;
-                    let mut set = match current.map(|body| self.parse(body)).transpose() {
-                        Ok(set) => set.unwrap_or_default(),
-                        Err(e) => {
-                            result = Some(Err(e.into()));
-                            return None;
-                        }
-                    };
-                    let (value, save) = match edit(&mut set) {
-                        Ok(edited) => edited,
-                        Err(e) => {
-                            result = Some(Err(e));
-                            return None;
-                        }
-                    };
-                    let body = if save {
-                        match set.to_json() {
-                            Ok(text) => Some(text.into_bytes()),
-                            Err(e) => {
-                                let message = e.to_string();
-                                let location = self.describe();
-                                result =
-                                    Some(Err(RulesError::SharedParse { location, message }.into()));
-                                return None;
-                            }
-                        }
-                    } else {
-                        None
-                    };
+            RulesAt::Shared(shared, _) => self.update_shared(*shared, edit),
+        }
+    }
+
+    /// [`RulesAt::update`] of the shared store's document, through the
+    /// store's own read-modify-write.
+    fn update_shared<T, E: From<RulesError>>(
+        &self,
+        shared: &dyn SharedState,
+        edit: impl FnOnce(&mut RuleSet) -> Result<(T, bool), E>,
+    ) -> Result<(T, RuleSet), E> {
+        let mut edit = Some(edit);
+        let mut result: Option<Result<(T, RuleSet), E>> = None;
+        let written = shared.update(RULES_DOC, &mut |current| {
+            let edit = edit.take()?;
+            match self.edit_body(current, edit) {
+                Ok((value, set, body)) => {
                     result = Some(Ok((value, set)));
                     body
-                });
-                if let Err(e) = written {
-                    return Err(self.shared_error(e).into());
                 }
-                // `edit` ran: the store called it once before writing.
-                result.unwrap_or_else(|| {
-                    Err(self.shared_error(crate::store::StoreError::Closed).into())
-                })
+                Err(e) => {
+                    result = Some(Err(e));
+                    None
+                }
             }
+        });
+        if let Err(e) = written {
+            return Err(self.shared_error(e).into());
         }
+        // `edit` ran: the store called it once before writing.
+        result.unwrap_or_else(|| Err(self.shared_error(crate::store::StoreError::Closed).into()))
+    }
+
+    /// The shared document's rules (`current`, none: empty) with `edit`
+    /// applied, and the body to write when `edit` says to save.
+    fn edit_body<T, E: From<RulesError>>(
+        &self,
+        current: Option<&[u8]>,
+        edit: impl FnOnce(&mut RuleSet) -> Result<(T, bool), E>,
+    ) -> Result<(T, RuleSet, Option<Vec<u8>>), E> {
+        let mut set = current
+            .map(|body| self.parse(body))
+            .transpose()?
+            .unwrap_or_default();
+        let (value, save) = edit(&mut set)?;
+        if !save {
+            return Ok((value, set, None));
+        }
+        let text = set.to_json().map_err(|e| RulesError::SharedParse {
+            location: self.describe(),
+            message: e.to_string(),
+        })?;
+        Ok((value, set, Some(text.into_bytes())))
     }
 }

@@ -75,55 +75,24 @@ pub struct Compiled {
 
 impl Condition {
     pub fn compile(&self) -> Result<Compiled, ConditionError> {
-        let known = matches!(
-            self.field.as_str(),
-            "task"
-                | "task.description"
-                | "task.skill"
-                | "output"
-                | "output.body"
-                | "output.failure"
-        ) || self
-            .field
-            .strip_prefix("context.")
-            .is_some_and(|name| !name.is_empty());
-        if !known {
+        if !known_field(&self.field) {
             return Err(ConditionError::UnknownField(self.field.clone()));
         }
+        let bad_value = |needs| ConditionError::BadValue {
+            field: self.field.clone(),
+            op: self.op,
+            needs,
+        };
         let regex = match self.op {
             Op::Matches => {
                 let pattern = self
                     .value
                     .as_str()
-                    .ok_or_else(|| ConditionError::BadValue {
-                        field: self.field.clone(),
-                        op: self.op,
-                        needs: "a regex string",
-                    })?;
-                Some(Arc::new(
-                    regex::RegexBuilder::new(pattern)
-                        .size_limit(1 << 20)
-                        .build()
-                        .map_err(|e| ConditionError::Regex {
-                            pattern: pattern.to_owned(),
-                            message: e.to_string(),
-                        })?,
-                ))
+                    .ok_or_else(|| bad_value("a regex string"))?;
+                Some(Arc::new(compile_regex(pattern)?))
             }
-            Op::In if !self.value.is_array() => {
-                return Err(ConditionError::BadValue {
-                    field: self.field.clone(),
-                    op: self.op,
-                    needs: "a list",
-                });
-            }
-            Op::Gt | Op::Lt if !self.value.is_number() => {
-                return Err(ConditionError::BadValue {
-                    field: self.field.clone(),
-                    op: self.op,
-                    needs: "a number",
-                });
-            }
+            Op::In if !self.value.is_array() => return Err(bad_value("a list")),
+            Op::Gt | Op::Lt if !self.value.is_number() => return Err(bad_value("a number")),
             _ => None,
         };
         Ok(Compiled {
@@ -131,6 +100,28 @@ impl Condition {
             regex,
         })
     }
+}
+
+/// A field a condition may test: the task, its skill, the output, its
+/// failure, or a context value.
+fn known_field(field: &str) -> bool {
+    matches!(
+        field,
+        "task" | "task.description" | "task.skill" | "output" | "output.body" | "output.failure"
+    ) || field
+        .strip_prefix("context.")
+        .is_some_and(|name| !name.is_empty())
+}
+
+/// A condition's regex, its compiled size bounded.
+fn compile_regex(pattern: &str) -> Result<Regex, ConditionError> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| ConditionError::Regex {
+            pattern: pattern.to_owned(),
+            message: e.to_string(),
+        })
 }
 
 fn lookup(field: &str, facts: &Facts<'_>) -> Option<Value> {
@@ -162,6 +153,22 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// Equal as JSON, or as text (`"3"` and `3`).
+fn same(a: &Value, b: &Value) -> bool {
+    a == b || text(a) == text(b)
+}
+
+/// `v > value` (`Op::Gt`) or `v < value`, as numbers (a number, or text
+/// that reads as one); false when either is not.
+fn compare(op: Op, v: Option<&Value>, value: &Value) -> bool {
+    let lhs = v.and_then(|v| v.as_f64().or_else(|| text(v).trim().parse().ok()));
+    match (lhs, value.as_f64()) {
+        (Some(a), Some(b)) if op == Op::Gt => a > b,
+        (Some(a), Some(b)) => a < b,
+        _ => false,
+    }
+}
+
 impl Compiled {
     pub fn eval(&self, facts: &Facts<'_>) -> bool {
         let c = &self.source;
@@ -169,35 +176,20 @@ impl Compiled {
         let result = match c.op {
             Op::Exists => present(&v),
             Op::Missing => !present(&v),
-            Op::Equals => v
-                .as_ref()
-                .is_some_and(|v| v == &c.value || text(v) == text(&c.value)),
-            Op::NotEquals => !v
-                .as_ref()
-                .is_some_and(|v| v == &c.value || text(v) == text(&c.value)),
+            Op::Equals => v.as_ref().is_some_and(|v| same(v, &c.value)),
+            Op::NotEquals => !v.as_ref().is_some_and(|v| same(v, &c.value)),
             Op::Matches => match (&self.regex, &v) {
                 (Some(re), Some(v)) => re.is_match(&text(v)),
                 _ => false,
             },
             Op::Contains => match &v {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .any(|i| i == &c.value || text(i) == text(&c.value)),
+                Some(Value::Array(items)) => items.iter().any(|i| same(i, &c.value)),
                 Some(other) => text(other).contains(&text(&c.value)),
                 None => false,
             },
-            Op::Gt | Op::Lt => {
-                let lhs = v
-                    .as_ref()
-                    .and_then(|v| v.as_f64().or_else(|| text(v).trim().parse().ok()));
-                match (lhs, c.value.as_f64()) {
-                    (Some(a), Some(b)) if c.op == Op::Gt => a > b,
-                    (Some(a), Some(b)) => a < b,
-                    _ => false,
-                }
-            }
+            Op::Gt | Op::Lt => compare(c.op, v.as_ref(), &c.value),
             Op::In => match (&v, c.value.as_array()) {
-                (Some(v), Some(list)) => list.iter().any(|i| i == v || text(i) == text(v)),
+                (Some(v), Some(list)) => list.iter().any(|i| same(i, v)),
                 _ => false,
             },
         };

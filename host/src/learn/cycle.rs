@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::patterns::{Library, Stage};
+use super::patterns::{Library, Pattern, Stage};
 use super::rules::{Kind, Origin, Rule, RuleSet};
 use crate::store::FailureGroup;
 
@@ -55,6 +55,21 @@ pub struct GroupReport {
 }
 
 impl GroupReport {
+    /// A group's figures, its outcome still to write.
+    fn of(g: &FailureGroup) -> GroupReport {
+        GroupReport {
+            skill: g.skill.clone(),
+            class: g.class.clone(),
+            failures: g.count,
+            runs_affected: g.runs_affected,
+            runs: g.runs,
+            tool_error: g.tool_error,
+            outcome: String::new(),
+            rules_added: Vec::new(),
+            no_pattern: false,
+        }
+    }
+
     /// What happened, in words that do not call a run failed when only a
     /// tool step inside it did.
     pub fn summary(&self) -> String {
@@ -193,85 +208,105 @@ pub fn run(
 ) -> CycleReport {
     let mut report = CycleReport::default();
     for g in groups {
-        let frequency = if g.runs == 0 {
-            0.0
-        } else {
-            g.count as f64 / g.runs as f64
-        };
-        let mut gr = GroupReport {
-            skill: g.skill.clone(),
-            class: g.class.clone(),
-            failures: g.count,
-            runs_affected: g.runs_affected,
-            runs: g.runs,
-            tool_error: g.tool_error,
-            outcome: String::new(),
-            rules_added: Vec::new(),
-            no_pattern: false,
-        };
-        if g.count < t.min_failures || frequency < t.min_frequency {
-            gr.outcome = format!(
-                "below thresholds ({} failures, {:.1}% of runs; need {} and {:.1}%)",
-                g.count,
-                frequency * 100.0,
-                t.min_failures,
-                t.min_frequency * 100.0
-            );
-            report.groups.push(gr);
-            continue;
-        }
-        let library = library_for(&g.skill);
-        let Some(pattern) = library.get(&g.class) else {
-            gr.outcome = "no pattern for this class".into();
-            gr.no_pattern = true;
-            report.groups.push(gr);
-            continue;
-        };
-        let scope = match pattern.scope.as_deref() {
-            Some("global") => "*".to_owned(),
-            _ => g.skill.clone(),
-        };
-        let stages: Vec<(Kind, &Option<Stage>)> = if g.tool_error {
-            vec![(Kind::Recovery, &pattern.recovery)]
-        } else {
-            vec![
-                (Kind::Prevention, &pattern.prevention),
-                (Kind::Validation, &pattern.validation),
-            ]
-        };
-        let mut removed = Vec::new();
-        for (kind, stage) in stages {
-            let Some(stage) = stage else { continue };
-            if kind == Kind::Prevention && !pattern.preventable {
-                continue;
-            }
-            let rule = make(kind, &g.class, &scope, stage, g);
-            let id = rule.id.clone();
-            if rules.get(&id).is_some_and(|r| r.removed) {
-                removed.push(id);
-            } else if rules.insert(rule) {
-                gr.rules_added.push(id);
-            }
-        }
-        gr.outcome = if gr.rules_added.is_empty() {
-            "rules already exist".into()
-        } else {
-            format!(
-                "added {} rule(s) from pattern {}",
-                gr.rules_added.len(),
-                g.class
-            )
-        };
-        if !removed.is_empty() {
-            gr.add_outcome(format_args!(
-                "not learned again, removed by the operator: {}",
-                removed.join(", ")
-            ));
-        }
+        let gr = learn_group(g, library_for, rules, t);
         report.rules_added += gr.rules_added.len();
         report.groups.push(gr);
     }
     report
+}
+
+/// One group: below the thresholds, without a pattern, or the pattern's
+/// stages added as rules (those the operator removed are not).
+fn learn_group(
+    g: &FailureGroup,
+    library_for: &dyn Fn(&str) -> Library,
+    rules: &mut RuleSet,
+    t: &Thresholds,
+) -> GroupReport {
+    let mut gr = GroupReport::of(g);
+    if let Some(why) = below_thresholds(g, t) {
+        gr.outcome = why;
+        return gr;
+    }
+    let library = library_for(&g.skill);
+    let Some(pattern) = library.get(&g.class) else {
+        gr.outcome = "no pattern for this class".into();
+        gr.no_pattern = true;
+        return gr;
+    };
+    let removed = add_pattern_rules(g, pattern, rules, &mut gr.rules_added);
+    gr.outcome = if gr.rules_added.is_empty() {
+        "rules already exist".into()
+    } else {
+        format!(
+            "added {} rule(s) from pattern {}",
+            gr.rules_added.len(),
+            g.class
+        )
+    };
+    if !removed.is_empty() {
+        gr.add_outcome(format_args!(
+            "not learned again, removed by the operator: {}",
+            removed.join(", ")
+        ));
+    }
+    gr
+}
+
+/// Why the group is too small to learn from, if it is.
+fn below_thresholds(g: &FailureGroup, t: &Thresholds) -> Option<String> {
+    let frequency = if g.runs == 0 {
+        0.0
+    } else {
+        g.count as f64 / g.runs as f64
+    };
+    (g.count < t.min_failures || frequency < t.min_frequency).then(|| {
+        format!(
+            "below thresholds ({} failures, {:.1}% of runs; need {} and {:.1}%)",
+            g.count,
+            frequency * 100.0,
+            t.min_failures,
+            t.min_frequency * 100.0
+        )
+    })
+}
+
+/// Adds a rule per stage of `pattern` that applies to the group (recovery
+/// for a tool step's error, else prevention and validation), pushing the
+/// ids added to `added`; returns the ids the operator removed.
+fn add_pattern_rules(
+    g: &FailureGroup,
+    pattern: &Pattern,
+    rules: &mut RuleSet,
+    added: &mut Vec<String>,
+) -> Vec<String> {
+    let scope = match pattern.scope.as_deref() {
+        Some("global") => "*".to_owned(),
+        _ => g.skill.clone(),
+    };
+    let stages: Vec<(Kind, &Option<Stage>)> = if g.tool_error {
+        vec![(Kind::Recovery, &pattern.recovery)]
+    } else {
+        vec![
+            (Kind::Prevention, &pattern.prevention),
+            (Kind::Validation, &pattern.validation),
+        ]
+    };
+    let mut removed = Vec::new();
+    for (kind, stage) in stages {
+        let Some(stage) = stage else { continue };
+        if kind == Kind::Prevention && !pattern.preventable {
+            continue;
+        }
+        let rule = make(kind, &g.class, &scope, stage, g);
+        let id = rule.id.clone();
+        if rules.get(&id).is_some_and(|r| r.removed) {
+            removed.push(id);
+        } else if rules.insert(rule) {
+            added.push(id);
+        }
+    }
+    removed
 }
 
 #[cfg(test)]
@@ -481,8 +516,7 @@ pub async fn learn_from_store(
     config: &super::LearningConfig,
     model: Option<&dyn crate::llm::Provider>,
 ) -> Result<CycleReport, LearnError> {
-    let t = &config.thresholds;
-    let groups = store.failure_groups(t.window)?;
+    let groups = store.failure_groups(config.thresholds.window)?;
     let path = super::rules_path(&paths.state_dir());
     let at = super::book::RulesAt::of_store(store, &path);
     if groups.is_empty() && !at.exists()? {
@@ -491,38 +525,84 @@ pub async fn learn_from_store(
         return Ok(CycleReport::default());
     }
     let (base, _warnings) = Library::load(&paths.home.join("patterns"));
-    let library_for = |skill: &str| {
-        let mut lib = base.clone();
-        if let Some(s) = catalog.get(skill) {
-            let local = s.dir.join("patterns.yaml");
-            if local.is_file() {
-                let _ = lib.add_file(&local);
-            }
-        }
-        lib
-    };
+    let library_for = |skill: &str| skill_library(&base, catalog, skill);
+    let ask = model.is_some() && config.proposals.enabled;
     let ((mut report, candidates), _) = at.update(|rules| {
-        let rules_updated = refresh_from_patterns(&library_for, rules);
-        let mut report = run(&groups, &library_for, rules, t);
-        report.rules_updated = rules_updated;
-        let candidates = match model {
-            Some(_) if config.proposals.enabled => {
-                proposal_candidates(&groups, &mut report, rules, &config.proposals)
-            }
-            _ => Vec::new(),
-        };
-        let changed = report.changed_rules();
-        Ok::<_, LearnError>(((report, candidates), changed))
+        Ok::<_, LearnError>(update_rules(&groups, &library_for, rules, config, ask))
     })?;
     let Some(model) = model else {
         return Ok(report);
     };
     // The model is asked without holding the rules lock: it may take seconds.
+    let asker = Asker {
+        store,
+        catalog,
+        config,
+        model,
+    };
     for i in candidates {
-        let (group, gr) = (&groups[i], &mut report.groups[i]);
-        let runs = store.recent_runs_of(&group.skill, t.window)?;
+        match asker.propose(&groups[i]).await? {
+            Ok(rule) => record_proposal(at, rule, i, &mut report)?,
+            Err(e) => report.groups[i].add_outcome(format_args!("asking the model failed: {e}")),
+        }
+    }
+    Ok(report)
+}
+
+/// The rules brought up to their patterns, then the cycle over `groups`;
+/// with `ask`, the groups to ask the model about. Also whether the rules
+/// changed (so they must be saved).
+fn update_rules(
+    groups: &[FailureGroup],
+    library_for: &dyn Fn(&str) -> Library,
+    rules: &mut RuleSet,
+    config: &super::LearningConfig,
+    ask: bool,
+) -> ((CycleReport, Vec<usize>), bool) {
+    let rules_updated = refresh_from_patterns(library_for, rules);
+    let mut report = run(groups, library_for, rules, &config.thresholds);
+    report.rules_updated = rules_updated;
+    let candidates = if ask {
+        proposal_candidates(groups, &mut report, rules, &config.proposals)
+    } else {
+        Vec::new()
+    };
+    let changed = report.changed_rules();
+    ((report, candidates), changed)
+}
+
+/// The shipped and user patterns `base`, plus the skill's own
+/// `patterns.yaml` when it has one.
+fn skill_library(base: &Library, catalog: &crate::skill::Catalog, skill: &str) -> Library {
+    let mut lib = base.clone();
+    if let Some(s) = catalog.get(skill) {
+        let local = s.dir.join("patterns.yaml");
+        if local.is_file() {
+            let _ = lib.add_file(&local);
+        }
+    }
+    lib
+}
+
+/// What asking the model for a rule needs.
+struct Asker<'a> {
+    store: &'a dyn crate::store::RunStore,
+    catalog: &'a crate::skill::Catalog,
+    config: &'a super::LearningConfig,
+    model: &'a dyn crate::llm::Provider,
+}
+
+impl Asker<'_> {
+    /// The model's rule for `group`, from its recent runs (and tool errors).
+    async fn propose(
+        &self,
+        group: &FailureGroup,
+    ) -> Result<Result<Rule, crate::llm::LlmError>, LearnError> {
+        let window = self.config.thresholds.window;
+        let runs = self.store.recent_runs_of(&group.skill, window)?;
         let tool_errors = if group.tool_error {
-            store.tool_errors_of(&group.skill, &group.class, t.window)?
+            self.store
+                .tool_errors_of(&group.skill, &group.class, window)?
         } else {
             Vec::new()
         };
@@ -530,39 +610,44 @@ pub async fn learn_from_store(
             runs: &runs,
             tool_errors: &tool_errors,
         };
-        let description = catalog
+        let description = self
+            .catalog
             .get(&group.skill)
             .map(|s| s.description.as_str())
             .unwrap_or_default();
-        let proposed =
-            super::propose::propose(model, description, group, &evidence, &config.proposals).await;
-        let rule = match proposed {
-            Ok(rule) => rule,
-            Err(e) => {
-                gr.add_outcome(format_args!("asking the model failed: {e}"));
-                continue;
-            }
-        };
-        let (id, kept) = (rule.id.clone(), !rule.rejected);
-        let verdict = rule.replay.as_ref().map(|r| r.verdict.clone());
-        let proposed = format!(
-            "the model proposed a {} rule, {}",
-            rule.kind,
-            verdict.unwrap_or_default()
-        );
-        if !store_proposal(at, rule)? {
-            gr.add_outcome("a rule was proposed meanwhile");
-            continue;
-        }
-        gr.add_outcome(proposed);
-        if kept {
-            gr.rules_added.push(id);
-            report.rules_added += 1;
-        } else {
-            report.rules_rejected.push(id);
-        }
+        let cfg = &self.config.proposals;
+        Ok(super::propose::propose(self.model, description, group, &evidence, cfg).await)
     }
-    Ok(report)
+}
+
+/// Stores a proposed rule (unless one was proposed meanwhile) and reports
+/// it in group `i`: added when its replay kept it, else rejected.
+fn record_proposal(
+    at: super::book::RulesAt<'_>,
+    rule: Rule,
+    i: usize,
+    report: &mut CycleReport,
+) -> Result<(), LearnError> {
+    let gr = &mut report.groups[i];
+    let (id, kept) = (rule.id.clone(), !rule.rejected);
+    let verdict = rule.replay.as_ref().map(|r| r.verdict.clone());
+    let proposed = format!(
+        "the model proposed a {} rule, {}",
+        rule.kind,
+        verdict.unwrap_or_default()
+    );
+    if !store_proposal(at, rule)? {
+        gr.add_outcome("a rule was proposed meanwhile");
+        return Ok(());
+    }
+    gr.add_outcome(proposed);
+    if kept {
+        gr.rules_added.push(id);
+        report.rules_added += 1;
+    } else {
+        report.rules_rejected.push(id);
+    }
+    Ok(())
 }
 
 /// The groups to ask the model about (indices into `groups`, which `run`

@@ -78,6 +78,17 @@ pub struct Applied {
     pub effect: String,
 }
 
+impl Applied {
+    /// What `rule` (of the kind it is) did.
+    fn of(rule: &rules::Rule, effect: &rules::Effect) -> Applied {
+        Applied {
+            id: rule.id.clone(),
+            kind: rule.kind,
+            effect: effect.changes.join("; "),
+        }
+    }
+}
+
 /// What prevention did to a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Prevented {
@@ -200,15 +211,11 @@ impl Learning {
                 continue;
             }
             let effect = rules::apply(&a.rule.actions, context, instructions, setting);
+            out.applied.push(Applied::of(&a.rule, &effect));
             if out.refused.is_none() {
                 out.refused = effect.refused;
             }
             out.notices.extend(effect.notices);
-            out.applied.push(Applied {
-                id: a.rule.id.clone(),
-                kind: Kind::Prevention,
-                effect: effect.changes.join("; "),
-            });
         }
         out
     }
@@ -298,11 +305,7 @@ impl Learning {
             given: None,
         };
         let effect = rules::apply(&a.rule.actions, context, &mut instructions, &setting);
-        Some(Applied {
-            id: a.rule.id.clone(),
-            kind: Kind::Recovery,
-            effect: effect.changes.join("; "),
-        })
+        Some(Applied::of(&a.rule, &effect))
     }
 
     /// Whether statistics are written where the rules are kept (a write

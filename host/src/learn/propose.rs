@@ -138,40 +138,40 @@ pub fn request(
     failures: &[Example<'_>],
     successes: &[Example<'_>],
 ) -> ChatRequest {
+    let (note, how) = if group.tool_error {
+        (
+            " (a tool error inside the run: propose a recovery rule)",
+            "had a tool step failing with it",
+        )
+    } else {
+        ("", "failed with it")
+    };
     let mut prompt = format!(
-        "Skill `{skill}`: {}\n\nFailure class `{}`{}: {} of the skill's last {} recorded runs {}.\n",
+        "Skill `{skill}`: {}\n\nFailure class `{}`{note}: {} of the skill's last {} recorded runs {how}.\n",
         excerpt(description, 500),
         group.class,
-        if group.tool_error {
-            " (a tool error inside the run: propose a recovery rule)"
-        } else {
-            ""
-        },
         group.runs_affected,
         group.runs,
-        if group.tool_error {
-            "had a tool step failing with it"
-        } else {
-            "failed with it"
-        }
     );
     prompt.push_str("\nFailed runs:\n");
-    for e in failures {
-        e.write(&mut prompt);
-    }
+    push_examples(&mut prompt, failures);
     prompt.push_str("\nSuccessful runs:\n");
     if successes.is_empty() {
         prompt.push_str("(none recorded)\n");
     }
-    for e in successes {
-        e.write(&mut prompt);
-    }
+    push_examples(&mut prompt, successes);
     prompt.push_str("\nPropose one rule for this failure class.");
     ChatRequest {
         system: Some(SYSTEM.to_owned()),
         messages: vec![Message::User(prompt)],
         tools: Vec::new(),
         max_tokens: Some(ANSWER_TOKENS),
+    }
+}
+
+fn push_examples(prompt: &mut String, examples: &[Example<'_>]) {
+    for e in examples {
+        e.write(prompt);
     }
 }
 
@@ -240,6 +240,15 @@ pub fn parse(text: &str, group: &FailureGroup) -> Result<Answer, String> {
     if answer.actions.is_empty() {
         return Err("no actions: the rule would change nothing".into());
     }
+    check_size(&answer, json.len())?;
+    check_kind(group.tool_error, answer.kind)?;
+    condition::compile_all(&answer.conditions).map_err(|e| e.to_string())?;
+    Ok(answer)
+}
+
+/// At most `MAX_CONDITIONS` conditions and `MAX_ACTIONS` actions, of
+/// bounded text.
+fn check_size(answer: &Answer, json_len: usize) -> Result<(), String> {
     if answer.conditions.len() > MAX_CONDITIONS || answer.actions.len() > MAX_ACTIONS {
         return Err(format!(
             "{} conditions and {} actions; at most {MAX_CONDITIONS} and {MAX_ACTIONS}",
@@ -247,8 +256,8 @@ pub fn parse(text: &str, group: &FailureGroup) -> Result<Answer, String> {
             answer.actions.len()
         ));
     }
-    if json.len() > MAX_TEXT * (MAX_CONDITIONS + MAX_ACTIONS) {
-        return Err(format!("the rule is {} bytes; too large", json.len()));
+    if json_len > MAX_TEXT * (MAX_CONDITIONS + MAX_ACTIONS) {
+        return Err(format!("the rule is {json_len} bytes; too large"));
     }
     let long = answer.actions.iter().any(|a| match a {
         Action::AddInstruction { text } => text.len() > MAX_TEXT,
@@ -259,7 +268,13 @@ pub fn parse(text: &str, group: &FailureGroup) -> Result<Answer, String> {
     if long {
         return Err(format!("an action's text is over {MAX_TEXT} bytes"));
     }
-    match (group.tool_error, answer.kind) {
+    Ok(())
+}
+
+/// A tool error needs a recovery rule; a failed run a prevention or
+/// validation rule.
+fn check_kind(tool_error: bool, kind: Kind) -> Result<(), String> {
+    match (tool_error, kind) {
         (true, Kind::Recovery) | (false, Kind::Prevention | Kind::Validation) => {}
         (true, _) => return Err("the failure is a tool error: it needs a recovery rule".into()),
         (false, Kind::Recovery) => {
@@ -268,8 +283,7 @@ pub fn parse(text: &str, group: &FailureGroup) -> Result<Answer, String> {
             );
         }
     }
-    condition::compile_all(&answer.conditions).map_err(|e| e.to_string())?;
-    Ok(answer)
+    Ok(())
 }
 
 /// The recorded runs a proposal is replayed over: the skill's recent runs
@@ -313,20 +327,6 @@ pub fn replay(
     evidence: &Evidence<'_>,
 ) -> Result<Replay, condition::ConditionError> {
     let compiled = condition::compile_all(conditions)?;
-    let empty = Map::new();
-    let facts = |run: &'_ RunRecord, output: Option<&'_ str>, failure: Option<&'_ str>| {
-        let context = run.context.as_object().unwrap_or(&empty);
-        condition::all(
-            &compiled,
-            &Facts {
-                task: &run.task,
-                skill: &run.skill,
-                context,
-                output,
-                failure,
-            },
-        )
-    };
     // What the rule sees on a recorded run: a prevention rule fires before
     // there is an answer; a validation rule must find the failure in the
     // answer, never in the label the run was later given.
@@ -335,30 +335,51 @@ pub fn replay(
             Kind::Validation => run.output.as_deref(),
             _ => None,
         };
-        facts(run, answer, None)
+        holds_on(&compiled, run, answer, None)
     };
-    let tally = |runs: &mut dyn Iterator<Item = bool>| {
-        runs.fold((0, 0), |(n, hit), m| (n + 1, hit + u64::from(m)))
-    };
-    let (successes, successes_matched) = tally(&mut evidence.successes().map(seen));
+    let (successes, successes_matched) = tally(evidence.successes().map(seen));
     let (failures, failures_matched) = if kind == Kind::Recovery {
-        tally(
-            &mut evidence.tool_errors.iter().filter_map(|(id, message)| {
-                let run = evidence.run(*id)?;
-                Some(facts(run, Some(message), Some(class)))
-            }),
-        )
+        tally(evidence.tool_errors.iter().filter_map(|(id, message)| {
+            let run = evidence.run(*id)?;
+            Some(holds_on(&compiled, run, Some(message), Some(class)))
+        }))
     } else {
-        tally(&mut evidence.failures_of(class).map(seen))
+        tally(evidence.failures_of(class).map(seen))
     };
-    let r = Replay {
+    Ok(Replay {
         failures,
         failures_matched,
         successes,
         successes_matched,
         verdict: String::new(),
-    };
-    Ok(r)
+    })
+}
+
+/// Whether the conditions hold on a recorded run, with the answer and
+/// failure the rule would see.
+fn holds_on(
+    compiled: &[condition::Compiled],
+    run: &RunRecord,
+    output: Option<&str>,
+    failure: Option<&str>,
+) -> bool {
+    let empty = Map::new();
+    let context = run.context.as_object().unwrap_or(&empty);
+    condition::all(
+        compiled,
+        &Facts {
+            task: &run.task,
+            skill: &run.skill,
+            context,
+            output,
+            failure,
+        },
+    )
+}
+
+/// How many, and how many matched.
+fn tally(matched: impl Iterator<Item = bool>) -> (u64, u64) {
+    matched.fold((0, 0), |(n, hit), m| (n + 1, hit + u64::from(m)))
 }
 
 /// Keeps or rejects a replayed rule; writes the verdict. True: keep.
@@ -375,33 +396,37 @@ pub fn judge(r: &mut Replay, cfg: &ProposalConfig) -> bool {
         r.successes,
         success_share * 100.0
     );
-    let (keep, why) = if r.failures == 0 {
-        (false, "no recorded failures to replay it on".to_owned())
+    let why = reason_to_reject(r.failures, fail_share, success_share, cfg);
+    r.verdict = match &why {
+        None => format!("kept: {figures}"),
+        Some(why) => format!("rejected: {why}; {figures}"),
+    };
+    why.is_none()
+}
+
+/// Why a rule that matched these shares of failures and successes is
+/// rejected, if it is.
+fn reason_to_reject(
+    failures: u64,
+    fail_share: f64,
+    success_share: f64,
+    cfg: &ProposalConfig,
+) -> Option<String> {
+    if failures == 0 {
+        Some("no recorded failures to replay it on".to_owned())
     } else if fail_share < cfg.min_failure_match {
-        (
-            false,
-            format!(
-                "too few failures matched (need at least {:.0}%)",
-                cfg.min_failure_match * 100.0
-            ),
-        )
+        Some(format!(
+            "too few failures matched (need at least {:.0}%)",
+            cfg.min_failure_match * 100.0
+        ))
     } else if success_share > cfg.max_success_match {
-        (
-            false,
-            format!(
-                "too many successful runs matched (at most {:.0}%)",
-                cfg.max_success_match * 100.0
-            ),
-        )
+        Some(format!(
+            "too many successful runs matched (at most {:.0}%)",
+            cfg.max_success_match * 100.0
+        ))
     } else {
-        (true, String::new())
-    };
-    r.verdict = if keep {
-        format!("kept: {figures}")
-    } else {
-        format!("rejected: {why}; {figures}")
-    };
-    keep
+        None
+    }
 }
 
 /// The rule for a proposal, kept or rejected. `answer` is the parsed
@@ -414,39 +439,9 @@ pub fn rule(
     evidence: &Evidence<'_>,
     cfg: &ProposalConfig,
 ) -> Rule {
-    let origin = |rationale: Option<String>| Origin {
-        pattern: "model".into(),
-        failures: group.sample_runs.clone(),
-        failure_count: group.count,
-        model: Some(model.to_owned()),
-        rationale,
-    };
-    let id = proposal_id(&group.class, &group.skill);
     let answer = match answer {
         Ok(a) => a,
-        Err(why) => {
-            let kind = if group.tool_error {
-                Kind::Recovery
-            } else {
-                Kind::Prevention
-            };
-            let mut rule = Rule::new(
-                id,
-                kind,
-                &group.class,
-                &group.skill,
-                Vec::new(),
-                Vec::new(),
-                origin(None),
-            );
-            rule.enabled = false;
-            rule.rejected = true;
-            rule.replay = Some(Replay {
-                verdict: format!("rejected: the model's answer is not a usable rule: {why}"),
-                ..Replay::default()
-            });
-            return rule;
-        }
+        Err(why) => return unusable_answer(group, model, &why),
     };
     let mut figures = match replay(answer.kind, &group.class, &answer.conditions, evidence) {
         Ok(r) => r,
@@ -459,17 +454,53 @@ pub fn rule(
     let keep = figures.verdict.is_empty() && judge(&mut figures, cfg);
     let rationale = Some(excerpt(&answer.rationale, MAX_TEXT)).filter(|r| !r.is_empty());
     let mut rule = Rule::new(
-        id,
+        proposal_id(&group.class, &group.skill),
         answer.kind,
         &group.class,
         &group.skill,
         answer.conditions,
         answer.actions,
-        origin(rationale),
+        proposal_origin(group, model, rationale),
     );
     rule.enabled = keep;
     rule.rejected = !keep;
     rule.replay = Some(figures);
+    rule
+}
+
+/// Where a proposed rule comes from: the model, on the group's failures.
+fn proposal_origin(group: &FailureGroup, model: &str, rationale: Option<String>) -> Origin {
+    Origin {
+        pattern: "model".into(),
+        failures: group.sample_runs.clone(),
+        failure_count: group.count,
+        model: Some(model.to_owned()),
+        rationale,
+    }
+}
+
+/// A rejected, empty rule saying `why` the model's answer is not one.
+fn unusable_answer(group: &FailureGroup, model: &str, why: &str) -> Rule {
+    let kind = if group.tool_error {
+        Kind::Recovery
+    } else {
+        Kind::Prevention
+    };
+    let mut rule = Rule::new(
+        proposal_id(&group.class, &group.skill),
+        kind,
+        &group.class,
+        &group.skill,
+        Vec::new(),
+        Vec::new(),
+        proposal_origin(group, model, None),
+    );
+    rule.enabled = false;
+    rule.rejected = true;
+    rule.replay = Some(Replay {
+        verdict: format!("rejected: the model's answer is not a usable rule: {why}"),
+        ..Replay::default()
+    });
     rule
 }
 
@@ -483,28 +514,7 @@ pub async fn propose(
     evidence: &Evidence<'_>,
     cfg: &ProposalConfig,
 ) -> Result<Rule, crate::llm::LlmError> {
-    let failures: Vec<Example<'_>> = if group.tool_error {
-        evidence
-            .runs
-            .iter()
-            .filter_map(|run| {
-                evidence.tool_error_in(run.id).map(|m| Example {
-                    run,
-                    tool_error: Some(m),
-                })
-            })
-            .take(cfg.examples)
-            .collect()
-    } else {
-        evidence
-            .failures_of(&group.class)
-            .take(cfg.examples)
-            .map(|run| Example {
-                run,
-                tool_error: None,
-            })
-            .collect()
-    };
+    let failures = failure_examples(group, evidence, cfg.examples);
     let successes: Vec<Example<'_>> = evidence
         .successes()
         .take(cfg.examples)
@@ -529,6 +539,37 @@ pub async fn propose(
         )
     });
     Ok(rule(group, &model.name(), parsed, evidence, cfg))
+}
+
+/// Up to `n` failures to show the model: runs with the tool error, or
+/// failed runs of the class.
+fn failure_examples<'a>(
+    group: &FailureGroup,
+    evidence: &Evidence<'a>,
+    n: usize,
+) -> Vec<Example<'a>> {
+    if group.tool_error {
+        evidence
+            .runs
+            .iter()
+            .filter_map(|run| {
+                evidence.tool_error_in(run.id).map(|m| Example {
+                    run,
+                    tool_error: Some(m),
+                })
+            })
+            .take(n)
+            .collect()
+    } else {
+        evidence
+            .failures_of(&group.class)
+            .take(n)
+            .map(|run| Example {
+                run,
+                tool_error: None,
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -209,13 +209,10 @@ impl Rule {
         }
     }
 
-    /// Where the rule came from, in one line: the pattern, or the model
-    /// that proposed it with its replay figures; the runs it was learned
-    /// from, and which of those a person marked failed (`marked`, from the
-    /// store's verdicts).
-    pub fn origin_line(&self, marked: &[i64]) -> String {
+    /// The pattern, the model (with its replay verdict) or a person.
+    fn source(&self) -> String {
         let o = &self.origin;
-        let source = match &o.model {
+        match &o.model {
             Some(model) => format!(
                 "proposed by {model}; replay {}",
                 self.replay
@@ -226,14 +223,22 @@ impl Rule {
             ),
             None if o.pattern.is_empty() => "written by hand".to_owned(),
             None => format!("pattern {}", o.pattern),
-        };
+        }
+    }
+
+    /// Where the rule came from, in one line: the pattern, or the model
+    /// that proposed it with its replay figures; the runs it was learned
+    /// from, and which of those a person marked failed (`marked`, from the
+    /// store's verdicts).
+    pub fn origin_line(&self, marked: &[i64]) -> String {
+        let o = &self.origin;
         let list = |ids: &[i64]| {
             ids.iter()
                 .map(i64::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let mut line = source;
+        let mut line = self.source();
         if !o.failures.is_empty() {
             line.push_str(&format!(
                 "; from {} failure(s), e.g. runs {}",
@@ -376,63 +381,91 @@ pub fn apply(
             } => {
                 let only_default = setting.given.is_some_and(|g| !g.contains_key(field));
                 if *force || only_default || missing(context.get(field)) {
-                    context.insert(field.clone(), value.clone());
-                    effect.changes.push(format!("set {field} = {value}"));
+                    set_field(context, field, value, &mut effect);
                 }
             }
-            Action::AddFlag { flag } => {
-                let flags = context
-                    .entry("_flags")
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if let Value::Array(list) = flags
-                    && !list.iter().any(|f| f == flag.as_str())
-                {
-                    list.push(Value::from(flag.clone()));
-                    effect.changes.push(format!("flag {flag}"));
-                }
-            }
+            Action::AddFlag { flag } => add_flag(context, flag, &mut effect),
             Action::AddInstruction { text } => {
                 if !instructions.contains(text) {
                     instructions.push(text.clone());
-                    let list = context
-                        .entry("_instructions")
-                        .or_insert_with(|| Value::Array(Vec::new()));
-                    if let Value::Array(l) = list {
-                        l.push(Value::from(text.clone()));
-                    }
-                    effect.changes.push(format!("instruction: {text}"));
+                    add_instruction(context, text, &mut effect);
                 }
             }
-            Action::RequireField { field, message } => {
-                if missing(context.get(field)) {
-                    effect.refused = Some(message.clone());
-                    effect.changes.push(format!("required {field}"));
-                }
+            Action::RequireField { field, message } if missing(context.get(field)) => {
+                refuse(field, message, &mut effect);
             }
+            Action::RequireField { .. } => {}
             Action::UseDefault { field, fix } => {
-                if !missing(context.get(field)) {
-                    continue;
-                }
-                let default = setting
-                    .defaults
-                    .and_then(|d| d.get(field))
-                    .filter(|v| !missing(Some(v)));
-                if let Some(value) = default {
-                    context.insert(field.clone(), value.clone());
-                    effect
-                        .changes
-                        .push(format!("set {field} = {value} from [defaults]"));
-                    effect.notices.push(format!(
-                        "`{field}` was not given: used {value} from [defaults] in skillhost.toml"
-                    ));
-                } else if !setting.model_answers {
-                    effect.refused = Some(fix.clone());
-                    effect.changes.push(format!("required {field}"));
-                }
+                use_default(context, field, fix, setting, &mut effect);
             }
         }
     }
     effect
+}
+
+fn set_field(context: &mut Map<String, Value>, field: &str, value: &Value, effect: &mut Effect) {
+    context.insert(field.to_owned(), value.clone());
+    effect.changes.push(format!("set {field} = {value}"));
+}
+
+/// The run must fail with `message`: `field` is required.
+fn refuse(field: &str, message: &str, effect: &mut Effect) {
+    effect.refused = Some(message.to_owned());
+    effect.changes.push(format!("required {field}"));
+}
+
+/// `flag` added to the context's `_flags`, once.
+fn add_flag(context: &mut Map<String, Value>, flag: &str, effect: &mut Effect) {
+    let flags = context
+        .entry("_flags")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = flags
+        && !list.iter().any(|f| f == flag)
+    {
+        list.push(Value::from(flag.to_owned()));
+        effect.changes.push(format!("flag {flag}"));
+    }
+}
+
+/// `text` added to the context's `_instructions`.
+fn add_instruction(context: &mut Map<String, Value>, text: &str, effect: &mut Effect) {
+    let list = context
+        .entry("_instructions")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(l) = list {
+        l.push(Value::from(text.to_owned()));
+    }
+    effect.changes.push(format!("instruction: {text}"));
+}
+
+/// A missing `field` takes its value from `[defaults]` (and the user is
+/// told); with none there, the run is refused with `fix`, unless the model
+/// may answer without it.
+fn use_default(
+    context: &mut Map<String, Value>,
+    field: &str,
+    fix: &str,
+    setting: &Setting<'_>,
+    effect: &mut Effect,
+) {
+    if !missing(context.get(field)) {
+        return;
+    }
+    let default = setting
+        .defaults
+        .and_then(|d| d.get(field))
+        .filter(|v| !missing(Some(v)));
+    if let Some(value) = default {
+        context.insert(field.to_owned(), value.clone());
+        effect
+            .changes
+            .push(format!("set {field} = {value} from [defaults]"));
+        effect.notices.push(format!(
+            "`{field}` was not given: used {value} from [defaults] in skillhost.toml"
+        ));
+    } else if !setting.model_answers {
+        refuse(field, fix, effect);
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -110,55 +110,7 @@ impl Provider for AnthropicProvider {
 
 /// The JSON body of a Messages request.
 pub(crate) fn request_body(model: &str, sampling: Sampling, req: &ChatRequest) -> Value {
-    // (role, content blocks); consecutive turns of one role are merged,
-    // which is what makes several tool results one user message.
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    for m in &req.messages {
-        let (role, blocks) = match m {
-            Message::User(text) => ("user", vec![json!({"type": "text", "text": text})]),
-            Message::Assistant { text, tool_calls } => {
-                let mut blocks = Vec::new();
-                // The API rejects empty or whitespace-only text blocks.
-                if let Some(t) = text.as_ref().filter(|t| !t.trim().is_empty()) {
-                    blocks.push(json!({"type": "text", "text": t}));
-                }
-                for c in tool_calls {
-                    blocks.push(json!({
-                        "type": "tool_use",
-                        "id": c.id,
-                        "name": c.name,
-                        "input": input_object(&c.arguments),
-                    }));
-                }
-                ("assistant", blocks)
-            }
-            Message::ToolResult {
-                call_id,
-                content,
-                is_error,
-                note,
-                ..
-            } => {
-                let mut block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": super::tool_result_text(note.as_deref(), "", content),
-                });
-                if *is_error {
-                    block["is_error"] = json!(true);
-                }
-                ("user", vec![block])
-            }
-        };
-        if blocks.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    }
-    let messages: Vec<Value> = turns
+    let messages: Vec<Value> = turns(&req.messages)
         .into_iter()
         .map(|(role, mut blocks)| {
             // tool_result blocks must lead a user message's content.
@@ -190,6 +142,64 @@ pub(crate) fn request_body(model: &str, sampling: Sampling, req: &ChatRequest) -
     body
 }
 
+/// (role, content blocks) of the conversation; consecutive turns of one
+/// role are merged, which is what makes several tool results one user
+/// message.
+fn turns(messages: &[Message]) -> Vec<(&'static str, Vec<Value>)> {
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    for m in messages {
+        let (role, blocks) = role_and_blocks(m);
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    turns
+}
+
+/// One message as a role and its content blocks.
+fn role_and_blocks(m: &Message) -> (&'static str, Vec<Value>) {
+    match m {
+        Message::User(text) => ("user", vec![json!({"type": "text", "text": text})]),
+        Message::Assistant { text, tool_calls } => {
+            let mut blocks = Vec::new();
+            // The API rejects empty or whitespace-only text blocks.
+            if let Some(t) = text.as_ref().filter(|t| !t.trim().is_empty()) {
+                blocks.push(json!({"type": "text", "text": t}));
+            }
+            for c in tool_calls {
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": c.id,
+                    "name": c.name,
+                    "input": input_object(&c.arguments),
+                }));
+            }
+            ("assistant", blocks)
+        }
+        Message::ToolResult {
+            call_id,
+            content,
+            is_error,
+            note,
+            ..
+        } => {
+            let mut block = json!({
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": super::tool_result_text(note.as_deref(), "", content),
+            });
+            if *is_error {
+                block["is_error"] = json!(true);
+            }
+            ("user", vec![block])
+        }
+    }
+}
+
 /// A tool call's raw arguments as the object `tool_use.input` must be.
 /// Arguments that are not an object (only possible when the transcript
 /// came from elsewhere) are kept under [`RAW_ARGUMENTS_KEY`] so the model
@@ -210,61 +220,12 @@ pub(crate) fn parse_response(url: &str, body: &[u8]) -> Result<ChatResponse, Llm
         url: url.to_string(),
         what,
     };
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        protocol(format!(
-            "the body is not JSON ({e}): {}",
-            excerpt(&String::from_utf8_lossy(body), 200)
-        ))
-    })?;
-    if v.get("type").and_then(Value::as_str) == Some("error") {
-        let msg = v
-            .pointer("/error/message")
-            .and_then(Value::as_str)
-            .unwrap_or("no message");
-        return Err(protocol(format!(
-            "the server returned an error: {}",
-            excerpt(msg, 300)
-        )));
-    }
+    let v = response_json(body).map_err(protocol)?;
     let content = v
         .get("content")
         .and_then(Value::as_array)
         .ok_or_else(|| protocol("no content array in the response".into()))?;
-
-    let mut text = String::new();
-    let mut tool_calls = Vec::new();
-    for (i, block) in content.iter().enumerate() {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                if let Some(t) = block.get("text").and_then(Value::as_str) {
-                    text.push_str(t);
-                }
-            }
-            Some("tool_use") => {
-                let field = |k: &str| {
-                    block
-                        .get(k)
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                        .ok_or_else(|| protocol(format!("content[{i}] (tool_use) has no {k}")))
-                };
-                let arguments = match block.get("input") {
-                    // A non-conforming server sending text: keep it raw.
-                    Some(Value::String(s)) => s.clone(),
-                    None | Some(Value::Null) => "{}".to_string(),
-                    Some(other) => other.to_string(),
-                };
-                tool_calls.push(ToolCall {
-                    id: field("id")?,
-                    name: field("name")?,
-                    arguments,
-                });
-            }
-            // thinking, redacted_thinking, server tool blocks: not ours.
-            _ => {}
-        }
-    }
-
+    let (text, tool_calls) = read_content(content).map_err(protocol)?;
     let tokens = |k: &str| {
         v.pointer(&format!("/usage/{k}"))
             .and_then(Value::as_u64)
@@ -283,6 +244,68 @@ pub(crate) fn parse_response(url: &str, body: &[u8]) -> Result<ChatResponse, Llm
         request_bytes: 0,
         response_bytes: 0,
         retries: 0,
+    })
+}
+
+/// The body as JSON, unless it is not JSON or is the server's error.
+fn response_json(body: &[u8]) -> Result<Value, String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        format!(
+            "the body is not JSON ({e}): {}",
+            excerpt(&String::from_utf8_lossy(body), 200)
+        )
+    })?;
+    if v.get("type").and_then(Value::as_str) == Some("error") {
+        let msg = v
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("no message");
+        return Err(format!(
+            "the server returned an error: {}",
+            excerpt(msg, 300)
+        ));
+    }
+    Ok(v)
+}
+
+/// The text and tool calls of the content blocks. Thinking, redacted
+/// thinking and server tool blocks are not ours.
+fn read_content(content: &[Value]) -> Result<(String, Vec<ToolCall>), String> {
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for (i, block) in content.iter().enumerate() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = block.get("text").and_then(Value::as_str) {
+                    text.push_str(t);
+                }
+            }
+            Some("tool_use") => tool_calls.push(tool_use(block, i)?),
+            _ => {}
+        }
+    }
+    Ok((text, tool_calls))
+}
+
+/// Content block `i`, a `tool_use`, as a call.
+fn tool_use(block: &Value, i: usize) -> Result<ToolCall, String> {
+    let field = |k: &str| {
+        block
+            .get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| format!("content[{i}] (tool_use) has no {k}"))
+    };
+    let arguments = match block.get("input") {
+        // A non-conforming server sending text: keep it raw.
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(other) => other.to_string(),
+    };
+    Ok(ToolCall {
+        id: field("id")?,
+        name: field("name")?,
+        arguments,
     })
 }
 

@@ -151,58 +151,7 @@ impl ModelConfig {
     ) -> Result<Self, LlmError> {
         let mut c = self;
         if let Some(flag) = model_flag.map(str::trim) {
-            if flag.is_empty() {
-                return Err(LlmError::Config(format!(
-                    "--model is empty; expected PROVIDER:MODEL with PROVIDER one of {KNOWN}"
-                )));
-            }
-            if flag.eq_ignore_ascii_case("none") || flag.eq_ignore_ascii_case("off") {
-                c.provider = None;
-                c.model = None;
-                c.script = None;
-            } else {
-                let file_kind = c.provider.as_deref().and_then(Kind::parse);
-                match flag
-                    .split_once(':')
-                    .and_then(|(p, rest)| Kind::parse(p).map(|k| (k, rest)))
-                {
-                    Some((kind, rest)) => {
-                        let rest = rest.trim();
-                        if rest.is_empty() {
-                            let what = if kind == Kind::Scripted {
-                                "a script path"
-                            } else {
-                                "a model name"
-                            };
-                            return Err(LlmError::Config(format!(
-                                "--model {flag}: {what} is missing after `{}:`",
-                                kind.as_str()
-                            )));
-                        }
-                        if file_kind != Some(kind) {
-                            c.base_url = None;
-                            c.api_key_env = None;
-                            c.script = None;
-                        }
-                        c.provider = Some(kind.as_str().to_string());
-                        if kind == Kind::Scripted {
-                            c.script = Some(PathBuf::from(rest));
-                            c.model = None;
-                        } else {
-                            c.model = Some(rest.to_string());
-                        }
-                    }
-                    None => match file_kind {
-                        // `--model llama3.2:3b` with `provider = "ollama"`.
-                        Some(kind) if kind != Kind::Scripted => c.model = Some(flag.to_string()),
-                        _ => {
-                            return Err(LlmError::Config(format!(
-                                "--model {flag}: no known provider; write it as PROVIDER:MODEL with PROVIDER one of {KNOWN} (e.g. openai:gpt-4o-mini, scripted:answers.json)"
-                            )));
-                        }
-                    },
-                }
-            }
+            c.apply_model_flag(flag)?;
         }
         if let Some(url) = base_url.map(str::trim).filter(|u| !u.is_empty()) {
             c.base_url = Some(url.to_string());
@@ -211,6 +160,74 @@ impl ModelConfig {
             c.api_key_env = Some(var.to_string());
         }
         Ok(c)
+    }
+
+    /// `--model`: `none`/`off`, `PROVIDER:MODEL`, or a bare model name
+    /// for the file's provider.
+    fn apply_model_flag(&mut self, flag: &str) -> Result<(), LlmError> {
+        if flag.is_empty() {
+            return Err(LlmError::Config(format!(
+                "--model is empty; expected PROVIDER:MODEL with PROVIDER one of {KNOWN}"
+            )));
+        }
+        if flag.eq_ignore_ascii_case("none") || flag.eq_ignore_ascii_case("off") {
+            self.provider = None;
+            self.model = None;
+            self.script = None;
+            return Ok(());
+        }
+        let file_kind = self.provider.as_deref().and_then(Kind::parse);
+        match flag
+            .split_once(':')
+            .and_then(|(p, rest)| Kind::parse(p).map(|k| (k, rest)))
+        {
+            Some((kind, rest)) => self.apply_provider_model(flag, kind, rest.trim(), file_kind),
+            None => match file_kind {
+                // `--model llama3.2:3b` with `provider = "ollama"`.
+                Some(kind) if kind != Kind::Scripted => {
+                    self.model = Some(flag.to_string());
+                    Ok(())
+                }
+                _ => Err(LlmError::Config(format!(
+                    "--model {flag}: no known provider; write it as PROVIDER:MODEL with PROVIDER one of {KNOWN} (e.g. openai:gpt-4o-mini, scripted:answers.json)"
+                ))),
+            },
+        }
+    }
+
+    /// `--model PROVIDER:REST`; another provider than the file's drops the
+    /// file's settings that belonged to it.
+    fn apply_provider_model(
+        &mut self,
+        flag: &str,
+        kind: Kind,
+        rest: &str,
+        file_kind: Option<Kind>,
+    ) -> Result<(), LlmError> {
+        if rest.is_empty() {
+            let what = if kind == Kind::Scripted {
+                "a script path"
+            } else {
+                "a model name"
+            };
+            return Err(LlmError::Config(format!(
+                "--model {flag}: {what} is missing after `{}:`",
+                kind.as_str()
+            )));
+        }
+        if file_kind != Some(kind) {
+            self.base_url = None;
+            self.api_key_env = None;
+            self.script = None;
+        }
+        self.provider = Some(kind.as_str().to_string());
+        if kind == Kind::Scripted {
+            self.script = Some(PathBuf::from(rest));
+            self.model = None;
+        } else {
+            self.model = Some(rest.to_string());
+        }
+        Ok(())
     }
 
     /// The configured provider, or `None` when no model is configured
@@ -230,17 +247,9 @@ impl ModelConfig {
             return Ok(None);
         };
         if kind == Kind::Scripted {
-            let path = self
-                .script
-                .clone()
-                .or_else(|| model.map(PathBuf::from))
-                .ok_or_else(|| {
-                    LlmError::Config(
-                        "provider \"scripted\" needs a script: set [model] script = \"PATH\" or pass --model scripted:PATH"
-                            .into(),
-                    )
-                })?;
-            return Ok(Some(Arc::new(ScriptedProvider::from_file(&path)?)));
+            return Ok(Some(Arc::new(ScriptedProvider::from_file(
+                &self.script_path(model)?,
+            )?)));
         }
         let model = model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
             LlmError::Config(format!(
@@ -248,45 +257,8 @@ impl ModelConfig {
                 kind.as_str()
             ))
         })?;
-
-        let (default_url, official_host, default_key_env) = kind.defaults();
-        let base_url = self
-            .base_url
-            .as_deref()
-            .map(str::trim)
-            .unwrap_or(default_url);
-        let parsed = reqwest::Url::parse(base_url)
-            .map_err(|e| LlmError::Config(format!("base_url {base_url:?} is not a URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-            return Err(LlmError::Config(format!(
-                "base_url {base_url:?} must be an http:// or https:// URL with a host"
-            )));
-        }
-        let official = official_host.is_some_and(|h| parsed.host_str() == Some(h));
-
-        let explicit = self.api_key_env.as_deref().map(str::trim);
-        if let Some(name) = explicit
-            && !is_env_name(name)
-        {
-            // Do not echo the value: it may be the key pasted by mistake.
-            return Err(LlmError::Config(
-                "api_key_env must be the NAME of an environment variable (letters, digits, `_`), not the key itself"
-                    .into(),
-            ));
-        }
-        let key_env = explicit.or(if official { default_key_env } else { None });
-        let key = match key_env {
-            None => None,
-            Some(name) => match env(name).filter(|v| !v.trim().is_empty()) {
-                Some(v) => Some(v),
-                None => {
-                    return Err(LlmError::Config(format!(
-                        "the API key variable {name} is not set (needed for {base_url}); export it, or name another variable with [model] api_key_env / --api-key-env"
-                    )));
-                }
-            },
-        };
-
+        let (base_url, official) = self.base_url_of(kind)?;
+        let key = self.api_key(kind, base_url, official, env)?;
         let http = self.http_options()?;
         self.check_sampling()?;
         let provider: Arc<dyn Provider> = match kind {
@@ -304,6 +276,71 @@ impl ModelConfig {
             ),
         };
         Ok(Some(provider))
+    }
+
+    /// The scripted provider's file: `script`, else the model's name.
+    fn script_path(&self, model: Option<String>) -> Result<PathBuf, LlmError> {
+        self.script
+            .clone()
+            .or_else(|| model.map(PathBuf::from))
+            .ok_or_else(|| {
+                LlmError::Config(
+                    "provider \"scripted\" needs a script: set [model] script = \"PATH\" or pass --model scripted:PATH"
+                        .into(),
+                )
+            })
+    }
+
+    /// `base_url` (else the provider's default), checked to be an http(s)
+    /// URL with a host, and whether it is the provider's official host.
+    fn base_url_of(&self, kind: Kind) -> Result<(&str, bool), LlmError> {
+        let (default_url, official_host, _) = kind.defaults();
+        let base_url = self
+            .base_url
+            .as_deref()
+            .map(str::trim)
+            .unwrap_or(default_url);
+        let parsed = reqwest::Url::parse(base_url)
+            .map_err(|e| LlmError::Config(format!("base_url {base_url:?} is not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(LlmError::Config(format!(
+                "base_url {base_url:?} must be an http:// or https:// URL with a host"
+            )));
+        }
+        let official = official_host.is_some_and(|h| parsed.host_str() == Some(h));
+        Ok((base_url, official))
+    }
+
+    /// The API key from the variable `api_key_env` names, else (for the
+    /// official host only) the provider's usual variable; `None` when no
+    /// variable applies. A variable named but not set is an error.
+    fn api_key(
+        &self,
+        kind: Kind,
+        base_url: &str,
+        official: bool,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<String>, LlmError> {
+        let (_, _, default_key_env) = kind.defaults();
+        let explicit = self.api_key_env.as_deref().map(str::trim);
+        if let Some(name) = explicit
+            && !is_env_name(name)
+        {
+            // Do not echo the value: it may be the key pasted by mistake.
+            return Err(LlmError::Config(
+                "api_key_env must be the NAME of an environment variable (letters, digits, `_`), not the key itself"
+                    .into(),
+            ));
+        }
+        let Some(name) = explicit.or(if official { default_key_env } else { None }) else {
+            return Ok(None);
+        };
+        match env(name).filter(|v| !v.trim().is_empty()) {
+            Some(v) => Ok(Some(v)),
+            None => Err(LlmError::Config(format!(
+                "the API key variable {name} is not set (needed for {base_url}); export it, or name another variable with [model] api_key_env / --api-key-env"
+            ))),
+        }
     }
 
     /// The timeouts and retries, checked.

@@ -92,61 +92,42 @@ impl Redactor {
     }
 
     /// The same error with the key taken out of every text it carries.
-    pub(crate) fn error(&self, e: LlmError) -> LlmError {
+    pub(crate) fn error(&self, mut e: LlmError) -> LlmError {
         if self.secrets.is_empty() {
             return e;
         }
-        let t = |s: String| self.text(&s);
-        // Exhaustive on purpose: a new variant must say what it carries.
-        match e {
-            LlmError::Unreachable { url, cause } => LlmError::Unreachable {
-                url: t(url),
-                cause: t(cause),
-            },
+        let scrub = |s: &mut String| *s = self.text(s);
+        // Exhaustive on purpose, fields too: a new one must say what it carries.
+        match &mut e {
             LlmError::Timeout {
                 url,
-                timeout,
-                setting,
-            } => LlmError::Timeout {
-                url: t(url),
-                timeout,
-                setting,
-            },
+                timeout: _,
+                setting: _,
+            } => scrub(url),
             LlmError::Status {
-                status,
+                status: _,
                 url,
-                attempts,
+                attempts: _,
                 excerpt,
-            } => LlmError::Status {
-                status,
-                url: t(url),
-                attempts,
-                excerpt: t(excerpt),
-            },
-            LlmError::RateLimited {
+            }
+            | LlmError::RateLimited {
                 url,
-                attempts,
+                attempts: _,
                 excerpt,
-            } => LlmError::RateLimited {
-                url: t(url),
-                attempts,
-                excerpt: t(excerpt),
-            },
-            LlmError::Protocol { url, what } => LlmError::Protocol {
-                url: t(url),
-                what: t(what),
-            },
-            LlmError::Config(m) => LlmError::Config(t(m)),
-            LlmError::ScriptExhausted { path, turns } => LlmError::ScriptExhausted {
-                path: t(path),
-                turns,
-            },
-            LlmError::InvalidScript { path, reason } => LlmError::InvalidScript {
-                path: t(path),
-                reason: t(reason),
-            },
-            LlmError::Scripted(m) => LlmError::Scripted(t(m)),
+            } => {
+                scrub(url);
+                scrub(excerpt);
+            }
+            LlmError::Unreachable { url: a, cause: b }
+            | LlmError::Protocol { url: a, what: b }
+            | LlmError::InvalidScript { path: a, reason: b } => {
+                scrub(a);
+                scrub(b);
+            }
+            LlmError::Config(m) | LlmError::Scripted(m) => scrub(m),
+            LlmError::ScriptExhausted { path, turns: _ } => scrub(path),
         }
+        e
     }
 }
 

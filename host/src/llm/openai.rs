@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use super::http::{HttpClient, HttpOptions};
 use super::{
-    ChatRequest, ChatResponse, LlmError, Message, Provider, Sampling, ToolCall, Usage, excerpt,
+    ChatRequest, ChatResponse, LlmError, Message, Provider, Sampling, ToolCall, ToolSpec, Usage,
+    excerpt,
 };
 use crate::types::BoxFuture;
 
@@ -137,69 +138,10 @@ pub(crate) fn request_body(
     if let Some(system) = &req.system {
         messages.push(json!({"role": "system", "content": system}));
     }
-    for m in &req.messages {
-        messages.push(match m {
-            Message::User(text) => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } => {
-                let mut msg = json!({
-                    "role": "assistant",
-                    // `null` is how the API spells "only tool calls".
-                    "content": match (text, tool_calls.is_empty()) {
-                        (Some(t), _) => Value::String(t.clone()),
-                        (None, false) => Value::Null,
-                        (None, true) => Value::String(String::new()),
-                    },
-                });
-                if !tool_calls.is_empty() {
-                    msg["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| {
-                            json!({
-                                "id": c.id,
-                                "type": "function",
-                                // Sent back verbatim, even when invalid: the
-                                // model should see what it actually sent.
-                                "function": {"name": c.name, "arguments": c.arguments},
-                            })
-                        })
-                        .collect();
-                }
-                msg
-            }
-            Message::ToolResult {
-                call_id,
-                content,
-                is_error,
-                note,
-                ..
-            } => json!({
-                "role": "tool",
-                "tool_call_id": call_id,
-                // The format has no error flag; say it in the content.
-                "content": super::tool_result_text(
-                    note.as_deref(),
-                    if *is_error { "Error: " } else { "" },
-                    content,
-                ),
-            }),
-        });
-    }
+    messages.extend(req.messages.iter().map(message_json));
     let mut body = json!({"model": model, "messages": messages});
     if !req.tools.is_empty() {
-        body["tools"] = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": schema_or_empty(&t.parameters),
-                    },
-                })
-            })
-            .collect();
+        body["tools"] = req.tools.iter().map(tool_json).collect();
     }
     body[tokens_key] = json!(sampling.max_tokens);
     if let Some(t) = sampling.temperature {
@@ -209,6 +151,68 @@ pub(crate) fn request_body(
         body["seed"] = json!(seed);
     }
     body
+}
+
+/// One message of the conversation as the API takes it.
+fn message_json(m: &Message) -> Value {
+    match m {
+        Message::User(text) => json!({"role": "user", "content": text}),
+        Message::Assistant { text, tool_calls } => assistant_json(text.as_deref(), tool_calls),
+        Message::ToolResult {
+            call_id,
+            content,
+            is_error,
+            note,
+            ..
+        } => json!({
+            "role": "tool",
+            "tool_call_id": call_id,
+            // The format has no error flag; say it in the content.
+            "content": super::tool_result_text(
+                note.as_deref(),
+                if *is_error { "Error: " } else { "" },
+                content,
+            ),
+        }),
+    }
+}
+
+fn assistant_json(text: Option<&str>, tool_calls: &[ToolCall]) -> Value {
+    let mut msg = json!({
+        "role": "assistant",
+        // `null` is how the API spells "only tool calls".
+        "content": match (text, tool_calls.is_empty()) {
+            (Some(t), _) => Value::String(t.to_owned()),
+            (None, false) => Value::Null,
+            (None, true) => Value::String(String::new()),
+        },
+    });
+    if !tool_calls.is_empty() {
+        msg["tool_calls"] = tool_calls
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "type": "function",
+                    // Sent back verbatim, even when invalid: the
+                    // model should see what it actually sent.
+                    "function": {"name": c.name, "arguments": c.arguments},
+                })
+            })
+            .collect();
+    }
+    msg
+}
+
+fn tool_json(t: &ToolSpec) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": t.name,
+            "description": t.description,
+            "parameters": schema_or_empty(&t.parameters),
+        },
+    })
 }
 
 /// Servers reject a tool whose `parameters` is not a schema object; a tool
@@ -227,64 +231,13 @@ pub(crate) fn parse_response(url: &str, body: &[u8]) -> Result<ChatResponse, Llm
         url: url.to_string(),
         what,
     };
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        protocol(format!(
-            "the body is not JSON ({e}): {}",
-            excerpt(&String::from_utf8_lossy(body), 200)
-        ))
-    })?;
-    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        let msg = err
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| err.to_string());
-        return Err(protocol(format!(
-            "the server returned an error: {}",
-            excerpt(&msg, 300)
-        )));
-    }
+    let v = response_json(body).map_err(protocol)?;
     let message = v
         .pointer("/choices/0/message")
         .filter(|m| m.is_object())
         .ok_or_else(|| protocol("no choices[0].message in the response".into()))?;
-
-    let text = match message.get("content") {
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        // Some servers send content as a list of parts.
-        Some(Value::Array(parts)) => {
-            let joined: String = parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect();
-            (!joined.is_empty()).then_some(joined)
-        }
-        _ => None,
-    };
-
-    let mut tool_calls = Vec::new();
-    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
-        for (i, call) in calls.iter().enumerate() {
-            let func = call.get("function").ok_or_else(|| {
-                protocol(format!(
-                    "choices[0].message.tool_calls[{i}] has no function"
-                ))
-            })?;
-            tool_calls.push(tool_call(func, call.get("id"), i).ok_or_else(|| {
-                protocol(format!(
-                    "choices[0].message.tool_calls[{i}].function.name is missing"
-                ))
-            })?);
-        }
-    } else if let Some(func) = message.get("function_call").filter(|f| f.is_object()) {
-        // The deprecated single-call form, still produced by some servers.
-        tool_calls.push(
-            tool_call(func, None, 0).ok_or_else(|| {
-                protocol("choices[0].message.function_call.name is missing".into())
-            })?,
-        );
-    }
-
+    let text = message_text(message);
+    let tool_calls = message_tool_calls(message).map_err(protocol)?;
     let tokens = |k: &str| {
         v.pointer(&format!("/usage/{k}"))
             .and_then(Value::as_u64)
@@ -301,6 +254,65 @@ pub(crate) fn parse_response(url: &str, body: &[u8]) -> Result<ChatResponse, Llm
         response_bytes: 0,
         retries: 0,
     })
+}
+
+/// The body as JSON, unless it is not JSON or is the server's error.
+fn response_json(body: &[u8]) -> Result<Value, String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        format!(
+            "the body is not JSON ({e}): {}",
+            excerpt(&String::from_utf8_lossy(body), 200)
+        )
+    })?;
+    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        let msg = err
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| err.to_string());
+        return Err(format!(
+            "the server returned an error: {}",
+            excerpt(&msg, 300)
+        ));
+    }
+    Ok(v)
+}
+
+/// The message's text; some servers send it as a list of parts.
+fn message_text(message: &Value) -> Option<String> {
+    match message.get("content") {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Array(parts)) => {
+            let joined: String = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!joined.is_empty()).then_some(joined)
+        }
+        _ => None,
+    }
+}
+
+/// The message's `tool_calls`, or its deprecated single `function_call`,
+/// still produced by some servers.
+fn message_tool_calls(message: &Value) -> Result<Vec<ToolCall>, String> {
+    let mut tool_calls = Vec::new();
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for (i, call) in calls.iter().enumerate() {
+            let func = call
+                .get("function")
+                .ok_or_else(|| format!("choices[0].message.tool_calls[{i}] has no function"))?;
+            tool_calls.push(tool_call(func, call.get("id"), i).ok_or_else(|| {
+                format!("choices[0].message.tool_calls[{i}].function.name is missing")
+            })?);
+        }
+    } else if let Some(func) = message.get("function_call").filter(|f| f.is_object()) {
+        tool_calls.push(
+            tool_call(func, None, 0)
+                .ok_or_else(|| "choices[0].message.function_call.name is missing".to_owned())?,
+        );
+    }
+    Ok(tool_calls)
 }
 
 /// One call from a `function` object; `None` when it has no name.

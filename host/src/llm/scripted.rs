@@ -169,18 +169,7 @@ impl ScriptedProvider {
             .tool_calls
             .iter()
             .enumerate()
-            .map(|(i, c)| ToolCall {
-                id: c
-                    .id
-                    .clone()
-                    .unwrap_or_else(|| format!("call_{}_{}", index + 1, i + 1)),
-                name: c.name.clone(),
-                arguments: match &c.arguments {
-                    Value::String(raw) => raw.clone(),
-                    Value::Null => "{}".to_string(),
-                    other => other.to_string(),
-                },
-            })
+            .map(|(i, c)| tool_call(c, index, i))
             .collect();
         let usage = turn.usage.unwrap_or_default();
         Ok(ChatResponse {
@@ -194,6 +183,23 @@ impl ScriptedProvider {
             response_bytes: 0,
             retries: 0,
         })
+    }
+}
+
+/// Call `i` of turn `index`, as a model would send it; without an id of
+/// its own it gets `call_TURN_CALL` (counted from 1).
+fn tool_call(c: &ScriptToolCall, index: usize, i: usize) -> ToolCall {
+    ToolCall {
+        id: c
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("call_{}_{}", index + 1, i + 1)),
+        name: c.name.clone(),
+        arguments: match &c.arguments {
+            Value::String(raw) => raw.clone(),
+            Value::Null => "{}".to_string(),
+            other => other.to_string(),
+        },
     }
 }
 

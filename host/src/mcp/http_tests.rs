@@ -363,7 +363,7 @@ fn a_session_past_the_limit_is_busy_until_one_closes() {
         assert_eq!(refused.status(), 503);
         assert_eq!(
             refused.headers()["retry-after"],
-            super::admission::RETRY_AFTER_SECS.to_string().as_str()
+            crate::mcp_admission::RETRY_AFTER_SECS.to_string().as_str()
         );
         let body: Value = serde_json::from_str(&refused.text().await.expect("body")).expect("JSON");
         assert_eq!(body["id"], 0);

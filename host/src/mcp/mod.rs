@@ -19,7 +19,6 @@
 //! (`LimitExceeded: ...`); the server keeps serving. Stdout is the protocol:
 //! nothing else may print there.
 
-pub mod admission;
 mod lanes;
 pub mod names;
 pub mod resources;
@@ -33,7 +32,7 @@ use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 
 use crate::exec::Runner;
-use admission::{
+use crate::mcp_admission::{
     CallGate, CallPermit, HeldPlace, HostCapacity, Limits, McpConfig, RETRY_AFTER_SECS,
 };
 
@@ -61,7 +60,7 @@ pub enum McpError {
     #[error("the MCP bearer token is missing: environment variable {0} is unset or empty")]
     TokenEnv(String),
     #[error("invalid MCP limits: {0}")]
-    Limits(#[source] admission::AdmissionError),
+    Limits(#[source] crate::mcp_admission::AdmissionError),
     #[error("cannot serve MCP on {0}")]
     Bind(SocketAddr, #[source] std::io::Error),
 }

@@ -18,10 +18,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
-use super::admission::{CallGate, RETRY_AFTER_SECS};
 use super::names::{self, ToolTable};
 use super::resources;
 use crate::exec::{Progress, ProgressSink, RunOutcome, Runner, context, with_progress};
+use crate::mcp_admission::{CallGate, RETRY_AFTER_SECS};
 use crate::skill::{Catalog, Skill, SkillFileError, marked_description};
 use crate::types::{Chain, FailureClass};
 

@@ -416,11 +416,13 @@ fn user_invocable_skills_are_prompts() {
 #[test]
 fn a_skill_call_past_the_places_and_queue_is_a_busy_error_and_listing_is_not() {
     let f = fixture();
-    let gate = std::sync::Arc::new(super::admission::CallGate::new(&super::admission::Limits {
-        calls: 1,
-        queued: 0,
-        sessions: 1,
-    }));
+    let gate = std::sync::Arc::new(crate::mcp_admission::CallGate::new(
+        &crate::mcp_admission::Limits {
+            calls: 1,
+            queued: 0,
+            sessions: 1,
+        },
+    ));
     let server = f.server.clone().with_call_gate(gate.clone());
     block_on(async {
         let held = gate.enter().await.expect("the one place");
@@ -434,7 +436,7 @@ fn a_skill_call_past_the_places_and_queue_is_a_busy_error_and_listing_is_not() {
         assert_eq!(data["class"], "Busy");
         assert_eq!(
             data["retryAfterSeconds"],
-            super::admission::RETRY_AFTER_SECS
+            crate::mcp_admission::RETRY_AFTER_SECS
         );
         // Listing and reading take no place.
         assert!(server.call(LIST_SKILLS, Map::new()).await.is_ok());
@@ -548,7 +550,7 @@ fn call_places_follow_the_memory_a_call_is_given() {
         let mut config = Config::default();
         config.limits.memory_mb = memory_mb;
         let runner = Runner::new(paths, config, Catalog::load(&[], &LoadOptions::default()));
-        resolve_limits(&runner, &super::admission::McpConfig::default()).expect("limits")
+        resolve_limits(&runner, &crate::mcp_admission::McpConfig::default()).expect("limits")
     };
     let ceiling = crate::sandbox::LimitDefaults::default().max_memory_mb;
     let at_ceiling = limits_with(ceiling);

@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, Strategy};
 
-use super::bindings::{self, HandlerPre};
+use super::bindings::HandlerPre;
 use super::state::HostState;
 use super::{
     CompileNotice, Handler, HandlerOrigin, Inner, Part, SandboxError, Tier, cache, cause, fs_guard,
@@ -349,9 +349,8 @@ pub(super) fn new_linker(engine: &Engine) -> Result<Linker<HostState>, SandboxEr
     fs_guard::add_to_linker(&mut linker).map_err(SandboxError::engine)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
         .map_err(SandboxError::engine)?;
-    bindings::Handler::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
-        .map_err(SandboxError::engine)?;
-    crate::grants::link_host_interfaces(&mut linker).map_err(SandboxError::engine)?;
+    super::host_api::add_to_linker(&mut linker).map_err(SandboxError::engine)?;
+    crate::grants::link_capabilities(&mut linker).map_err(SandboxError::engine)?;
     Ok(linker)
 }
 

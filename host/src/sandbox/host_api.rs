@@ -1,30 +1,20 @@
-//! The `skillhost:skill/host` interface as the handler sees it: `log` is
-//! the sandbox's own; every other function is handed to its capability's
-//! per-call state (`grants::KvCall`, `LlmCall`, `ToolsCall`), which checks
-//! the effective grant at the moment of the call and reaches the host
-//! service injected for it. A capability with an interface of its own is
-//! linked through `grants::link_host_interfaces` instead.
+//! What the sandbox itself links of the `skillhost:skill` package: `log`
+//! of the shared host interface, and the `types` interface (types only).
+//! Every other host function is its capability's, linked by
+//! `grants::link_capabilities` through a projection of [`HostState`] onto
+//! that capability's field of [`CallStates`]: `kv-get`, `kv-set` and
+//! `kv-delete` in `grants/kv.rs`, `complete` in `grants/llm.rs`,
+//! `call-tool` in `grants/tools.rs`.
 
-use std::sync::Arc;
+use wasmtime::component::Linker;
 
-use super::bindings::skillhost::skill::host::{self, HostError, Level};
+use super::bindings::skillhost::skill::host::Level;
 use super::state::HostState;
 
-use crate::grants::{
-    CallStates, CapabilityHost, KvCall, KvHost, LlmCall, Refusal, ToolsCall, truncated,
-};
-use crate::types::ServiceError;
+use crate::grants::{CallStates, CapabilityHost, HOST_INTERFACE, truncated};
 
-impl From<ServiceError> for HostError {
-    fn from(e: ServiceError) -> Self {
-        match e {
-            ServiceError::Denied(m) => HostError::Denied(m),
-            ServiceError::NotFound(m) => HostError::NotFound(m),
-            ServiceError::Failed(m) => HostError::Failed(m),
-            ServiceError::Limit(m) => HostError::Limit(m),
-        }
-    }
-}
+/// The types interface of the handler world, as a component imports it.
+const TYPES_INTERFACE: &str = "skillhost:skill/types@0.1.0";
 
 /// Bytes of one log line a handler may write.
 pub(crate) const MAX_LOG_LINE: usize = 4 * 1024;
@@ -46,43 +36,28 @@ fn level_name(l: Level) -> &'static str {
     }
 }
 
-impl HostState {
-    /// A refusal as the guest sees it; a denial is noted among the events.
-    fn refused(&mut self, refusal: Refusal) -> HostError {
-        match refusal {
-            Refusal::Denied(what) => {
-                self.event(format!("denied: {what}"));
-                HostError::Denied(what)
-            }
-            Refusal::Limit(m) => HostError::Limit(m),
-            Refusal::NotFound(m) => HostError::NotFound(m),
-        }
-    }
-
-    /// The state of capability state type `T` (every registered
-    /// capability's state is made when the call starts).
-    fn capability<T: std::any::Any>(&self) -> Result<&T, HostError> {
-        self.calls
-            .get::<T>()
-            .ok_or_else(|| HostError::Failed("the capability is not set up for this call".into()))
-    }
-}
-
 impl CapabilityHost for HostState {
     fn call_states(&mut self) -> &mut CallStates {
         &mut self.calls
     }
-
-    fn event(&mut self, event: String) {
-        HostState::event(self, event);
-    }
 }
 
-impl super::bindings::skillhost::skill::types::Host for HostState {}
+/// Links `types` and the sandbox's `log`, once per engine.
+pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    linker.instance(TYPES_INTERFACE)?;
+    linker.instance(HOST_INTERFACE)?.func_wrap(
+        "log",
+        |mut store, (level, message): (Level, String)| {
+            store.data_mut().log(level, &message);
+            Ok(())
+        },
+    )
+}
 
-impl host::Host for HostState {
-    async fn log(&mut self, level: Level, message: String) {
-        let message = truncated(&message, MAX_LOG_LINE);
+impl HostState {
+    /// Keeps a line the handler logged, within the call's log budget.
+    fn log(&mut self, level: Level, message: &str) {
+        let message = truncated(message, MAX_LOG_LINE);
         if self.log_budget < message.len() {
             if !self.log_truncated {
                 self.log_truncated = true;
@@ -98,72 +73,5 @@ impl host::Host for HostState {
             level: level_name(level),
             message,
         });
-    }
-
-    async fn call_tool(&mut self, name: String, args_json: String) -> Result<String, HostError> {
-        let access = self
-            .capability::<ToolsCall>()?
-            .access(&name, args_json.len());
-        let tools = access.map_err(|r| self.refused(r))?;
-        let result = tools.call(&name, &args_json).await;
-        self.event(format!(
-            "tool {name}: {}",
-            if result.is_ok() { "ok" } else { "error" }
-        ));
-        result.map_err(HostError::from)
-    }
-
-    async fn complete(
-        &mut self,
-        system: Option<String>,
-        prompt: String,
-    ) -> Result<String, HostError> {
-        let bytes = prompt.len() + system.as_ref().map_or(0, String::len);
-        let access = self.capability::<LlmCall>()?.access(bytes);
-        let model = access.map_err(|r| self.refused(r))?;
-        model
-            .complete(system.as_deref(), &prompt)
-            .await
-            .map_err(HostError::from)
-    }
-
-    async fn kv_get(&mut self, key: String) -> Result<Option<Vec<u8>>, HostError> {
-        let kv = self.kv_access(&key)?;
-        let skill = self.skill.clone();
-        off_the_runtime(move || kv.get(&skill, &key)).await
-    }
-
-    async fn kv_set(&mut self, key: String, value: Vec<u8>) -> Result<(), HostError> {
-        let kv = self.kv_access(&key)?;
-        KvCall::check_value(value.len()).map_err(|r| self.refused(r))?;
-        let skill = self.skill.clone();
-        off_the_runtime(move || kv.set(&skill, &key, &value)).await
-    }
-
-    async fn kv_delete(&mut self, key: String) -> Result<(), HostError> {
-        let kv = self.kv_access(&key)?;
-        let skill = self.skill.clone();
-        off_the_runtime(move || kv.delete(&skill, &key)).await
-    }
-}
-
-/// Runs a key-value call on the blocking pool: the store may wait for
-/// another process's write lock (SQLite's busy timeout), which must not
-/// hold an async worker that other calls and clients need.
-async fn off_the_runtime<T: Send + 'static>(
-    call: impl FnOnce() -> Result<T, ServiceError> + Send + 'static,
-) -> Result<T, HostError> {
-    match tokio::task::spawn_blocking(call).await {
-        Ok(result) => result.map_err(HostError::from),
-        Err(e) => Err(HostError::Failed(format!(
-            "the key-value call stopped: {e}"
-        ))),
-    }
-}
-
-impl HostState {
-    fn kv_access(&mut self, key: &str) -> Result<Arc<dyn KvHost>, HostError> {
-        let access = self.capability::<KvCall>()?.access(key);
-        access.map_err(|r| self.refused(r))
     }
 }

@@ -89,9 +89,9 @@ pub struct Limits {
     pub file_quota_bytes: u64,
 }
 
-/// Events (denials, requests, tool calls) kept per call; later ones are
-/// counted, not kept.
-pub const MAX_EVENTS: usize = 256;
+/// Events (denials, requests, tool calls) kept per call: the call's event
+/// log is the capabilities' (`grants::Events`).
+pub use crate::grants::MAX_EVENTS;
 
 impl Limits {
     /// The skill's requests where it has them, the defaults elsewhere. A

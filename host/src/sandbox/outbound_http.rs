@@ -34,7 +34,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 pub(crate) struct HttpGuard {
     pub(super) granted_hosts: Vec<String>,
     pub(super) net: NetPolicy,
-    pub(super) events: super::state::Events,
+    pub(super) events: crate::grants::Events,
 }
 
 type IoFuture = Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>;
@@ -60,19 +60,15 @@ impl wasmtime_wasi_http::WasiHttpHooks for HttpGuard {
             {
                 Ok(c) => c,
                 Err(denied) => {
-                    if let Ok(mut ev) = events.lock() {
-                        ev.push(format!("denied: http {uri}: {denied}"));
-                    }
+                    events.note(format!("denied: http {uri}: {denied}"));
                     return Err(Error::HttpRequestDenied);
                 }
             };
-            if let Ok(mut ev) = events.lock() {
-                ev.push(format!(
-                    "http {} {uri} via {}",
-                    request.method(),
-                    checked.addr
-                ));
-            }
+            events.note(format!(
+                "http {} {uri} via {}",
+                request.method(),
+                checked.addr
+            ));
             send_to_checked(request, options, &checked, https).await
         })
     }

@@ -3,7 +3,7 @@
 //! preopens) and is granted piece by piece.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
@@ -15,9 +15,9 @@ use super::Entropy;
 use super::fs_guard::FsGuard;
 use super::host_api::LogLine;
 use super::host_budget::HostBudget;
-use super::limits::{Limiter, Limits, MAX_EVENTS};
+use super::limits::{Limiter, Limits};
 use super::outbound_http::HttpGuard;
-use crate::grants::{CallSetup, CallStates, Services};
+use crate::grants::{CallSetup, CallStates, Events, Services};
 use crate::paths::{ControlPathDenied, ControlPaths, OwnSkill};
 use crate::skill::Capabilities;
 
@@ -28,44 +28,14 @@ const STDIO_CAPTURE: usize = 16 * 1024;
 /// a few KiB; the host budget bounds how many such objects a call holds.
 const HTTP_FIELDS_BYTES: usize = 64 * 1024;
 
-/// Host events of one call: the first `MAX_EVENTS` are kept, the rest
-/// only counted, so a guest that makes millions of denied calls holds no
-/// more host memory than one that makes a few hundred.
-#[derive(Debug, Default)]
-pub(crate) struct EventLog {
-    kept: Vec<String>,
-    dropped: u64,
-}
-
-impl EventLog {
-    pub(crate) fn push(&mut self, event: String) {
-        if self.kept.len() < MAX_EVENTS {
-            self.kept.push(event);
-        } else {
-            self.dropped += 1;
-        }
-    }
-
-    fn take(&mut self) -> Vec<String> {
-        let mut out = std::mem::take(&mut self.kept);
-        if self.dropped > 0 {
-            out.push(format!("{} more events not kept", self.dropped));
-            self.dropped = 0;
-        }
-        out
-    }
-}
-
-pub(crate) type Events = Arc<Mutex<EventLog>>;
-
 pub(crate) struct HostState {
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) http: WasiHttpCtx,
     pub(crate) http_guard: HttpGuard,
     pub(crate) limiter: Limiter,
-    pub(crate) skill: String,
-    /// Each capability's state for this call (see `grants::CallStates`).
+    /// Each capability's state for this call, a field each (see
+    /// `grants::CallStates`): its host functions reach it by that field.
     pub(crate) calls: CallStates,
     pub(crate) log: Vec<LogLine>,
     pub(crate) log_budget: usize,
@@ -193,7 +163,7 @@ impl HostState {
             c.configure_wasi(&capabilities, &mut b);
         }
         clocks_and_random(&mut b, entropy);
-        let events: Events = Arc::new(Mutex::new(EventLog::default()));
+        let events = Events::default();
         let mut table = ResourceTable::new();
         table.set_max_capacity(limits.resources);
         let mut http = WasiHttpCtx::new();
@@ -208,12 +178,14 @@ impl HostState {
                 events: events.clone(),
             },
             limiter: Limiter::new(limits),
-            skill: skill.to_owned(),
-            calls: CallStates::new(&CallSetup {
-                skill,
-                granted: &capabilities,
-                services: &services,
-            }),
+            calls: CallStates::new(
+                &CallSetup {
+                    skill,
+                    granted: &capabilities,
+                    events: &events,
+                },
+                &services,
+            ),
             log: Vec::new(),
             log_budget: limits.log_bytes,
             log_truncated: false,
@@ -226,9 +198,7 @@ impl HostState {
     }
 
     pub(crate) fn event(&self, event: String) {
-        if let Ok(mut ev) = self.events.lock() {
-            ev.push(event);
-        }
+        self.events.note(event);
     }
 
     /// Host events from every source.
@@ -236,7 +206,7 @@ impl HostState {
         for d in std::mem::take(&mut self.fs_guard.denied) {
             self.event(d);
         }
-        self.events.lock().map(|mut e| e.take()).unwrap_or_default()
+        self.events.take()
     }
 }
 

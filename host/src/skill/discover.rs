@@ -156,6 +156,41 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
         }
     }
 
+    /// Counts one more folder; past the cap, says so (the walk stops).
+    fn past_dir_cap(&mut self, root: &Root) -> bool {
+        self.dirs += 1;
+        if self.dirs <= self.max_dirs {
+            return false;
+        }
+        let msg = format!(
+            "stopped after {} folders (the cap): the rest of this root is not searched",
+            self.max_dirs
+        );
+        self.warn(&root.dir, msg);
+        true
+    }
+
+    /// The listing of subfolder `name` of `dir`, by name from the parent
+    /// (one open; most skill folders have no subfolders and never need a
+    /// handle of their own). `None`, with a warning, when it cannot be read
+    /// or leads outside the root.
+    fn read_listing(&mut self, dir: &Dir, name: &OsString, path: &Path) -> Option<ReadDir> {
+        match dir.read_dir(name) {
+            Ok(e) => Some(e),
+            Err(e) if is_escape(&e) => {
+                self.warn(
+                    path,
+                    "symlink leads outside the skill root: not followed".to_owned(),
+                );
+                None
+            }
+            Err(e) => {
+                self.warn(path, format!("cannot list folder: {e}"));
+                None
+            }
+        }
+    }
+
     /// Visits subfolder `name` of `parent`: lists it (its SKILL.md becomes
     /// a candidate) and descends when it has subfolders of its own.
     fn enter(&mut self, parent: &Frame, root: &Root, name: &OsString, is_link: bool) -> Step {
@@ -165,33 +200,14 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
         if root.skip.contains(&path) {
             return Step::Next;
         }
-        self.dirs += 1;
-        if self.dirs > self.max_dirs {
-            let msg = format!(
-                "stopped after {} folders (the cap): the rest of this root is not searched",
-                self.max_dirs
-            );
-            self.warn(&root.dir, msg);
+        if self.past_dir_cap(root) {
             return Step::Stop;
         }
         if is_link && !self.link_is_dir(&parent.dir, name, &path) {
             return Step::Next;
         }
-        // Listing by name from the parent costs one open; most skill
-        // folders have no subfolders and never need a handle of their own.
-        let entries = match parent.dir.read_dir(name) {
-            Ok(e) => e,
-            Err(e) if is_escape(&e) => {
-                self.warn(
-                    &path,
-                    "symlink leads outside the skill root: not followed".to_owned(),
-                );
-                return Step::Next;
-            }
-            Err(e) => {
-                self.warn(&path, format!("cannot list folder: {e}"));
-                return Step::Next;
-            }
+        let Some(entries) = self.read_listing(&parent.dir, name, &path) else {
+            return Step::Next;
         };
         let Some(subdirs) = self.list(entries, &path, &rel, depth) else {
             return Step::Stop;
@@ -241,8 +257,35 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
         rel: &Path,
         depth: usize,
     ) -> Option<Vec<(OsString, bool)>> {
+        let (skill_file, mut subdirs, listed) = self.sort_entries(entries, path);
+        if let Some((_, name, is_link)) = skill_file {
+            self.take_skill_file(path, rel, name, is_link, listed > 1)?;
+        }
+        if depth >= self.opts.max_depth && !subdirs.is_empty() {
+            if !self.depth_warned {
+                self.depth_warned = true;
+                let msg = format!(
+                    "folders more than {} levels below the root are not searched",
+                    self.opts.max_depth
+                );
+                self.warn(path, msg);
+            }
+            subdirs.clear();
+        }
+        subdirs.sort();
+        Some(subdirs)
+    }
+
+    /// A listing's skill file (the first of `SKILL_FILES` present: its
+    /// rank, name and whether it is a link), its subfolders to visit, and
+    /// how many entries it has.
+    fn sort_entries(
+        &mut self,
+        entries: ReadDir,
+        path: &Path,
+    ) -> (Option<SkillFile>, Vec<(OsString, bool)>, usize) {
         let mut subdirs = Vec::new();
-        let mut skill_file: Option<(usize, OsString, bool)> = None;
+        let mut skill_file: Option<SkillFile> = None;
         let mut listed = 0usize;
         for entry in entries.flatten() {
             listed += 1;
@@ -267,46 +310,47 @@ impl<F: FnMut(Candidate)> Walker<'_, F> {
                 subdirs.push((name, is_link));
             }
         }
+        (skill_file, subdirs, listed)
+    }
 
-        if let Some((_, name, is_link)) = skill_file {
-            if self.count >= self.opts.max_files {
-                let msg = format!(
-                    "stopped after {} skill files (the cap): the rest of this root is not loaded",
-                    self.opts.max_files
-                );
-                self.warn(path, msg);
-                return None;
-            }
-            let folder_name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            self.count += 1;
-            (self.found)(Candidate {
-                dir: path.to_path_buf(),
-                path: path.join(&name),
-                rel: rel.join(&name),
-                folder_name,
-                is_link,
-                others: listed > 1,
-            });
+    /// Hands the skill file `name` in `path` on as a candidate; `None`
+    /// when the file cap is reached (and says so).
+    fn take_skill_file(
+        &mut self,
+        path: &Path,
+        rel: &Path,
+        name: OsString,
+        is_link: bool,
+        others: bool,
+    ) -> Option<()> {
+        if self.count >= self.opts.max_files {
+            let msg = format!(
+                "stopped after {} skill files (the cap): the rest of this root is not loaded",
+                self.opts.max_files
+            );
+            self.warn(path, msg);
+            return None;
         }
-
-        if depth >= self.opts.max_depth && !subdirs.is_empty() {
-            if !self.depth_warned {
-                self.depth_warned = true;
-                let msg = format!(
-                    "folders more than {} levels below the root are not searched",
-                    self.opts.max_depth
-                );
-                self.warn(path, msg);
-            }
-            subdirs.clear();
-        }
-        subdirs.sort();
-        Some(subdirs)
+        let folder_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.count += 1;
+        (self.found)(Candidate {
+            dir: path.to_path_buf(),
+            path: path.join(&name),
+            rel: rel.join(&name),
+            folder_name,
+            is_link,
+            others,
+        });
+        Some(())
     }
 }
+
+/// A skill file in a listing: its rank in `SKILL_FILES`, its name, and
+/// whether it is a symlink.
+type SkillFile = (usize, OsString, bool);
 
 /// Reads a file inside `dir`, refusing escapes, non-files and anything over
 /// `max` bytes without reading more than `max + 1` bytes.
@@ -317,35 +361,17 @@ pub(crate) fn read_capped(
     max: u64,
 ) -> Result<Vec<u8>, String> {
     let name = name.as_ref();
-    let refused = |e: &io::Error| {
-        if is_link {
-            format!("symlink leads outside the skill root: refused ({e})")
-        } else {
-            format!("path leads outside the skill root: refused ({e})")
-        }
-    };
+    let why = |doing: &str, e: io::Error| refusal(is_link, doing, &e);
     // A symlink is checked before opening so that one pointing at a FIFO
     // cannot block the open; a plain entry was typed by the directory
     // listing, and is checked again after opening.
     if is_link {
-        let meta = dir.metadata(name).map_err(|e| {
-            if is_escape(&e) {
-                refused(&e)
-            } else {
-                format!("cannot read: {e}")
-            }
-        })?;
+        let meta = dir.metadata(name).map_err(|e| why("read", e))?;
         if !meta.is_file() {
             return Err("not a regular file".to_owned());
         }
     }
-    let file = dir.open(name).map_err(|e| {
-        if is_escape(&e) {
-            refused(&e)
-        } else {
-            format!("cannot open: {e}")
-        }
-    })?;
+    let file = dir.open(name).map_err(|e| why("open", e))?;
     let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
     if !meta.is_file() {
         return Err("not a regular file".to_owned());
@@ -366,4 +392,14 @@ pub(crate) fn read_capped(
         ));
     }
     Ok(bytes)
+}
+
+/// Why `doing` (read, open) an entry failed: it leads outside the skill
+/// root (through a symlink when `is_link`), or the error.
+fn refusal(is_link: bool, doing: &str, e: &io::Error) -> String {
+    match (is_escape(e), is_link) {
+        (true, true) => format!("symlink leads outside the skill root: refused ({e})"),
+        (true, false) => format!("path leads outside the skill root: refused ({e})"),
+        (false, _) => format!("cannot {doing}: {e}"),
+    }
 }

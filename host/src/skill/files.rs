@@ -221,24 +221,12 @@ impl Skill {
             path: path.clone(),
             source,
         };
-        let rel = Path::new(relative);
-        if relative.is_empty()
-            || rel
-                .components()
-                .any(|c| matches!(c, Component::RootDir | Component::Prefix(_)))
-        {
+        if !is_plain_relative(relative) {
             return Err(SkillFileError::NotRelative { path });
         }
+        let rel = Path::new(relative);
         let dir = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(err_io)?;
-        let classify = |e: io::Error| {
-            if is_escape(&e) {
-                SkillFileError::Escape { path: path.clone() }
-            } else if e.kind() == io::ErrorKind::NotFound {
-                SkillFileError::NotFound { path: path.clone() }
-            } else {
-                err_io(e)
-            }
-        };
+        let classify = |e: io::Error| open_error(relative, e);
         let meta = dir.metadata(rel).map_err(classify)?;
         if !meta.is_file() {
             return Err(SkillFileError::NotAFile { path });
@@ -284,15 +272,7 @@ impl Skill {
     /// the folder; symlinked folders, dot-folders and build output are not
     /// entered.
     pub fn list_files(&self, max: usize) -> Result<Vec<String>, SkillFileError> {
-        let err_io = |source: io::Error| SkillFileError::Io {
-            path: ".".to_owned(),
-            source,
-        };
-        let root = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(err_io)?;
-        enum Item {
-            File(String),
-            Folder(String, usize),
-        }
+        let root = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(list_error)?;
         let mut out = Vec::new();
         // Depth-first in name order, so the first `max` are a stable prefix
         // and a huge folder is not walked past the limit.
@@ -309,44 +289,92 @@ impl Skill {
                 Item::Folder(prefix, depth) => (prefix, depth),
             };
             let dir = if prefix.is_empty() {
-                root.try_clone().map_err(err_io)?
+                root.try_clone().map_err(list_error)?
             } else {
                 match root.open_dir(&prefix) {
                     Ok(d) => d,
                     Err(_) => continue,
                 }
             };
-            let mut entries: Vec<_> = dir
-                .entries()
-                .map_err(err_io)?
-                .flatten()
-                .filter_map(|e| Some((e.file_name().into_string().ok()?, e.file_type().ok()?)))
-                .collect();
-            entries.sort_by(|a, b| b.0.cmp(&a.0));
-            for (name, ft) in entries {
+            for (name, ft) in entries_in_reverse(&dir)? {
                 let rel = if prefix.is_empty() {
-                    name.clone()
+                    name
                 } else {
                     format!("{prefix}/{name}")
                 };
-                if ft.is_dir() {
-                    // A folder is content when a file in it would be.
-                    if depth < LIST_MAX_DEPTH && is_content_path(&Path::new(&rel).join("f")) {
-                        stack.push(Item::Folder(rel, depth + 1));
-                    }
-                } else if !is_content_path(Path::new(&rel)) {
-                    continue;
-                } else if ft.is_file()
-                    || (ft.is_symlink()
-                        && root.metadata(&rel).is_ok_and(|m| m.is_file())
-                        && root.canonicalize(&rel).is_ok_and(|r| is_content_path(&r)))
-                {
-                    stack.push(Item::File(rel));
+                if let Some(item) = content_item(&root, rel, ft, depth) {
+                    stack.push(item);
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// Not empty, and not rooted (`/x`, or a Windows prefix).
+fn is_plain_relative(relative: &str) -> bool {
+    !relative.is_empty()
+        && !Path::new(relative)
+            .components()
+            .any(|c| matches!(c, Component::RootDir | Component::Prefix(_)))
+}
+
+/// Why `relative` could not be opened: it leads out of the folder, is not
+/// there, or another error.
+fn open_error(relative: &str, e: io::Error) -> SkillFileError {
+    let path = relative.to_owned();
+    if is_escape(&e) {
+        SkillFileError::Escape { path }
+    } else if e.kind() == io::ErrorKind::NotFound {
+        SkillFileError::NotFound { path }
+    } else {
+        SkillFileError::Io { path, source: e }
+    }
+}
+
+/// A file to list, or a folder to enter (with its depth).
+enum Item {
+    File(String),
+    Folder(String, usize),
+}
+
+fn list_error(source: io::Error) -> SkillFileError {
+    SkillFileError::Io {
+        path: ".".to_owned(),
+        source,
+    }
+}
+
+/// A folder's entries with UTF-8 names, in reverse name order (so that a
+/// stack pops them in order).
+fn entries_in_reverse(dir: &Dir) -> Result<Vec<(String, cap_std::fs::FileType)>, SkillFileError> {
+    let mut entries: Vec<_> = dir
+        .entries()
+        .map_err(list_error)?
+        .flatten()
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.file_type().ok()?)))
+        .collect();
+    entries.sort_by(|a, b| b.0.cmp(&a.0));
+    Ok(entries)
+}
+
+/// What the entry at `rel` (in a folder at `depth`) is for the listing:
+/// a content folder to enter (within the depth limit), a content file, a
+/// symlink that resolves to a content file inside the folder, or nothing.
+fn content_item(root: &Dir, rel: String, ft: cap_std::fs::FileType, depth: usize) -> Option<Item> {
+    if ft.is_dir() {
+        // A folder is content when a file in it would be.
+        return (depth < LIST_MAX_DEPTH && is_content_path(&Path::new(&rel).join("f")))
+            .then_some(Item::Folder(rel, depth + 1));
+    }
+    if !is_content_path(Path::new(&rel)) {
+        return None;
+    }
+    let listed = ft.is_file()
+        || (ft.is_symlink()
+            && root.metadata(&rel).is_ok_and(|m| m.is_file())
+            && root.canonicalize(&rel).is_ok_and(|r| is_content_path(&r)));
+    listed.then_some(Item::File(rel))
 }
 
 #[cfg(test)]

@@ -25,16 +25,86 @@ pub(crate) fn read_meta(
     let seed = |key: &str| metadata.get(key).or_else(|| fm.get(key));
     let top = |keys: &[&str]| keys.iter().find_map(|k| fm.get(*k));
 
-    let version = top(&["version"])
+    let version = read_version(fm, &metadata, fm_text);
+    let allowed_tools = read_allowed_tools(
+        top(&["allowed-tools", "allowed_tools", "allowedTools"]),
+        warnings,
+    );
+
+    let [tags, roles, stages] = [
+        &["tags"][..],
+        // Roles and stages, as EurekaClaw names them or shorter.
+        &["roles", "agent_roles"],
+        &["stages", "pipeline_stages"],
+    ]
+    .map(|keys| read_list(fm, &metadata, keys, warnings));
+    let triggers = read_triggers(seed("triggers"), warnings);
+
+    let context_fields = seed("context_fields")
+        .map(|v| read_context_fields(v, warnings))
+        .unwrap_or_default();
+
+    let skillhost = read_skillhost(metadata.get("skillhost"), warnings);
+    let (disable_model_invocation, user_invocable) = read_invocation(&top, warnings);
+
+    SkillMeta {
+        version,
+        license: top(&["license"]).and_then(scalar_string),
+        compatibility: top(&["compatibility"]).and_then(scalar_string),
+        tags,
+        roles,
+        stages,
+        allowed_tools,
+        disable_model_invocation,
+        user_invocable,
+        triggers,
+        context_fields,
+        output_type: seed("output_type").and_then(scalar_string),
+        skillhost,
+        // Filled by the caller, which owns the map.
+        raw: Value::Null,
+    }
+}
+
+/// A list at top level or in `metadata`, under any of its names `keys`:
+/// a list of strings or a comma-separated string.
+fn read_list(
+    fm: &Map<String, Value>,
+    metadata: &Map<String, Value>,
+    keys: &[&str],
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    let found = keys
+        .iter()
+        .find_map(|k| fm.get(*k))
+        .or_else(|| keys.iter().find_map(|k| metadata.get(*k)));
+    match found {
+        Some(Value::String(s)) => split_commas(s),
+        Some(v) => list_of_strings(v, keys[0], warnings),
+        None => Vec::new(),
+    }
+}
+
+/// `version`, top level first; a number at top level is taken as written
+/// (`1.10` stays `1.10`).
+fn read_version(
+    fm: &Map<String, Value>,
+    metadata: &Map<String, Value>,
+    fm_text: &str,
+) -> Option<String> {
+    fm.get("version")
         .or_else(|| metadata.get("version"))
         .and_then(|v| match v {
             Value::Number(_) if fm.contains_key("version") => {
                 version_literal(fm_text).or_else(|| scalar_string(v))
             }
             _ => scalar_string(v),
-        });
+        })
+}
 
-    let allowed_tools = match top(&["allowed-tools", "allowed_tools", "allowedTools"]) {
+/// `allowed-tools` as a list or a space- or comma-separated string.
+fn read_allowed_tools(v: Option<&Value>, warnings: &mut Vec<String>) -> Option<Vec<String>> {
+    match v {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(split_tools(s)),
         Some(v @ Value::Array(_)) => Some(list_of_strings(v, "allowed-tools", warnings)),
@@ -45,55 +115,28 @@ pub(crate) fn read_meta(
                 None
             }
         },
-    };
-
-    // Lists at top level or in `metadata`, under any of their names.
-    let list = |keys: &[&str], warnings: &mut Vec<String>| match top(keys)
-        .or_else(|| keys.iter().find_map(|k| metadata.get(*k)))
-    {
-        Some(Value::String(s)) => split_commas(s),
-        Some(v) => list_of_strings(v, keys[0], warnings),
-        None => Vec::new(),
-    };
-    let tags = list(&["tags"], warnings);
-    // Roles and stages, as EurekaClaw names them or shorter.
-    let roles = list(&["roles", "agent_roles"], warnings);
-    let stages = list(&["stages", "pipeline_stages"], warnings);
-    let triggers = read_triggers(seed("triggers"), warnings);
-
-    let context_fields = seed("context_fields")
-        .map(|v| read_context_fields(v, warnings))
-        .unwrap_or_default();
-
-    let skillhost = read_skillhost(metadata.get("skillhost"), warnings);
-
-    SkillMeta {
-        version,
-        license: top(&["license"]).and_then(scalar_string),
-        compatibility: top(&["compatibility"]).and_then(scalar_string),
-        tags,
-        roles,
-        stages,
-        allowed_tools,
-        disable_model_invocation: read_bool(
-            top(&["disable-model-invocation", "disable_model_invocation"]),
-            "disable-model-invocation",
-            false,
-            warnings,
-        ),
-        user_invocable: read_bool(
-            top(&["user-invocable", "user_invocable"]),
-            "user-invocable",
-            true,
-            warnings,
-        ),
-        triggers,
-        context_fields,
-        output_type: seed("output_type").and_then(scalar_string),
-        skillhost,
-        // Filled by the caller, which owns the map.
-        raw: Value::Null,
     }
+}
+
+/// `disable-model-invocation` (default false) and `user-invocable`
+/// (default true), under either spelling.
+fn read_invocation<'a>(
+    top: &dyn Fn(&[&str]) -> Option<&'a Value>,
+    warnings: &mut Vec<String>,
+) -> (bool, bool) {
+    let disable = read_bool(
+        top(&["disable-model-invocation", "disable_model_invocation"]),
+        "disable-model-invocation",
+        false,
+        warnings,
+    );
+    let user = read_bool(
+        top(&["user-invocable", "user_invocable"]),
+        "user-invocable",
+        true,
+        warnings,
+    );
+    (disable, user)
 }
 
 /// `metadata` as a map. OpenClaw sometimes stores it as a JSON string.
@@ -172,17 +215,7 @@ fn split_commas(s: &str) -> Vec<String> {
 /// `allowed-tools` as a string: comma-separated (Claude Code) or
 /// space-separated (the spec). Parentheses group: `Bash(git status:*)`.
 fn split_tools(s: &str) -> Vec<String> {
-    let by_comma = {
-        let mut depth = 0i32;
-        s.chars().any(|c| {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                _ => {}
-            }
-            c == ',' && depth <= 0
-        })
-    };
+    let by_comma = has_top_level_comma(s);
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0i32;
@@ -211,6 +244,19 @@ fn split_tools(s: &str) -> Vec<String> {
         out.push(cur.trim().to_owned());
     }
     out
+}
+
+/// A comma outside parentheses (`Bash(git add, git commit)` has none).
+fn has_top_level_comma(s: &str) -> bool {
+    let mut depth = 0i32;
+    s.chars().any(|c| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        c == ',' && depth <= 0
+    })
 }
 
 fn read_bool(v: Option<&Value>, key: &str, default: bool, warnings: &mut Vec<String>) -> bool {
@@ -291,18 +337,7 @@ fn read_context_fields(v: &Value, warnings: &mut Vec<String>) -> BTreeMap<String
         Value::Null => {}
         Value::Object(m) => {
             for (name, spec) in m {
-                let field = match spec {
-                    Value::Null => Ok(ContextField::default()),
-                    Value::String(kind) => FieldKind::deserialize(Value::String(
-                        kind.trim().to_lowercase(),
-                    ))
-                    .map(|kind| ContextField {
-                        kind,
-                        ..ContextField::default()
-                    }),
-                    other => ContextField::deserialize(other),
-                };
-                match field {
+                match context_field(spec) {
                     Ok(f) => {
                         out.insert(name.clone(), f);
                     }
@@ -325,6 +360,19 @@ fn read_context_fields(v: &Value, warnings: &mut Vec<String>) -> BTreeMap<String
         _ => warnings.push("`context_fields` is neither a mapping nor a list: ignored".to_owned()),
     }
     out
+}
+
+/// A field's spec: nothing (text), a kind's name, or the whole field.
+fn context_field(spec: &Value) -> Result<ContextField, serde_json::Error> {
+    match spec {
+        Value::Null => Ok(ContextField::default()),
+        Value::String(kind) => FieldKind::deserialize(Value::String(kind.trim().to_lowercase()))
+            .map(|kind| ContextField {
+                kind,
+                ..ContextField::default()
+            }),
+        other => ContextField::deserialize(other),
+    }
 }
 
 #[cfg(test)]

@@ -55,10 +55,35 @@ const MAX_FALLBACK_DESCRIPTION: usize = 1024;
 pub fn parse_skill(bytes: &[u8], folder_name: &str) -> Result<ParsedSkill, ParseError> {
     let mut warnings = Vec::new();
     let text = decode(bytes, &mut warnings);
-    let split = split_front_matter(&text);
-    let mut unclosed_warnings = Vec::new();
+    let (front, body) = locate_front_matter(&text, &mut warnings)?;
+    let has_front = front.is_some();
+    let (fm_map, fm_text) = front.unwrap_or_default();
+    let fm = &fm_map;
 
-    let (front, body) = match split {
+    let name = read_name(fm, has_front, folder_name, &mut warnings);
+    let description = read_description(fm, has_front, body, &mut warnings)?;
+    spec_warnings(&name, &description, folder_name, &mut warnings);
+    let mut meta = read_meta(fm, fm_text, &mut warnings);
+    meta.raw = Value::Object(fm_map);
+
+    Ok(ParsedSkill {
+        name,
+        description,
+        body: body.to_owned(),
+        meta,
+        warnings,
+    })
+}
+
+/// Front matter read, with its text, and the body after it.
+type Located<'a> = (Option<(Map<String, Value>, &'a str)>, &'a str);
+
+/// The front matter, however the file marks it (or does not), and the body.
+fn locate_front_matter<'a>(
+    text: &'a str,
+    warnings: &mut Vec<String>,
+) -> Result<Located<'a>, ParseError> {
+    Ok(match split_front_matter(text) {
         Split::None { body } => match bare_front_matter(body) {
             // Some exports drop the `---` lines but keep the keys on top.
             Some((fm, yaml, rest)) => {
@@ -77,72 +102,64 @@ pub fn parse_skill(bytes: &[u8], folder_name: &str) -> Result<ParsedSkill, Parse
             }
         },
         Split::Closed { yaml, body } => {
-            let fm = read_front_matter(yaml, &mut warnings)?;
+            let fm = read_front_matter(yaml, warnings)?;
             (Some((fm, yaml)), body)
         }
-        // Decision: an opening `---` that is never closed is read as front
-        // matter running to the end of the file when that parses as a mapping
-        // with a `name` or `description` (exports sometimes lose the closing
-        // line, e.g. the whole file is front matter); otherwise the
-        // `---` was a markdown rule and the file is read as plain markdown.
-        // Either way the skill loads when a description can be found, with a
-        // warning.
-        Split::Unclosed { rest } => match read_front_matter(rest, &mut unclosed_warnings) {
-            Ok(fm) if fm.contains_key("description") || fm.contains_key("name") => {
-                warnings.append(&mut unclosed_warnings);
-                warnings.push(
-                    "front matter opened with `---` but never closed: read the rest of the file as front matter"
-                        .to_owned(),
-                );
-                (Some((fm, rest)), "")
-            }
-            _ => {
-                warnings.push(
-                    "front matter opened with `---` but never closed: read the file as markdown without front matter"
-                        .to_owned(),
-                );
-                (None, rest)
-            }
-        },
-    };
-
-    let has_front = front.is_some();
-    let (fm_map, fm_text) = front.unwrap_or_default();
-    let fm = &fm_map;
-
-    let name = read_name(fm, has_front, folder_name, &mut warnings);
-    let description = match fm.get("description").and_then(scalar_string) {
-        Some(d) if !d.trim().is_empty() => d.trim().to_owned(),
-        other => {
-            let d = first_paragraph(body).ok_or(ParseError::NoDescription)?;
-            if has_front {
-                warnings.push(match other {
-                    Some(_) => {
-                        "description is empty: using the first paragraph of the body".to_owned()
-                    }
-                    None if fm.contains_key("description") => {
-                        "description is not text: using the first paragraph of the body".to_owned()
-                    }
-                    None => {
-                        "no description in the front matter: using the first paragraph of the body"
-                            .to_owned()
-                    }
-                });
-            }
-            d
-        }
-    };
-    spec_warnings(&name, &description, folder_name, &mut warnings);
-    let mut meta = read_meta(fm, fm_text, &mut warnings);
-    meta.raw = Value::Object(fm_map);
-
-    Ok(ParsedSkill {
-        name,
-        description,
-        body: body.to_owned(),
-        meta,
-        warnings,
+        Split::Unclosed { rest } => unclosed_front_matter(rest, warnings),
     })
+}
+
+/// Decision: an opening `---` that is never closed is read as front
+/// matter running to the end of the file when that parses as a mapping
+/// with a `name` or `description` (exports sometimes lose the closing
+/// line, e.g. the whole file is front matter); otherwise the `---` was a
+/// markdown rule and the file is read as plain markdown. Either way the
+/// skill loads when a description can be found, with a warning.
+fn unclosed_front_matter<'a>(rest: &'a str, warnings: &mut Vec<String>) -> Located<'a> {
+    let mut unclosed_warnings = Vec::new();
+    match read_front_matter(rest, &mut unclosed_warnings) {
+        Ok(fm) if fm.contains_key("description") || fm.contains_key("name") => {
+            warnings.append(&mut unclosed_warnings);
+            warnings.push(
+                "front matter opened with `---` but never closed: read the rest of the file as front matter"
+                    .to_owned(),
+            );
+            (Some((fm, rest)), "")
+        }
+        _ => {
+            warnings.push(
+                "front matter opened with `---` but never closed: read the file as markdown without front matter"
+                    .to_owned(),
+            );
+            (None, rest)
+        }
+    }
+}
+
+/// The front matter's `description`, else the body's first paragraph
+/// (with a warning saying why when there is front matter).
+fn read_description(
+    fm: &Map<String, Value>,
+    has_front: bool,
+    body: &str,
+    warnings: &mut Vec<String>,
+) -> Result<String, ParseError> {
+    let other = match fm.get("description").and_then(scalar_string) {
+        Some(d) if !d.trim().is_empty() => return Ok(d.trim().to_owned()),
+        other => other,
+    };
+    let d = first_paragraph(body).ok_or(ParseError::NoDescription)?;
+    if has_front {
+        warnings.push(match other {
+            Some(_) => "description is empty: using the first paragraph of the body".to_owned(),
+            None if fm.contains_key("description") => {
+                "description is not text: using the first paragraph of the body".to_owned()
+            }
+            None => "no description in the front matter: using the first paragraph of the body"
+                .to_owned(),
+        });
+    }
+    Ok(d)
 }
 
 /// UTF-8 with the BOM dropped and line ends normalised to `\n`. Invalid
@@ -244,19 +261,7 @@ fn read_front_matter(
         });
     }
     let mut duplicates = Vec::new();
-    let value = match yaml::to_json(text, &mut duplicates) {
-        Ok(v) => v,
-        Err(first) => {
-            let repaired = repair(text).ok_or_else(|| ParseError::InvalidYaml(first.clone()))?;
-            duplicates.clear();
-            let v = yaml::to_json(&repaired, &mut duplicates)
-                .map_err(|_| ParseError::InvalidYaml(first.clone()))?;
-            warnings.push(format!(
-                "front matter is not valid YAML ({first}); read it after quoting values that contain ': '"
-            ));
-            v
-        }
-    };
+    let value = yaml_or_repaired(text, &mut duplicates, warnings)?;
     for key in duplicates {
         warnings.push(format!(
             "key `{key}` appears twice in one mapping: the last one is used"
@@ -272,6 +277,28 @@ fn read_front_matter(
         Value::String(_) => Err(ParseError::NotAMapping("string")),
         Value::Number(_) => Err(ParseError::NotAMapping("number")),
         Value::Bool(_) => Err(ParseError::NotAMapping("boolean")),
+    }
+}
+
+/// The YAML as JSON; when it does not parse, the repaired text's (with a
+/// warning saying so). `duplicates` gets the keys given twice.
+fn yaml_or_repaired(
+    text: &str,
+    duplicates: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ParseError> {
+    match yaml::to_json(text, duplicates) {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            let repaired = repair(text).ok_or_else(|| ParseError::InvalidYaml(first.clone()))?;
+            duplicates.clear();
+            let v = yaml::to_json(&repaired, duplicates)
+                .map_err(|_| ParseError::InvalidYaml(first.clone()))?;
+            warnings.push(format!(
+                "front matter is not valid YAML ({first}); read it after quoting values that contain ': '"
+            ));
+            Ok(v)
+        }
     }
 }
 
@@ -293,35 +320,47 @@ fn first_paragraph(body: &str) -> Option<String> {
             in_comment = !t.contains("-->");
             continue;
         }
-        let is_break = t.is_empty()
-            || t.starts_with('#')
-            || t.starts_with("```")
-            || t.starts_with("~~~")
-            || t.starts_with("<!--")
-            || is_rule(t);
-        if is_break {
+        if is_break(t) {
             if !para.is_empty() {
                 break;
             }
-            if t.starts_with("```") {
-                fence = Some("```");
-            } else if t.starts_with("~~~") {
-                fence = Some("~~~");
-            } else if t.starts_with("<!--") {
-                in_comment = !t.contains("-->");
-            }
+            fence = opened_fence(t);
+            in_comment = t.starts_with("<!--") && !t.contains("-->");
             continue;
         }
-        if para.is_empty()
-            && (t.starts_with('|')
-                || t.starts_with("![")
-                || t.starts_with("[![")
-                || t.starts_with('<'))
-        {
+        if para.is_empty() && is_decoration(t) {
             continue;
         }
         para.push(t.trim_start_matches('>').trim());
     }
+    capped_text(&para)
+}
+
+/// A line that ends a paragraph (or comes before one): blank, a heading,
+/// a code fence, an HTML comment, a rule.
+fn is_break(t: &str) -> bool {
+    t.is_empty()
+        || t.starts_with('#')
+        || t.starts_with("```")
+        || t.starts_with("~~~")
+        || t.starts_with("<!--")
+        || is_rule(t)
+}
+
+/// The marker of the code fence `t` opens, if it opens one.
+fn opened_fence(t: &str) -> Option<&'static str> {
+    ["```", "~~~"].into_iter().find(|m| t.starts_with(m))
+}
+
+/// A line that is not prose when it would start a paragraph: a table
+/// row, a badge, HTML.
+fn is_decoration(t: &str) -> bool {
+    t.starts_with('|') || t.starts_with("![") || t.starts_with("[![") || t.starts_with('<')
+}
+
+/// The lines joined, whitespace collapsed, cut to the longest fallback
+/// description; `None` when empty.
+fn capped_text(para: &[&str]) -> Option<String> {
     let joined = para.join(" ");
     let text = joined.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.is_empty() {

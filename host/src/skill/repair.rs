@@ -27,9 +27,8 @@ pub(crate) fn repair(text: &str) -> Option<String> {
     let mut block_indent: Option<usize> = None;
     let mut i = 0;
     while i < lines.len() {
-        let raw = lines[i];
+        let line = detab(lines[i]);
         i += 1;
-        let line = detab(raw);
         changed |= matches!(line, Cow::Owned(_));
         let indent = indent_of(&line);
         if let Some(bi) = block_indent {
@@ -46,39 +45,49 @@ pub(crate) fn repair(text: &str) -> Option<String> {
         let (prefix, key, value) = (&caps[1], &caps[2], caps[3].trim_end());
         let key_indent = prefix.len();
         let first = value.chars().next().unwrap_or(' ');
-        if first == '|' || first == '>' {
+        let block_scalar = first == '|' || first == '>';
+        if block_scalar {
             block_indent = Some(indent);
+        }
+        if block_scalar || !needs_quotes(first, value) {
             out.push(line.into_owned());
             continue;
         }
-        let needs_quotes =
-            !matches!(
-                first,
-                '"' | '\'' | '[' | '{' | '&' | '*' | '!' | '%' | '@' | '`' | '#'
-            ) && (value.contains(": ") || value.contains(":\t") || value.ends_with(':'));
-        if !needs_quotes {
-            out.push(line.into_owned());
-            continue;
-        }
-        // A plain scalar ends at ` #` (a comment) and continues on more
-        // indented lines.
-        let mut joined = strip_comment(value).to_owned();
-        while i < lines.len() {
-            let next = detab(lines[i]);
-            if next.trim().is_empty()
-                || indent_of(&next) <= key_indent
-                || next.trim_start().starts_with('#')
-            {
-                break;
-            }
-            joined.push(' ');
-            joined.push_str(strip_comment(next.trim()));
-            i += 1;
-        }
+        let joined = plain_scalar(value, &lines, &mut i, key_indent);
         out.push(format!("{prefix}{key}: '{}'", joined.replace('\'', "''")));
         changed = true;
     }
     changed.then(|| out.join("\n"))
+}
+
+/// A plain value YAML would misread as a mapping: it holds `: ` (or
+/// ends with `:`) and does not start as a quoted, flow, anchor, alias,
+/// tag or reserved value does.
+fn needs_quotes(first: char, value: &str) -> bool {
+    !matches!(
+        first,
+        '"' | '\'' | '[' | '{' | '&' | '*' | '!' | '%' | '@' | '`' | '#'
+    ) && (value.contains(": ") || value.contains(":\t") || value.ends_with(':'))
+}
+
+/// The plain scalar starting with `value`, its continuation lines (from
+/// `lines[*i]` on, more indented than `key_indent`) folded in with
+/// spaces; `*i` moves past them. A plain scalar ends at ` #` (a comment).
+fn plain_scalar(value: &str, lines: &[&str], i: &mut usize, key_indent: usize) -> String {
+    let mut joined = strip_comment(value).to_owned();
+    while *i < lines.len() {
+        let next = detab(lines[*i]);
+        if next.trim().is_empty()
+            || indent_of(&next) <= key_indent
+            || next.trim_start().starts_with('#')
+        {
+            break;
+        }
+        joined.push(' ');
+        joined.push_str(strip_comment(next.trim()));
+        *i += 1;
+    }
+    joined
 }
 
 fn detab(line: &str) -> Cow<'_, str> {

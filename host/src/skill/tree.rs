@@ -295,6 +295,56 @@ fn combine(entries: &[(Entry, Vec<u8>)]) -> String {
     format!("sha256:{}", crate::types::hex(&h.finalize()))
 }
 
+/// The listed `item` of folder `prefix` as an entry (the entry itself,
+/// links not followed), when `reach` pins it.
+fn reached_entry(
+    item: &std::fs::DirEntry,
+    prefix: &Path,
+    reach: &Reach,
+) -> Result<Option<Entry>, TreeError> {
+    let rel = prefix.join(item.file_name());
+    let meta = item.metadata().map_err(io_at(&rel))?;
+    let kind = Kind::of(meta.file_type());
+    if !reach.wanted(&rel, kind == Kind::Dir) {
+        return Ok(None);
+    }
+    Ok(Some(Entry {
+        rel,
+        kind,
+        identity: FileIdentity::of(&meta),
+    }))
+}
+
+/// What `previous` read of `e`, when `e` is that version and trusted.
+fn known_content(previous: Option<&TreeDigest>, e: &Entry) -> Option<Vec<u8>> {
+    let p = previous?;
+    let i = p
+        .entries
+        .binary_search_by(|(k, _)| order(&k.rel, &e.rel))
+        .ok()?;
+    let (k, content) = &p.entries[i];
+    (k == e && k.identity.trusted_if_read_at(p.read_at)).then(|| content.clone())
+}
+
+/// What is digested of `e`: a file's digest (its identity as read), a
+/// link's target, nothing for the rest.
+fn read_content(root: &Dir, e: &mut Entry) -> Result<Vec<u8>, TreeError> {
+    Ok(match e.kind {
+        Kind::File => {
+            let (digest, identity) = file_digest(root, &e.rel)?;
+            e.identity = identity;
+            digest
+        }
+        Kind::Link => root
+            .read_link_contents(&e.rel)
+            .map_err(io_at(&e.rel))?
+            .as_os_str()
+            .as_encoded_bytes()
+            .to_vec(),
+        Kind::Dir | Kind::Other => Vec::new(),
+    })
+}
+
 impl Skill {
     /// The entries of this skill's folder that `reach` pins, sorted; no
     /// file is read.
@@ -312,27 +362,18 @@ impl Skill {
             let listing = std::fs::read_dir(self.dir.join(&prefix)).map_err(io_at(&prefix))?;
             for item in listing {
                 let item = item.map_err(io_at(&prefix))?;
-                let rel = prefix.join(item.file_name());
-                // The entry itself, links not followed.
-                let meta = item.metadata().map_err(io_at(&rel))?;
-                let kind = Kind::of(meta.file_type());
-                if !reach.wanted(&rel, kind == Kind::Dir) {
-                    continue;
-                }
-                if kind == Kind::Dir {
-                    if depth >= MAX_TREE_DEPTH {
-                        return Err(TreeError::TooDeep {
-                            path: rel.display().to_string(),
-                            max: MAX_TREE_DEPTH,
-                        });
+                if let Some(entry) = reached_entry(&item, &prefix, reach)? {
+                    if entry.kind == Kind::Dir {
+                        if depth >= MAX_TREE_DEPTH {
+                            return Err(TreeError::TooDeep {
+                                path: entry.rel.display().to_string(),
+                                max: MAX_TREE_DEPTH,
+                            });
+                        }
+                        folders.push((entry.rel.clone(), depth + 1));
                     }
-                    folders.push((rel.clone(), depth + 1));
+                    tally.add(entry)?;
                 }
-                tally.add(Entry {
-                    rel,
-                    kind,
-                    identity: FileIdentity::of(&meta),
-                })?;
             }
         }
         let mut entries = tally.entries;
@@ -374,31 +415,11 @@ impl Skill {
     ) -> Result<TreeDigest, TreeError> {
         let read_at = SystemTime::now();
         let root = Dir::open_ambient_dir(&self.dir, ambient_authority()).map_err(io_at(""))?;
-        let known = |e: &Entry| {
-            let p = previous?;
-            let i = p
-                .entries
-                .binary_search_by(|(k, _)| order(&k.rel, &e.rel))
-                .ok()?;
-            let (k, content) = &p.entries[i];
-            (k == e && k.identity.trusted_if_read_at(p.read_at)).then(|| content.clone())
-        };
         let mut entries = Vec::with_capacity(scan.entries.len());
         for mut e in scan.entries {
-            let content = match (e.kind, known(&e)) {
-                (_, Some(c)) => c,
-                (Kind::File, None) => {
-                    let (digest, identity) = file_digest(&root, &e.rel)?;
-                    e.identity = identity;
-                    digest
-                }
-                (Kind::Link, None) => root
-                    .read_link_contents(&e.rel)
-                    .map_err(io_at(&e.rel))?
-                    .as_os_str()
-                    .as_encoded_bytes()
-                    .to_vec(),
-                (Kind::Dir | Kind::Other, None) => Vec::new(),
+            let content = match known_content(previous, &e) {
+                Some(c) => c,
+                None => read_content(&root, &mut e)?,
             };
             entries.push((e, content));
         }

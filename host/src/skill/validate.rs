@@ -144,6 +144,11 @@ fn front_matter(text: &str, problems: &mut Vec<Problem>) -> Option<Map<String, V
             return None;
         }
     };
+    yaml_mapping(yaml_text, problems)
+}
+
+/// The front matter's YAML as a mapping (empty for none), every key once.
+fn yaml_mapping(yaml_text: &str, problems: &mut Vec<Problem>) -> Option<Map<String, Value>> {
     let mut duplicates = Vec::new();
     let fm = match yaml::to_json(yaml_text, &mut duplicates) {
         Ok(Value::Object(m)) => m,
@@ -178,31 +183,12 @@ fn check_optional_fields(fm: &Map<String, Value>, problems: &mut Vec<Problem>) {
     }
     match fm.get("compatibility") {
         None => {}
-        Some(Value::String(s)) => {
-            let n = s.chars().count();
-            if n == 0 || n > 500 {
-                problems.push(Problem::error(format!(
-                    "`compatibility` is {n} characters; it must be 1-500"
-                )));
-            }
-        }
+        Some(Value::String(s)) => check_compatibility(s, problems),
         Some(_) => problems.push(Problem::error("`compatibility` must be a string")),
     }
     match fm.get("metadata") {
         None => {}
-        Some(Value::Object(m)) => {
-            let nested: Vec<&str> = m
-                .iter()
-                .filter(|(_, v)| !v.is_string())
-                .map(|(k, _)| k.as_str())
-                .collect();
-            if !nested.is_empty() {
-                problems.push(Problem::warning(format!(
-                    "metadata entries that are not strings: {}; the spec expects string values (other clients may ignore them)",
-                    nested.join(", ")
-                )));
-            }
-        }
+        Some(Value::Object(m)) => check_metadata(m, problems),
         Some(_) => problems.push(Problem::error("`metadata` must be a mapping")),
     }
     match fm.get("allowed-tools") {
@@ -213,6 +199,30 @@ fn check_optional_fields(fm: &Map<String, Value>, problems: &mut Vec<Problem>) {
         Some(_) => problems.push(Problem::error(
             "`allowed-tools` must be a space-separated string",
         )),
+    }
+}
+
+fn check_compatibility(s: &str, problems: &mut Vec<Problem>) {
+    let n = s.chars().count();
+    if n == 0 || n > 500 {
+        problems.push(Problem::error(format!(
+            "`compatibility` is {n} characters; it must be 1-500"
+        )));
+    }
+}
+
+/// The spec expects string values in `metadata`.
+fn check_metadata(m: &Map<String, Value>, problems: &mut Vec<Problem>) {
+    let nested: Vec<&str> = m
+        .iter()
+        .filter(|(_, v)| !v.is_string())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if !nested.is_empty() {
+        problems.push(Problem::warning(format!(
+            "metadata entries that are not strings: {}; the spec expects string values (other clients may ignore them)",
+            nested.join(", ")
+        )));
     }
 }
 

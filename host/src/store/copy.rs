@@ -52,9 +52,33 @@ fn same_run_present(run: &super::RunRecord, to: &dyn RunStore) -> Result<(), Sto
 pub fn copy(
     from: &dyn RunStore,
     to: &dyn RunStore,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<Copied, StoreError> {
     let mut copied = Copied::default();
+    copy_runs(from, to, progress, &mut copied)?;
+    for (id, verdict) in from.all_verdicts()? {
+        if to.verdict(id)?.as_ref() != Some(&verdict) && to.mark_run(id, &verdict)? {
+            copied.verdicts += 1;
+        }
+    }
+    for (skill, key, value) in from.kv_entries()? {
+        if to.kv_get(&skill, &key)?.as_deref() != Some(&value[..]) {
+            to.kv_set(&skill, &key, &value)?;
+            copied.kv_entries += 1;
+        }
+    }
+    copied.gate_reports = to.import_gate_reports(&from.all_gate_reports()?)?;
+    copied.approvals = copy_approvals(from, to)?;
+    Ok(copied)
+}
+
+/// The runs, page by page, then the target's ids reserved past the last.
+fn copy_runs(
+    from: &dyn RunStore,
+    to: &dyn RunStore,
+    mut progress: impl FnMut(u64),
+    copied: &mut Copied,
+) -> Result<(), StoreError> {
     let mut after = 0;
     let mut read = 0;
     loop {
@@ -80,30 +104,24 @@ pub fn copy(
     if after > 0 {
         to.reserve_past(after)?;
     }
-    for (id, verdict) in from.all_verdicts()? {
-        if to.verdict(id)?.as_ref() != Some(&verdict) && to.mark_run(id, &verdict)? {
-            copied.verdicts += 1;
-        }
-    }
-    for (skill, key, value) in from.kv_entries()? {
-        if to.kv_get(&skill, &key)?.as_deref() != Some(&value[..]) {
-            to.kv_set(&skill, &key, &value)?;
-            copied.kv_entries += 1;
-        }
-    }
-    copied.gate_reports = to.import_gate_reports(&from.all_gate_reports()?)?;
+    Ok(())
+}
+
+/// The handler approvals the target lacks; each rests on a gate report
+/// copied before (an approved report is never dropped).
+fn copy_approvals(from: &dyn RunStore, to: &dyn RunStore) -> Result<u64, StoreError> {
+    let mut approvals = 0;
     for approval in from.all_approvals()? {
         if to.handler_approval(&approval.skill)?.as_ref() == Some(&approval) {
             continue;
         }
-        // An approved report is never dropped, so it was copied above.
         if !to.approve_handler(&approval)? {
             return Err(StoreError::Copy(format!(
                 "the approval of `{}` rests on gate report {}, which the target does not hold as passed for the same artifact",
                 approval.skill, approval.report_id
             )));
         }
-        copied.approvals += 1;
+        approvals += 1;
     }
-    Ok(copied)
+    Ok(approvals)
 }

@@ -339,39 +339,20 @@ pub fn replay(dir: &Path, store: &dyn RunStore) -> Result<Replayed, JournalError
         if path.extension().is_none_or(|e| e != "jsonl") {
             continue;
         }
-        let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) else {
+        // Held, locked, until the journal is done with.
+        let Some(_locked) = lock_ended(&path)? else {
             continue;
         };
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => continue,
-            Err(TryLockError::Error(source)) => return Err(JournalError::Io { path, source }),
-        }
-        let text = std::fs::read_to_string(&path).map_err(|source| JournalError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        let (mut runs, mut lines) = (Vec::new(), Vec::new());
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            match serde_json::from_str::<RunRecord>(line) {
-                Ok(run) => {
-                    runs.push(run);
-                    lines.push(line);
-                }
-                Err(_) => replayed.damaged_lines += 1,
-            }
-        }
+        let text = read_journal(&path)?;
+        let (runs, lines, damaged) = parse_journal(&text);
+        replayed.damaged_lines += damaged;
         let (done, result) = insert_or_set_aside(store, &runs, dir);
         if let Err(source) = result {
             // A replay cut short keeps the runs it did not get through for
             // the next one, and only those: a run set aside now is not set
             // aside again.
             if !done.is_empty() {
-                let mut rest = lines[done.len()..].join("\n");
-                rest.push('\n');
-                if let Err(e) = crate::fsutil::write_atomic(&path, rest.as_bytes()) {
-                    tracing::warn!("cannot drop the replayed runs from {}: {e}", path.display());
-                }
+                keep_lines(&path, &lines[done.len()..]);
             }
             return Err(JournalError::Store { path, source });
         }
@@ -384,6 +365,53 @@ pub fn replay(dir: &Path, store: &dyn RunStore) -> Result<Replayed, JournalError
         let _ = std::fs::remove_file(&path);
     }
     Ok(replayed)
+}
+
+/// The journal at `path`, locked; `None` when it cannot be opened or its
+/// process still holds it.
+fn lock_ended(path: &Path) -> Result<Option<std::fs::File>, JournalError> {
+    let Ok(file) = OpenOptions::new().read(true).write(true).open(path) else {
+        return Ok(None);
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(source)) => Err(JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+fn read_journal(path: &Path) -> Result<String, JournalError> {
+    std::fs::read_to_string(path).map_err(|source| JournalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A journal's runs, each with its line, and how many lines did not parse.
+fn parse_journal(text: &str) -> (Vec<RunRecord>, Vec<&str>, usize) {
+    let (mut runs, mut lines, mut damaged) = (Vec::new(), Vec::new(), 0);
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<RunRecord>(line) {
+            Ok(run) => {
+                runs.push(run);
+                lines.push(line);
+            }
+            Err(_) => damaged += 1,
+        }
+    }
+    (runs, lines, damaged)
+}
+
+/// Rewrites the journal at `path` with only `lines`.
+fn keep_lines(path: &Path, lines: &[&str]) {
+    let mut rest = lines.join("\n");
+    rest.push('\n');
+    if let Err(e) = crate::fsutil::write_atomic(path, rest.as_bytes()) {
+        tracing::warn!("cannot drop the replayed runs from {}: {e}", path.display());
+    }
 }
 
 #[cfg(test)]

@@ -37,8 +37,39 @@ pub fn build(
         dir.display(),
         output.display()
     ));
-    // Written next to the output, then renamed over it. Whatever is there
-    // already goes first: tools would write through a planted symlink.
+    let partial = clear_partial(&output)?;
+    let build = match lang {
+        Lang::Rust => build_rust,
+        Lang::Js => build_js,
+        Lang::Python => build_python,
+        Lang::C => build_c,
+    };
+    if let Err(e) = build(env, dir, &partial, progress) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
+    }
+    let size = written_size(&partial, lang, dir)?;
+    std::fs::rename(&partial, &output).map_err(|source| ToolchainError::Write {
+        path: output.clone(),
+        source,
+    })?;
+    Ok(Built { lang, output, size })
+}
+
+/// The size of the component the `lang` build of `dir` wrote at `partial`.
+fn written_size(partial: &Path, lang: Lang, dir: &Path) -> Result<u64, ToolchainError> {
+    Ok(std::fs::metadata(partial)
+        .map_err(|_| ToolchainError::NoOutput {
+            what: format!("no component was written by the {} build", lang.display()),
+            path: dir.to_path_buf(),
+        })?
+        .len())
+}
+
+/// Where the component is written before it is renamed over `output`,
+/// its folder made. Whatever is there already goes first: tools would
+/// write through a planted symlink.
+fn clear_partial(output: &Path) -> Result<PathBuf, ToolchainError> {
     let partial = output.with_extension("wasm.partial");
     if partial.symlink_metadata().is_ok() {
         std::fs::remove_file(&partial).map_err(|source| ToolchainError::Write {
@@ -52,27 +83,7 @@ pub fn build(
             source,
         })?;
     }
-    let result = match lang {
-        Lang::Rust => build_rust(env, dir, &partial, progress),
-        Lang::Js => build_js(env, dir, &partial, progress),
-        Lang::Python => build_python(env, dir, &partial, progress),
-        Lang::C => build_c(env, dir, &partial, progress),
-    };
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&partial);
-        return Err(e);
-    }
-    let size = std::fs::metadata(&partial)
-        .map_err(|_| ToolchainError::NoOutput {
-            what: format!("no component was written by the {} build", lang.display()),
-            path: dir.to_path_buf(),
-        })?
-        .len();
-    std::fs::rename(&partial, &output).map_err(|source| ToolchainError::Write {
-        path: output.clone(),
-        source,
-    })?;
-    Ok(Built { lang, output, size })
+    Ok(partial)
 }
 
 /// `metadata.skillhost.handler` of `dir/SKILL.md`: a relative path inside
@@ -168,55 +179,20 @@ fn build_rust(
     out: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), ToolchainError> {
-    let manifest = if dir.join("handler/Cargo.toml").is_file() {
-        dir.join("handler/Cargo.toml")
-    } else {
-        dir.join("Cargo.toml")
-    };
+    // The crate is `handler/` when the folder has one, else the folder.
+    let manifest = Some(dir.join("handler/Cargo.toml"))
+        .filter(|m| m.is_file())
+        .unwrap_or_else(|| dir.join("Cargo.toml"));
+    let crate_dir = manifest.parent().unwrap_or(dir);
     let cargo = env
         .find_on_path("cargo")
         .ok_or_else(|| missing(env, Lang::Rust, "cargo", false))?;
-    if let Some(rustup) = env.find_on_path("rustup") {
-        let installed = env
-            .command(&rustup)
-            .args(["target", "list", "--installed"])
-            .current_dir(manifest.parent().unwrap_or(dir))
-            .output()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .any(|l| l.trim() == "wasm32-wasip2")
-            })
-            .unwrap_or(true);
-        if !installed {
-            return Err(missing(
-                env,
-                Lang::Rust,
-                "the Rust target wasm32-wasip2",
-                false,
-            ));
-        }
-    }
+    check_wasm_target(env, crate_dir)?;
     progress(&format!(
         "cargo build --release --target wasm32-wasip2 --manifest-path {}",
         manifest.display()
     ));
-    // Cargo's own progress and diagnostics come line by line through
-    // `progress` (the caller prints them, escaped); artifacts come as JSON.
-    let mut cmd = env.command(&cargo);
-    cmd.args([
-        "build",
-        "--release",
-        "--target",
-        "wasm32-wasip2",
-        "--message-format=json-render-diagnostics",
-        "--manifest-path",
-    ])
-    .arg(&manifest)
-    .current_dir(manifest.parent().unwrap_or(dir))
-    // The host's flags (e.g. -C target-cpu) are not the guest's.
-    .env_remove("RUSTFLAGS")
-    .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    let cmd = cargo_build(env, &cargo, &manifest, crate_dir);
     let (status, stdout) = run_streaming_stderr(cmd, &cargo, progress)?;
     if !status.success() {
         return Err(ToolchainError::Failed {
@@ -226,11 +202,79 @@ fn build_rust(
         });
     }
     let manifest = manifest.canonicalize().unwrap_or(manifest);
-    let wasm = String::from_utf8_lossy(&stdout)
+    let wasm = built_wasm(&stdout, &manifest).ok_or_else(|| ToolchainError::NoOutput {
+        what: "cargo built no .wasm (is the crate a `cdylib`?)".to_owned(),
+        path: manifest.clone(),
+    })?;
+    std::fs::copy(&wasm, out).map_err(|source| ToolchainError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(())
+}
+
+/// `cargo build` of the crate of `manifest` for wasm32-wasip2. Cargo's own
+/// progress and diagnostics come on stderr (the caller prints them,
+/// escaped); artifacts come as JSON on stdout.
+fn cargo_build(
+    env: &ToolEnv,
+    cargo: &Path,
+    manifest: &Path,
+    crate_dir: &Path,
+) -> std::process::Command {
+    let mut cmd = env.command(cargo);
+    cmd.args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--message-format=json-render-diagnostics",
+        "--manifest-path",
+    ])
+    .arg(manifest)
+    .current_dir(crate_dir)
+    // The host's flags (e.g. -C target-cpu) are not the guest's.
+    .env_remove("RUSTFLAGS")
+    .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    cmd
+}
+
+/// With rustup on the path, the wasm32-wasip2 target must be installed
+/// (as rustup sees it from `crate_dir`, which may pin a toolchain).
+fn check_wasm_target(env: &ToolEnv, crate_dir: &Path) -> Result<(), ToolchainError> {
+    let Some(rustup) = env.find_on_path("rustup") else {
+        return Ok(());
+    };
+    let installed = env
+        .command(&rustup)
+        .args(["target", "list", "--installed"])
+        .current_dir(crate_dir)
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == "wasm32-wasip2")
+        })
+        .unwrap_or(true);
+    if installed {
+        return Ok(());
+    }
+    Err(missing(
+        env,
+        Lang::Rust,
+        "the Rust target wasm32-wasip2",
+        false,
+    ))
+}
+
+/// The `.wasm` that cargo's JSON messages (`stdout`) say the crate of
+/// `manifest` built.
+fn built_wasm(stdout: &[u8], manifest: &Path) -> Option<PathBuf> {
+    String::from_utf8_lossy(stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|m| m["reason"] == "compiler-artifact")
-        .filter(|m| m["manifest_path"].as_str().map(Path::new) == Some(manifest.as_path()))
+        .filter(|m| m["manifest_path"].as_str().map(Path::new) == Some(manifest))
         .flat_map(|m| {
             m["filenames"]
                 .as_array()
@@ -240,15 +284,6 @@ fn build_rust(
                 .filter_map(|f| f.as_str().map(PathBuf::from))
         })
         .find(|f| f.extension().is_some_and(|e| e == "wasm"))
-        .ok_or_else(|| ToolchainError::NoOutput {
-            what: "cargo built no .wasm (is the crate a `cdylib`?)".to_owned(),
-            path: manifest.clone(),
-        })?;
-    std::fs::copy(&wasm, out).map_err(|source| ToolchainError::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
-    Ok(())
 }
 
 /// Runs `cmd`, passing each line of its stderr to `progress` as it comes
@@ -306,20 +341,7 @@ fn build_js(
             path: dir.to_path_buf(),
         });
     }
-    let node = env
-        .find_on_path("node")
-        .ok_or_else(|| missing(env, Lang::Js, "node", false))?;
-    let cli = componentize_js_cli(env, Some(dir)).ok_or_else(|| {
-        missing(
-            env,
-            Lang::Js,
-            &format!(
-                "componentize-js (node_modules/@bytecodealliance/componentize-js, in {} or a folder above it)",
-                dir.display()
-            ),
-            true,
-        )
-    })?;
+    let (node, cli) = js_tools(env, dir)?;
     let wit = wit_dir(dir)?;
     progress(&format!(
         "componentize-js {} (the JavaScript engine is compiled in: this takes a while)",
@@ -338,6 +360,25 @@ fn build_js(
             .arg(out)
             .current_dir(dir),
     )
+}
+
+/// node, and the componentize-js the skill folder (or one above it) has.
+fn js_tools(env: &ToolEnv, dir: &Path) -> Result<(PathBuf, PathBuf), ToolchainError> {
+    let node = env
+        .find_on_path("node")
+        .ok_or_else(|| missing(env, Lang::Js, "node", false))?;
+    let cli = componentize_js_cli(env, Some(dir)).ok_or_else(|| {
+        missing(
+            env,
+            Lang::Js,
+            &format!(
+                "componentize-js (node_modules/@bytecodealliance/componentize-js, in {} or a folder above it)",
+                dir.display()
+            ),
+            true,
+        )
+    })?;
+    Ok((node, cli))
 }
 
 fn build_python(
@@ -370,53 +411,18 @@ fn build_c(
 ) -> Result<(), ToolchainError> {
     #[cfg(feature = "handler-build")]
     {
-        let clang = super::doctor::find_clang(env).ok_or_else(|| {
-            missing(
-                env,
-                Lang::C,
-                &format!("clang-{}", super::LLVM_VERSION),
-                false,
-            )
-        })?;
+        let clang = super::doctor::find_clang(env).ok_or_else(|| missing_clang(env))?;
         let sources = super::c_sources(dir)?;
         let wit = wit_dir(dir)?;
-        let scratch = dir.join("build");
+        let (bindings, core) = (dir.join("build/bindings"), dir.join("build/core.wasm"));
         progress("C bindings for the handler world (wit-bindgen-c, in-process)");
-        let bindings = scratch.join("bindings");
         super::c::bindings(&wit, HANDLER_WORLD, &bindings)?;
-        let core = scratch.join("core.wasm");
         progress(&format!(
             "{} --target=wasm32-wasi (wasi-libc)",
             clang.display()
         ));
-        let mut cmd = env.command(&clang);
-        cmd.args(["--target=wasm32-wasi", "-mexec-model=reactor", "-O2"])
-            // No fused multiply-add: arithmetic rounds as in the other
-            // languages' handlers.
-            .args(["-ffp-contract=off", "-Wall", "-I"])
-            .arg(&bindings);
-        if let Some(sysroot) = &env.wasi_sysroot {
-            cmd.arg(format!("--sysroot={}", sysroot.display()));
-        }
-        cmd.arg("-o")
-            .arg(&core)
-            .args(&sources)
-            .arg(bindings.join(format!("{HANDLER_WORLD}.c")))
-            .arg(bindings.join(format!("{HANDLER_WORLD}_component_type.o")))
-            // wasi-libc's DWARF triples the size; the producers section stays.
-            .args(["-lm", "-Wl,--strip-debug"])
-            .current_dir(dir);
-        run("clang", &mut cmd).map_err(|e| match e {
-            ToolchainError::Failed { output, status, .. } => ToolchainError::Failed {
-                step: format!(
-                    "clang (if it cannot find wasi-libc, wasm-ld or compiler-rt, install them with: {})",
-                    install_command(env, Lang::C)
-                ),
-                status,
-                output,
-            },
-            e => e,
-        })?;
+        let mut cmd = clang_command(env, &clang, &bindings, &sources, &core);
+        run("clang", cmd.current_dir(dir)).map_err(|e| with_c_install_hint(env, e))?;
         progress(
             "componentizing with the WASI preview1 reactor adapter (wit-component, in-process)",
         );
@@ -433,6 +439,61 @@ fn build_c(
             "this skillhost was built without the `handler-build` feature, which builds C handlers"
                 .to_owned(),
         ))
+    }
+}
+
+#[cfg(feature = "handler-build")]
+fn missing_clang(env: &ToolEnv) -> ToolchainError {
+    missing(
+        env,
+        Lang::C,
+        &format!("clang-{}", super::LLVM_VERSION),
+        false,
+    )
+}
+
+/// clang compiling `sources` and the world's `bindings` to the core
+/// module `core`, against wasi-libc.
+#[cfg(feature = "handler-build")]
+fn clang_command(
+    env: &ToolEnv,
+    clang: &Path,
+    bindings: &Path,
+    sources: &[PathBuf],
+    core: &Path,
+) -> std::process::Command {
+    let mut cmd = env.command(clang);
+    cmd.args(["--target=wasm32-wasi", "-mexec-model=reactor", "-O2"])
+        // No fused multiply-add: arithmetic rounds as in the other
+        // languages' handlers.
+        .args(["-ffp-contract=off", "-Wall", "-I"])
+        .arg(bindings);
+    if let Some(sysroot) = &env.wasi_sysroot {
+        cmd.arg(format!("--sysroot={}", sysroot.display()));
+    }
+    cmd.arg("-o")
+        .arg(core)
+        .args(sources)
+        .arg(bindings.join(format!("{HANDLER_WORLD}.c")))
+        .arg(bindings.join(format!("{HANDLER_WORLD}_component_type.o")))
+        // wasi-libc's DWARF triples the size; the producers section stays.
+        .args(["-lm", "-Wl,--strip-debug"]);
+    cmd
+}
+
+/// A failed clang step names how to install what it may have missed.
+#[cfg(feature = "handler-build")]
+fn with_c_install_hint(env: &ToolEnv, e: ToolchainError) -> ToolchainError {
+    match e {
+        ToolchainError::Failed { output, status, .. } => ToolchainError::Failed {
+            step: format!(
+                "clang (if it cannot find wasi-libc, wasm-ld or compiler-rt, install them with: {})",
+                install_command(env, Lang::C)
+            ),
+            status,
+            output,
+        },
+        e => e,
     }
 }
 

@@ -270,54 +270,23 @@ fn wasi_libc(env: &ToolEnv) -> Option<PathBuf> {
 /// The one command that installs what `lang` is missing here.
 pub fn install_command(env: &ToolEnv, lang: Lang) -> String {
     let ours = format!("skillhost toolchain install {}", lang.flag());
-    match lang {
-        Lang::Rust => {
-            let mut steps = Vec::new();
-            if env.find_on_path("cargo").is_none() || env.find_on_path("rustup").is_none() {
-                steps.push(RUSTUP_INSTALL.to_owned());
-            } else if !wasm_target_installed(env) {
-                steps.push("rustup target add wasm32-wasip2".to_owned());
-            }
-            if bwrap_missing(env) {
-                steps.push(apt_command(&["bubblewrap".to_owned()]));
-            }
-            if steps.is_empty() {
-                // Present but failing: adding the target is the one command left.
-                steps.push("rustup target add wasm32-wasip2".to_owned());
-            }
-            steps.join(" && ")
+    let then_ours = |system: Vec<String>| {
+        if system.is_empty() {
+            ours.clone()
+        } else {
+            format!("{} && {ours}", apt_command(&system))
         }
-        Lang::Js => {
-            let system: Vec<String> = [("node", "nodejs"), ("npm", "npm")]
+    };
+    match lang {
+        Lang::Rust => rust_install_command(env),
+        Lang::Js => then_ours(
+            [("node", "nodejs"), ("npm", "npm")]
                 .iter()
                 .filter(|(bin, _)| env.find_on_path(bin).is_none())
                 .map(|(_, pkg)| (*pkg).to_owned())
-                .collect();
-            if system.is_empty() {
-                ours
-            } else {
-                format!("{} && {ours}", apt_command(&system))
-            }
-        }
-        Lang::Python => {
-            let python = env.find_on_path("python3");
-            let venv_ok = python.as_ref().is_some_and(|p| {
-                env.command(p)
-                    .args(["-c", "import ensurepip, venv"])
-                    .output()
-                    .is_ok_and(|o| o.status.success())
-            });
-            let system: Vec<String> = match (python.is_some(), venv_ok) {
-                (false, _) => vec!["python3".to_owned(), "python3-venv".to_owned()],
-                (true, false) => vec!["python3-venv".to_owned()],
-                (true, true) => vec![],
-            };
-            if system.is_empty() {
-                ours
-            } else {
-                format!("{} && {ours}", apt_command(&system))
-            }
-        }
+                .collect(),
+        ),
+        Lang::Python => then_ours(missing_python_packages(env)),
         Lang::C => {
             let (_, missing) = c_checks(env);
             if missing.is_empty() {
@@ -327,6 +296,40 @@ pub fn install_command(env: &ToolEnv, lang: Lang) -> String {
                 apt_command(&missing)
             }
         }
+    }
+}
+
+/// rustup, or the wasm target; and bubblewrap for the build box.
+fn rust_install_command(env: &ToolEnv) -> String {
+    let mut steps = Vec::new();
+    if env.find_on_path("cargo").is_none() || env.find_on_path("rustup").is_none() {
+        steps.push(RUSTUP_INSTALL.to_owned());
+    } else if !wasm_target_installed(env) {
+        steps.push("rustup target add wasm32-wasip2".to_owned());
+    }
+    if bwrap_missing(env) {
+        steps.push(apt_command(&["bubblewrap".to_owned()]));
+    }
+    if steps.is_empty() {
+        // Present but failing: adding the target is the one command left.
+        steps.push("rustup target add wasm32-wasip2".to_owned());
+    }
+    steps.join(" && ")
+}
+
+/// The Debian packages for a python3 that can make a venv.
+fn missing_python_packages(env: &ToolEnv) -> Vec<String> {
+    let python = env.find_on_path("python3");
+    let venv_ok = python.as_ref().is_some_and(|p| {
+        env.command(p)
+            .args(["-c", "import ensurepip, venv"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    match (python.is_some(), venv_ok) {
+        (false, _) => vec!["python3".to_owned(), "python3-venv".to_owned()],
+        (true, false) => vec!["python3-venv".to_owned()],
+        (true, true) => vec![],
     }
 }
 
@@ -383,32 +386,31 @@ fn install_bubblewrap(env: &ToolEnv, progress: &mut dyn FnMut(&str)) -> Result<(
         )
     })?;
     progress("apt-get install -y bubblewrap");
-    let install = |env: &ToolEnv| {
-        run(
-            "apt-get install bubblewrap",
-            env.command(&apt)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .args([
-                    "install",
-                    "-y",
-                    "-qq",
-                    "--no-install-recommends",
-                    "bubblewrap",
-                ]),
-        )
-    };
-    if install(env).is_err() {
+    let install = [
+        "install",
+        "-y",
+        "-qq",
+        "--no-install-recommends",
+        "bubblewrap",
+    ];
+    let step = "apt-get install bubblewrap";
+    if apt_get(env, &apt, step, &install).is_err() {
         // A fresh machine has no package lists yet.
         progress("apt-get update");
-        run(
-            "apt-get update",
-            env.command(&apt)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .args(["update", "-qq"]),
-        )?;
-        install(env)?;
+        apt_get(env, &apt, "apt-get update", &["update", "-qq"])?;
+        apt_get(env, &apt, step, &install)?;
     }
     Ok(())
+}
+
+/// The step `step`: `apt-get ARGS`, not interactive.
+fn apt_get(env: &ToolEnv, apt: &Path, step: &str, args: &[&str]) -> Result<(), ToolchainError> {
+    run(
+        step,
+        env.command(apt)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(args),
+    )
 }
 
 /// Installs what `lang` needs: npm and pip packages into the tool folder,

@@ -80,76 +80,88 @@ impl Lang {
 /// without a skillhost checkout (Rust gets it through the guest SDK).
 pub const SKILL_WIT: &str = include_str!("../../../wit/skill.wit");
 
-/// Template files, embedded so that an installed binary can scaffold.
-/// `(path in the skill folder, contents, executable)`.
-fn templates(lang: Lang) -> Vec<(&'static str, &'static str, bool)> {
-    let mut files = vec![
-        (
-            "SKILL.md",
-            include_str!("../../templates/common/SKILL.md"),
-            false,
-        ),
-        (
-            "README.md",
-            include_str!("../../templates/common/README.md"),
-            false,
-        ),
-        (
-            ".gitignore",
-            include_str!("../../templates/common/gitignore"),
-            false,
-        ),
-        (
-            "build.sh",
-            include_str!("../../templates/common/build.sh"),
-            true,
-        ),
-    ];
-    match lang {
-        Lang::Rust => files.extend([
-            (
-                "handler/Cargo.toml",
-                include_str!("../../templates/rust/Cargo.toml"),
-                false,
-            ),
-            (
-                "handler/src/lib.rs",
-                include_str!("../../templates/rust/lib.rs"),
-                false,
-            ),
-        ]),
-        Lang::Js => files.extend([
-            (
-                "handler.js",
-                include_str!("../../templates/js/handler.js"),
-                false,
-            ),
-            (
-                "package.json",
-                include_str!("../../templates/js/package.json"),
-                false,
-            ),
-            ("wit/skill.wit", SKILL_WIT, false),
-        ]),
-        Lang::Python => files.extend([
-            (
-                "app.py",
-                include_str!("../../templates/python/app.py"),
-                false,
-            ),
-            ("wit/skill.wit", SKILL_WIT, false),
-        ]),
-        Lang::C => files.extend([
-            (
-                "handler.c",
-                include_str!("../../templates/c/handler.c"),
-                false,
-            ),
-            ("wit/skill.wit", SKILL_WIT, false),
-        ]),
-    }
-    files
+/// Template files, embedded so that an installed binary can scaffold:
+/// the common ones, then the language's own.
+fn templates(lang: Lang) -> Vec<Template> {
+    let own: &[Template] = match lang {
+        Lang::Rust => &RUST_TEMPLATES,
+        Lang::Js => &JS_TEMPLATES,
+        Lang::Python => &PYTHON_TEMPLATES,
+        Lang::C => &C_TEMPLATES,
+    };
+    COMMON_TEMPLATES.iter().chain(own).copied().collect()
 }
+
+/// `(path in the skill folder, contents, executable)`.
+type Template = (&'static str, &'static str, bool);
+
+const COMMON_TEMPLATES: [Template; 4] = [
+    (
+        "SKILL.md",
+        include_str!("../../templates/common/SKILL.md"),
+        false,
+    ),
+    (
+        "README.md",
+        include_str!("../../templates/common/README.md"),
+        false,
+    ),
+    (
+        ".gitignore",
+        include_str!("../../templates/common/gitignore"),
+        false,
+    ),
+    (
+        "build.sh",
+        include_str!("../../templates/common/build.sh"),
+        true,
+    ),
+];
+
+const RUST_TEMPLATES: [Template; 2] = [
+    (
+        "handler/Cargo.toml",
+        include_str!("../../templates/rust/Cargo.toml"),
+        false,
+    ),
+    (
+        "handler/src/lib.rs",
+        include_str!("../../templates/rust/lib.rs"),
+        false,
+    ),
+];
+
+const JS_TEMPLATES: [Template; 3] = [
+    (
+        "handler.js",
+        include_str!("../../templates/js/handler.js"),
+        false,
+    ),
+    (
+        "package.json",
+        include_str!("../../templates/js/package.json"),
+        false,
+    ),
+    ("wit/skill.wit", SKILL_WIT, false),
+];
+
+const PYTHON_TEMPLATES: [Template; 2] = [
+    (
+        "app.py",
+        include_str!("../../templates/python/app.py"),
+        false,
+    ),
+    ("wit/skill.wit", SKILL_WIT, false),
+];
+
+const C_TEMPLATES: [Template; 2] = [
+    (
+        "handler.c",
+        include_str!("../../templates/c/handler.c"),
+        false,
+    ),
+    ("wit/skill.wit", SKILL_WIT, false),
+];
 
 /// A skill name is also a folder name, a crate name and part of a file
 /// name, so only `[a-z0-9-]`, starting with a letter, no `--` or trailing
@@ -198,33 +210,18 @@ fn standalone_sdk_manifest() -> Result<String, ScaffoldError> {
 /// `sdk` (a crate's manifest) with what it inherits from `workspace` (its
 /// workspace's manifest) written in; the error says what is missing.
 pub(crate) fn standalone_manifest(sdk: &str, workspace: &str) -> Result<String, String> {
-    let bad = |what: &str| what.to_owned();
     let workspace: toml_edit::DocumentMut = workspace
         .parse()
-        .map_err(|e| bad(&format!("workspace Cargo.toml: {e}")))?;
+        .map_err(|e| format!("workspace Cargo.toml: {e}"))?;
     let mut manifest: toml_edit::DocumentMut = sdk
         .parse()
-        .map_err(|e| bad(&format!("guest-sdk/Cargo.toml: {e}")))?;
+        .map_err(|e| format!("guest-sdk/Cargo.toml: {e}"))?;
     for (section, from) in [("package", "package"), ("dependencies", "dependencies")] {
-        let Some(table) = manifest
+        if let Some(table) = manifest
             .get_mut(section)
             .and_then(toml_edit::Item::as_table_like_mut)
-        else {
-            continue;
-        };
-        let inherited: Vec<String> = table
-            .iter()
-            .filter(|(_, v)| v.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true))
-            .map(|(k, _)| k.to_owned())
-            .collect();
-        for key in inherited {
-            let value = workspace
-                .get("workspace")
-                .and_then(|w| w.get(from))
-                .and_then(|t| t.get(&key))
-                .cloned()
-                .ok_or_else(|| bad(&format!("workspace.{from}.{key} is not in the workspace")))?;
-            table.insert(&key, value);
+        {
+            inherit_keys(table, &workspace, from)?;
         }
     }
     // `[lints] workspace = true` becomes the workspace's own lint table.
@@ -234,21 +231,53 @@ pub(crate) fn standalone_manifest(sdk: &str, workspace: &str) -> Result<String, 
         .and_then(toml_edit::Item::as_bool)
         == Some(true);
     if inherits_lints {
-        let mut lints = workspace
-            .get("workspace")
-            .and_then(|w| w.get("lints"))
-            .and_then(toml_edit::Item::as_table)
-            .cloned()
-            .ok_or_else(|| bad("workspace.lints is not in the workspace"))?;
-        // The header comments speak of the workspace; the lints keep theirs.
-        for (_, tool) in lints.iter_mut() {
-            if let Some(t) = tool.as_table_mut() {
-                t.decor_mut().clear();
-            }
-        }
-        manifest.insert("lints", toml_edit::Item::Table(lints));
+        manifest.insert(
+            "lints",
+            toml_edit::Item::Table(workspace_lints(&workspace)?),
+        );
     }
     Ok(manifest.to_string())
+}
+
+/// The keys of `table` marked `workspace = true`, given the value of
+/// `workspace.FROM.KEY`.
+fn inherit_keys(
+    table: &mut dyn toml_edit::TableLike,
+    workspace: &toml_edit::DocumentMut,
+    from: &str,
+) -> Result<(), String> {
+    let inherited: Vec<String> = table
+        .iter()
+        .filter(|(_, v)| v.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true))
+        .map(|(k, _)| k.to_owned())
+        .collect();
+    for key in inherited {
+        let value = workspace
+            .get("workspace")
+            .and_then(|w| w.get(from))
+            .and_then(|t| t.get(&key))
+            .cloned()
+            .ok_or_else(|| format!("workspace.{from}.{key} is not in the workspace"))?;
+        table.insert(&key, value);
+    }
+    Ok(())
+}
+
+/// The workspace's lint table. The header comments speak of the
+/// workspace; the lints keep theirs.
+fn workspace_lints(workspace: &toml_edit::DocumentMut) -> Result<toml_edit::Table, String> {
+    let mut lints = workspace
+        .get("workspace")
+        .and_then(|w| w.get("lints"))
+        .and_then(toml_edit::Item::as_table)
+        .cloned()
+        .ok_or_else(|| "workspace.lints is not in the workspace".to_owned())?;
+    for (_, tool) in lints.iter_mut() {
+        if let Some(t) = tool.as_table_mut() {
+            t.decor_mut().clear();
+        }
+    }
+    Ok(lints)
 }
 
 /// A short content id of the SDK and the WIT it builds against.
@@ -277,15 +306,30 @@ pub fn materialize_guest_sdk(home: &Path) -> Result<PathBuf, ScaffoldError> {
     if krate.join("Cargo.toml").is_file() {
         return Ok(krate);
     }
-    let create = |path: &Path, source| ScaffoldError::Create {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(&parent).map_err(|e| create(&parent, e))?;
+    std::fs::create_dir_all(&parent).map_err(create_error(&parent))?;
     let tmp = parent.join(format!(".tmp-{}-{}", guest_sdk_id(), std::process::id()));
     if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(|e| create(&tmp, e))?;
+        std::fs::remove_dir_all(&tmp).map_err(create_error(&tmp))?;
     }
+    write_sdk_files(&tmp)?;
+    match std::fs::rename(&tmp, &dest) {
+        Ok(()) => Ok(krate),
+        // Another process wrote the same SDK first: use theirs.
+        Err(_) if krate.join("Cargo.toml").is_file() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Ok(krate)
+        }
+        Err(e) => Err(create_error(&dest)(e)),
+    }
+}
+
+fn create_error(path: &Path) -> impl FnOnce(std::io::Error) -> ScaffoldError {
+    let path = path.to_path_buf();
+    move |source| ScaffoldError::Create { path, source }
+}
+
+/// The SDK (its manifest standalone) and the WIT, written under `dir`.
+fn write_sdk_files(dir: &Path) -> Result<(), ScaffoldError> {
     let manifest = standalone_sdk_manifest()?;
     let files = GUEST_SDK_FILES
         .iter()
@@ -299,24 +343,16 @@ pub fn materialize_guest_sdk(home: &Path) -> Result<PathBuf, ScaffoldError> {
         })
         .chain([("wit/skill.wit".to_owned(), SKILL_WIT)]);
     for (rel, text) in files {
-        let path = tmp.join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| create(dir, e))?;
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(create_error(parent))?;
         }
         std::fs::write(&path, text).map_err(|source| ScaffoldError::Write {
             path: path.clone(),
             source,
         })?;
     }
-    match std::fs::rename(&tmp, &dest) {
-        Ok(()) => Ok(krate),
-        // Another process wrote the same SDK first: use theirs.
-        Err(_) if krate.join("Cargo.toml").is_file() => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            Ok(krate)
-        }
-        Err(e) => Err(create(&dest, e)),
-    }
+    Ok(())
 }
 
 /// The `[dependencies]` line for the Rust guest SDK: `explicit` (a
@@ -362,39 +398,41 @@ pub fn scaffold(
             .replace("{{lang_flag}}", lang.flag())
             .replace("{{guest_sdk}}", &sdk)
     };
-    let create = |path: &Path, source| ScaffoldError::Create {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(dir).map_err(|e| create(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(create_error(dir))?;
     // create_dir (not _all): fails if someone created it meanwhile.
-    std::fs::create_dir(&root).map_err(|e| create(&root, e))?;
-    let written = (|| -> Result<(), ScaffoldError> {
-        for (rel, text, executable) in templates(lang) {
-            let path = root.join(rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            let text = if rel == "wit/skill.wit" {
-                text.to_owned()
-            } else {
-                fill(text)
-            };
-            std::fs::write(&path, text).map_err(|source| ScaffoldError::Write {
-                path: path.clone(),
-                source,
-            })?;
-            if executable {
-                make_executable(&path)?;
-            }
-        }
-        Ok(())
-    })();
-    if let Err(e) = written {
+    std::fs::create_dir(&root).map_err(create_error(&root))?;
+    if let Err(e) = write_templates(&root, lang, &fill) {
         let _ = std::fs::remove_dir_all(&root);
         return Err(e);
     }
     Ok(root)
+}
+
+/// The templates of `lang` written under `root`, filled (the WIT as it is).
+fn write_templates(
+    root: &Path,
+    lang: Lang,
+    fill: &dyn Fn(&str) -> String,
+) -> Result<(), ScaffoldError> {
+    for (rel, text, executable) in templates(lang) {
+        let path = root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let text = if rel == "wit/skill.wit" {
+            text.to_owned()
+        } else {
+            fill(text)
+        };
+        std::fs::write(&path, text).map_err(|source| ScaffoldError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        if executable {
+            make_executable(&path)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(unix)]

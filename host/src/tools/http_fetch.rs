@@ -53,16 +53,7 @@ fn authorize(cx: &CallContext<'_>, args: &Value) -> Result<(), Denied> {
 
 async fn fetch(tools: &Toolbox, cx: &CallContext<'_>, args: Value) -> Result<Value, ToolError> {
     let url = str_arg(&args, "url")?;
-    let method = args
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or("GET")
-        .to_ascii_uppercase();
-    if method != "GET" && method != "POST" {
-        return Err(ToolError::InvalidArguments(format!(
-            "method must be GET or POST, got {method}"
-        )));
-    }
+    let method = method_of(&args)?;
     let (parsed, host, port) = parse_url(url)?;
     let checked = netguard::check(
         &host,
@@ -73,13 +64,7 @@ async fn fetch(tools: &Toolbox, cx: &CallContext<'_>, args: Value) -> Result<Val
     )
     .await
     .map_err(Denied::Net)?;
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(TIMEOUT)
-        .no_proxy()
-        .dns_resolver(Arc::new(Pinned(checked.addr)))
-        .build()
-        .map_err(|e| ToolError::failed(FailureClass::HttpError, e.to_string()))?;
+    let client = pinned_client(checked.addr)?;
     let mut req = if method == "POST" {
         client.post(parsed)
     } else {
@@ -96,6 +81,33 @@ async fn fetch(tools: &Toolbox, cx: &CallContext<'_>, args: Value) -> Result<Val
         .await
         .map_err(|e| ToolError::failed(FailureClass::HttpError, format!("{url}: {e}")))?;
     read_response(resp, url).await
+}
+
+/// `method`, GET (the default) or POST.
+fn method_of(args: &Value) -> Result<String, ToolError> {
+    let method = args
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("GET")
+        .to_ascii_uppercase();
+    if method != "GET" && method != "POST" {
+        return Err(ToolError::InvalidArguments(format!(
+            "method must be GET or POST, got {method}"
+        )));
+    }
+    Ok(method)
+}
+
+/// A client that connects only to `addr`, the address the network check
+/// passed (no proxy, no redirect followed).
+fn pinned_client(addr: std::net::SocketAddr) -> Result<reqwest::Client, ToolError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .no_proxy()
+        .dns_resolver(Arc::new(Pinned(addr)))
+        .build()
+        .map_err(|e| ToolError::failed(FailureClass::HttpError, e.to_string()))
 }
 
 /// The tool's result: the status, the content type and the body, cut at

@@ -107,38 +107,53 @@ pub async fn run(
         ..cx.clone()
     };
     authorize_all(tools, &step_cx, pipeline, &deps)?;
-    let n = pipeline.steps.len();
-    let mut results: Vec<Option<Value>> = vec![None; n];
+    let mut results: Vec<Option<Value>> = vec![None; pipeline.steps.len()];
     if pipeline.parallel {
-        // Waves: every step whose references are all done runs together.
-        let mut done = 0;
-        while done < n {
-            let ready: Vec<usize> = (0..n)
-                .filter(|&i| results[i].is_none() && deps[i].iter().all(|&d| results[d].is_some()))
-                .collect();
-            let calls = ready.iter().map(|&i| {
-                let args = interpolate(&pipeline.steps[i].args, &results);
-                let name = pipeline.steps[i].tool.as_str();
-                let step_cx = &step_cx;
-                async move { (i, tools.call(name, args, step_cx).await) }
-            });
-            for (i, r) in futures::future::join_all(calls).await {
-                results[i] = Some(r.map_err(|e| step_error(i, &pipeline.steps[i].tool, e))?);
-                done += 1;
-            }
-        }
+        run_in_waves(tools, &step_cx, pipeline, &deps, &mut results).await?;
     } else {
-        for i in 0..n {
-            let args = interpolate(&pipeline.steps[i].args, &results);
-            let r = tools.call(&pipeline.steps[i].tool, args, &step_cx).await;
-            results[i] = Some(r.map_err(|e| step_error(i, &pipeline.steps[i].tool, e))?);
+        for (i, step) in pipeline.steps.iter().enumerate() {
+            let args = interpolate(&step.args, &results);
+            let r = tools.call(&step.tool, args, &step_cx).await;
+            results[i] = Some(r.map_err(|e| step_error(i, &step.tool, e))?);
         }
     }
+    Ok(pipeline_result(pipeline, results))
+}
+
+/// Waves: every step whose references are all done runs together.
+async fn run_in_waves(
+    tools: &Toolbox,
+    step_cx: &CallContext<'_>,
+    pipeline: &Pipeline,
+    deps: &[BTreeSet<usize>],
+    results: &mut [Option<Value>],
+) -> Result<(), ToolError> {
+    let n = pipeline.steps.len();
+    let mut done = 0;
+    while done < n {
+        let ready: Vec<usize> = (0..n)
+            .filter(|&i| results[i].is_none() && deps[i].iter().all(|&d| results[d].is_some()))
+            .collect();
+        let calls = ready.iter().map(|&i| {
+            let args = interpolate(&pipeline.steps[i].args, results);
+            let name = pipeline.steps[i].tool.as_str();
+            async move { (i, tools.call(name, args, step_cx).await) }
+        });
+        for (i, r) in futures::future::join_all(calls).await {
+            results[i] = Some(r.map_err(|e| step_error(i, &pipeline.steps[i].tool, e))?);
+            done += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The last step's result, or every step's with its number and tool.
+fn pipeline_result(pipeline: &Pipeline, results: Vec<Option<Value>>) -> Value {
     let results: Vec<Value> = results
         .into_iter()
         .map(|r| r.unwrap_or(Value::Null))
         .collect();
-    Ok(match pipeline.result {
+    match pipeline.result {
         ResultMode::Last => results.into_iter().last().unwrap_or(Value::Null),
         ResultMode::All => Value::Array(
             results
@@ -147,7 +162,7 @@ pub async fn run(
                 .map(|(i, r)| json!({ "step": i, "tool": pipeline.steps[i].tool, "result": r }))
                 .collect(),
         ),
-    })
+    }
 }
 
 /// Every policy layer for every step, before any step runs. A step's

@@ -33,6 +33,8 @@ mod tokens;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_install;
+#[cfg(test)]
 mod tests_more;
 
 use std::sync::LazyLock;
@@ -69,6 +71,16 @@ pub const DECODE_EXEC: FlowRule = FlowRule {
     severity: Severity::High,
     description: "code decoded at run time in a script (base64, hex, zlib, char codes) is executed: what runs cannot be read in the skill",
 };
+pub const UNVERIFIED_ROOT_INSTALL: FlowRule = FlowRule {
+    id: "flow-unverified-root-install",
+    severity: Severity::High,
+    description: "a file downloaded from a host that is not a listed vendor is written or installed with root privileges (sudo, doas, a root shell) into a system location (/usr, /bin, /opt, /etc, /Library…) and never checked against a checksum or a signature",
+};
+pub const REPO_EXFIL: FlowRule = FlowRule {
+    id: "flow-repo-exfil",
+    severity: Severity::High,
+    description: "a repository is pushed (git push, --mirror, --all) to a remote whose URL holds a user and a password or token written in the skill: the user's code goes to an account the skill's author holds",
+};
 pub const FLOW_LIMIT: FlowRule = FlowRule {
     id: "flow-limit",
     severity: Severity::Medium,
@@ -81,6 +93,8 @@ pub const FLOW_RULES: &[FlowRule] = &[
     CLONE_EXEC,
     SECRET_EXFIL,
     DECODE_EXEC,
+    UNVERIFIED_ROOT_INSTALL,
+    REPO_EXFIL,
     FLOW_LIMIT,
 ];
 
@@ -88,24 +102,29 @@ pub const FLOW_RULES: &[FlowRule] = &[
 /// seen (a byte offset into the audited text).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Taint {
-    bits: u8,
+    bits: u16,
     origin: Option<usize>,
 }
 
 impl Taint {
-    pub const FETCHED: u8 = 1;
-    pub const CLONED: u8 = 2;
-    pub const SECRET: u8 = 4;
+    pub const FETCHED: u16 = 1;
+    pub const CLONED: u16 = 2;
+    pub const SECRET: u16 = 4;
     /// Fetched from a URL that is not a well-known official installer
     /// (the vendor tier's list, `vendors.toml`).
-    pub const UNVETTED: u8 = 8;
+    pub const UNVETTED: u16 = 8;
     /// Code a project publishes (a release asset, a source archive built
     /// the way source is built): rated as a clone of the project is.
-    pub const PUBLISHED: u8 = 16;
+    pub const PUBLISHED: u16 = 16;
     /// Decoded at run time from an encoding (base64, hex, zlib, char codes).
-    pub const DECODED: u8 = 32;
+    pub const DECODED: u16 = 32;
+    /// Bytes as a host that is not a listed vendor served them (a file
+    /// downloaded as it is, a release asset; not a build of them).
+    pub const DOWNLOADED: u16 = 64;
+    /// Checked against a checksum or a signature in the flow.
+    pub const VERIFIED: u16 = 128;
 
-    pub fn new(bits: u8, origin: usize) -> Self {
+    pub fn new(bits: u16, origin: usize) -> Self {
         Taint {
             bits,
             origin: Some(origin),
@@ -116,8 +135,27 @@ impl Taint {
         self.bits == 0
     }
 
-    pub fn has(self, bit: u8) -> bool {
+    pub fn has(self, bit: u16) -> bool {
         self.bits & bit != 0
+    }
+
+    /// This taint with `bit` added (when it holds anything at all).
+    pub fn with(self, bit: u16) -> Taint {
+        if self.is_clean() {
+            return self;
+        }
+        Taint {
+            bits: self.bits | bit,
+            ..self
+        }
+    }
+
+    /// This taint without `bit`.
+    pub fn without(self, bit: u16) -> Taint {
+        Taint {
+            bits: self.bits & !bit,
+            ..self
+        }
     }
 
     /// Fetched code taken as a project's published code: a clone's tier.
@@ -199,6 +237,21 @@ impl Hits {
         }
     }
 
+    /// A download installed as root into a system location `path`,
+    /// never verified.
+    pub fn root_install(&mut self, text: &str, taint: Taint, span: (usize, usize), path: &str) {
+        let what = format!("installs as root into {path}, unverified, what was downloaded");
+        let rule = (UNVERIFIED_ROOT_INSTALL, UNVERIFIED_ROOT_INSTALL.severity);
+        self.push(text, rule, taint, span, &what);
+    }
+
+    /// A repository pushed to a remote with the skill's credentials.
+    pub fn repo_exfil(&mut self, text: &str, span: (usize, usize), host: &str) {
+        let what = format!("pushes the repository to {host} with credentials the skill wrote");
+        let rule = (REPO_EXFIL, REPO_EXFIL.severity);
+        self.push(text, rule, Taint::new(0, span.0), span, &what);
+    }
+
     pub fn limit(&mut self, at: usize, why: &str) {
         self.list.push(FlowHit {
             rule: FLOW_LIMIT,
@@ -278,6 +331,7 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<FlowHit> {
             lang => scripts.run_unit(lang, unit, &mut hits),
         }
     }
+    shell.finish(&mut hits);
     hits.list
 }
 

@@ -16,6 +16,8 @@ use super::paths::{self, normalize};
 use super::{Hits, Lang, Taint};
 
 mod commands;
+mod install;
+mod push;
 mod redirect;
 
 /// Where an unquoted expansion's blanks split a word (see
@@ -92,6 +94,16 @@ pub(crate) struct Interpreter<'t> {
     aliases: HashMap<String, String>,
     /// Code handed to other languages' interpreters, to be read.
     pub embedded: Vec<Embedded>,
+    /// Running under `sudo` (or `doas`, `su -c`) now.
+    root: bool,
+    /// This block runs as root (`sudo -i` earlier, a root check).
+    root_unit: bool,
+    /// The command being run, where a write is reported.
+    at: (usize, usize),
+    /// Root writes of downloads into system locations, not verified yet.
+    installs: Vec<install::Install>,
+    /// `git remote add NAME URL`: each remote's URL.
+    remotes: HashMap<String, String>,
     parsed: usize,
     steps: usize,
     nesting: usize,
@@ -118,6 +130,11 @@ impl<'t> Interpreter<'t> {
             functions: HashMap::new(),
             aliases: HashMap::new(),
             embedded: Vec::new(),
+            root: false,
+            root_unit: false,
+            at: (0, 0),
+            installs: Vec::new(),
+            remotes: HashMap::new(),
             parsed: 0,
             steps: 0,
             nesting: 0,
@@ -142,6 +159,7 @@ impl<'t> Interpreter<'t> {
             base: unit.start,
             pin: None,
         };
+        self.root_unit = install::insists_on_root(code);
         self.run_code(cx, hits);
     }
 
@@ -246,6 +264,7 @@ impl<'t> Interpreter<'t> {
             return;
         }
         let base = paths::basename(&p).to_owned();
+        self.note_write(&p, taint);
         if taint.is_clean() {
             self.files.remove(&p);
             self.bases.remove(&base);
@@ -266,7 +285,9 @@ impl<'t> Interpreter<'t> {
 
     fn taint_dir(&mut self, raw: &str, taint: Taint) {
         if !taint.is_clean() {
-            self.dirs.push((normalize(raw), taint));
+            let p = normalize(raw);
+            self.note_write(&p, taint);
+            self.dirs.push((p, taint));
         }
     }
 }

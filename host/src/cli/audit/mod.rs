@@ -39,15 +39,32 @@ struct Audited {
 
 /// Prints every finding; exit code 1 when any is high, so CI can run it.
 pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let audited = audit_targets(&args.targets, ctx)?;
+    let any_high = audited.iter().any(|a| a.high);
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&audited)?)?;
+    } else {
+        print_audited(&audited)?;
+    }
+    Ok(if any_high {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Each target audited: a folder (every skill under it), a file, or a
+/// catalog skill's name; no target: the whole catalog.
+fn audit_targets(targets: &[String], ctx: &Ctx) -> anyhow::Result<Vec<Audited>> {
     let mut audited = Vec::new();
-    if args.targets.is_empty() {
+    if targets.is_empty() {
         let c = ctx.catalog();
         for s in c.skills() {
             audited.push(audit_one(s.name.clone(), s.dir.clone())?);
         }
     }
     let mut catalog = None;
-    for t in &args.targets {
+    for t in targets {
         let path = Path::new(t);
         if path.is_dir() {
             audited.extend(audit_root(path)?);
@@ -61,39 +78,35 @@ pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             audited.push(audit_one(skill.name.clone(), skill.dir.clone())?);
         }
     }
-    let any_high = audited.iter().any(|a| a.high);
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&audited)?)?;
-    } else {
-        let mut counts = [0usize; 3];
-        for a in &audited {
-            for f in &a.report.findings {
-                counts[f.severity as usize] += 1;
-                outln!("{}", finding_line(&a.dir, f))?;
-            }
+    Ok(audited)
+}
+
+/// Every finding, how to allow each text with a high one, and the counts.
+fn print_audited(audited: &[Audited]) -> anyhow::Result<()> {
+    let mut counts = [0usize; 3];
+    for a in audited {
+        for f in &a.report.findings {
+            counts[f.severity as usize] += 1;
+            outln!("{}", finding_line(&a.dir, f))?;
         }
-        for a in audited.iter().filter(|a| a.high) {
-            outln!(
-                "{}: to use this text despite its findings, add to skillhost.toml: [audit] allow = [\"{}@{}\"]",
-                a.skill,
-                allow_name(a),
-                a.report.pin
-            )?;
-        }
-        let flagged = audited.iter().filter(|a| a.high).count();
+    }
+    for a in audited.iter().filter(|a| a.high) {
         outln!(
-            "{} skill(s) audited: {} high, {} medium, {} low finding(s); {flagged} skill(s) with a high finding",
-            audited.len(),
-            counts[Severity::High as usize],
-            counts[Severity::Medium as usize],
-            counts[Severity::Low as usize],
+            "{}: to use this text despite its findings, add to skillhost.toml: [audit] allow = [\"{}@{}\"]",
+            a.skill,
+            allow_name(a),
+            a.report.pin
         )?;
     }
-    Ok(if any_high {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let flagged = audited.iter().filter(|a| a.high).count();
+    outln!(
+        "{} skill(s) audited: {} high, {} medium, {} low finding(s); {flagged} skill(s) with a high finding",
+        audited.len(),
+        counts[Severity::High as usize],
+        counts[Severity::Medium as usize],
+        counts[Severity::Low as usize],
+    )?;
+    Ok(())
 }
 
 /// A SKILL.md given by path stands for its skill folder; any other file

@@ -438,7 +438,7 @@ impl Writer {
         if changed {
             c.catalog.swap(reload(&c.paths));
             if let Some(shared) = store.shared()
-                && let Err(e) = super::super::shared_skills::publish(&c.paths, shared)
+                && let Err(e) = crate::shared::skills::publish(&c.paths, shared)
             {
                 tracing::warn!("forged skills not shared with the other hosts: {e}");
             }

@@ -76,18 +76,31 @@ fn generalize_str(
         .iter()
         .find(|(_, v)| v.as_str().is_some_and(|c| !c.is_empty() && c == s))
     {
-        fields.insert(
-            k.clone(),
-            ContextField {
-                kind: FieldKind::String,
-                default: None,
-                description: None,
-                required: true,
-            },
-        );
+        fields.insert(k.clone(), required_string());
         return Some(format!("{{{{context.{k}}}}}"));
     }
-    // The latest earlier result found in the string stands for it.
+    if let Some(referenced) = with_step_reference(s, earlier) {
+        return Some(referenced);
+    }
+    let lower_task = task.to_lowercase();
+    let from_task = s.len() >= MIN_TASK_WORD && lower_task.contains(&s.to_lowercase());
+    // A value that came from this task's words would not fit the next one.
+    (!from_task && !s.contains("{{")).then(|| s.to_owned())
+}
+
+/// A required text field of the context.
+fn required_string() -> ContextField {
+    ContextField {
+        kind: FieldKind::String,
+        default: None,
+        description: None,
+        required: true,
+    }
+}
+
+/// `s` with the latest earlier result found in it standing for it as a
+/// reference (`{{step[N].result}}`); `None` when none is in it.
+fn with_step_reference(s: &str, earlier: &[Call]) -> Option<String> {
     for (j, call) in earlier.iter().enumerate().rev() {
         let Some(result) = &call.result else { continue };
         let text = crate::tools::pipeline::as_text(result);
@@ -102,10 +115,7 @@ fn generalize_str(
             return Some(s.replace(&text, &reference));
         }
     }
-    let lower_task = task.to_lowercase();
-    let from_task = s.len() >= MIN_TASK_WORD && lower_task.contains(&s.to_lowercase());
-    // A value that came from this task's words would not fit the next one.
-    (!from_task && !s.contains("{{")).then(|| s.to_owned())
+    None
 }
 
 /// The part of `bound` the steps used: file grants covering the paths
@@ -140,21 +150,24 @@ pub(super) fn least_capabilities(steps: &[Call], bound: &Capabilities) -> Capabi
             "write_file" => {
                 keep(&bound.files.write, &mut out.files.write, arg("path"));
             }
-            "http_fetch" => {
-                let host = url::Url::parse(arg("url"))
-                    .ok()
-                    .and_then(|u| u.host_str().map(str::to_owned))
-                    .unwrap_or_default();
-                if let Some(h) = bound.http.iter().find(|h| host_matches(h, &host))
-                    && !out.http.contains(h)
-                {
-                    out.http.push(h.clone());
-                }
-            }
+            "http_fetch" => keep_host(&bound.http, &mut out.http, arg("url")),
             _ => {}
         }
     }
     out
+}
+
+/// The entry of `bound` that lets `url`'s host be fetched, kept once.
+fn keep_host(bound: &[String], into: &mut Vec<String>, url: &str) {
+    let host = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_default();
+    if let Some(h) = bound.iter().find(|h| host_matches(h, &host))
+        && !into.contains(h)
+    {
+        into.push(h.clone());
+    }
 }
 
 fn host_matches(pattern: &str, host: &str) -> bool {

@@ -142,19 +142,10 @@ pub fn draft_from_run(
     let replay = replay(&steps, &run.task, &context);
     let capabilities = least_capabilities(&steps, bound);
     let name = default_name(&run.task, &uses);
-    let flow = uses.join(" → ");
-    let task = crate::llm::excerpt(&one_line(&run.task), 200);
-    let (description, pipeline, context_fields) = match replay {
-        Some((pipeline, fields)) => (
-            format!("Runs {flow} as one pipeline, for tasks like \"{task}\"."),
-            Some(pipeline),
-            fields,
-        ),
-        None => (
-            format!("A procedure with {flow}, for tasks like \"{task}\"."),
-            None,
-            BTreeMap::new(),
-        ),
+    let description = description(&uses, &run.task, replay.is_some());
+    let (pipeline, context_fields) = match replay {
+        Some((pipeline, fields)) => (Some(pipeline), fields),
+        None => (None, BTreeMap::new()),
     };
     let mut draft = Draft {
         name,
@@ -170,6 +161,18 @@ pub fn draft_from_run(
     draft.instructions = procedure(&draft, &steps, run);
     Some(draft)
 }
+/// What a draft does: its tools in order, one pipeline when it replays,
+/// and the kind of task it was made from.
+fn description(uses: &[String], task: &str, replays: bool) -> String {
+    let flow = uses.join(" → ");
+    let task = crate::llm::excerpt(&one_line(task), 200);
+    if replays {
+        format!("Runs {flow} as one pipeline, for tasks like \"{task}\".")
+    } else {
+        format!("A procedure with {flow}, for tasks like \"{task}\".")
+    }
+}
+
 /// The body of a draft: what it does and the recorded steps.
 fn procedure(draft: &Draft, steps: &[Call], run: &RunRecord) -> String {
     let mut s = format!(

@@ -56,6 +56,61 @@ struct Naming {
 /// keeps the deterministic draft when the answer is missing or unusable.
 /// True when the model's answer was taken.
 pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn Provider) -> bool {
+    let request = ChatRequest {
+        system: Some(NAMING_SYSTEM.to_owned()),
+        messages: vec![Message::User(naming_prompt(run))],
+        tools: Vec::new(),
+        max_tokens: Some(4096),
+    };
+    let text = match provider.chat(&request).await {
+        Ok(r) => r.text.unwrap_or_default(),
+        Err(e) => {
+            tracing::info!(
+                "forge: the model did not name the new skill ({e}); named from the task"
+            );
+            return false;
+        }
+    };
+    let Some(n) = naming_in(&text) else {
+        tracing::info!(
+            "forge: the model's name for the new skill is not the JSON asked for; named from the task"
+        );
+        return false;
+    };
+    let description = one_line(&n.description);
+    if !usable(&n, &description) {
+        tracing::info!(
+            name = %n.name,
+            "forge: the model's name, description or instructions are unusable; named from the task"
+        );
+        return false;
+    }
+    take_naming(draft, n, description);
+    true
+}
+
+/// The model's name, description and instructions, the draft's recorded
+/// steps kept after them.
+fn take_naming(draft: &mut Draft, n: Naming, description: String) {
+    let steps = draft
+        .instructions
+        .split_once("## Steps")
+        .map(|(_, s)| format!("\n\n## Recorded steps{s}"))
+        .unwrap_or_default();
+    draft.name = n.name;
+    draft.description = description;
+    draft.instructions = format!("{}{steps}", n.instructions.trim());
+}
+
+/// The JSON object the model answered with, between its first `{` and
+/// its last `}`.
+fn naming_in(text: &str) -> Option<Naming> {
+    let (a, b) = text.find('{').zip(text.rfind('}')).filter(|(a, b)| a < b)?;
+    serde_json::from_str(&text[a..=b]).ok()
+}
+
+/// The run for the model: its task, skill, tool calls and answer.
+fn naming_prompt(run: &RunRecord) -> String {
     let mut prompt = format!(
         "Task: {}\nSkill used: `{}`\nSuccessful tool calls, in order:\n",
         crate::llm::excerpt(&run.task, 500),
@@ -72,54 +127,17 @@ pub async fn name_with_model(draft: &mut Draft, run: &RunRecord, provider: &dyn 
         "Final answer: {}\n",
         crate::llm::excerpt(run.output.as_deref().unwrap_or(""), 500)
     ));
-    let request = ChatRequest {
-        system: Some(NAMING_SYSTEM.to_owned()),
-        messages: vec![Message::User(prompt)],
-        tools: Vec::new(),
-        max_tokens: Some(4096),
-    };
-    let text = match provider.chat(&request).await {
-        Ok(r) => r.text.unwrap_or_default(),
-        Err(e) => {
-            tracing::info!(
-                "forge: the model did not name the new skill ({e}); named from the task"
-            );
-            return false;
-        }
-    };
-    let parsed = text
-        .find('{')
-        .zip(text.rfind('}'))
-        .filter(|(a, b)| a < b)
-        .and_then(|(a, b)| serde_json::from_str::<Naming>(&text[a..=b]).ok());
-    let Some(n) = parsed else {
-        tracing::info!(
-            "forge: the model's name for the new skill is not the JSON asked for; named from the task"
-        );
-        return false;
-    };
-    let description = one_line(&n.description);
-    let good = check_slug(&n.name).is_ok()
+    prompt
+}
+
+/// A slug for a name, a description of one line of at most 1 KiB, and
+/// instructions of at most 16 KiB.
+fn usable(n: &Naming, description: &str) -> bool {
+    check_slug(&n.name).is_ok()
         && !description.is_empty()
         && description.len() <= 1024
         && !n.instructions.trim().is_empty()
-        && n.instructions.len() <= 16 << 10;
-    if !good {
-        tracing::info!(
-            name = %n.name,
-            "forge: the model's name, description or instructions are unusable; named from the task"
-        );
-        return false;
-    }
-    let steps = draft
-        .instructions
-        .split_once("## Steps")
-        .map(|(_, s)| format!("\n\n## Recorded steps{s}"))
-        .unwrap_or_default();
-    draft.name = n.name;
-    draft.description = description;
-    draft.instructions = format!("{}{steps}", n.instructions.trim());
-    true
+        && n.instructions.len() <= 16 << 10
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 use super::similarity::{similarity, tool_sequence};
 use super::{CreateOutcome, Draft, render};
 use crate::forge::history::{self, Event, EventKind};
-use crate::forge::writer::{Expect, SKILL_FILE, SkillWriter};
+use crate::forge::writer::{Expect, ForgeLock, SKILL_FILE, SkillWriter};
 use crate::forge::{CreateConfig, ForgeError, check_slug, now_secs};
-use crate::skill::{Capabilities, Catalog, LimitSpec, parse_skill};
+use crate::skill::{Capabilities, Catalog, LimitSpec, ParsedSkill, parse_skill};
 
 /// What the forge needs to know of the skills around a draft.
 pub struct Neighbours<'a> {
@@ -32,21 +32,7 @@ pub fn write(
     check_slug(&draft.name)?;
     let lock = writer.lock()?;
     let on_disk = forged_on_disk(writer);
-    // The most similar skill first.
-    let mut best: Option<(String, f64)> = None;
-    let mut consider = |name: &str, desc: &str, tools: &[String]| {
-        let s = similarity(&draft.description, &draft.uses, desc, tools);
-        if best.as_ref().is_none_or(|(_, b)| s > *b) {
-            best = Some((name.to_owned(), s));
-        }
-    };
-    for s in around.catalog.skills() {
-        consider(&s.name, &s.description, &tool_sequence(&s.meta));
-    }
-    for (slug, parsed) in &on_disk {
-        consider(slug, &parsed.description, &tool_sequence(&parsed.meta));
-    }
-    if let Some((of, s)) = best
+    if let Some((of, s)) = most_similar(draft, around.catalog, &on_disk)
         && s > config.similarity
     {
         tracing::info!(
@@ -59,67 +45,117 @@ pub fn write(
     }
     let taken = |n: &str| around.catalog.get(n).is_some() || on_disk.iter().any(|(s, _)| s == n);
     let name = unique_name(&draft.name, taken);
-    let mut evicted = Vec::new();
-    let mut present: Vec<String> = on_disk.iter().map(|(s, _)| s.clone()).collect();
-    while !present.is_empty() && present.len() >= config.max_skills {
-        let Some(victim) = least_recently_used(writer, &present, around.last_used) else {
-            break;
-        };
-        writer.remove(&lock, &victim)?;
-        tracing::warn!(
-            skill = %victim,
-            max_skills = config.max_skills,
-            "forge: evicted the least recently used forged skill"
-        );
-        let _ = history::append(
-            &lock,
-            &writer.forge_dir(),
-            &victim,
-            &Event::new(
-                EventKind::Evicted,
-                format!(
-                    "least recently used past max_skills = {}",
-                    config.max_skills
-                ),
-            ),
-        );
-        present.retain(|p| *p != victim);
-        evicted.push(victim);
-    }
-    let draft = Draft {
-        name: name.clone(),
-        instructions: draft.instructions.replacen(
-            &format!("# {}\n", draft.name),
-            &format!("# {name}\n"),
-            1,
-        ),
-        ..draft.clone()
-    };
-    let text = render(&draft, now_secs());
-    let expect = Expect {
-        name: &name,
-        capabilities: bound.0,
-        allowed_tools: bound.1,
-        handler: None,
-        limits: LimitSpec::default(),
-        bounded: true,
-    };
-    let path = writer.create(&lock, &name, &text, &expect)?;
-    let _ = history::append(
-        &lock,
-        &writer.forge_dir(),
-        &name,
-        &Event::new(
-            EventKind::Created,
-            format!("from run(s) {:?} of skill `{}`", draft.runs, draft.origin),
-        ),
-    );
+    let present: Vec<String> = on_disk.iter().map(|(s, _)| s.clone()).collect();
+    let evicted = evict_past_cap(writer, &lock, present, config.max_skills, around.last_used)?;
+    let draft = renamed(draft, &name);
+    let path = create(writer, &lock, &draft, bound)?;
     tracing::info!(skill = %name, path = %path.display(), "forge: new skill");
     Ok(CreateOutcome::Written {
         name,
         path,
         evicted,
     })
+}
+
+/// The skill of the catalog or the forged root most similar to `draft`,
+/// with its similarity.
+fn most_similar(
+    draft: &Draft,
+    catalog: &Catalog,
+    on_disk: &[(String, ParsedSkill)],
+) -> Option<(String, f64)> {
+    let mut best: Option<(String, f64)> = None;
+    let mut consider = |name: &str, desc: &str, tools: &[String]| {
+        let s = similarity(&draft.description, &draft.uses, desc, tools);
+        if best.as_ref().is_none_or(|(_, b)| s > *b) {
+            best = Some((name.to_owned(), s));
+        }
+    };
+    for s in catalog.skills() {
+        consider(&s.name, &s.description, &tool_sequence(&s.meta));
+    }
+    for (slug, parsed) in on_disk {
+        consider(slug, &parsed.description, &tool_sequence(&parsed.meta));
+    }
+    best
+}
+
+/// Evicts the least recently used of the `present` forged skills until
+/// one more fits under `max_skills`; returns the evicted.
+fn evict_past_cap(
+    writer: &SkillWriter,
+    lock: &ForgeLock,
+    mut present: Vec<String>,
+    max_skills: usize,
+    last_used: &dyn Fn(&str) -> Option<i64>,
+) -> Result<Vec<String>, ForgeError> {
+    let mut evicted = Vec::new();
+    while !present.is_empty() && present.len() >= max_skills {
+        let Some(victim) = least_recently_used(writer, &present, last_used) else {
+            break;
+        };
+        writer.remove(lock, &victim)?;
+        tracing::warn!(
+            skill = %victim,
+            max_skills,
+            "forge: evicted the least recently used forged skill"
+        );
+        let _ = history::append(
+            lock,
+            &writer.forge_dir(),
+            &victim,
+            &Event::new(
+                EventKind::Evicted,
+                format!("least recently used past max_skills = {max_skills}"),
+            ),
+        );
+        present.retain(|p| *p != victim);
+        evicted.push(victim);
+    }
+    Ok(evicted)
+}
+
+/// `draft` under `name`, its title line renamed too.
+fn renamed(draft: &Draft, name: &str) -> Draft {
+    Draft {
+        name: name.to_owned(),
+        instructions: draft.instructions.replacen(
+            &format!("# {}\n", draft.name),
+            &format!("# {name}\n"),
+            1,
+        ),
+        ..draft.clone()
+    }
+}
+
+/// Writes the rendered draft, bounded by what the run's skill had, and
+/// records its creation in the history.
+fn create(
+    writer: &SkillWriter,
+    lock: &ForgeLock,
+    draft: &Draft,
+    bound: (&Capabilities, Option<&[String]>),
+) -> Result<std::path::PathBuf, ForgeError> {
+    let text = render(draft, now_secs());
+    let expect = Expect {
+        name: &draft.name,
+        capabilities: bound.0,
+        allowed_tools: bound.1,
+        handler: None,
+        limits: LimitSpec::default(),
+        bounded: true,
+    };
+    let path = writer.create(lock, &draft.name, &text, &expect)?;
+    let _ = history::append(
+        lock,
+        &writer.forge_dir(),
+        &draft.name,
+        &Event::new(
+            EventKind::Created,
+            format!("from run(s) {:?} of skill `{}`", draft.runs, draft.origin),
+        ),
+    );
+    Ok(path)
 }
 
 /// `base`, or `base-2`, `base-3`, ... when taken.
@@ -135,7 +171,7 @@ fn unique_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
 }
 
 /// The forged skills on disk, parsed.
-fn forged_on_disk(writer: &SkillWriter) -> Vec<(String, crate::skill::ParsedSkill)> {
+fn forged_on_disk(writer: &SkillWriter) -> Vec<(String, ParsedSkill)> {
     writer
         .forged_slugs()
         .into_iter()

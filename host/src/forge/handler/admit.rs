@@ -2,7 +2,7 @@
 //! its SKILL.md pointed at it, the previous version saved first.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::json;
@@ -11,7 +11,7 @@ use super::HANDLER_FILE;
 use crate::forge::history::{self, Event, EventKind};
 use crate::forge::writer::{self, Expect, Invalid, SkillWriter};
 use crate::forge::{ForgeError, check_slug};
-use crate::skill::{Skill, content_version, parse_skill};
+use crate::skill::{ParsedSkill, Skill, content_version, parse_skill};
 
 /// The skill's SKILL.md (`current`) pointing at `handler`, marked as
 /// generated (`metadata.skillhost.handler_generated`), which makes `exec`
@@ -63,6 +63,39 @@ pub fn admit(
     history::editable(skill)?;
     check_slug(&skill.name)?;
     let lock = writer.lock()?;
+    let (current, old) = read_without_handler(skill)?;
+    let text = with_generated_handler(&current, &skill.name, HANDLER_FILE)?;
+    let expect = Expect {
+        handler: Some(HANDLER_FILE),
+        ..Expect::replacing(&old)
+    };
+    writer::validate(text.as_bytes(), &expect)?;
+    let target = place_handler(&skill.dir, wasm)?;
+    let forge_dir = writer.forge_dir();
+    let written = history::save(&lock, &forge_dir, &skill.name, &current).and_then(|v| {
+        writer
+            .replace(&lock, &skill.path, &current, &text, &expect)
+            .map(|()| v)
+    });
+    // Not admitted: the handler placed goes.
+    let saved_version = written.inspect_err(|_| {
+        let _ = fs::remove_file(&target);
+    })?;
+    let event = Event {
+        previous: Some(content_version(&current)),
+        version: Some(saved_version),
+        ..Event::new(EventKind::HandlerAdded, reason)
+    };
+    history::append(&lock, &forge_dir, &skill.name, &event)?;
+    Ok(Admitted {
+        handler: target,
+        saved_version,
+    })
+}
+
+/// The skill's SKILL.md as it is, and parsed; refused when it already
+/// names a handler.
+fn read_without_handler(skill: &Skill) -> Result<(Vec<u8>, ParsedSkill), ForgeError> {
     let current = fs::read(&skill.path).map_err(ForgeError::io("read", &skill.path))?;
     let old = parse_skill(&current, &skill.name)
         .map_err(|e| Invalid::Parse(format!("the current file: {e}")))?;
@@ -71,17 +104,14 @@ pub fn admit(
             "it already has a handler ({h})"
         ))));
     }
-    let text = with_generated_handler(&current, &skill.name, HANDLER_FILE)?;
-    let expect = Expect {
-        handler: Some(HANDLER_FILE),
-        ..Expect::replacing(&old)
-    };
-    writer::validate(text.as_bytes(), &expect)?;
-    let target = skill.dir.join(HANDLER_FILE);
-    // Written beside its final name, then renamed without replacing.
-    let tmp = skill
-        .dir
-        .join(format!(".{HANDLER_FILE}.forge-{}", std::process::id()));
+    Ok((current, old))
+}
+
+/// `wasm` as `dir/handler.wasm`: written beside its final name, then
+/// renamed without replacing (an existing one is an error).
+fn place_handler(dir: &Path, wasm: &[u8]) -> Result<PathBuf, ForgeError> {
+    let target = dir.join(HANDLER_FILE);
+    let tmp = dir.join(format!(".{HANDLER_FILE}.forge-{}", std::process::id()));
     fs::write(&tmp, wasm).map_err(ForgeError::io("write", &tmp))?;
     let placed = fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
@@ -93,33 +123,7 @@ pub fn admit(
         }
         return Err(ForgeError::io("write", &target)(e));
     }
-    let forge_dir = writer.forge_dir();
-    let written = history::save(&lock, &forge_dir, &skill.name, &current).and_then(|v| {
-        writer
-            .replace(&lock, &skill.path, &current, &text, &expect)
-            .map(|()| v)
-    });
-    let saved_version = match written {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = fs::remove_file(&target);
-            return Err(e);
-        }
-    };
-    history::append(
-        &lock,
-        &forge_dir,
-        &skill.name,
-        &Event {
-            previous: Some(content_version(&current)),
-            version: Some(saved_version),
-            ..Event::new(EventKind::HandlerAdded, reason)
-        },
-    )?;
-    Ok(Admitted {
-        handler: target,
-        saved_version,
-    })
+    Ok(target)
 }
 
 /// Notes in the skill's history that a handler was written and refused.

@@ -80,16 +80,7 @@ fn kit(
 ) -> Result<Kit, BuildError> {
     let files = buildbox::sdk_files(sdk).map_err(kit_err)?;
     let lock = sdk_lock(sdk);
-    let id = buildbox::kit_id(
-        &files,
-        &[
-            lock.as_deref().unwrap_or_default().as_bytes(),
-            toolchain_id(sysroot).as_bytes(),
-            rust_manifest(Path::new(BOX_SDK_CRATE)).as_bytes(),
-            WARM_SOURCE.as_bytes(),
-            KIT_FORMAT,
-        ],
-    );
+    let id = kit_id(&files, lock.as_deref(), sysroot);
     let kits = settings.cache_dir.join("kits");
     let kit = Kit {
         dir: kits.join(&id),
@@ -115,6 +106,21 @@ fn kit(
     Ok(kit)
 }
 
+/// A kit's id: the SDK's files, its lock, the toolchain, the warm
+/// crate and the kit's format.
+fn kit_id(files: &[(PathBuf, Vec<u8>)], lock: Option<&str>, sysroot: &Path) -> String {
+    buildbox::kit_id(
+        files,
+        &[
+            lock.unwrap_or_default().as_bytes(),
+            toolchain_id(sysroot).as_bytes(),
+            rust_manifest(Path::new(BOX_SDK_CRATE)).as_bytes(),
+            WARM_SOURCE.as_bytes(),
+            KIT_FORMAT,
+        ],
+    )
+}
+
 /// What a kit is made from.
 struct Made<'a> {
     files: &'a [(PathBuf, Vec<u8>)],
@@ -137,8 +143,24 @@ fn make_kit(bwrap: &Path, m: &Made, kit: &Kit, settings: &BuildSettings) -> Resu
     buildbox::write_files(&tmp.sdk(), m.files).map_err(kit_err)?;
     buildbox::write_tools(&tmp.tools()).map_err(io_err("write", &tmp.tools()))?;
     let scratch = tmp.dir.join("scratch");
+    vendor_sdk_crates(m, &tmp, &scratch)?;
+    let warm = tmp.dir.join("warm");
+    write_rust_project(&warm, WARM_SOURCE, Path::new(BOX_SDK_CRATE), m.lock)?;
+    fs::create_dir(tmp.target()).map_err(io_err("create", &tmp.target()))?;
+    build_warm(bwrap, m.sysroot, &tmp, &warm, settings)?;
+    for done in [&scratch, &warm] {
+        fs::remove_dir_all(done).map_err(io_err("remove", done))?;
+    }
+    remove_own_units(&tmp.target())?;
+    fs::rename(&tmp.dir, &kit.dir).map_err(io_err("rename", &tmp.dir))?;
+    kit.mark_ready().map_err(kit_err)
+}
+
+/// The SDK's crates vendored into `tmp` from the operator's registry,
+/// through a project in `scratch`.
+fn vendor_sdk_crates(m: &Made, tmp: &Kit, scratch: &Path) -> Result<(), BuildError> {
     write_rust_project(
-        &scratch,
+        scratch,
         WARM_SOURCE,
         &tmp.sdk().join("skillhost-guest"),
         m.lock,
@@ -148,17 +170,24 @@ fn make_kit(bwrap: &Path, m: &Made, kit: &Kit, settings: &BuildSettings) -> Resu
         hint: "neither CARGO_HOME nor a home folder".into(),
     })?;
     let env = host_cargo_env(m.sysroot, &cargo_home, None);
-    buildbox::vendor(&m.sysroot.join("bin/cargo"), &env, &scratch, &tmp.vendor())
-        .map_err(kit_err)?;
-    let warm = tmp.dir.join("warm");
-    write_rust_project(&warm, WARM_SOURCE, Path::new(BOX_SDK_CRATE), m.lock)?;
-    fs::create_dir(tmp.target()).map_err(io_err("create", &tmp.target()))?;
+    buildbox::vendor(&m.sysroot.join("bin/cargo"), &env, scratch, &tmp.vendor()).map_err(kit_err)
+}
+
+/// Builds the warm handler in `warm` in the box, filling the kit's target
+/// folder with the SDK's dependencies.
+fn build_warm(
+    bwrap: &Path,
+    sysroot: &Path,
+    tmp: &Kit,
+    warm: &Path,
+    settings: &BuildSettings,
+) -> Result<(), BuildError> {
     let paths = RustBox {
-        sysroot: m.sysroot.to_path_buf(),
+        sysroot: sysroot.to_path_buf(),
         sdk: tmp.sdk(),
         vendor: tmp.vendor(),
         tools: tmp.tools(),
-        slot: warm.clone(),
+        slot: warm.to_path_buf(),
         target: tmp.target(),
         kit_target: None,
     };
@@ -177,12 +206,7 @@ fn make_kit(bwrap: &Path, m: &Made, kit: &Kit, settings: &BuildSettings) -> Resu
         },
         e => e,
     })?;
-    for done in [&scratch, &warm] {
-        fs::remove_dir_all(done).map_err(io_err("remove", done))?;
-    }
-    remove_own_units(&tmp.target())?;
-    fs::rename(&tmp.dir, &kit.dir).map_err(io_err("rename", &tmp.dir))?;
-    kit.mark_ready().map_err(kit_err)
+    Ok(())
 }
 
 /// Removes every output of the warm handler's own crate from a kit's

@@ -398,19 +398,7 @@ fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> 
         BuildBox::Bwrap => Some(bwrap()?),
         BuildBox::None => None,
     };
-    let tool = settings
-        .componentize_js
-        .clone()
-        .or_else(|| on_path("componentize-js"))
-        .filter(|p| p.is_file())
-        .ok_or_else(|| BuildError::ToolchainMissing {
-            what: "componentize-js".into(),
-            hint: "install @bytecodealliance/componentize-js (npm) and put it on PATH, or set [forge.handler] componentize_js".into(),
-        })?;
-    let node = on_path("node").ok_or_else(|| BuildError::ToolchainMissing {
-        what: "node".into(),
-        hint: "componentize-js runs on node; put it on PATH".into(),
-    })?;
+    let (tool, node) = js_tools(settings)?;
     let args = [
         "handler.js",
         "--wit",
@@ -443,6 +431,24 @@ fn build_js(slot: &Path, settings: &BuildSettings) -> Result<Built, BuildError> 
     let duration = run_limited(run, slot, settings.timeout, LogFilter::raw())?;
     let wasm = read_artifact(&slot.join(HANDLER_FILE), &settings.limits)?;
     Ok(Built { wasm, duration })
+}
+
+/// componentize-js (as configured, else on PATH) and the node it runs on.
+fn js_tools(settings: &BuildSettings) -> Result<(PathBuf, PathBuf), BuildError> {
+    let tool = settings
+        .componentize_js
+        .clone()
+        .or_else(|| on_path("componentize-js"))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| BuildError::ToolchainMissing {
+            what: "componentize-js".into(),
+            hint: "install @bytecodealliance/componentize-js (npm) and put it on PATH, or set [forge.handler] componentize_js".into(),
+        })?;
+    let node = on_path("node").ok_or_else(|| BuildError::ToolchainMissing {
+        what: "node".into(),
+        hint: "componentize-js runs on node; put it on PATH".into(),
+    })?;
+    Ok((tool, node))
 }
 
 /// Holds the lock of the folder `dir` while it lives.

@@ -34,18 +34,7 @@ pub(super) fn read_lines(r: impl std::io::Read, tx: std::sync::mpsc::Sender<Line
     let mut line = Vec::new();
     let mut too_long = false;
     let send = |line: &mut Vec<u8>, too_long: &mut bool| {
-        let msg = if *too_long {
-            Line::TooLong
-        } else {
-            let text = String::from_utf8_lossy(line)
-                .trim_end_matches('\r')
-                .to_owned();
-            if out {
-                Line::Out(text)
-            } else {
-                Line::Err(text)
-            }
-        };
+        let msg = message(line, *too_long, out);
         line.clear();
         *too_long = false;
         tx.send(msg).is_ok()
@@ -61,14 +50,7 @@ pub(super) fn read_lines(r: impl std::io::Read, tx: std::sync::mpsc::Sender<Line
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
-        if !too_long {
-            if line.len() + chunk.len() > MAX_LINE_BYTES {
-                too_long = true;
-                line.clear();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
+        append_capped(&mut line, &mut too_long, chunk);
         let used = end.unwrap_or(buf.len());
         r.consume(used);
         if end.is_some() && !send(&mut line, &mut too_long) {
@@ -77,6 +59,35 @@ pub(super) fn read_lines(r: impl std::io::Read, tx: std::sync::mpsc::Sender<Line
     }
     if !line.is_empty() || too_long {
         send(&mut line, &mut too_long);
+    }
+}
+
+/// A line read, as sent: its text (without a `\r`), or that it was too long.
+fn message(line: &[u8], too_long: bool, out: bool) -> Line {
+    if too_long {
+        return Line::TooLong;
+    }
+    let text = String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .to_owned();
+    if out {
+        Line::Out(text)
+    } else {
+        Line::Err(text)
+    }
+}
+
+/// Adds `chunk` to `line`; a line past [`MAX_LINE_BYTES`] is dropped and
+/// marked too long (and the rest of it skipped).
+fn append_capped(line: &mut Vec<u8>, too_long: &mut bool, chunk: &[u8]) {
+    if *too_long {
+        return;
+    }
+    if line.len() + chunk.len() > MAX_LINE_BYTES {
+        *too_long = true;
+        line.clear();
+    } else {
+        line.extend_from_slice(chunk);
     }
 }
 

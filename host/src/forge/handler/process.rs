@@ -46,7 +46,6 @@ impl Run {
         program: &Path,
         args: &[&str],
     ) -> Result<Run, BuildError> {
-        use std::io::Write as _;
         use std::os::fd::AsRawFd as _;
         let pipe_err = |e: std::io::Error| BuildError::ToolchainMissing {
             what: "bubblewrap (bwrap)".into(),
@@ -58,15 +57,7 @@ impl Run {
         cmd.env_clear();
         let (status, status_writer) = std::io::pipe().map_err(pipe_err)?;
         let mut child_fds = vec![std::os::fd::OwnedFd::from(status_writer)];
-        let mut data_fds = Vec::new();
-        for file in &spec.data {
-            // A few bytes: the pipe holds them until bwrap reads them.
-            let (r, mut w) = std::io::pipe().map_err(pipe_err)?;
-            w.write_all(file.text.as_bytes()).map_err(pipe_err)?;
-            drop(w);
-            data_fds.push(r.as_raw_fd());
-            child_fds.push(r.into());
-        }
+        let data_fds = data_pipes(spec, &mut child_fds).map_err(pipe_err)?;
         cmd.args(buildbox::bwrap_args(
             spec,
             Some(child_fds[0].as_raw_fd()),
@@ -81,6 +72,26 @@ impl Run {
             limits: None,
         })
     }
+}
+
+/// A pipe holding each of `spec.data`'s texts (a few bytes: the pipe
+/// holds them until bwrap reads them); the read ends go to `child_fds`,
+/// their numbers are returned.
+fn data_pipes(
+    spec: &buildbox::BoxSpec,
+    child_fds: &mut Vec<std::os::fd::OwnedFd>,
+) -> std::io::Result<Vec<i32>> {
+    use std::io::Write as _;
+    use std::os::fd::AsRawFd as _;
+    let mut data_fds = Vec::new();
+    for file in &spec.data {
+        let (r, mut w) = std::io::pipe()?;
+        w.write_all(file.text.as_bytes())?;
+        drop(w);
+        data_fds.push(r.as_raw_fd());
+        child_fds.push(r.into());
+    }
+    Ok(data_fds)
 }
 
 /// Runs the build in a process group of its own; only what `filter`
@@ -98,43 +109,14 @@ pub(super) fn run_limited(
     let started = Instant::now();
     let rlimits = run.limits.map(|l| l.rlimits(user_processes()));
     let mut child = spawn_build(run.cmd, run.child_fds, boxed, rlimits)?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut readers = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        let tx = tx.clone();
-        readers.push(std::thread::spawn(move || read_lines(out, tx, true)));
-    }
-    if let Some(err) = child.stderr.take() {
-        let tx = tx.clone();
-        readers.push(std::thread::spawn(move || read_lines(err, tx, false)));
-    }
-    drop(tx);
-    let mut output = BuildOutput {
-        rx,
-        filter,
-        log: Log::default(),
-        bwrap_said: Vec::new(),
-        limit_hit: None,
-        boxed,
-        log_path: slot.join(BUILD_LOG),
-    };
-    let status: ExitStatus = loop {
-        output.take_ready();
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() >= limit => {
-                kill_group(&mut child, status_reader.as_ref());
-                let log = output.finish(Duration::from_secs(2));
-                return Err(BuildError::TimedOut { limit, log });
-            }
-            Ok(None) => output.take_one(Duration::from_millis(20)),
-            Err(e) => {
-                kill_group(&mut child, status_reader.as_ref());
-                output.finish(Duration::ZERO);
-                return Err(io_err("wait for", Path::new("the build"))(e));
-            }
-        }
-    };
+    let mut output = read_output(&mut child, filter, boxed, slot);
+    let status = wait_within(
+        &mut child,
+        &mut output,
+        started,
+        limit,
+        status_reader.as_ref(),
+    )?;
     let duration = started.elapsed();
     // The rest of the output: the readers end when the last writer in the
     // box is gone, which is now (bwrap's pid namespace ends with it).
@@ -143,30 +125,97 @@ pub(super) fn run_limited(
         && read_status(reader).exit_code.is_none()
         && status.code().is_some()
     {
-        return Err(BuildError::ToolchainMissing {
-            what: "bubblewrap (bwrap)".into(),
-            hint: format!(
-                "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed (unsafe)",
-                if output.bwrap_said.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", output.bwrap_said.join(" "))
-                }
-            ),
-        });
+        return Err(box_did_not_start(&output.bwrap_said));
     }
     if !status.success() {
         let over = run
             .limits
             .zip(output.limit_hit)
             .map(|(l, hit)| l.describe(hit));
-        return Err(BuildError::Failed {
-            refused_by_limit: over.is_some(),
-            status: over.unwrap_or_else(|| status.to_string()),
-            log,
-        });
+        return Err(failed(over, status, log));
     }
     Ok(duration)
+}
+
+/// The build failed: by running into a limit (`over` says which), or as
+/// `status` says.
+fn failed(over: Option<String>, status: ExitStatus, log: String) -> BuildError {
+    BuildError::Failed {
+        refused_by_limit: over.is_some(),
+        status: over.unwrap_or_else(|| status.to_string()),
+        log,
+    }
+}
+
+/// The child's stdout and stderr, read line by line on threads of their
+/// own, gathered by the returned output (its log goes to `slot`).
+fn read_output(
+    child: &mut std::process::Child,
+    filter: LogFilter,
+    boxed: bool,
+    slot: &Path,
+) -> BuildOutput {
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(out) = child.stdout.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || read_lines(out, tx, true));
+    }
+    if let Some(err) = child.stderr.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || read_lines(err, tx, false));
+    }
+    BuildOutput {
+        rx,
+        filter,
+        log: Log::default(),
+        bwrap_said: Vec::new(),
+        limit_hit: None,
+        boxed,
+        log_path: slot.join(BUILD_LOG),
+    }
+}
+
+/// The child's exit status, taking its output meanwhile; past `limit`
+/// (or when waiting fails) its whole group is killed.
+fn wait_within(
+    child: &mut std::process::Child,
+    output: &mut BuildOutput,
+    started: Instant,
+    limit: Duration,
+    status_reader: Option<&std::io::PipeReader>,
+) -> Result<ExitStatus, BuildError> {
+    loop {
+        output.take_ready();
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if started.elapsed() >= limit => {
+                kill_group(child, status_reader);
+                let log = output.finish(Duration::from_secs(2));
+                return Err(BuildError::TimedOut { limit, log });
+            }
+            Ok(None) => output.take_one(Duration::from_millis(20)),
+            Err(e) => {
+                kill_group(child, status_reader);
+                output.finish(Duration::ZERO);
+                return Err(io_err("wait for", Path::new("the build"))(e));
+            }
+        }
+    }
+}
+
+/// bwrap exited without starting the build: what it said, and the ways on.
+fn box_did_not_start(bwrap_said: &[String]) -> BuildError {
+    BuildError::ToolchainMissing {
+        what: "bubblewrap (bwrap)".into(),
+        hint: format!(
+            "it could not start the build's box{}; see docs/forge.md (\"The build box\"), or set [forge.handler] build_box = \"none\" in your user skillhost.toml to build unboxed (unsafe)",
+            if bwrap_said.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", bwrap_said.join(" "))
+            }
+        ),
+    }
 }
 
 /// How many processes this user runs now.
@@ -286,7 +335,6 @@ fn close_inherited_fds(cmd: &mut Command, keep: Vec<i32>) {
 /// box's first process (in a session of its own) is killed too, which
 /// ends its pid namespace and so everything in it.
 fn kill_group(child: &mut std::process::Child, status: Option<&std::io::PipeReader>) {
-    #[cfg(unix)]
     let group = i32::try_from(child.id()).ok();
     #[cfg(unix)]
     if let Some(pid) = group {
@@ -308,12 +356,20 @@ fn kill_group(child: &mut std::process::Child, status: Option<&std::io::PipeRead
     }
     let _ = child.kill();
     let _ = child.wait();
-    let until = Instant::now() + Duration::from_secs(2);
+    wait_gone(group, inner, Instant::now() + Duration::from_secs(2));
+}
+
+/// Waits, until `until` at most, for the process group `group` to be
+/// empty and the box's first process `inner` to be gone.
+fn wait_gone(group: Option<i32>, inner: Option<i32>, until: Instant) {
+    #[cfg(not(unix))]
+    let _ = group;
     #[cfg(unix)]
     if let Some(pid) = group {
         // Signal 0 only asks whether any member is left. Zombies count
         // until their new parent reaps them, so this is bounded.
-        // SAFETY: as above; signal 0 delivers nothing.
+        // SAFETY: kill(2) with signal 0 delivers nothing and touches no
+        // memory; a negative pid names the group.
         while unsafe { libc::kill(-pid, 0) } == 0 && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }

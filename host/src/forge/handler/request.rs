@@ -17,42 +17,20 @@ pub(super) const JS_TEMPLATE: &str = include_str!("../../../templates/js/handler
 /// The first request: the contract, how to write to it, what the skill is
 /// for and what it answered.
 pub fn request(skill: &Skill, lang: HandlerLang, examples: &[Example]) -> ChatRequest {
-    let (how, template) = match lang {
-        HandlerLang::Rust => (
-            format!(
-                "Write the handler in Rust as the whole of `src/lib.rs` of a crate whose only dependency is the guest SDK `skillhost_guest`, documented here by its source:\n\n```rust\n{GUEST_SDK_DOCS}\n```\n\nA handler looks like this (the `{{{{name}}}}` placeholders are filled in):"
-            ),
-            format!("```rust\n{RUST_TEMPLATE}\n```"),
-        ),
-        HandlerLang::Js => (
-            "Write the handler in JavaScript as one module built by componentize-js; it exports `handle(task)`, returns the output record or throws the failure record. A handler looks like this:".to_owned(),
-            format!("```js\n{JS_TEMPLATE}\n```"),
-        ),
-    };
-    let examples = examples
-        .iter()
-        .map(|e| serde_json::to_string(e).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let (how, template) = how_to_write(lang);
     let fence = lang.fences()[0];
-    let build_rules = match lang {
-        HandlerLang::Rust => format!(
-            " It is built in a sandbox that holds only this crate and the SDK, and refused before it is built if it defines a macro (`macro_rules!`), declares a module in another file (`mod x;`), uses `extern crate`, calls a macro other than {} (the standard ones also as `std::NAME!`), or carries an attribute other than {}.",
-            allowed_macros(),
-            RUST_ATTRIBUTES
-                .iter()
-                .map(|a| format!("`#[{a}]`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        HandlerLang::Js => " It may import WIT interfaces only (`skillhost:skill/host`), never a file or a package.".to_owned(),
-    };
+    let build_rules = build_rules(lang);
     let system = format!(
         "You write skill handlers for skillhost: WebAssembly components of this WIT world `handler`:\n\n```wit\n{SKILL_WIT}\n```\n\n{how}\n\n{template}\n\n\
          Rules: the answer must be computed from the task and its context alone (no clock, no random numbers, no network, no files); \
          it must give exactly the expected answers of the cases, byte for byte. \
          Answer with one ```{fence} block holding the complete source and nothing the build must read besides it.{build_rules}"
     );
+    let examples = examples
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
     let user = format!(
         "Skill `{}`: {}\n\nIts instructions:\n\n{}\n\nRecorded cases, one JSON object a line (task, context, expected answer):\n\n{}\n",
         skill.name,
@@ -69,6 +47,38 @@ pub fn request(skill: &Skill, lang: HandlerLang, examples: &[Example]) -> ChatRe
         messages: vec![Message::User(user)],
         tools: Vec::new(),
         max_tokens: Some(SOURCE_TOKENS),
+    }
+}
+
+/// How to write a handler in `lang`, and its template.
+fn how_to_write(lang: HandlerLang) -> (String, String) {
+    match lang {
+        HandlerLang::Rust => (
+            format!(
+                "Write the handler in Rust as the whole of `src/lib.rs` of a crate whose only dependency is the guest SDK `skillhost_guest`, documented here by its source:\n\n```rust\n{GUEST_SDK_DOCS}\n```\n\nA handler looks like this (the `{{{{name}}}}` placeholders are filled in):"
+            ),
+            format!("```rust\n{RUST_TEMPLATE}\n```"),
+        ),
+        HandlerLang::Js => (
+            "Write the handler in JavaScript as one module built by componentize-js; it exports `handle(task)`, returns the output record or throws the failure record. A handler looks like this:".to_owned(),
+            format!("```js\n{JS_TEMPLATE}\n```"),
+        ),
+    }
+}
+
+/// What the source is refused for before it is built, in `lang`.
+fn build_rules(lang: HandlerLang) -> String {
+    match lang {
+        HandlerLang::Rust => format!(
+            " It is built in a sandbox that holds only this crate and the SDK, and refused before it is built if it defines a macro (`macro_rules!`), declares a module in another file (`mod x;`), uses `extern crate`, calls a macro other than {} (the standard ones also as `std::NAME!`), or carries an attribute other than {}.",
+            allowed_macros(),
+            RUST_ATTRIBUTES
+                .iter()
+                .map(|a| format!("`#[{a}]`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        HandlerLang::Js => " It may import WIT interfaces only (`skillhost:skill/host`), never a file or a package.".to_owned(),
     }
 }
 

@@ -271,6 +271,29 @@ struct Counts {
     more_runs: Vec<i64>,
 }
 
+/// Steps a sequence's runs save when it is one call.
+fn steps_saved(g: &Gram, c: &Counts) -> u64 {
+    u64::from(c.support) * (u64::from(g.len) - 1)
+}
+
+/// Closed sequences only: the parts of passing sequences that have the
+/// support of a longer one, and so never occur without it.
+fn covered_parts(passing: &FxHashMap<Gram, &Counts>) -> HashSet<Gram> {
+    let mut covered: HashSet<Gram> = HashSet::new();
+    for (g, c) in passing {
+        let calls = g.calls();
+        for len in 2..calls.len() {
+            for part in calls.windows(len) {
+                let part = Gram::new(part);
+                if passing.get(&part).is_some_and(|p| p.support == c.support) {
+                    covered.insert(part);
+                }
+            }
+        }
+    }
+    covered
+}
+
 struct Miner<'c> {
     config: &'c MineConfig,
     /// (tool, shape) → call id; the key is `tool \x02 shape`.
@@ -416,29 +439,15 @@ impl<'c> Miner<'c> {
             })
             .map(|(g, c)| (*g, c))
             .collect();
-        // Closed sequences only: a part with the support of a longer
-        // candidate never occurs without it.
-        let mut covered: HashSet<Gram> = HashSet::new();
-        for (g, c) in &passing {
-            let calls = g.calls();
-            for len in 2..calls.len() {
-                for part in calls.windows(len) {
-                    let part = Gram::new(part);
-                    if passing.get(&part).is_some_and(|p| p.support == c.support) {
-                        covered.insert(part);
-                    }
-                }
-            }
-        }
+        let covered = covered_parts(&passing);
         let mut ranked: Vec<(&Gram, &Counts)> = passing
             .iter()
             .filter(|(g, _)| !covered.contains(*g))
             .map(|(g, c)| (g, *c))
             .collect();
-        let saved = |g: &Gram, c: &Counts| u64::from(c.support) * (u64::from(g.len) - 1);
         ranked.sort_by(|(ga, ca), (gb, cb)| {
-            saved(gb, cb)
-                .cmp(&saved(ga, ca))
+            steps_saved(gb, cb)
+                .cmp(&steps_saved(ga, ca))
                 .then(cb.support.cmp(&ca.support))
                 .then(gb.len.cmp(&ga.len))
                 .then_with(|| self.names(ga).cmp(&self.names(gb)))
@@ -446,25 +455,7 @@ impl<'c> Miner<'c> {
         ranked.truncate(cfg.max_candidates);
         let candidates = ranked
             .into_iter()
-            .map(|(g, c)| Candidate {
-                tools: g
-                    .calls()
-                    .iter()
-                    .map(|&id| self.calls[id as usize].0.clone())
-                    .collect(),
-                arg_shapes: g
-                    .calls()
-                    .iter()
-                    .map(|&id| self.calls[id as usize].1.clone())
-                    .collect(),
-                support: u64::from(c.support),
-                success_rate: f64::from(c.successes) / f64::from(c.support),
-                run_ids: std::iter::once(c.first_run)
-                    .chain(c.more_runs.iter().copied())
-                    .take(cfg.sample_runs)
-                    .collect(),
-                steps_saved: saved(g, c),
-            })
+            .map(|(g, c)| self.candidate(g, c))
             .collect();
         MineReport {
             runs: self.runs,
@@ -472,6 +463,29 @@ impl<'c> Miner<'c> {
             sequences,
             candidates,
             undercount_bound: (self.floor > 0).then_some(self.floor),
+        }
+    }
+
+    /// A ranked sequence as a candidate, with its tools' names and shapes.
+    fn candidate(&self, g: &Gram, c: &Counts) -> Candidate {
+        Candidate {
+            tools: g
+                .calls()
+                .iter()
+                .map(|&id| self.calls[id as usize].0.clone())
+                .collect(),
+            arg_shapes: g
+                .calls()
+                .iter()
+                .map(|&id| self.calls[id as usize].1.clone())
+                .collect(),
+            support: u64::from(c.support),
+            success_rate: f64::from(c.successes) / f64::from(c.support),
+            run_ids: std::iter::once(c.first_run)
+                .chain(c.more_runs.iter().copied())
+                .take(self.config.sample_runs)
+                .collect(),
+            steps_saved: steps_saved(g, c),
         }
     }
 

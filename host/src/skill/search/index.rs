@@ -97,11 +97,7 @@ fn regex_and_keyword_triggers<'s>(skill: &'s Skill, warnings: &mut Vec<Warning>)
     for t in &skill.meta.triggers {
         let t = t.trim();
         if !is_regex_trigger(t) {
-            items.push(Item {
-                kind: Kind::Trigger,
-                text: t,
-                regex: None,
-            });
+            items.push(trigger(t, None));
             continue;
         }
         regexes += 1;
@@ -115,11 +111,7 @@ fn regex_and_keyword_triggers<'s>(skill: &'s Skill, warnings: &mut Vec<Warning>)
             continue;
         }
         match compile_trigger(t) {
-            Ok(regex) => items.push(Item {
-                kind: Kind::Trigger,
-                text: t,
-                regex: Some(regex),
-            }),
+            Ok(regex) => items.push(trigger(t, Some(regex))),
             Err(e) => warnings.push(Warning::new(
                 &skill.path,
                 format!(
@@ -132,6 +124,14 @@ fn regex_and_keyword_triggers<'s>(skill: &'s Skill, warnings: &mut Vec<Warning>)
     items
 }
 
+fn trigger(text: &str, regex: Option<Regex>) -> Item<'_> {
+    Item {
+        kind: Kind::Trigger,
+        text,
+        regex,
+    }
+}
+
 /// An installed skill's triggers and tags less those it may not have:
 /// regexes that require no literal (refused), and catch-alls against the
 /// everyday requests, alone or together (a warning for each kind).
@@ -141,43 +141,17 @@ fn screen<'s>(skill: &Skill, items: Vec<Item<'s>>, warnings: &mut Vec<Warning>) 
     let mut catch_all: Vec<&str> = Vec::new();
     let mut unbounded: Vec<&str> = Vec::new();
     for item in items {
-        let hits = match &item.regex {
-            Some(regex) => {
-                let pattern = &item.text[1..item.text.len() - 1];
-                if catch_all::unbounded(pattern) {
-                    unbounded.push(item.text);
-                    continue;
-                }
-                if regex.is_match("") {
-                    catch_all.push(item.text);
-                    continue;
-                }
-                requests.regex_hits(regex)
+        match screen_item(requests, &item) {
+            Screened::Unbounded => unbounded.push(item.text),
+            Screened::CatchAll => catch_all.push(item.text),
+            Screened::Nothing => {}
+            Screened::Hits(hits) if requests.over(&hits, ITEM_PERCENT) => {
+                catch_all.push(item.text);
             }
-            None => {
-                let words = words(item.text);
-                if words.iter().all(|w| is_stopword(w)) {
-                    catch_all.extend((!words.is_empty()).then_some(item.text));
-                    continue;
-                }
-                requests.phrase_hits(&words)
-            }
-        };
-        if requests.over(&hits, ITEM_PERCENT) {
-            catch_all.push(item.text);
-        } else {
-            kept.push((item, hits));
+            Screened::Hits(hits) => kept.push((item, hits)),
         }
     }
-    let mut together = None;
-    if let Some((_, first)) = kept.first() {
-        let mut union = first.clone();
-        kept.iter().for_each(|(_, h)| union.add(h));
-        if requests.over(&union, SKILL_PERCENT) {
-            together = Some(union.count());
-            catch_all.extend(kept.drain(..).map(|(item, _)| item.text));
-        }
-    }
+    let together = catch_all_together(requests, &mut kept, &mut catch_all);
     if !unbounded.is_empty() {
         warnings.push(unbounded_warning(skill, &unbounded));
     }
@@ -185,6 +159,60 @@ fn screen<'s>(skill: &Skill, items: Vec<Item<'s>>, warnings: &mut Vec<Warning>) 
         warnings.push(catch_all_warning(skill, &catch_all, together));
     }
     kept.into_iter().map(|(item, _)| item).collect()
+}
+
+/// What one trigger or tag matches of the everyday requests, or why it
+/// is refused.
+enum Screened {
+    Hits(Hits),
+    /// A regex that requires no literal.
+    Unbounded,
+    /// A regex that matches the empty string, or only stopwords.
+    CatchAll,
+    /// No words at all.
+    Nothing,
+}
+
+fn screen_item(requests: &Requests, item: &Item<'_>) -> Screened {
+    match &item.regex {
+        Some(regex) => {
+            let pattern = &item.text[1..item.text.len() - 1];
+            if catch_all::unbounded(pattern) {
+                Screened::Unbounded
+            } else if regex.is_match("") {
+                Screened::CatchAll
+            } else {
+                Screened::Hits(requests.regex_hits(regex))
+            }
+        }
+        None => {
+            let words = words(item.text);
+            if words.is_empty() {
+                Screened::Nothing
+            } else if words.iter().all(|w| is_stopword(w)) {
+                Screened::CatchAll
+            } else {
+                Screened::Hits(requests.phrase_hits(&words))
+            }
+        }
+    }
+}
+
+/// When the kept items together catch too many everyday requests, they
+/// all go to `catch_all`; returns how many they caught.
+fn catch_all_together<'s>(
+    requests: &Requests,
+    kept: &mut Vec<(Item<'s>, Hits)>,
+    catch_all: &mut Vec<&'s str>,
+) -> Option<usize> {
+    let (_, first) = kept.first()?;
+    let mut union = first.clone();
+    kept.iter().for_each(|(_, h)| union.add(h));
+    if !requests.over(&union, SKILL_PERCENT) {
+        return None;
+    }
+    catch_all.extend(kept.drain(..).map(|(item, _)| item.text));
+    Some(union.count())
 }
 
 /// A regex trigger (`/.../`), compiled case-insensitively and bounded.

@@ -34,15 +34,35 @@ impl SearchIndex {
         }
         // Only tags asked for: every skill that has one is a result.
         let list_tagged = !opts.tags.is_empty() && query.trim().is_empty();
-        let mut pinned: HashMap<&str, usize> = HashMap::new();
-        for (i, name) in opts.pinned.iter().enumerate() {
-            pinned.entry(name.as_str()).or_insert(i);
-        }
-        let promoted = |s: &Skill| opts.trusted.contains(&s.name);
         let hits = self.hits(query);
         let bm25 = self.bm25(query, skills.len());
+        let mut scored = self.score(skills, held, &hits, &bm25, list_tagged, opts);
+        keep_best(&mut scored, k, skills, opts);
+        scored
+            .into_iter()
+            .map(|m| Match {
+                skill: &skills[m.doc as usize],
+                score: m.score,
+                why: self.why(&m, &hits, bm25[m.doc as usize] > 0.0),
+                pinned: m.pin != usize::MAX,
+            })
+            .collect()
+    }
 
-        // One pass over all skills, with a cursor over the sorted hits.
+    /// The skills that match (and are not held back, and have a tag asked
+    /// for), scored: one pass over all skills, with a cursor over the
+    /// sorted hits.
+    fn score(
+        &self,
+        skills: &[Skill],
+        held: &[bool],
+        hits: &[Hit],
+        bm25: &[f32],
+        list_tagged: bool,
+        opts: &SearchOptions<'_>,
+    ) -> Vec<Scored> {
+        let pinned = pin_order(opts.pinned);
+        let promoted = |s: &Skill| opts.trusted.contains(&s.name);
         let mut scored: Vec<Scored> = Vec::new();
         let mut h = 0;
         for (doc, &r) in bm25.iter().enumerate() {
@@ -67,37 +87,7 @@ impl SearchIndex {
             let trusted = !skill.source.is_foreign() || promoted(skill);
             scored.push(Scored::new(doc, trusted, triggers, tags, r, pin));
         }
-        // Pins, then the tier: a trusted skill that matched at all ranks
-        // above every untrusted one. Within a tier, the points and then
-        // the text. Skills are sorted by name, so the index breaks the
-        // last ties by name. Usage is asked only of skills whose scores tie.
-        let by_rank = |a: &Scored, b: &Scored| {
-            a.pin
-                .cmp(&b.pin)
-                .then(b.trusted.cmp(&a.trusted))
-                .then(b.points.cmp(&a.points))
-                .then(b.score.total_cmp(&a.score))
-                .then_with(|| {
-                    let usage = |s: &Scored| opts.usage.usage(&skills[s.doc as usize].name);
-                    Usage::rank(usage(a).as_ref(), usage(b).as_ref())
-                })
-                .then(a.doc.cmp(&b.doc))
-        };
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k - 1, by_rank);
-            scored.truncate(k);
-        }
-        scored.sort_by(by_rank);
-
         scored
-            .into_iter()
-            .map(|m| Match {
-                skill: &skills[m.doc as usize],
-                score: m.score,
-                why: self.why(&m, &hits, bm25[m.doc as usize] > 0.0),
-                pinned: m.pin != usize::MAX,
-            })
-            .collect()
     }
 
     /// How many of one skill's `hits` are triggers, and how many tags.
@@ -194,6 +184,40 @@ impl SearchIndex {
             }
         }
     }
+}
+
+/// Each pinned name's place in the pin list (its first, when repeated).
+fn pin_order(pinned: &[String]) -> HashMap<&str, usize> {
+    let mut order = HashMap::new();
+    for (i, name) in pinned.iter().enumerate() {
+        order.entry(name.as_str()).or_insert(i);
+    }
+    order
+}
+
+/// The best `k` of `scored`, in rank order. Pins, then the tier: a
+/// trusted skill that matched at all ranks above every untrusted one.
+/// Within a tier, the points and then the text. Skills are sorted by name,
+/// so the index breaks the last ties by name. Usage is asked only of
+/// skills whose scores tie.
+fn keep_best(scored: &mut Vec<Scored>, k: usize, skills: &[Skill], opts: &SearchOptions<'_>) {
+    let by_rank = |a: &Scored, b: &Scored| {
+        a.pin
+            .cmp(&b.pin)
+            .then(b.trusted.cmp(&a.trusted))
+            .then(b.points.cmp(&a.points))
+            .then(b.score.total_cmp(&a.score))
+            .then_with(|| {
+                let usage = |s: &Scored| opts.usage.usage(&skills[s.doc as usize].name);
+                Usage::rank(usage(a).as_ref(), usage(b).as_ref())
+            })
+            .then(a.doc.cmp(&b.doc))
+    };
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, by_rank);
+        scored.truncate(k);
+    }
+    scored.sort_by(by_rank);
 }
 
 /// A skill that matched: its pinned rank (`usize::MAX`: not pinned), its

@@ -19,6 +19,81 @@ use crate::store::{
 /// Tool steps fetched per round trip by [`RunLog::for_each_tool_step`].
 const STEP_BATCH: i32 = 1_000;
 
+/// Runs from one array per column, each id once; answers the ids inserted.
+const INSERT_RUNS: &str = "INSERT INTO runs (id, at, skill, skill_version, task, tier, success, failure_class,
+                               failure_message, context_json, output, duration_us, model_calls, origin)
+             SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
+                                  $6::TEXT[], $7::BOOLEAN[], $8::TEXT[], $9::TEXT[], $10::TEXT[],
+                                  $11::TEXT[], $12::BIGINT[], $13::BIGINT[], $14::TEXT[])
+             ON CONFLICT (id) DO NOTHING RETURNING id";
+
+/// Every tool step from run `$1` on, in run and step order, with whether
+/// its run and the step succeeded.
+const TOOL_STEPS_FROM: &str = "SELECT s.run_id, r.success, s.tool, s.detail_json, s.error IS NULL
+                       FROM steps s JOIN runs r ON r.id = s.run_id
+                      WHERE s.kind = 'tool' AND s.tool IS NOT NULL AND s.run_id >= $1
+                      ORDER BY s.run_id, s.idx";
+
+// Failure groups (skill, class, count, runs affected, the first 10 run
+// ids) from run `$1` on. Names sort by bytes, as in SQLite, whatever the
+// database's collation.
+
+/// Failed runs by class, a verdict overriding the run's own outcome
+/// (`$2`: the class of a failure the user reported without one).
+const FAILED_RUN_GROUPS: &str = "SELECT skill, class, COUNT(*), COUNT(*), (array_agg(id ORDER BY id))[1:10] FROM
+                       (SELECT r.skill, r.id,
+                               CASE WHEN v.run_id IS NULL THEN (CASE WHEN NOT r.success THEN r.failure_class END)
+                                    WHEN v.ok THEN NULL
+                                    ELSE COALESCE(v.class, r.failure_class, $2) END AS class
+                        FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
+                        WHERE r.id >= $1) j
+                     WHERE class IS NOT NULL
+                     GROUP BY skill, class ORDER BY skill COLLATE \"C\", class COLLATE \"C\"";
+
+/// Tool steps' errors by class.
+const TOOL_ERROR_GROUPS: &str = "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id),
+                            (array_agg(r.id ORDER BY r.id, s.idx))[1:10]
+                       FROM steps s JOIN runs r ON r.id = s.run_id
+                      WHERE r.id >= $1 AND s.error_class IS NOT NULL
+                      GROUP BY r.skill, s.error_class
+                      ORDER BY r.skill COLLATE \"C\", s.error_class COLLATE \"C\"";
+
+/// A row of `FAILED_RUN_GROUPS` or `TOOL_ERROR_GROUPS` as a group.
+fn group_from_row(
+    r: &Row,
+    tool_error: bool,
+    runs_per_skill: &HashMap<String, u64>,
+) -> Result<FailureGroup, StoreError> {
+    let skill: String = r.try_get(0)?;
+    Ok(FailureGroup {
+        runs: runs_per_skill.get(&skill).copied().unwrap_or(0),
+        class: r.try_get(1)?,
+        tool_error,
+        count: r.try_get::<_, i64>(2)? as u64,
+        runs_affected: r.try_get::<_, i64>(3)? as u64,
+        sample_runs: r.try_get(4)?,
+        skill,
+    })
+}
+
+/// Runs of each skill from run `since` on.
+async fn runs_per_skill(
+    conn: &tokio_postgres::Client,
+    since: i64,
+) -> Result<HashMap<String, u64>, StoreError> {
+    let mut runs_per_skill = HashMap::new();
+    for r in conn
+        .query(
+            "SELECT skill, COUNT(*) FROM runs WHERE id >= $1 GROUP BY skill",
+            &[&since],
+        )
+        .await?
+    {
+        runs_per_skill.insert(r.try_get::<_, String>(0)?, r.try_get::<_, i64>(1)? as u64);
+    }
+    Ok(runs_per_skill)
+}
+
 async fn reserve_in(tx: &Transaction<'_>, n: u64) -> Result<std::ops::Range<i64>, StoreError> {
     let n = i64::try_from(n).unwrap_or(i64::MAX);
     // The row lock makes concurrent reservations take turns.
@@ -63,12 +138,7 @@ async fn insert_run_rows(
     let ids: Vec<i64> = runs.iter().map(|(id, _)| *id).collect();
     let inserted: std::collections::HashSet<i64> = tx
         .query(
-            "INSERT INTO runs (id, at, skill, skill_version, task, tier, success, failure_class,
-                               failure_message, context_json, output, duration_us, model_calls, origin)
-             SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
-                                  $6::TEXT[], $7::BOOLEAN[], $8::TEXT[], $9::TEXT[], $10::TEXT[],
-                                  $11::TEXT[], $12::BIGINT[], $13::BIGINT[], $14::TEXT[])
-             ON CONFLICT (id) DO NOTHING RETURNING id",
+            INSERT_RUNS,
             &[
                 &ids,
                 &column(runs, |(_, r)| r.at),
@@ -164,23 +234,7 @@ async fn count_usage<'r>(
         batch.entry(run.skill.as_str()).or_default().push(run);
     }
     for (skill, runs) in batch {
-        tx.execute(
-            "INSERT INTO skill_usage (skill, uses, successes, success_rate, last_used)
-             VALUES ($1, 0, 0, 0, 0) ON CONFLICT (skill) DO NOTHING",
-            &[&skill],
-        )
-        .await?;
-        let row = tx
-            .query_one(
-                "SELECT uses, successes, success_rate, last_used FROM skill_usage
-                 WHERE skill = $1 FOR UPDATE",
-                &[&skill],
-            )
-            .await?;
-        let mut u = usage_from_row(&row)?;
-        if u.uses == 0 {
-            u = Usage::default();
-        }
+        let mut u = locked_usage(tx, skill).await?;
         for r in runs {
             u.record(r.success, r.at);
         }
@@ -198,6 +252,25 @@ async fn count_usage<'r>(
         .await?;
     }
     Ok(())
+}
+
+/// The skill's usage row, made if missing and locked for the update.
+async fn locked_usage(tx: &Transaction<'_>, skill: &str) -> Result<Usage, StoreError> {
+    tx.execute(
+        "INSERT INTO skill_usage (skill, uses, successes, success_rate, last_used)
+             VALUES ($1, 0, 0, 0, 0) ON CONFLICT (skill) DO NOTHING",
+        &[&skill],
+    )
+    .await?;
+    let row = tx
+        .query_one(
+            "SELECT uses, successes, success_rate, last_used FROM skill_usage
+                 WHERE skill = $1 FOR UPDATE",
+            &[&skill],
+        )
+        .await?;
+    let u = usage_from_row(&row)?;
+    Ok(if u.uses == 0 { Usage::default() } else { u })
 }
 
 fn usage_from_row(r: &Row) -> Result<Usage, StoreError> {
@@ -241,43 +314,65 @@ impl PgStore {
                 .collect::<Result<Vec<_>, _>>()?;
             let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
             let at: HashMap<i64, usize> = (0..).zip(&ids).map(|(i, id)| (*id, i)).collect();
-            for r in conn
-                .query(
-                    "SELECT run_id, kind, tool, detail_json, error, error_class, duration_us
-                       FROM steps WHERE run_id = ANY($1) ORDER BY run_id, idx",
-                    &[&ids],
-                )
-                .await?
-            {
-                let detail: String = r.try_get(3)?;
-                runs[at[&r.try_get::<_, i64>(0)?]].steps.push(StepRecord {
-                    kind: r.try_get(1)?,
-                    tool: r.try_get(2)?,
-                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-                    error: r.try_get(4)?,
-                    error_class: r.try_get(5)?,
-                    duration_us: r.try_get(6)?,
-                });
-            }
-            for r in conn
-                .query(
-                    "SELECT run_id, rule_id, kind, effect FROM rules_applied
-                      WHERE run_id = ANY($1) ORDER BY seq",
-                    &[&ids],
-                )
-                .await?
-            {
-                runs[at[&r.try_get::<_, i64>(0)?]]
-                    .rules_applied
-                    .push(AppliedRecord {
-                        rule_id: r.try_get(1)?,
-                        kind: r.try_get(2)?,
-                        effect: r.try_get(3)?,
-                    });
-            }
+            add_steps(&conn, &mut runs, &at, &ids).await?;
+            add_rules_applied(&conn, &mut runs, &at, &ids).await?;
             Ok(runs)
         })
     }
+}
+
+/// The steps of the runs `ids` (at their index in `runs`), in order.
+async fn add_steps(
+    conn: &tokio_postgres::Client,
+    runs: &mut [RunRecord],
+    at: &HashMap<i64, usize>,
+    ids: &[i64],
+) -> Result<(), StoreError> {
+    for r in conn
+        .query(
+            "SELECT run_id, kind, tool, detail_json, error, error_class, duration_us
+                       FROM steps WHERE run_id = ANY($1) ORDER BY run_id, idx",
+            &[&ids],
+        )
+        .await?
+    {
+        let detail: String = r.try_get(3)?;
+        runs[at[&r.try_get::<_, i64>(0)?]].steps.push(StepRecord {
+            kind: r.try_get(1)?,
+            tool: r.try_get(2)?,
+            detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+            error: r.try_get(4)?,
+            error_class: r.try_get(5)?,
+            duration_us: r.try_get(6)?,
+        });
+    }
+    Ok(())
+}
+
+/// The rules applied in the runs `ids` (at their index in `runs`).
+async fn add_rules_applied(
+    conn: &tokio_postgres::Client,
+    runs: &mut [RunRecord],
+    at: &HashMap<i64, usize>,
+    ids: &[i64],
+) -> Result<(), StoreError> {
+    for r in conn
+        .query(
+            "SELECT run_id, rule_id, kind, effect FROM rules_applied
+                      WHERE run_id = ANY($1) ORDER BY seq",
+            &[&ids],
+        )
+        .await?
+    {
+        runs[at[&r.try_get::<_, i64>(0)?]]
+            .rules_applied
+            .push(AppliedRecord {
+                rule_id: r.try_get(1)?,
+                kind: r.try_get(2)?,
+                effect: r.try_get(3)?,
+            });
+    }
+    Ok(())
 }
 
 impl RunLog for PgStore {
@@ -354,15 +449,7 @@ impl RunLog for PgStore {
             // A portal read in batches: memory stays flat however many
             // steps there are.
             let tx = conn.transaction().await?;
-            let portal = tx
-                .bind(
-                    "SELECT s.run_id, r.success, s.tool, s.detail_json, s.error IS NULL
-                       FROM steps s JOIN runs r ON r.id = s.run_id
-                      WHERE s.kind = 'tool' AND s.tool IS NOT NULL AND s.run_id >= $1
-                      ORDER BY s.run_id, s.idx",
-                    &[&from_run],
-                )
-                .await?;
+            let portal = tx.bind(TOOL_STEPS_FROM, &[&from_run]).await?;
             let mut n = 0;
             loop {
                 let rows = tx.query_portal(&portal, STEP_BATCH).await?;
@@ -465,56 +552,23 @@ impl RunLog for PgStore {
                 )
                 .await?
                 .try_get(0)?;
-            let mut runs_per_skill = HashMap::new();
-            for r in conn
-                .query(
-                    "SELECT skill, COUNT(*) FROM runs WHERE id >= $1 GROUP BY skill",
-                    &[&since],
-                )
-                .await?
-            {
-                runs_per_skill.insert(r.try_get::<_, String>(0)?, r.try_get::<_, i64>(1)? as u64);
-            }
-            // Names sort by bytes, as in SQLite, whatever the database's
-            // collation.
+            let runs_per_skill = runs_per_skill(&conn, since).await?;
             let queries = [
                 (
                     false,
-                    "SELECT skill, class, COUNT(*), COUNT(*), (array_agg(id ORDER BY id))[1:10] FROM
-                       (SELECT r.skill, r.id,
-                               CASE WHEN v.run_id IS NULL THEN (CASE WHEN NOT r.success THEN r.failure_class END)
-                                    WHEN v.ok THEN NULL
-                                    ELSE COALESCE(v.class, r.failure_class, $2) END AS class
-                        FROM runs r LEFT JOIN verdicts v ON v.run_id = r.id
-                        WHERE r.id >= $1) j
-                     WHERE class IS NOT NULL
-                     GROUP BY skill, class ORDER BY skill COLLATE \"C\", class COLLATE \"C\"",
+                    FAILED_RUN_GROUPS,
                     &[&since as &(dyn ToSql + Sync), &USER_REPORTED][..],
                 ),
                 (
                     true,
-                    "SELECT r.skill, s.error_class, COUNT(*), COUNT(DISTINCT r.id),
-                            (array_agg(r.id ORDER BY r.id, s.idx))[1:10]
-                       FROM steps s JOIN runs r ON r.id = s.run_id
-                      WHERE r.id >= $1 AND s.error_class IS NOT NULL
-                      GROUP BY r.skill, s.error_class
-                      ORDER BY r.skill COLLATE \"C\", s.error_class COLLATE \"C\"",
+                    TOOL_ERROR_GROUPS,
                     &[&since as &(dyn ToSql + Sync)][..],
                 ),
             ];
             let mut groups = Vec::new();
             for (tool_error, sql, params) in queries {
                 for r in conn.query(sql, params).await? {
-                    let skill: String = r.try_get(0)?;
-                    groups.push(FailureGroup {
-                        runs: runs_per_skill.get(&skill).copied().unwrap_or(0),
-                        class: r.try_get(1)?,
-                        tool_error,
-                        count: r.try_get::<_, i64>(2)? as u64,
-                        runs_affected: r.try_get::<_, i64>(3)? as u64,
-                        sample_runs: r.try_get(4)?,
-                        skill,
-                    });
+                    groups.push(group_from_row(&r, tool_error, &runs_per_skill)?);
                 }
             }
             Ok(groups)

@@ -40,21 +40,7 @@ impl PgStore {
             // and finds the schema current.
             tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&LOCK_MIGRATE])
                 .await?;
-            tx.batch_execute(
-                "CREATE TABLE IF NOT EXISTS skillhost_schema (version BIGINT NOT NULL)",
-            )
-            .await?;
-            let version: i64 = match tx
-                .query_opt("SELECT version FROM skillhost_schema", &[])
-                .await?
-            {
-                Some(row) => row.try_get(0)?,
-                None => {
-                    tx.execute("INSERT INTO skillhost_schema (version) VALUES (0)", &[])
-                        .await?;
-                    0
-                }
-            };
+            let version = schema_version(&tx).await?;
             let supported = MIGRATIONS.len() as i64;
             if version > supported {
                 return Err(StoreError::TooNew {
@@ -75,6 +61,23 @@ impl PgStore {
             tx.commit().await?;
             Ok(())
         })
+    }
+}
+
+/// The schema's version (0 for a new database, its table made).
+async fn schema_version(tx: &tokio_postgres::Transaction<'_>) -> Result<i64, StoreError> {
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS skillhost_schema (version BIGINT NOT NULL)")
+        .await?;
+    match tx
+        .query_opt("SELECT version FROM skillhost_schema", &[])
+        .await?
+    {
+        Some(row) => Ok(row.try_get(0)?),
+        None => {
+            tx.execute("INSERT INTO skillhost_schema (version) VALUES (0)", &[])
+                .await?;
+            Ok(0)
+        }
     }
 }
 

@@ -62,6 +62,67 @@ const FAILURES_SINCE: &str = "SELECT skill, class, COUNT(*), COUNT(*), GROUP_CON
         ORDER BY 2)
      WHERE class IS NOT NULL
      GROUP BY skill, class ORDER BY skill, class";
+/// The failure groups `sql` reads from run `since` on: (skill, class,
+/// count, runs affected, run ids), runs per skill still 0.
+fn read_groups(
+    conn: &Connection,
+    sql: &str,
+    since: i64,
+    tool_error: bool,
+    groups: &mut Vec<FailureGroup>,
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params![since], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, Option<String>>(4)?,
+        ))
+    })?;
+    for row in rows {
+        let (skill, class, count, runs_affected, ids) = row?;
+        let sample_runs = ids
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|x| x.parse().ok())
+            .take(10)
+            .collect();
+        groups.push(FailureGroup {
+            runs: 0,
+            skill,
+            class,
+            tool_error,
+            count: count as u64,
+            runs_affected: runs_affected as u64,
+            sample_runs,
+        });
+    }
+    Ok(())
+}
+
+/// Each group's runs of its skill from run `since` on. Counted here, not
+/// by GROUP BY: sorting every run's skill name cost more than reading them.
+fn count_runs_per_skill(
+    conn: &Connection,
+    since: i64,
+    groups: &mut [FailureGroup],
+) -> Result<(), StoreError> {
+    let mut runs_per_skill: HashMap<String, u64> =
+        groups.iter().map(|g| (g.skill.clone(), 0)).collect();
+    let mut stmt = conn.prepare_cached(SKILLS_SINCE)?;
+    let mut rows = stmt.query(params![since])?;
+    while let Some(r) = rows.next()? {
+        if let Some(n) = runs_per_skill.get_mut(text(r, 0)?) {
+            *n += 1;
+        }
+    }
+    for g in groups {
+        g.runs = runs_per_skill.get(&g.skill).copied().unwrap_or(0);
+    }
+    Ok(())
+}
 
 /// The id of the `n`th newest run (1 is the newest), or the oldest when
 /// there are fewer; `None` for an empty store. Stepped back through the
@@ -156,6 +217,16 @@ impl SqliteStore {
         if inserted == 0 {
             return Ok(false);
         }
+        Self::insert_parts(tx, id, run)?;
+        Ok(true)
+    }
+
+    /// The steps and applied rules of run `id`.
+    fn insert_parts(
+        tx: &rusqlite::Transaction<'_>,
+        id: i64,
+        run: &RunRecord,
+    ) -> Result<(), StoreError> {
         for (i, s) in run.steps.iter().enumerate() {
             tx.prepare_cached(
                 "INSERT INTO steps (run_id, idx, kind, tool, detail_json, error, error_class, duration_us)
@@ -169,7 +240,7 @@ impl SqliteStore {
             )?
             .execute(params![id, a.rule_id, a.kind, a.effect])?;
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Reads `run`'s steps and applied rules into it.
@@ -409,50 +480,10 @@ impl RunLog for SqliteStore {
             ),
         ];
         for (tool_error, sql) in queries {
-            let mut stmt = conn.prepare_cached(sql)?;
-            let rows = stmt.query_map(params![since], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                ))
-            })?;
-            for row in rows {
-                let (skill, class, count, runs_affected, ids) = row?;
-                let sample_runs = ids
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter_map(|x| x.parse().ok())
-                    .take(10)
-                    .collect();
-                groups.push(FailureGroup {
-                    runs: 0,
-                    skill,
-                    class,
-                    tool_error,
-                    count: count as u64,
-                    runs_affected: runs_affected as u64,
-                    sample_runs,
-                });
-            }
+            read_groups(&conn, sql, since, tool_error, &mut groups)?;
         }
         if !groups.is_empty() {
-            // Counted here, not by GROUP BY: sorting every run's skill name
-            // cost more than reading them.
-            let mut runs_per_skill: HashMap<String, u64> =
-                groups.iter().map(|g| (g.skill.clone(), 0)).collect();
-            let mut stmt = conn.prepare_cached(SKILLS_SINCE)?;
-            let mut rows = stmt.query(params![since])?;
-            while let Some(r) = rows.next()? {
-                if let Some(n) = runs_per_skill.get_mut(text(r, 0)?) {
-                    *n += 1;
-                }
-            }
-            for g in &mut groups {
-                g.runs = runs_per_skill.get(&g.skill).copied().unwrap_or(0);
-            }
+            count_runs_per_skill(&conn, since, &mut groups)?;
         }
         Ok(groups)
     }

@@ -188,83 +188,109 @@ pub fn user_files() -> Vec<BoxFile> {
 /// the descriptors bwrap reads `spec.data`'s contents from, in order (an
 /// item without one is left out).
 pub fn bwrap_args(spec: &BoxSpec, status_fd: Option<i32>, data_fds: &[i32]) -> Vec<OsString> {
-    let mut a: Vec<OsString> = Vec::new();
-    let mut push = |args: &[&OsStr]| a.extend(args.iter().map(|s| s.to_os_string()));
-    let s = |x: &'static str| OsStr::new(x);
-    push(&[
-        s("--die-with-parent"),
-        s("--new-session"),
-        // user, ipc, pid, net, uts, cgroup: no network but a loopback of
-        // its own, no process of the host's in its /proc.
-        s("--unshare-all"),
-        s("--cap-drop"),
-        s("ALL"),
-        s("--clearenv"),
-        s("--ro-bind"),
-        s("/usr"),
-        s("/usr"),
-    ]);
-    for d in SYSTEM_DIRS {
-        let path = Path::new("/").join(d);
-        match std::fs::read_link(&path) {
-            Ok(target) => push(&[s("--symlink"), target.as_os_str(), path.as_os_str()]),
-            Err(_) if path.is_dir() => push(&[s("--ro-bind"), path.as_os_str(), path.as_os_str()]),
-            Err(_) => {}
-        }
-    }
-    for f in SYSTEM_ETC {
-        push(&[s("--ro-bind-try"), s(f), s(f)]);
-    }
-    if spec.proc {
-        push(&[s("--proc"), s("/proc")]);
-    }
-    push(&[
-        s("--dev"),
-        s("/dev"),
-        s("--tmpfs"),
-        s(BOX_TMP),
-        s("--dir"),
-        s(BOX_HOME),
-    ]);
-    for p in &spec.empty {
-        push(&[s("--tmpfs"), p.as_os_str()]);
-    }
-    for (file, fd) in spec.data.iter().zip(data_fds) {
-        let fd = OsString::from(fd.to_string());
-        let mode = if file.executable { "0555" } else { "0444" };
-        push(&[
-            s("--perms"),
-            s(mode),
-            s("--ro-bind-data"),
-            &fd,
-            file.path.as_os_str(),
-        ]);
-    }
-    for b in &spec.read_only {
-        push(&[s("--ro-bind-try"), b.host.as_os_str(), b.at.as_os_str()]);
-    }
-    for b in &spec.writable {
-        push(&[s("--bind"), b.host.as_os_str(), b.at.as_os_str()]);
-    }
-    for b in &spec.read_only_over {
-        push(&[s("--ro-bind"), b.host.as_os_str(), b.at.as_os_str()]);
-    }
+    let mut a = BwrapArgs(Vec::new());
+    a.system(spec.proc);
+    a.spec_mounts(spec, data_fds);
     // The root itself (where the mount points were made) read-only.
-    push(&[
-        s("--remount-ro"),
-        s("/"),
-        s("--chdir"),
+    a.push(&[
+        os("--remount-ro"),
+        os("/"),
+        os("--chdir"),
         spec.chdir.as_os_str(),
     ]);
     for (k, v) in &spec.env {
-        push(&[s("--setenv"), OsStr::new(k), v.as_os_str()]);
+        a.push(&[os("--setenv"), OsStr::new(k), v.as_os_str()]);
     }
     if let Some(fd) = status_fd {
         let fd = OsString::from(fd.to_string());
-        push(&[s("--json-status-fd"), &fd]);
+        a.push(&[os("--json-status-fd"), &fd]);
     }
-    push(&[s("--")]);
-    a
+    a.push(&[os("--")]);
+    a.0
+}
+
+fn os(x: &'static str) -> &'static OsStr {
+    OsStr::new(x)
+}
+
+/// bubblewrap's arguments, as they are built.
+struct BwrapArgs(Vec<OsString>);
+
+impl BwrapArgs {
+    fn push(&mut self, args: &[&OsStr]) {
+        self.0.extend(args.iter().map(|s| s.to_os_string()));
+    }
+
+    /// The namespaces, and the system read-only: `/usr`, the system
+    /// folders (or their symlinks), the `/etc` files a build reads; `/proc`
+    /// when `proc`; a `/dev`, an empty temp folder and the home folder.
+    fn system(&mut self, proc: bool) {
+        self.push(&[
+            os("--die-with-parent"),
+            os("--new-session"),
+            // user, ipc, pid, net, uts, cgroup: no network but a loopback of
+            // its own, no process of the host's in its /proc.
+            os("--unshare-all"),
+            os("--cap-drop"),
+            os("ALL"),
+            os("--clearenv"),
+            os("--ro-bind"),
+            os("/usr"),
+            os("/usr"),
+        ]);
+        for d in SYSTEM_DIRS {
+            let path = Path::new("/").join(d);
+            match std::fs::read_link(&path) {
+                Ok(target) => self.push(&[os("--symlink"), target.as_os_str(), path.as_os_str()]),
+                Err(_) if path.is_dir() => {
+                    self.push(&[os("--ro-bind"), path.as_os_str(), path.as_os_str()])
+                }
+                Err(_) => {}
+            }
+        }
+        for f in SYSTEM_ETC {
+            self.push(&[os("--ro-bind-try"), os(f), os(f)]);
+        }
+        if proc {
+            self.push(&[os("--proc"), os("/proc")]);
+        }
+        self.push(&[
+            os("--dev"),
+            os("/dev"),
+            os("--tmpfs"),
+            os(BOX_TMP),
+            os("--dir"),
+            os(BOX_HOME),
+        ]);
+    }
+
+    /// What `spec` adds: empty folders, files from `data_fds`, read-only
+    /// and writable binds, and read-only binds over those.
+    fn spec_mounts(&mut self, spec: &BoxSpec, data_fds: &[i32]) {
+        for p in &spec.empty {
+            self.push(&[os("--tmpfs"), p.as_os_str()]);
+        }
+        for (file, fd) in spec.data.iter().zip(data_fds) {
+            let fd = OsString::from(fd.to_string());
+            let mode = if file.executable { "0555" } else { "0444" };
+            self.push(&[
+                os("--perms"),
+                os(mode),
+                os("--ro-bind-data"),
+                &fd,
+                file.path.as_os_str(),
+            ]);
+        }
+        for b in &spec.read_only {
+            self.push(&[os("--ro-bind-try"), b.host.as_os_str(), b.at.as_os_str()]);
+        }
+        for b in &spec.writable {
+            self.push(&[os("--bind"), b.host.as_os_str(), b.at.as_os_str()]);
+        }
+        for b in &spec.read_only_over {
+            self.push(&[os("--ro-bind"), b.host.as_os_str(), b.at.as_os_str()]);
+        }
+    }
 }
 
 /// The paths a componentize-js build needs: node, the `node_modules` the
@@ -272,29 +298,12 @@ pub fn bwrap_args(spec: &BoxSpec, status_fd: Option<i32>, data_fds: &[i32]) -> V
 /// finds itself through `/proc/self/exe`): unlike the Rust box, its mount
 /// table names these host paths.
 pub fn js_spec(tool: &Path, node: &Path, slot: &Path) -> BoxSpec {
-    let mut read_only = Vec::new();
-    // The tool's own folder (node_modules/.bin) and the node_modules its
-    // real file is in, with the packages it imports.
-    if let Some(dir) = tool.parent() {
-        read_only.push(dir.to_path_buf());
-    }
-    let real_tool = tool.canonicalize().unwrap_or_else(|_| tool.to_path_buf());
-    if let Some(modules) = real_tool
-        .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-    {
-        read_only.push(modules.to_path_buf());
-    }
-    // node's installation, when it is not under /usr.
     let real_node = node.canonicalize().unwrap_or_else(|_| node.to_path_buf());
     let node_bin = real_node.parent().map(Path::to_path_buf);
-    if let Some(prefix) = node_bin.as_deref().and_then(Path::parent)
-        && !prefix.starts_with("/usr")
-    {
-        read_only.push(prefix.to_path_buf());
-    }
-    read_only.retain(|p| !p.starts_with("/usr"));
-    let read_only = read_only.iter().map(|p| Bind::same(p)).collect();
+    let read_only = js_read_only(tool, node_bin.as_deref())
+        .iter()
+        .map(|p| Bind::same(p))
+        .collect();
     let path = std::env::join_paths(
         node.parent()
             .into_iter()
@@ -317,6 +326,30 @@ pub fn js_spec(tool: &Path, node: &Path, slot: &Path) -> BoxSpec {
         ],
         chdir: slot.to_path_buf(),
     }
+}
+
+/// The folders outside /usr a componentize-js build reads: the tool's own
+/// folder (node_modules/.bin) and the node_modules its real file is in,
+/// with the packages it imports; node's installation (`node_bin`'s parent).
+fn js_read_only(tool: &Path, node_bin: Option<&Path>) -> Vec<PathBuf> {
+    let mut read_only = Vec::new();
+    if let Some(dir) = tool.parent() {
+        read_only.push(dir.to_path_buf());
+    }
+    let real_tool = tool.canonicalize().unwrap_or_else(|_| tool.to_path_buf());
+    if let Some(modules) = real_tool
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+    {
+        read_only.push(modules.to_path_buf());
+    }
+    if let Some(prefix) = node_bin.and_then(Path::parent)
+        && !prefix.starts_with("/usr")
+    {
+        read_only.push(prefix.to_path_buf());
+    }
+    read_only.retain(|p| !p.starts_with("/usr"));
+    read_only
 }
 
 /// bwrap's JSON status: whether the program started in its box and how

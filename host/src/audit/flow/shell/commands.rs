@@ -130,10 +130,16 @@ fn program(word: &str) -> String {
     }
 }
 
+/// Wrappers that run the rest of the line as root.
+fn is_root_wrapper(prog: &str) -> bool {
+    matches!(prog, "sudo" | "doas" | "pkexec")
+}
+
 /// Words that run the rest of the line as a command of its own.
 fn wrapper_skip(prog: &str, args: &[Value]) -> Option<usize> {
     let takes_value: &[&str] = match prog {
         "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+        "pkexec" => &["--user"],
         "env" => &["-u", "-C", "-S"],
         "nice" => &["-n"],
         "timeout" | "stdbuf" | "caffeinate" | "arch" | "chronic" => &["-s", "-k", "-w"],
@@ -380,6 +386,7 @@ impl Run<'_, '_> {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         let mut word_end = None;
+        let mut herestring = false;
         for child in children {
             match child.kind() {
                 "variable_assignment" => self.assign(cx, child, depth),
@@ -391,7 +398,13 @@ impl Run<'_, '_> {
                     }
                 }
                 "herestring_redirect" => {
-                    input = input.union(self.concatenation(cx, child, depth + 1).taint);
+                    let text = self.concatenation(cx, child, depth + 1);
+                    input = input.union(text.taint);
+                    // What the command reads, as a here-document's text.
+                    if self.heredoc_text.is_none() {
+                        self.heredoc_text = Some(text.text);
+                        herestring = true;
+                    }
                 }
                 k if is_word(k) => {
                     let w = self.word(cx, child, depth + 1);
@@ -412,7 +425,11 @@ impl Run<'_, '_> {
                 _ => {}
             }
         }
-        self.run_words(cx, cx.span(node), &words, input, depth)
+        let out = self.run_words(cx, cx.span(node), &words, input, depth);
+        if herestring {
+            self.heredoc_text = None;
+        }
+        out
     }
 
     /// Appends `next` to the word `last` it touches. tree-sitter-bash
@@ -459,8 +476,21 @@ impl Run<'_, '_> {
         if let Some(expanded) = self.alias_of(&name.text, args, depth) {
             return self.run_words(cx, span, &expanded, stdin, depth + 1);
         }
+        self.me.at = span;
         if let Some(skip) = wrapper_skip(&prog, args).filter(|&skip| skip < words.len()) {
-            return self.run_words(cx, span, words.get(skip..).unwrap_or(&[]), stdin, depth);
+            let rest = words.get(skip..).unwrap_or(&[]);
+            if !is_root_wrapper(&prog) {
+                return self.run_words(cx, span, rest, stdin, depth);
+            }
+            self.note_root_shell(rest);
+            let was = std::mem::replace(&mut self.me.root, true);
+            let out = self.run_words(cx, span, rest, stdin, depth);
+            self.me.root = was;
+            return out;
+        }
+        if is_root_wrapper(&prog) || prog == "su" {
+            // `sudo -i`, `sudo -s`, `su -`: a root shell for what follows.
+            self.note_root_shell(words);
         }
         let mut ran = name.taint.union(self.program_taint(&name.text));
         if prog == "configure" {
@@ -517,6 +547,7 @@ impl Run<'_, '_> {
         if prints_credential(prog, args) {
             return data.union(Taint::new(Taint::SECRET, span.0));
         }
+        self.verify_step(prog, args);
         match prog {
             "curl" => self.curl(args, stdin, span),
             "wget" => self.wget(args, span),
@@ -566,6 +597,16 @@ impl Run<'_, '_> {
                     .find(|a| !a.text.starts_with('-'))
                     .map(|d| self.me.path_taint(&d.text))
                     .unwrap_or_default();
+                Taint::default()
+            }
+            "su" => {
+                // `su -c CMD`: CMD runs as root.
+                let code = args.iter().skip_while(|a| a.text != "-c").nth(1);
+                if let Some(code) = code.filter(|c| c.taint.is_clean()).cloned() {
+                    let was = std::mem::replace(&mut self.me.root, true);
+                    self.nested(cx, &code.text, span, depth);
+                    self.me.root = was;
+                }
                 Taint::default()
             }
             "read" | "mapfile" | "readarray" => {
@@ -650,9 +691,9 @@ impl Run<'_, '_> {
         let mut t = if all(|u| vendor_of(u).is_some()) {
             Taint::new(Taint::FETCHED, at)
         } else if all(is_release_url) {
-            Taint::new(Taint::FETCHED, at).as_published()
+            Taint::new(Taint::FETCHED | Taint::DOWNLOADED, at).as_published()
         } else {
-            Taint::new(Taint::FETCHED | Taint::UNVETTED, at)
+            Taint::new(Taint::FETCHED | Taint::UNVETTED | Taint::DOWNLOADED, at)
         };
         if urls.iter().any(|u| is_metadata_url(&u.text)) {
             t = t.union(Taint::new(Taint::SECRET, at));
@@ -793,7 +834,7 @@ impl Run<'_, '_> {
                 self.clone_into(ops.get(2).copied(), ops.get(3).copied(), span);
             }
             ("gh", ["release", "download", ..]) => {
-                let fetched = Taint::new(Taint::FETCHED, span.0).as_published();
+                let fetched = Taint::new(Taint::FETCHED | Taint::DOWNLOADED, span.0).as_published();
                 for v in opts.values(&["-D", "--dir"]) {
                     self.me.taint_dir(&v.text, fetched);
                 }
@@ -801,6 +842,8 @@ impl Run<'_, '_> {
                     self.me.write_file(&v.text, fetched);
                 }
             }
+            ("git", ["remote", ..]) => self.note_remote(&ops),
+            ("git", ["push", ..]) => self.push(&ops, span),
             ("gh", ["gist", "create", ..]) => {
                 let sent = ops.iter().skip(2).fold(Taint::default(), |t, f| {
                     t.union(self.secret_file(&f.text, span.0))
@@ -1093,7 +1136,9 @@ impl Run<'_, '_> {
             if a.text == "-o"
                 && let Some(out) = iter.next()
             {
-                self.me.write_file(&out.text, data.as_published());
+                // A build, not the bytes a host served.
+                let built = data.as_published().without(Taint::DOWNLOADED);
+                self.me.write_file(&out.text, built);
             }
         }
     }

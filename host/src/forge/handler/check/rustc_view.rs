@@ -69,35 +69,44 @@ fn class(kind: TokenKind, text: &str) -> Result<Option<&'static str>, String> {
         }
         | K::RawLifetime => "lifetime",
         K::Literal { kind, .. } if terminated(kind) => "literal",
-        K::Semi
-        | K::Comma
-        | K::Dot
-        | K::OpenParen
-        | K::CloseParen
-        | K::OpenBrace
-        | K::CloseBrace
-        | K::OpenBracket
-        | K::CloseBracket
-        | K::At
-        | K::Pound
-        | K::Tilde
-        | K::Question
-        | K::Colon
-        | K::Dollar
-        | K::Eq
-        | K::Bang
-        | K::Lt
-        | K::Gt
-        | K::Minus
-        | K::And
-        | K::Or
-        | K::Plus
-        | K::Star
-        | K::Slash
-        | K::Caret
-        | K::Percent => "punct",
+        k if is_punct(&k) => "punct",
         other => return Err(format!("rustc reads {text:?} as {other:?}")),
     }))
+}
+
+/// The punctuation tokens proc-macro2 reads the same way.
+fn is_punct(kind: &TokenKind) -> bool {
+    use TokenKind as K;
+    matches!(
+        kind,
+        K::Semi
+            | K::Comma
+            | K::Dot
+            | K::OpenParen
+            | K::CloseParen
+            | K::OpenBrace
+            | K::CloseBrace
+            | K::OpenBracket
+            | K::CloseBracket
+            | K::At
+            | K::Pound
+            | K::Tilde
+            | K::Question
+            | K::Colon
+            | K::Dollar
+            | K::Eq
+            | K::Bang
+            | K::Lt
+            | K::Gt
+            | K::Minus
+            | K::And
+            | K::Or
+            | K::Plus
+            | K::Star
+            | K::Slash
+            | K::Caret
+            | K::Percent
+    )
 }
 
 /// Whether a literal ends where its kind says. A malformed number (`0x`,

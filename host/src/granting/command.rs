@@ -5,9 +5,8 @@
 
 use std::path::Path;
 
-use crate::config::{self, ConfigFile};
 use crate::grants::file_grants;
-use crate::paths::{Paths, WorkspaceOrigin};
+use crate::paths::{ConfigFile, Paths, WorkspaceOrigin, user_file, workspace_file};
 use crate::skill::{Skill, Source};
 
 /// Whether the skill's grant, if any, is stale: a renewal goes where the
@@ -25,14 +24,10 @@ pub enum GrantFile {
 /// `skillhost [--workspace WS] skills grant NAME [--skills ROOT] [--user] [EXTRA]`.
 pub fn grant_command(paths: &Paths, skill: &Skill, which: GrantFile, extra: &[&str]) -> String {
     let file = match which {
-        GrantFile::Renew
-            if file_grants(&config::workspace_file(paths), &skill.name).unwrap_or(false) =>
-        {
+        GrantFile::Renew if file_grants(&workspace_file(paths), &skill.name).unwrap_or(false) => {
             ConfigFile::Workspace
         }
-        GrantFile::Renew
-            if file_grants(&config::user_file(paths), &skill.name).unwrap_or(false) =>
-        {
+        GrantFile::Renew if file_grants(&user_file(paths), &skill.name).unwrap_or(false) => {
             ConfigFile::User
         }
         _ if paths.workspace_origin == WorkspaceOrigin::Fallback => ConfigFile::User,
@@ -146,7 +141,7 @@ mod tests {
         let paths = Paths::under(d.path());
         let skill = skill_in(&paths, &paths.home.join("skills"), "mailer");
         std::fs::write(
-            config::user_file(&paths),
+            user_file(&paths),
             "[grants.mailer]\npin = \"sha256:old\"\nkv = true\n",
         )
         .expect("write");

@@ -3,7 +3,7 @@
 //! `skill/installed/NAME`: a tar of its files (an empty body: the skill
 //! was removed). A host publishes the folders it changed (after a forge,
 //! an improvement or an install: [`publish`]) and takes in the others'
-//! before its next run ([`materialize`], from [`Runner::catch_up`]).
+//! before its next run ([`materialize`], from `Runner::catch_up` in `exec`).
 //!
 //! What this host last published or took in, per document, is kept in
 //! `.skillhost/shared-skills.json` (version and a signature of the folder:
@@ -15,8 +15,6 @@
 //! the new one. Documents come from other hosts of the same operator, yet
 //! are unpacked as carefully as an install: plain files and folders only,
 //! relative paths with no `..`, and at most [`MAX_SKILL_BYTES`].
-//!
-//! [`Runner::catch_up`]: super::Runner::catch_up
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -25,11 +23,25 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::shared::SharedError;
 use crate::paths::Paths;
-use crate::store::SharedState;
+use crate::store::{SharedState, StoreError};
 
 pub const SKILL_DOC_PREFIX: &str = "skill/";
+
+/// A shared skill that could not be sent or taken in.
+#[derive(Debug, thiserror::Error)]
+pub enum SharedError {
+    #[error("the store shared by the hosts: {0}")]
+    Store(#[from] StoreError),
+    #[error("`{doc}` in the store shared by the hosts is not valid: {message}")]
+    Invalid { doc: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// Largest skill folder shared (a JavaScript handler is 12 to 18 MB).
 pub const MAX_SKILL_BYTES: u64 = 64 << 20;
 const SEEN_FILE: &str = "shared-skills.json";

@@ -4,9 +4,9 @@
 //! to its skill as it was checked (its SKILL.md and every file of its
 //! folder a run can read), and revoked by a later rejection of the bytes.
 //! `exec` asks [`admission`] before it runs a handler of a gated source.
-//! This is the lower part of `gate`, a unit of its own in the module map:
-//! the checks run in the rest of `gate`, above `exec`, which needs only
-//! this part.
+//! The checks that write the report run in `gate`, above `exec`; this
+//! module is what `exec` and the configuration need of the gate, below
+//! them both.
 
 mod approval;
 mod report;

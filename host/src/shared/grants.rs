@@ -1,8 +1,7 @@
 //! The workspace's grants in the store the hosts share (see
 //! [`SharedState`]): one document, JSON, skill name to grant, written by
 //! `skillhost skills grant` on any host. A skill's grant there replaces
-//! one in a host's own skillhost.toml. A unit of its own in the module
-//! map, above `store`, which the rest of `grants` sits below.
+//! one in a host's own skillhost.toml.
 
 use crate::grants::{Grant, Grants};
 use crate::store::{SharedState, StoreError};

@@ -1,18 +1,23 @@
-//! The operator's grant edits (`skillhost skills grant|revoke`). A unit
-//! of its own in the module map, above `exec`, because a grant is pinned
-//! to the skill's fingerprint, which `exec` reads; the rest of `grants`
-//! decides what is granted and writes it, into a skillhost.toml
-//! ([`write_grant`]) or the store the hosts share ([`write_shared_grant`]).
+//! The operator's grants: the edits (`skillhost skills grant|revoke`),
+//! each pinned to the skill's fingerprint ([`Skill::pin`]), and the grant
+//! command a notice tells the operator to run ([`grant_command`]). What
+//! is granted is decided in `grants`, which writes it into a
+//! skillhost.toml ([`write_grant`]); a workspace grant goes to the store
+//! the hosts share instead, when there is one ([`write_shared_grant`]).
+//!
+//! [`Skill::pin`]: crate::skill::Skill::pin
+
+mod command;
 
 use std::path::PathBuf;
 
-use crate::config::ConfigFile;
-use crate::exec::skill_fingerprint;
-use crate::grants::shared::{SharedGrantsError, write_shared_grant};
 use crate::grants::{Grant, GrantFileError, GrantRequest, file_grants, grant_for, write_grant};
-use crate::paths::Paths;
+use crate::paths::{ConfigFile, Paths};
+use crate::shared::grants::{SharedGrantsError, write_shared_grant};
 use crate::skill::{Capabilities, Catalog, TreeError};
 use crate::store::RunStore;
+
+pub use command::{GrantFile, grant_command, shell_quote};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GrantError {
@@ -71,7 +76,7 @@ pub struct Granted {
 
 /// Grants the skill `name` what `request` asks (see [`grant_for`]), pinned
 /// to its current fingerprint (every file of its folder a run can read,
-/// see `policy::skill_pin`: an edit of any of them voids the grant), in
+/// see `Skill::pin`: an edit of any of them voids the grant), in
 /// `file`; the file keeps everything else.
 /// A workspace grant goes to the store instead when the hosts share one
 /// (`shared`), so that every host applies it.
@@ -86,7 +91,7 @@ pub fn grant(
     let skill = catalog
         .get(name)
         .ok_or_else(|| GrantError::UnknownSkill(name.to_owned()))?;
-    let pin = skill_fingerprint(skill).map_err(|source| GrantError::Unreadable {
+    let pin = skill.pin().map_err(|source| GrantError::Unreadable {
         skill: skill.name.clone(),
         source,
     })?;
@@ -166,7 +171,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::config::{self, Config};
+    use crate::config::Config;
+    use crate::paths::{user_file, workspace_file};
     use crate::skill::LoadOptions;
 
     /// A workspace with one skill, `mailer`, declaring `llm` and a limit.
@@ -193,7 +199,7 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let (p, catalog) = workspace(d.path());
         let g = grant_everything(&p, &catalog, "mailer").expect("grant");
-        assert_eq!(g.written_to, GrantedIn::File(config::workspace_file(&p)));
+        assert_eq!(g.written_to, GrantedIn::File(workspace_file(&p)));
         assert!(g.grant.capabilities.llm, "{g:?}");
         assert_eq!(g.grant.limits.memory_mb, Some(256));
         assert!(g.grant.pin.starts_with("sha256:"), "{}", g.grant.pin);
@@ -201,7 +207,7 @@ mod tests {
 
         assert_eq!(
             revoke(&p, "mailer", ConfigFile::Workspace, None).expect("revoke"),
-            GrantedIn::File(config::workspace_file(&p))
+            GrantedIn::File(workspace_file(&p))
         );
         assert!(Config::load(&p).expect("load").grants.is_empty());
         let e = revoke(&p, "mailer", ConfigFile::Workspace, None).expect_err("nothing left");
@@ -241,7 +247,7 @@ mod tests {
             limits: false,
         };
         let g = grant(&p, &catalog, "mailer", &request, ConfigFile::User, None).expect("grant");
-        assert_eq!(g.written_to, GrantedIn::File(config::user_file(&p)));
+        assert_eq!(g.written_to, GrantedIn::File(user_file(&p)));
         assert!(g.grant.capabilities.kv, "written as asked");
         let gets = g.narrowed.expect("kv is not declared");
         assert!(gets.llm && !gets.kv, "{gets:?}");
@@ -256,6 +262,6 @@ mod tests {
             e.to_string(),
             "no skill named `nope`; see `skillhost skills list` (a skill loaded with `--skills DIR` needs the same `--skills DIR` here)"
         );
-        assert!(!config::workspace_file(&p).exists());
+        assert!(!workspace_file(&p).exists());
     }
 }

@@ -4,8 +4,9 @@
 //! to try again; nothing waits without bound and nothing hangs.
 //!
 //! The `[mcp]` section of `skillhost.toml` sets the limits; a limit left
-//! out is derived from the machine (see [`McpConfig::resolve`]). A unit of
-//! its own in the module map, below `config`, which holds `McpConfig`.
+//! out is derived from the machine (see [`McpConfig::resolve`]). A module
+//! apart from `mcp`, low in the module map: `config` holds `McpConfig`,
+//! and `mcp`, far above it, uses the rest.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

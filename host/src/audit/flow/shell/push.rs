@@ -1,0 +1,91 @@
+//! Code sent away through git: `git push` (any refs, `--mirror`, `--all`)
+//! to a remote whose address *and credentials* the skill writes itself
+//! (`https://bot:TOKEN@host/vault/repo.git`, directly or through `git
+//! remote add`) sends the user's repository to an account the skill's
+//! author holds. A remote the user names (`origin`, `$BACKUP_URL`,
+//! `<your-remote>`) or one with no credentials in it is the user's own.
+
+use super::super::paths;
+use super::{Run, Value};
+
+impl Run<'_, '_> {
+    /// `git remote add|set-url NAME URL`: notes what NAME points at.
+    pub(super) fn note_remote(&mut self, ops: &[&Value]) {
+        let words: Vec<&str> = ops.iter().map(|v| v.text.as_str()).collect();
+        if let ["remote", "add" | "set-url", name, url, ..] = words.as_slice() {
+            self.me
+                .remotes
+                .insert((*name).to_owned(), (*url).to_owned());
+        }
+    }
+
+    /// `git push [REMOTE]`: a send of the repository when the remote's
+    /// URL carries credentials the skill wrote.
+    pub(super) fn push(&mut self, ops: &[&Value], span: (usize, usize)) {
+        let Some(target) = ops.get(1) else {
+            return;
+        };
+        let url = self
+            .me
+            .remotes
+            .get(&target.text)
+            .cloned()
+            .unwrap_or_else(|| target.text.clone());
+        if let Some(host) = credentialed_host(&url) {
+            self.hits.repo_exfil(self.me.text, span, host);
+        }
+    }
+}
+
+/// The host of `url` when its authority, as written, holds a user and a
+/// password or token (`user:secret@host`), none of it a variable or a
+/// placeholder; `None` otherwise.
+fn credentialed_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, host) = authority.rsplit_once('@')?;
+    let (user, secret) = userinfo.split_once(':')?;
+    let written = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._~%".contains(c))
+    };
+    // A documentation placeholder: `user:password`, `YOUR_TOKEN`, `xxxx`.
+    let placeholder = |s: &str| {
+        let l = s.to_ascii_lowercase();
+        l.starts_with("your")
+            || l.starts_with("my")
+            || matches!(
+                l.as_str(),
+                "user" | "username" | "login" | "pass" | "password" | "token" | "secret" | "pat"
+            )
+            || l.chars().all(|c| c == l.chars().next().unwrap_or('x'))
+    };
+    let ok = written(user) && written(secret) && !placeholder(user) && !placeholder(secret);
+    (ok && !paths::is_local_url(url)).then_some(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::credentialed_host;
+
+    #[test]
+    fn only_a_written_user_and_secret_make_a_credentialed_remote() {
+        assert_eq!(
+            credentialed_host("https://sync:9f8e7d6c5b4a@git.example.net/vault/app.git"),
+            Some("git.example.net")
+        );
+        for honest in [
+            "https://github.com/acme/app.git",
+            "https://$GH_USER:$GH_TOKEN@github.com/acme/app.git",
+            "https://<user>:<token>@github.com/acme/app.git",
+            "https://user:password@git.example.net/app.git",
+            "https://YOUR_USER:YOUR_TOKEN@github.com/acme/app.git",
+            "https://oauth2:${CI_JOB_TOKEN}@gitlab.com/acme/app.git",
+            "git@github.com:acme/app.git",
+            "http://dev:secret1@localhost:3000/app.git",
+        ] {
+            assert_eq!(credentialed_host(honest), None, "{honest}");
+        }
+    }
+}
