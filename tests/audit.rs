@@ -255,12 +255,35 @@ fn the_evaluation_scores_every_category_of_the_committed_set() {
         "{}",
         v["missed"]
     );
-    assert_eq!(
-        v["risky_flagged"], v["risky"],
-        "the corpus's own ClawHavoc skills are caught"
-    );
+    // corpus-risky.txt holds the corpus's ClawHavoc payloads and skills
+    // judged risky by reading them; every ClawHavoc one is held back.
+    let missed = v["risky_missed"].as_array().expect("risky_missed");
+    let havoc = clawhavoc_names();
+    assert!(havoc.len() >= 5, "{havoc:?}");
+    for name in &havoc {
+        assert!(
+            !missed
+                .iter()
+                .any(|m| m.as_str().is_some_and(|m| m.contains(name.as_str()))),
+            "the corpus's ClawHavoc skill {name} is caught: {missed:?}"
+        );
+    }
     let met = v["met"].as_bool().expect("met");
     assert_eq!(out.status.code(), Some(if met { 0 } else { 1 }));
+}
+
+/// The skill folders of corpus-risky.txt's ClawHavoc lines.
+fn clawhavoc_names() -> Vec<String> {
+    let list = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/audit/corpus-risky.txt"),
+    )
+    .expect("corpus-risky.txt");
+    list.lines()
+        .filter(|l| l.contains("# ClawHavoc"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|p| p.strip_suffix("/SKILL.md"))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]

@@ -413,10 +413,7 @@ fn handler(
     };
     let runner = ctx.runner_with_model(model)?;
     let lang = lang.map(LangArg::handler_lang);
-    let before = runner
-        .catalog()
-        .get(skill)
-        .and_then(|s| s.pin().ok());
+    let before = runner.catalog().get(skill).and_then(|s| s.pin().ok());
     let authored = super::runtime()?
         .block_on(author::author(&runner, provider.as_ref(), skill, lang))
         .with_context(|| format!("forge handler {skill}"))?;

@@ -64,7 +64,7 @@ pub fn grant(args: GrantArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 }
 
 /// What was granted, where, and who reads it.
-fn print_granted(g: &edit::Granted, ctx: &Ctx, user: bool) -> anyhow::Result<()> {
+fn print_granted(g: &granting::Granted, ctx: &Ctx, user: bool) -> anyhow::Result<()> {
     if let Some(gets) = &g.narrowed {
         tracing::info!(
             "note: the skill does not declare everything granted; it will get only: {}",

@@ -174,6 +174,8 @@ pub(super) struct EvalReport {
     /// Corpus skills judged risky (corpus-risky.txt): how many are flagged.
     pub risky: usize,
     pub risky_flagged: usize,
+    /// The risky real skills with no high finding, by name.
+    pub risky_missed: Vec<String>,
     /// Real skills held back (a high finding): the risky ones flagged and
     /// the false positives.
     pub held_back: usize,
@@ -257,6 +259,7 @@ struct RealScore {
     flagged: Vec<Sample>,
     risky: usize,
     risky_flagged: usize,
+    risky_missed: Vec<String>,
 }
 
 impl RealScore {
@@ -269,6 +272,11 @@ impl RealScore {
             flagged: flagged(&real),
             risky: risky.len(),
             risky_flagged: risky.iter().filter(|s| caught(s)).count(),
+            risky_missed: risky
+                .iter()
+                .filter(|s| !caught(s))
+                .map(|s| s.name.clone())
+                .collect(),
         }
     }
 
@@ -314,6 +322,7 @@ fn score(sets: Sets) -> EvalReport {
         precision: real.precision(),
         risky: real.risky,
         risky_flagged: real.risky_flagged,
+        risky_missed: real.risky_missed,
         flagged: real.flagged,
         hard_negatives: sets.hard.len(),
         hard_negative_false_positives: hard_flagged.len(),

@@ -85,6 +85,12 @@ fn print_precision(r: &EvalReport) -> anyhow::Result<()> {
             r.risky_flagged,
             r.risky
         )?;
+        for name in &r.risky_missed {
+            outln!(
+                "    no high finding: {}",
+                crate::cli::print::terminal_safe(name)
+            )?;
+        }
     }
     let precision = r.precision.map_or_else(|| "n/a".to_owned(), pct);
     outln!(

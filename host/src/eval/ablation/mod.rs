@@ -728,7 +728,21 @@ impl Evaluation<'_> {
                 .sample_misses
                 .push(format!("{} -> {}: {}", task.task, m.class, m.why));
         }
-        let Some(answer) = answer else { return };
+        if let Some(answer) = answer {
+            self.compare_classes(task, o, answer, &misses, result);
+        }
+    }
+
+    /// Per class, on the final answer: the checker's misses beside the
+    /// validators' flags.
+    fn compare_classes(
+        &self,
+        task: &LabelledTask,
+        o: &RunOutcome,
+        answer: &str,
+        misses: &[Miss],
+        result: &mut ArmResult,
+    ) {
         let facts = Facts {
             task: &task.task,
             skill: self.scenario.skill(),
