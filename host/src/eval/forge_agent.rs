@@ -155,7 +155,7 @@ impl SimulatedBriefAgent {
             .messages
             .iter()
             .find_map(|m| match m {
-                Message::User(t) => Some(task_of(t)),
+                Message::User(t) => Some(t.clone()),
                 _ => None,
             })
             .ok_or_else(|| LlmError::Scripted("the simulated agent got no task".into()))?;
@@ -316,11 +316,6 @@ fn call(name: &str, args: Value) -> Reply {
         name: name.to_owned(),
         arguments: args.to_string(),
     })
-}
-
-/// The task: the user turn, as the model loop writes it.
-fn task_of(user: &str) -> String {
-    user.to_owned()
 }
 
 /// Every call so far with its result, in order.

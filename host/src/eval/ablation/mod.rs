@@ -360,6 +360,7 @@ pub async fn run(
                 opts,
                 seed,
                 compliance,
+                real: opts.model.as_ref().map(|m| m.for_seed(seed)),
             };
             let (result, rules, marked) = one.run().await?;
             seeds.push(result);
@@ -414,6 +415,8 @@ struct SeedRun<'a> {
     opts: &'a Options,
     seed: u64,
     compliance: Option<f64>,
+    /// The real model's provider for this seed, built once.
+    real: Option<Arc<dyn Provider>>,
 }
 
 impl SeedRun<'_> {
@@ -425,8 +428,8 @@ impl SeedRun<'_> {
     /// every arm gets the same `salt`, so the same luck on the same task
     /// and attempt, and the arms differ only by what the model was told.
     fn model(&self, salt: u64) -> Arc<dyn Provider> {
-        match (&self.opts.model, self.compliance) {
-            (Some(m), _) => m.for_seed(self.seed),
+        match (&self.real, self.compliance) {
+            (Some(m), _) => m.clone(),
             (None, compliance) => self.scenario().model(
                 self.seed.wrapping_mul(1000).wrapping_add(salt),
                 compliance.unwrap_or(COMPLIANCE[1]),
@@ -597,7 +600,7 @@ impl SeedRun<'_> {
                     .opts
                     .proposer
                     .clone()
-                    .or_else(|| self.opts.model.as_ref().map(|m| m.for_seed(self.seed)))
+                    .or_else(|| self.real.clone())
                     .unwrap_or_else(|| Arc::new(EvidenceProposer));
                 let mut learning = self.config.learning.clone();
                 learning.proposals.enabled = true;
