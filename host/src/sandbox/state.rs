@@ -109,6 +109,43 @@ pub(crate) struct Ambient {
     pub(crate) entropy: Entropy,
 }
 
+/// Preopens the granted folders, write grants first (a path granted both
+/// ways is preopened once, writable); returns the writable host paths.
+fn preopen_grants(
+    b: &mut WasiCtxBuilder,
+    capabilities: &Capabilities,
+    roots: &FileRoots,
+) -> Result<Vec<PathBuf>, GrantPathError> {
+    let mut opened: Vec<String> = Vec::new();
+    let mut writable: Vec<PathBuf> = Vec::new();
+    for (paths, write) in [
+        (&capabilities.files.write, true),
+        (&capabilities.files.read, false),
+    ] {
+        for declared in paths {
+            let (host, guest) = resolve_grant_path(declared, roots, write)?;
+            if opened.contains(&guest) {
+                continue;
+            }
+            if write {
+                writable.push(host.clone());
+            }
+            let perms = if write {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            b.preopened_dir(&host, &guest, perms)
+                .map_err(|e| GrantPathError::Preopen {
+                    path: declared.clone(),
+                    cause: e.into(),
+                })?;
+            opened.push(guest);
+        }
+    }
+    Ok(writable)
+}
+
 impl HostState {
     pub(crate) fn new(
         skill: &str,
@@ -131,34 +168,7 @@ impl HostState {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
-        // Write grants first: a path granted both ways is preopened once, writable.
-        let mut opened: Vec<String> = Vec::new();
-        let mut writable: Vec<PathBuf> = Vec::new();
-        for (paths, write) in [
-            (&capabilities.files.write, true),
-            (&capabilities.files.read, false),
-        ] {
-            for declared in paths {
-                let (host, guest) = resolve_grant_path(declared, roots, write)?;
-                if opened.contains(&guest) {
-                    continue;
-                }
-                if write {
-                    writable.push(host.clone());
-                }
-                let perms = if write {
-                    FsPerms::ReadWrite
-                } else {
-                    FsPerms::ReadOnly
-                };
-                b.preopened_dir(&host, &guest, perms)
-                    .map_err(|e| GrantPathError::Preopen {
-                        path: declared.clone(),
-                        cause: e.into(),
-                    })?;
-                opened.push(guest);
-            }
-        }
+        let writable = preopen_grants(&mut b, &capabilities, roots)?;
         for c in crate::grants::CAPABILITIES {
             c.configure_wasi(&capabilities, &mut b);
         }
