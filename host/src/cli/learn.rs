@@ -183,6 +183,10 @@ pub struct AblationArgs {
     /// Share of the simulated reviewer's marks that are wrong (support).
     #[arg(long, default_value_t = ablation::MARK_NOISE)]
     mark_noise: f64,
+    /// Learn without the shipped pattern library: rules come only from
+    /// model proposals and the reviewer's marks (what learning itself adds).
+    #[arg(long)]
+    no_shipped_patterns: bool,
     /// Write every labelled answer, judged, to FILE (JSON Lines: seed,
     /// arm, task, answer, validated, the checker's misses), for reading
     /// and labelling by hand.
@@ -654,6 +658,7 @@ fn ablation_options(args: &AblationArgs) -> anyhow::Result<ablation::Options> {
     }
     opts.compliance = args.compliance.clone();
     opts.mark_noise = args.mark_noise;
+    opts.shipped_patterns = !args.no_shipped_patterns;
     if !args.tasks.is_empty() {
         let mut tasks = Vec::new();
         for path in &args.tasks {
@@ -710,8 +715,13 @@ fn interval(ci: Option<(f64, f64)>) -> String {
 fn print_ablation(report: &ablation::Report) -> anyhow::Result<()> {
     let seeds = report.sweeps.first().map_or(0, |s| s.seeds.len());
     outln!(
-        "ablation: scenario {}, model {}, {} training and {} evaluation tasks, {} seeds ({:.1} s)",
+        "ablation: scenario {}{}, model {}, {} training and {} evaluation tasks, {} seeds ({:.1} s)",
         report.scenario,
+        if report.shipped_patterns {
+            ""
+        } else {
+            " without the shipped patterns"
+        },
         report.model,
         report.train,
         report.eval,
