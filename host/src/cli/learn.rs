@@ -539,7 +539,7 @@ fn print_cycle(
 
 pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.command {
-        EvalCommand::Audit(a) => super::audit::eval_audit(a),
+        EvalCommand::Audit(a) => super::audit::eval_audit(a, ctx),
         EvalCommand::Ablation(a) => eval_ablation(a, ctx),
         #[cfg(feature = "forge")]
         EvalCommand::Forge {
