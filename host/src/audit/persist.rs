@@ -154,7 +154,21 @@ fn risky_text(cmd: &str) -> bool {
             r"|\bsocat\b[^\n]*\bexec:|\bbash\s+-i\b|\bssh\b[^\n]*\s(?-i:-[a-zA-Z]*R)\b",
         ))
     });
-    RISKY.is_match(cmd)
+    RISKY.is_match(&without_tool_init(cmd))
+}
+
+/// `cmd` with a tool's start-up idiom, `eval "$(TOOL init SHELL)"` (also
+/// `activate`, `env`, `completion`, `hook`, `shellenv`), left as the
+/// command it evaluates: the tool's own output, as its docs say to load
+/// it. What that command is still counts (`$(curl … init)` does).
+fn without_tool_init(cmd: &str) -> std::borrow::Cow<'_, str> {
+    static INIT: LazyLock<Regex> = LazyLock::new(|| {
+        re(concat!(
+            r#"(?i)\beval\s+\\?"?\$\(\s*([\w./~-]+(?:\s+[\w.=-]+)*?\s+"#,
+            r#"(?:init|activate|env|completion|completions|hook|shellenv)\b[^()`;&|]*)\)\\?"?"#,
+        ))
+    });
+    INIT.replace_all(cmd, "$1")
 }
 
 /// Whether a command of `cmd` runs a program (or an interpreter's script)
@@ -191,7 +205,9 @@ fn programs(cmd: &str) -> Vec<String> {
     static LEAD: LazyLock<Regex> = LazyLock::new(|| {
         re(concat!(
             r"(?i)^(?:\s|['\x22(\\]|@\w+|[\d*/,-]+\s|exec\w*\s*=\s*[-@:+!]*",
-            r"|root\s|sudo\s|nohup\s|exec\s|env\s|echo\s+(?:-\w+\s+)*|printf\s+|\w+=\S*\s)*",
+            r"|root\s|sudo\s|nohup\s|exec\s|env\s|echo\s+(?:-\w+\s+)*|printf\s+|\w+=\S*\s",
+            // An alias's body is what runs when its name is typed.
+            r"|alias\s+[\w.-]+=)*",
         ))
     });
     // A plist's strings, one a line, are the words of one command.
