@@ -607,6 +607,7 @@ impl SeedRun<'_> {
                 learning.proposals.examples = PROPOSAL_EXAMPLES;
                 cycle::learn_from_store(
                     store,
+                    crate::store::SharedStore::of(store),
                     scratch,
                     catalog,
                     &learning,
