@@ -205,7 +205,7 @@ impl Runner {
             s.catalog.get(),
             invoker,
         );
-        tb.net = crate::netguard::NetPolicy::new(s.config.network.allow_private.clone());
+        tb.net = crate::grants::netguard::NetPolicy::new(s.config.network.allow_private.clone());
         tb.control = self.control_paths().clone();
         let tb = Arc::new(tb);
         *cached = Some((generation, tb.clone()));

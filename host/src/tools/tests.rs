@@ -236,7 +236,7 @@ fn denials_name_what_was_refused_and_keep_their_text() {
     let d = denied("http_fetch", json!({"url": "https://evil.example.org/"}));
     assert_eq!(
         d.reason,
-        Denied::Net(crate::netguard::NetDenied::HostNotGranted(
+        Denied::Net(crate::grants::netguard::NetDenied::HostNotGranted(
             "evil.example.org".into()
         ))
     );
