@@ -458,6 +458,28 @@ fn support_rules_come_from_evidence_and_say_so() {
     assert_eq!(report.sweeps[0].seeds[0].marks.wrong, 0);
 }
 
+#[test]
+fn email_without_the_shipped_patterns_learns_only_what_proposals_and_marks_give() {
+    let (ws, catalog) = with_email_writer(&email_writer_md());
+    let with_library = ablation(&ws, catalog.clone(), &small(Scenario::Email));
+    assert!(
+        with_library.shipped_patterns
+            && with_library
+                .last_rules
+                .iter()
+                .any(|r| r.origin.pattern != "model"),
+        "by default email's rules come from the shipped patterns"
+    );
+    let mut o = small(Scenario::Email);
+    o.shipped_patterns = false;
+    let report = ablation(&ws, catalog, &o);
+    assert!(!report.shipped_patterns);
+    assert!(!report.last_rules.is_empty(), "the proposer was asked");
+    for r in &report.last_rules {
+        assert_eq!(r.origin.pattern, "model", "{}: no shipped pattern", r.id);
+    }
+}
+
 /// A proposer that ignores its evidence: the rule it would write for a
 /// class whatever the runs say (the cue words chosen in advance).
 struct Blind;

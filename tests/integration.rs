@@ -25,6 +25,7 @@ mod ablation_real_model;
 mod architecture;
 mod audit;
 mod audit_flow;
+mod audit_judge;
 mod capability_counter;
 mod capability_example;
 mod catalog_cli;

@@ -48,7 +48,7 @@
 //!   toolchains that build handlers (finding, checking, installing them,
 //!   `handler build`) and a new skill folder with a handler from a
 //!   template (`handler new`). None of them knows the others.
-//! - layer 4: `learn`, `forge`, `gate_policy`, `shared`: rules
+//! - layer 4: `learn`, `forge`, `gate_policy`, `shared`, `judge`: rules
 //!   from recorded failures, applied to runs; the operator's edits of them.
 //!   Skills written from successful runs and improved in place, through
 //!   one checked, atomic writer, with their history; recurring tool
@@ -58,7 +58,8 @@
 //!   approvals, pinned to an artifact's bytes: what `exec` asks before it
 //!   runs a gated handler. What the hosts on one store share: the
 //!   workspace's grants and the forged and installed skills, as documents
-//!   of the store. None knows the others.
+//!   of the store. The optional model judge of a skill's text, its
+//!   verdicts cached by hash. None knows the others.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
 //!   settings type.
 //! - layer 6: `granting`: granting and revoking a skill's capabilities,
@@ -98,6 +99,7 @@ pub mod gate_policy;
 pub mod granting;
 pub mod grants;
 pub mod install;
+pub mod judge;
 pub mod learn;
 pub mod llm;
 pub mod mcp;

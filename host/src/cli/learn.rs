@@ -184,6 +184,10 @@ pub struct AblationArgs {
     /// Share of the simulated reviewer's marks that are wrong (support).
     #[arg(long, default_value_t = ablation::MARK_NOISE)]
     mark_noise: f64,
+    /// Learn without the shipped pattern library: rules come only from
+    /// model proposals and the reviewer's marks (what learning itself adds).
+    #[arg(long)]
+    no_shipped_patterns: bool,
     /// Write every labelled answer, judged, to FILE (JSON Lines: seed,
     /// arm, task, answer, validated, the checker's misses), for reading
     /// and labelling by hand.
@@ -534,7 +538,7 @@ fn print_cycle(
 
 pub fn eval(args: EvalArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.command {
-        EvalCommand::Audit(a) => super::audit::eval_audit(a),
+        EvalCommand::Audit(a) => super::audit::eval_audit(a, ctx),
         EvalCommand::Ablation(a) => eval_ablation(a, ctx),
         #[cfg(feature = "forge")]
         EvalCommand::Forge {
@@ -653,6 +657,7 @@ fn ablation_options(args: &AblationArgs) -> anyhow::Result<ablation::Options> {
     }
     opts.compliance = args.compliance.clone();
     opts.mark_noise = args.mark_noise;
+    opts.shipped_patterns = !args.no_shipped_patterns;
     if !args.tasks.is_empty() {
         let mut tasks = Vec::new();
         for path in &args.tasks {
@@ -709,8 +714,13 @@ fn interval(ci: Option<(f64, f64)>) -> String {
 fn print_ablation(report: &ablation::Report) -> anyhow::Result<()> {
     let seeds = report.sweeps.first().map_or(0, |s| s.seeds.len());
     outln!(
-        "ablation: scenario {}, model {}, {} training and {} evaluation tasks, {} seeds ({:.1} s)",
+        "ablation: scenario {}{}, model {}, {} training and {} evaluation tasks, {} seeds ({:.1} s)",
         report.scenario,
+        if report.shipped_patterns {
+            ""
+        } else {
+            " without the shipped patterns"
+        },
         report.model,
         report.train,
         report.eval,

@@ -525,7 +525,7 @@ pub async fn learn_from_store(
         // to touch. (With rules, they may still need refreshing.)
         return Ok(CycleReport::default());
     }
-    let (base, _warnings) = Library::load(&paths.home.join("patterns"));
+    let (base, _warnings) = Library::load(&paths.home.join("patterns"), config.shipped_patterns);
     let library_for = |skill: &str| skill_library(&base, catalog, skill);
     let ask = model.is_some() && config.proposals.enabled;
     let ((mut report, candidates), _) = at.update(|rules| {

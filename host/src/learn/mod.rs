@@ -39,6 +39,9 @@ pub struct LearningConfig {
     /// 1); past it, a run's answer waits for the run writer.
     pub record_queue_mb: u64,
     pub thresholds: cycle::Thresholds,
+    /// Start from the shipped pattern library (false: rules come only from
+    /// your own patterns, `runs mark` feedback and model proposals).
+    pub shipped_patterns: bool,
     /// Rules proposed by the configured model for classes no pattern knows.
     pub proposals: propose::ProposalConfig,
 }
@@ -51,6 +54,7 @@ impl Default for LearningConfig {
             auto_every: 25,
             record_queue_mb: 64,
             thresholds: cycle::Thresholds::default(),
+            shipped_patterns: true,
             proposals: propose::ProposalConfig::default(),
         }
     }

@@ -83,14 +83,18 @@ impl Library {
             })
     }
 
-    /// Shipped, then every `*.yaml` in `user_dir` (sorted), warnings for
-    /// files that do not parse.
-    pub fn load(user_dir: &Path) -> (Library, Vec<String>) {
+    /// Shipped (unless `shipped` is false), then every `*.yaml` in
+    /// `user_dir` (sorted), warnings for files that do not parse.
+    pub fn load(user_dir: &Path, shipped: bool) -> (Library, Vec<String>) {
         let mut warnings = Vec::new();
-        let mut lib = Library::shipped().unwrap_or_else(|e| {
-            warnings.push(e.to_string());
+        let mut lib = if shipped {
+            Library::shipped().unwrap_or_else(|e| {
+                warnings.push(e.to_string());
+                Library::default()
+            })
+        } else {
             Library::default()
-        });
+        };
         if let Ok(entries) = std::fs::read_dir(user_dir) {
             let mut files: Vec<_> = entries
                 .flatten()
@@ -178,6 +182,21 @@ mod tests {
         }
         assert!(!lib.get("FormatError").expect("format").preventable);
         assert!(lib.get("FormatError").expect("format").prevention.is_none());
+    }
+
+    #[test]
+    fn without_the_shipped_library_only_the_users_patterns_load() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("mine.yaml"),
+            "patterns:\n  - class: ToneError\n    description: mine\n",
+        )
+        .expect("write");
+        let (with, _) = Library::load(dir.path(), true);
+        assert!(with.get("FormatError").is_some() && with.get("ToneError").is_some());
+        let (without, warnings) = Library::load(dir.path(), false);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(without.classes().collect::<Vec<_>>(), ["ToneError"]);
     }
 
     #[test]

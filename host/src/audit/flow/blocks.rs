@@ -27,6 +27,13 @@ pub(crate) fn units(file: &str, text: &str) -> Vec<Unit> {
             code: text.to_owned(),
         }];
     }
+    if let Some(format) = super::config::format_of(file) {
+        return vec![Unit {
+            lang: Lang::Shell,
+            start: 0,
+            code: super::config::to_shell(format, text),
+        }];
+    }
     if matches!(name.as_str(), "makefile" | "gnumakefile") || ext == "mk" {
         return vec![Unit {
             lang: Lang::Shell,

@@ -24,6 +24,7 @@
 //! scripts and code blocks are read".
 
 mod blocks;
+mod config;
 mod make;
 mod paths;
 mod script;
@@ -36,6 +37,8 @@ mod tests;
 mod tests_install;
 #[cfg(test)]
 mod tests_more;
+#[cfg(test)]
+mod tests_reach;
 
 use std::sync::LazyLock;
 

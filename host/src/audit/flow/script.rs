@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
+mod endpoint;
 mod functions;
+mod rewrite;
 
 use super::super::vendors::vendor_of;
 use super::blocks::Unit;
@@ -88,6 +90,15 @@ const PYTHON: Table = Table {
         "runpy.run_path",
         "=__import__",
         "pty.spawn",
+        // Native code loaded runs its constructors.
+        "=CDLL",
+        "ctypes.CDLL",
+        "=PyDLL",
+        "=WinDLL",
+        "=OleDLL",
+        "LoadLibrary",
+        "importlib.import_module",
+        "spec_from_file_location",
     ],
     send: &[
         "requests.post",
@@ -153,6 +164,7 @@ const JAVASCRIPT: Table = Table {
         "vm.Script",
         "=require",
         "=import",
+        "process.dlopen",
     ],
     send: &[
         "=fetch",
@@ -203,6 +215,8 @@ const POWERSHELL: Table = Table {
         "start-process",
         "invoke-item",
         "add-type",
+        "loadfile",
+        "loadfrom",
         "start-job",
         "saps",
         "start",
@@ -327,7 +341,7 @@ impl<'t> Engines<'t> {
             hits.limit(unit.start + end, "script past 1 MiB not flow-analysed");
         }
         let code = &unit.code[..end];
-        let tokens = tokenize(lang, code);
+        let tokens = rewrite::rewrite(lang, tokenize(lang, code));
         let stmts = statements(&tokens, lang);
         // Twice: a call read before its function's body is known, or a
         // parameter given data by a later call, is read again.
@@ -559,7 +573,10 @@ impl Stmt<'_> {
         let mut j = eq;
         while j > 0 {
             let t = &self.toks[j - 1];
+            // `x["key"] = v`: a string inside the subscript is part of it.
+            let key = t.kind == Kind::Str && self.is(j, "]");
             let part = t.kind == Kind::Ident
+                || key
                 || [".", "[", "]", ",", "+", "|", ":", "$"].contains(&t.text.as_str());
             if !part || t.kind == Kind::Newline {
                 break;
@@ -763,6 +780,12 @@ impl Stmt<'_> {
                 self.at(call.args.end.min(self.toks.len().saturating_sub(1))) + 1,
             );
             if self.table.exec.iter().any(|p| matches(&call.chain, p)) {
+                let code = self.code_args_taint(&call);
+                let t = if self.lang == Lang::PowerShell {
+                    t
+                } else {
+                    code
+                };
                 self.hits.exec(self.text, t, span);
             }
             if self.table.send.iter().any(|p| matches(&call.chain, p)) {
@@ -772,6 +795,21 @@ impl Stmt<'_> {
         if self.lang == Lang::PowerShell {
             self.call_operator();
         }
+    }
+
+    /// What a run call's arguments hold, leaving out the keyword
+    /// arguments that set where and with which variables it runs
+    /// (`env=`, `cwd=`): a token in the child's environment is not code.
+    fn code_args_taint(&self, call: &Call) -> Taint {
+        let mut t = Taint::default();
+        for arg in self.split_args(call.args.clone()) {
+            let setting =
+                ["env", "cwd"].iter().any(|k| self.is(arg.start, k)) && self.is(arg.start + 1, "=");
+            if !setting {
+                t = t.union(self.taint_of(arg));
+            }
+        }
+        t
     }
 
     /// PowerShell's `& $file` and `. $file` at a statement's start.
@@ -973,6 +1011,7 @@ impl Stmt<'_> {
                     }
                     if self.is(i + 1, "(") {
                         t = t.union(self.returned(&tok.text));
+                        t = t.union(self.endpoint(i));
                         let chain = self.chain(i);
                         if self.table.fetch.iter().any(|p| matches(&chain, p)) {
                             t = t.union(self.fetched(i));

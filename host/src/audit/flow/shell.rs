@@ -19,6 +19,7 @@ mod commands;
 mod install;
 mod push;
 mod redirect;
+mod upload;
 
 /// Where an unquoted expansion's blanks split a word (see
 /// `commands::split_fields`).

@@ -53,6 +53,8 @@ pub struct EvalAuditArgs {
     /// apart. Default: tests/data/audit/hard-negative (skipped when absent).
     #[arg(long, value_name = "DIR")]
     hard_negative: Option<PathBuf>,
+    #[command(flatten)]
+    judge: super::judge::JudgeArgs,
 }
 
 /// The source tree the data is read from: the one this binary was built
@@ -79,24 +81,34 @@ pub(super) struct Paths {
 }
 
 impl Paths {
-    fn resolve(args: EvalAuditArgs) -> anyhow::Result<Paths> {
+    fn resolve(args: &EvalAuditArgs) -> anyhow::Result<Paths> {
         let root = repo_root();
         let data = root.join("tests/data/audit");
-        let malicious = args.malicious.unwrap_or_else(|| data.join("malicious"));
+        let malicious = args
+            .malicious
+            .clone()
+            .unwrap_or_else(|| data.join("malicious"));
         let paths = Paths {
             categories: args
                 .categories
+                .clone()
                 .unwrap_or_else(|| malicious.with_extension("toml")),
             malicious,
-            benign: args.benign.unwrap_or_else(|| data.join("benign.txt")),
+            benign: args
+                .benign
+                .clone()
+                .unwrap_or_else(|| data.join("benign.txt")),
             corpus: args
                 .corpus
+                .clone()
                 .unwrap_or_else(|| root.join("../shared/skill-corpus")),
             extra: args
                 .benign_extra
+                .clone()
                 .unwrap_or_else(|| data.join("benign-extra")),
             hard: args
                 .hard_negative
+                .clone()
                 .unwrap_or_else(|| data.join("hard-negative")),
         };
         if !paths.corpus.is_dir() {
@@ -141,6 +153,33 @@ impl Sets {
             hard: eval_data::audit_entries(&p.hard)?,
             risky,
         })
+    }
+}
+
+impl Sets {
+    /// The judge's finding added to every sample the rules do not hold
+    /// back.
+    fn review(&mut self, judge: &mut super::judge::JudgeSetup) -> anyhow::Result<()> {
+        let all = [
+            &mut self.malicious,
+            &mut self.corpus,
+            &mut self.extra,
+            &mut self.hard,
+            &mut self.risky,
+        ];
+        for set in all {
+            for s in set.iter_mut() {
+                let path = s.path.clone();
+                judge.review(&mut s.findings, || {
+                    if path.is_dir() {
+                        crate::judge::folder(&path)
+                    } else {
+                        crate::judge::file(&path)
+                    }
+                })?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -190,10 +229,14 @@ pub(super) struct EvalReport {
 /// Recall per category (a skill is caught by a high finding), false
 /// positives on the real skills and the hard negatives, and the precision
 /// of what is held back; exit 1 when a target is missed.
-pub fn eval_audit(args: EvalAuditArgs) -> anyhow::Result<ExitCode> {
+pub fn eval_audit(args: EvalAuditArgs, ctx: &super::Ctx) -> anyhow::Result<ExitCode> {
     let json = args.json;
-    let paths = Paths::resolve(args)?;
-    let report = score(Sets::audit(&paths)?);
+    let paths = Paths::resolve(&args)?;
+    let mut sets = Sets::audit(&paths)?;
+    if let Some(mut judge) = args.judge.setup(&ctx.paths)? {
+        sets.review(&mut judge)?;
+    }
+    let report = score(sets);
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {

@@ -19,6 +19,9 @@ pub(super) struct Sample {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub category: String,
     pub findings: Vec<Finding>,
+    /// The skill folder, or the SKILL.md file audited alone.
+    #[serde(skip)]
+    pub path: PathBuf,
 }
 
 impl Sample {
@@ -27,6 +30,7 @@ impl Sample {
         Sample {
             name: self.name.clone(),
             category: self.category.clone(),
+            path: self.path.clone(),
             findings: self
                 .findings
                 .iter()
@@ -83,11 +87,13 @@ pub(super) fn audit_malicious(dir: &Path, categories: &Path) -> anyhow::Result<V
     };
     let mut out = Vec::with_capacity(listed.len());
     for (name, category) in listed {
-        let findings = audit_sample(&dir.join(&name), &name)?;
+        let path = dir.join(&name);
+        let findings = audit_sample(&path, &name)?;
         out.push(Sample {
             name,
             category,
             findings,
+            path,
         });
     }
     Ok(out)
@@ -160,10 +166,12 @@ pub(super) fn audit_entries(dir: &Path) -> anyhow::Result<Vec<Sample>> {
     }
     let mut out = Vec::new();
     for name in skill_entries(dir)? {
+        let path = dir.join(&name);
         out.push(Sample {
-            findings: audit_sample(&dir.join(&name), &name)?,
+            findings: audit_sample(&path, &name)?,
             name,
             category: String::new(),
+            path,
         });
     }
     Ok(out)
@@ -191,6 +199,7 @@ pub(super) fn audit_listed(manifest: &Path, corpus: &Path) -> anyhow::Result<Vec
             name: rel.to_owned(),
             category: String::new(),
             findings: audit::audit_text(rel, &text),
+            path,
         });
     }
     Ok(out)
@@ -242,6 +251,7 @@ pub(super) fn audit_tree(root: &Path) -> anyhow::Result<Vec<Sample>> {
                 .to_string(),
             category: String::new(),
             findings: report.findings,
+            path: dir,
         })
         .collect())
 }

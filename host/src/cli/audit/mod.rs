@@ -13,6 +13,7 @@ use crate::audit::{self, Finding, Report, Severity};
 mod eval;
 mod eval_data;
 mod eval_print;
+mod judge;
 
 pub use eval::{EvalAuditArgs, eval_audit};
 
@@ -25,6 +26,8 @@ pub struct AuditArgs {
     /// One JSON object per skill, with its findings, instead of lines.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    judge: judge::JudgeArgs,
 }
 
 #[derive(Serialize)]
@@ -32,6 +35,9 @@ struct Audited {
     /// The catalog name, or the path as given.
     skill: String,
     dir: PathBuf,
+    /// A file audited alone (not a SKILL.md standing for its folder).
+    #[serde(skip)]
+    lone: Option<PathBuf>,
     high: bool,
     #[serde(flatten)]
     report: Report,
@@ -39,7 +45,22 @@ struct Audited {
 
 /// Prints every finding; exit code 1 when any is high, so CI can run it.
 pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let audited = audit_targets(&args.targets, ctx)?;
+    let mut audited = audit_targets(&args.targets, ctx)?;
+    if let Some(mut judge) = args.judge.setup(&ctx.paths)? {
+        for a in &mut audited {
+            judge.review(&mut a.report.findings, || match &a.lone {
+                Some(file) => crate::judge::file(file),
+                None => crate::judge::folder(&a.dir),
+            })?;
+            a.high = a.report.has_high();
+        }
+        tracing::info!(
+            model = %judge.model(),
+            asked = judge.asked,
+            cached = judge.cached,
+            "model judge"
+        );
+    }
     let any_high = audited.iter().any(|a| a.high);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&audited)?)?;
@@ -127,6 +148,7 @@ fn audit_given_file(target: &str, path: &Path) -> anyhow::Result<Audited> {
         skill: target.to_owned(),
         high: report.has_high(),
         dir,
+        lone: Some(path.to_path_buf()),
         report,
     })
 }
@@ -137,6 +159,7 @@ fn audit_one(skill: String, dir: PathBuf) -> anyhow::Result<Audited> {
         skill,
         high: report.has_high(),
         dir,
+        lone: None,
         report,
     })
 }
@@ -162,6 +185,7 @@ fn audit_root(path: &Path) -> anyhow::Result<Vec<Audited>> {
             skill: dir.display().to_string(),
             high: report.has_high(),
             dir,
+            lone: None,
             report,
         })
         .collect())

@@ -182,8 +182,12 @@ pub struct Options {
     pub eval_tasks: Option<Vec<LabelledTask>>,
     /// A real model instead of the simulated one.
     pub model: Option<RealModel>,
-    /// The proposer for support rules (default: the model, else the
-    /// simulated [`EvidenceProposer`]).
+    /// Email learns from the shipped pattern library (false: as support
+    /// does, from model proposals and the reviewer's marks alone; the
+    /// ablation then shows what learning itself adds).
+    pub shipped_patterns: bool,
+    /// The proposer for rules no pattern gives (default: the model, else
+    /// the simulated [`EvidenceProposer`]).
     pub proposer: Option<Arc<dyn Provider>>,
     /// Edits the learned rules before the evaluation (tests: the same
     /// rules said in other words).
@@ -213,6 +217,7 @@ impl Options {
             train_tasks: None,
             eval_tasks: None,
             model: None,
+            shipped_patterns: true,
             proposer: None,
             edit_rules: None,
             on_seed: None,
@@ -400,6 +405,7 @@ pub async fn run(
         train: opts.train_tasks.as_ref().map_or(opts.train, Vec::len),
         eval: opts.eval_tasks.as_ref().map_or(opts.eval, Vec::len),
         mark_noise: opts.mark_noise,
+        shipped_patterns: opts.shipped_patterns,
         sweeps,
         last_rules: last.0,
         last_marked: last.1,
@@ -574,7 +580,8 @@ impl SeedRun<'_> {
     }
 
     /// One learning cycle over the recorded training runs: the shipped
-    /// patterns (email), or proposals replayed over the runs (support).
+    /// patterns (email), or proposals replayed over the runs (support, or
+    /// email without the shipped patterns).
     /// Returns the rules and the ids of rejected proposals.
     async fn learn(
         &self,
@@ -582,40 +589,19 @@ impl SeedRun<'_> {
         scratch: &Paths,
         catalog: &Arc<Catalog>,
     ) -> Result<(RuleSet, Vec<String>), AblationError> {
-        let rules = match self.scenario() {
-            Scenario::Email => {
-                let groups = store.failure_groups(Thresholds::default().window)?;
-                let library = Library::shipped().unwrap_or_default();
-                let mut rules = RuleSet::default();
-                cycle::run(
-                    &groups,
-                    &|_: &str| library.clone(),
-                    &mut rules,
-                    &self.config.learning.thresholds,
-                );
-                rules
-            }
-            Scenario::Support => {
-                let proposer: Arc<dyn Provider> = self
-                    .opts
-                    .proposer
-                    .clone()
-                    .or_else(|| self.real.clone())
-                    .unwrap_or_else(|| Arc::new(EvidenceProposer));
-                let mut learning = self.config.learning.clone();
-                learning.proposals.enabled = true;
-                learning.proposals.examples = PROPOSAL_EXAMPLES;
-                cycle::learn_from_store(
-                    store,
-                    crate::store::SharedStore::of(store),
-                    scratch,
-                    catalog,
-                    &learning,
-                    Some(proposer.as_ref()),
-                )
-                .await?;
-                RuleSet::load(&crate::learn::rules_path(&scratch.state_dir()))?
-            }
+        let rules = if self.scenario() == Scenario::Email && self.opts.shipped_patterns {
+            let groups = store.failure_groups(Thresholds::default().window)?;
+            let library = Library::shipped().unwrap_or_default();
+            let mut rules = RuleSet::default();
+            cycle::run(
+                &groups,
+                &|_: &str| library.clone(),
+                &mut rules,
+                &self.config.learning.thresholds,
+            );
+            rules
+        } else {
+            self.learn_from_proposals(store, scratch, catalog).await?
         };
         let rejected = rules
             .rules
@@ -624,6 +610,39 @@ impl SeedRun<'_> {
             .map(|r| r.id.clone())
             .collect();
         Ok((rules, rejected))
+    }
+
+    /// Rules from the proposer, replayed over the recorded runs, with the
+    /// reviewer's marks among the failures; the shipped patterns only where
+    /// [`Options::shipped_patterns`] says so.
+    async fn learn_from_proposals(
+        &self,
+        store: &dyn crate::store::RunStore,
+        scratch: &Paths,
+        catalog: &Arc<Catalog>,
+    ) -> Result<RuleSet, AblationError> {
+        let proposer: Arc<dyn Provider> = self
+            .opts
+            .proposer
+            .clone()
+            .or_else(|| self.real.clone())
+            .unwrap_or_else(|| Arc::new(EvidenceProposer));
+        let mut learning = self.config.learning.clone();
+        learning.proposals.enabled = true;
+        learning.proposals.examples = PROPOSAL_EXAMPLES;
+        learning.shipped_patterns = self.opts.shipped_patterns;
+        cycle::learn_from_store(
+            store,
+            crate::store::SharedStore::of(store),
+            scratch,
+            catalog,
+            &learning,
+            Some(proposer.as_ref()),
+        )
+        .await?;
+        Ok(RuleSet::load(&crate::learn::rules_path(
+            &scratch.state_dir(),
+        ))?)
     }
 }
 

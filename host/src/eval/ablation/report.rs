@@ -211,6 +211,8 @@ pub struct Report {
     pub eval: usize,
     /// Share of the reviewer's marks that are wrong (support).
     pub mark_noise: f64,
+    /// Whether learning started from the shipped pattern library.
+    pub shipped_patterns: bool,
     pub sweeps: Vec<Sweep>,
     /// The rules of the last seed of the last sweep, with their origin,
     /// and the training runs the reviewer marked failed there.

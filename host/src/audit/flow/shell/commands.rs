@@ -715,7 +715,7 @@ impl Run<'_, '_> {
         t
     }
 
-    fn secret_file(&self, file: &str, at: usize) -> Taint {
+    pub(super) fn secret_file(&self, file: &str, at: usize) -> Taint {
         let t = self.me.path_taint(file);
         if is_secret_path(file) {
             return t.union(Taint::new(Taint::SECRET, at));
@@ -727,7 +727,7 @@ impl Run<'_, '_> {
         self.hits.exec(self.me.text, taint, span);
     }
 
-    fn send(&mut self, taint: Taint, span: Span) {
+    pub(super) fn send(&mut self, taint: Taint, span: Span) {
         self.hits.send(self.me.text, taint, span);
     }
 
@@ -1170,6 +1170,7 @@ impl Run<'_, '_> {
         }
         self.output_files(prog, args, data);
         self.compiled(prog, args, data);
+        self.generic_upload(args, span);
         data
     }
 

@@ -5,6 +5,7 @@
 use crate::audit::flow::Lang;
 use tree_sitter::Node;
 
+use super::super::config;
 use super::super::paths::is_secret_path;
 use super::{Cx, Run, Value};
 use crate::audit::flow::Taint;
@@ -154,6 +155,15 @@ impl Run<'_, '_> {
         span: (usize, usize),
         depth: usize,
     ) {
+        let cx = Cx {
+            src: &[],
+            base: span.0,
+            pin: Some(span),
+        };
+        // A config whose values are commands (`~/.ssh/config`, `.gitconfig`).
+        for format in files.iter().filter_map(|f| config::format_of(&f.text)) {
+            self.nested(cx, &config::to_shell(format, text), span, depth);
+        }
         let first = text.lines().next().unwrap_or("");
         let shebang = first.starts_with("#!")
             && ["sh", "bash", "zsh", "dash", "ksh"].iter().any(|s| {
@@ -175,11 +185,6 @@ impl Run<'_, '_> {
         if files.is_empty() || !(shebang || named) {
             return;
         }
-        let cx = Cx {
-            src: &[],
-            base: span.0,
-            pin: Some(span),
-        };
         self.nested(cx, text, span, depth);
     }
 }

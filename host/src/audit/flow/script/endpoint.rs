@@ -1,0 +1,68 @@
+//! Network endpoints no table names: a call given a network address (a
+//! URL, or an IP address as `HTTPConnection("203.0.113.5", 80)` takes it)
+//! returns a connection, a client or a reply, so what it returns, and what
+//! is read from that, is fetched data. The tables name the common
+//! clients; this covers the rest (`http.client`, sockets, a vendor SDK, a
+//! module looked up by name). A bare host name is not an address here:
+//! `Path("report.html")` would read as one.
+
+use std::net::Ipv4Addr;
+
+use super::super::super::vendors::vendor_of;
+use super::super::Taint;
+use super::Stmt;
+use crate::audit::flow::tokens::Kind;
+
+impl Stmt<'_> {
+    /// What the call whose callee is token `i` returns when one of its
+    /// direct arguments is a network address: fetched, unvetted unless it
+    /// is a listed vendor's URL.
+    pub(super) fn endpoint(&self, i: usize) -> Taint {
+        let close = self.close_of(i + 1).min(self.toks.len());
+        let args = self.split_args(i + 2..close);
+        let address = args.iter().find_map(|a| {
+            let tok = self.toks.get(a.start).filter(|_| a.len() == 1)?;
+            let text = match tok.kind {
+                Kind::Str => tok.text.clone(),
+                Kind::Ident => self.state.literals.get(&tok.text)?.clone(),
+                _ => return None,
+            };
+            is_address(&text).then_some(text)
+        });
+        match address {
+            Some(a) if vendor_of(&a).is_some() => Taint::new(Taint::FETCHED, self.at(i)),
+            Some(_) => Taint::new(Taint::FETCHED | Taint::UNVETTED, self.at(i)),
+            None => Taint::default(),
+        }
+    }
+}
+
+/// A URL of a network scheme, or an IPv4 address (with a port or a path).
+fn is_address(text: &str) -> bool {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    if ["http://", "https://", "ws://", "wss://", "ftp://", "tcp://"]
+        .iter()
+        .any(|s| lower.starts_with(s))
+    {
+        return true;
+    }
+    let host = t.split(['/', ':']).next().unwrap_or("");
+    host.parse::<Ipv4Addr>().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_urls_and_ip_addresses() {
+        assert!(is_address("http://203.0.113.9/x"));
+        assert!(is_address("203.0.113.205"));
+        assert!(is_address("198.51.100.7:8080"));
+        assert!(!is_address("api.example.com"));
+        assert!(!is_address("report.html"));
+        assert!(!is_address("1.5"));
+        assert!(!is_address("data.csv"));
+    }
+}
