@@ -91,6 +91,7 @@ impl SharedStoreHandle {
         store.shared().is_some().then_some(SharedStoreHandle(store))
     }
 
+    /// Its shared documents, borrowed (as [`SharedStore::of`] finds them).
     pub fn get(&self) -> Option<SharedStore<'_>> {
         SharedStore::of(self.0.as_ref())
     }
