@@ -64,5 +64,6 @@ mod sandbox_attacks;
 mod security_leaks;
 mod shared_state;
 mod store;
+mod store_concerns;
 mod tiered;
 mod toolchain;

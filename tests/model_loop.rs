@@ -308,6 +308,7 @@ fn a_tool_error_becomes_a_recovery_rule_that_the_model_is_told_about() {
     let report = rt
         .block_on(skillhost::learn::cycle::learn_from_store(
             runner.store().expect("store"),
+            skillhost::store::SharedStore::of(runner.store().expect("store")),
             &ws.paths(),
             &runner.catalog(),
             &skillhost::learn::LearningConfig::default(),

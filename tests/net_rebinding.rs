@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::future::BoxFuture;
 use harness::{Workspace, guest};
 use serde_json::{Map, Value, json};
-use skillhost::netguard::{NetPolicy, Resolve};
+use skillhost::grants::netguard::{NetPolicy, Resolve};
 use skillhost::sandbox::{
     Basis, BoxFuture as HostFuture, CallOutcome, CallRequest, Effective, Failure, FileRoots,
     Limits, Output, Sandbox, SandboxOptions, Services,

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use skillhost::store::{PgStore, RunLog, RunRecord};
+use skillhost::store::{PgStore, RunLog, RunRecord, SharedStore};
 
 use crate::harness::mcp_http::{McpHttpServer, McpSession};
 use crate::harness::postgres::{TestDatabase, use_database};
@@ -272,6 +272,7 @@ fn two_hosts_learning_at_once_add_each_rule_once() {
                     let report = runtime()
                         .block_on(skillhost::learn::cycle::learn_from_store(
                             &store,
+                            SharedStore::of(&store),
                             &paths,
                             &catalog,
                             &Default::default(),
@@ -294,9 +295,12 @@ fn two_hosts_learning_at_once_add_each_rule_once() {
         "one host added: {added:?}"
     );
     let store = PgStore::open(&db.url).expect("open");
-    let rules = skillhost::learn::book::RulesAt::of_store(&store, std::path::Path::new("unused"))
-        .load()
-        .expect("rules");
+    let rules = skillhost::learn::book::RulesAt::of(
+        SharedStore::of(&store),
+        std::path::Path::new("unused"),
+    )
+    .load()
+    .expect("rules");
     let mut ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_str()).collect();
     assert!(
         ids.contains(&"prevent-timezoneerror-email-writer"),

@@ -118,7 +118,10 @@ pub fn runner(paths: &Paths, overrides: &ModelOverrides, role: Role) -> Result<R
         None => None,
     };
     let learning = if config.learning.apply {
-        let book = crate::learn::RuleBook::of(&paths.state_dir(), store.clone());
+        let book = crate::learn::RuleBook::of(
+            &paths.state_dir(),
+            store.clone().and_then(crate::store::SharedStoreHandle::of),
+        );
         let (l, warnings) = Learning::open_book(book, RuleFilter::All)?;
         for w in warnings {
             tracing::warn!("{w}");

@@ -16,10 +16,10 @@
 //! submodule on its own, below its folder, as a unit apart from it; none
 //! is placed today.)
 //!
-//! - layer 0: `types`, `fsutil`, `sys`, `netguard`, `audit`: shared values
-//!   and errors (answers, failures and their classes, service errors, tool
-//!   descriptions, bytes as hex), file helpers, thread priority, the
-//!   outbound network guard, the audit of a skill's text.
+//! - layer 0: `types`, `fsutil`, `sys`, `audit`: shared values and errors
+//!   (answers, failures and their classes, service errors, tool
+//!   descriptions, bytes as hex), file helpers, thread priority, the audit
+//!   of a skill's text.
 //! - layer 1: `skill`, `bundled`, `mcp_admission`: parsing every SKILL.md
 //!   dialect, discovery, the catalog, search, a skill's pin (its
 //!   fingerprint); the skills built into the binary; backpressure for the
@@ -31,13 +31,16 @@
 //!   each one unit (`grants/kv.rs`, ...): its front-matter key, grant and
 //!   flag, intersection and description, the imports it permits, its
 //!   per-call state and the host service it reaches (`KvHost`,
-//!   `ModelHost`, `ToolHost`, injected by whoever runs the call); declared
-//!   ∩ granted, what a grant request writes, and the grants of a
-//!   skillhost.toml file, read and written.
+//!   `ModelHost`, `ToolHost`, injected by whoever runs the call), and the
+//!   guards it owns (`grants/files/`: the file guard; `grants/http/`: the
+//!   wasi:http guard and the outbound network guard, `grants::netguard`,
+//!   which the host's own fetches use too); declared ∩ granted, what a
+//!   grant request writes, and the grants of a skillhost.toml file, read
+//!   and written.
 //! - layer 3: `sandbox`, `store`, `llm`, `tools`, `install`, `toolchain`: the wasmtime
 //!   sandbox (a call's store composed from each capability's per-call
-//!   state, every capability's host functions linked once per engine); the
-//!   store behind `RunStore` and its concern traits (runs, key-value data,
+//!   state and guards, every capability's host functions linked once per
+//!   engine); the store behind `RunStore` and its concern traits (runs, key-value data,
 //!   gate records, shared documents; an SQLite file by default, PostgreSQL
 //!   for many hosts); model providers; the tool
 //!   registry and its policy; installing skills from a folder, an archive
@@ -101,7 +104,6 @@ pub mod learn;
 pub mod llm;
 pub mod mcp;
 pub mod mcp_admission;
-pub mod netguard;
 pub mod paths;
 pub mod sandbox;
 pub mod shared;

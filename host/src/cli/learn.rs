@@ -13,6 +13,7 @@ use crate::eval::ablation;
 use crate::learn;
 use crate::learn::book::RulesAt;
 use crate::learn::edit::{RuleEdit, RuleEditError, edit_rule_at};
+use crate::store::SharedStore;
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {
@@ -377,10 +378,7 @@ pub fn rules(args: RulesArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let path = rules_file(ctx);
     // Where hosts share a store, the rules are in it.
     let shared = ctx.shared_store()?;
-    let at = match &shared {
-        Some(store) => RulesAt::of_store(store.as_ref(), &path),
-        None => RulesAt::File(&path),
-    };
+    let at = RulesAt::of(shared.as_deref().and_then(SharedStore::of), &path);
     match args.command {
         RulesCommand::List { json } => list_rules(&at.load()?, json)?,
         RulesCommand::Show { id } => show_rule(&at.load()?, &id, ctx)?,
@@ -488,6 +486,7 @@ pub fn learn_cmd(args: LearnArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let catalog = ctx.catalog();
     let report = super::runtime()?.block_on(learn::cycle::learn_from_store(
         store.as_ref(),
+        SharedStore::of(store.as_ref()),
         &ctx.paths,
         &catalog,
         &config.learning,

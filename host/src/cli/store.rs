@@ -119,7 +119,7 @@ fn share_workspace_state(ctx: &Ctx, to: &PgStore) -> anyhow::Result<SharedCopied
     let path = crate::learn::rules_path(&ctx.paths.state_dir());
     let local = RuleSet::load(&path)?;
     if !local.rules.is_empty() {
-        let (added, _) = RulesAt::of_store(to, &path).update(|set| {
+        let (added, _) = RulesAt::of(crate::store::SharedStore::of(to), &path).update(|set| {
             let added = local
                 .rules
                 .iter()

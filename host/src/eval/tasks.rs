@@ -169,93 +169,125 @@ const INTENTS: &[&str] = &[
     "Compose a message to {p} on {t}",
 ];
 
+/// What an email is about; the last mentions a report without asking
+/// to attach one.
+const TOPICS: &[Fragment] = &[
+    frag!("the quarterly budget review"),
+    frag!("the product launch"),
+    frag!("next week's workshop"),
+    frag!("the hiring plan"),
+    frag!("the office move"),
+    frag!("the pricing update"),
+    frag!("the partner summit"),
+    frag!("the figures in last month's sales report"),
+];
+const TIMES: &[Fragment] = &[
+    frag!("at 3pm", time: time("15:00")),
+    frag!("at 10:30", time: time("10:30")),
+    frag!("at noon", time: time("12:00")),
+    frag!("at 9 a.m.", time: time("09:00")),
+    frag!("at 4:15 pm", time: time("16:15")),
+    frag!("at half past two", time: time("14:30")),
+];
+const ZONES: &[Fragment] = &[
+    frag!("CET", zone: strings(&["CET", "Europe/Paris", "Europe/Berlin"])),
+    frag!("UTC", zone: strings(&["UTC", "GMT"])),
+];
+/// Words spam filters flag, phrased so that some escape the validators.
+const SPAM: &[Fragment] = &[
+    frag!("our free upgrade", forbidden: strings(&["free"])),
+    frag!("an urgent change", forbidden: strings(&["urgent"])),
+    frag!("an exclusive preview", forbidden: strings(&["exclusive"])),
+    frag!("a free trial", forbidden: strings(&["free"])),
+    frag!("our no-cost onboarding", forbidden: strings(&["no-cost", "no cost"])),
+    frag!("a special offer for them", forbidden: strings(&["special offer"])),
+];
+const ATTACHMENTS: &[Fragment] = &[
+    frag!("and attach the report", attachments: strings(&["report"])),
+    frag!("with the document attached", attachments: strings(&["document"])),
+    frag!("and include the file", attachments: strings(&["file"])),
+    frag!("attaching the slides", attachments: strings(&["slides"])),
+    frag!("and send the budget spreadsheet along", attachments: strings(&["spreadsheet"])),
+    frag!("and share the contract with them", attachments: strings(&["contract"])),
+];
+
 /// Email requests: a time in about a third (with its zone in the task or
 /// the context in some), a spam word in about a third, an attachment in
 /// about a third, and a report mentioned but not asked for in some.
 pub fn email_tasks(seed: u64, n: usize) -> Vec<LabelledTask> {
-    let topics = [
-        frag!("the quarterly budget review"),
-        frag!("the product launch"),
-        frag!("next week's workshop"),
-        frag!("the hiring plan"),
-        frag!("the office move"),
-        frag!("the pricing update"),
-        frag!("the partner summit"),
-        // Mentions a report without asking to attach one.
-        frag!("the figures in last month's sales report"),
-    ];
-    let times = [
-        frag!("at 3pm", time: time("15:00")),
-        frag!("at 10:30", time: time("10:30")),
-        frag!("at noon", time: time("12:00")),
-        frag!("at 9 a.m.", time: time("09:00")),
-        frag!("at 4:15 pm", time: time("16:15")),
-        frag!("at half past two", time: time("14:30")),
-    ];
-    let zones = [
-        frag!("CET", zone: strings(&["CET", "Europe/Paris", "Europe/Berlin"])),
-        frag!("UTC", zone: strings(&["UTC", "GMT"])),
-    ];
-    let spam = [
-        frag!("our free upgrade", forbidden: strings(&["free"])),
-        frag!("an urgent change", forbidden: strings(&["urgent"])),
-        frag!("an exclusive preview", forbidden: strings(&["exclusive"])),
-        frag!("a free trial", forbidden: strings(&["free"])),
-        frag!("our no-cost onboarding", forbidden: strings(&["no-cost", "no cost"])),
-        frag!("a special offer for them", forbidden: strings(&["special offer"])),
-    ];
-    let attach = [
-        frag!("and attach the report", attachments: strings(&["report"])),
-        frag!("with the document attached", attachments: strings(&["document"])),
-        frag!("and include the file", attachments: strings(&["file"])),
-        frag!("attaching the slides", attachments: strings(&["slides"])),
-        frag!("and send the budget spreadsheet along", attachments: strings(&["spreadsheet"])),
-        frag!("and share the contract with them", attachments: strings(&["contract"])),
-    ];
     let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed);
-    (0..n)
-        .map(|_| {
-            let mut labels = Labels::default();
-            let mut context = Map::new();
-            let take = |f: &Fragment, labels: &mut Labels| {
-                labels.merge(&(f.label)());
-                f.text
-            };
-            let topic = take(&topics[rng.below(topics.len())], &mut labels);
-            let mut t = rng
-                .pick(INTENTS)
-                .replace("{p}", rng.pick(PEOPLE))
-                .replace("{t}", topic);
-            if rng.chance(1.0 / 3.0) {
-                t = format!("{t} {}", take(&times[rng.below(times.len())], &mut labels));
-                let where_zone = rng.below(4);
-                if where_zone == 0 {
-                    t = format!("{t} {}", take(&zones[rng.below(zones.len())], &mut labels));
-                } else if where_zone == 1 {
-                    // The caller knows the zone and passes it as context.
-                    context.insert("timezone".into(), "Europe/Paris".into());
-                    labels.zone = strings(&["Europe/Paris", "CET", "CEST"]);
-                }
+    (0..n).map(|_| email_task(&mut rng)).collect()
+}
+
+/// One email request: a topic for someone, then each optional part.
+fn email_task(rng: &mut Rng) -> LabelledTask {
+    let mut draft = Draft::default();
+    let topic = draft.take(rng, TOPICS);
+    draft.text = rng
+        .pick(INTENTS)
+        .replace("{p}", rng.pick(PEOPLE))
+        .replace("{t}", topic);
+    if rng.chance(1.0 / 3.0) {
+        let at = draft.take(rng, TIMES);
+        draft.append(" ", at);
+        draft.place_zone(rng);
+    }
+    if rng.chance(1.0 / 3.0) {
+        let spam = draft.take(rng, SPAM);
+        draft.append(", mentioning ", spam);
+    }
+    if rng.chance(1.0 / 3.0) {
+        let attachment = draft.take(rng, ATTACHMENTS);
+        draft.append(" ", attachment);
+    }
+    draft.into_task()
+}
+
+/// A task being written: its text so far, its labels and its context.
+#[derive(Default)]
+struct Draft {
+    text: String,
+    labels: Labels,
+    context: Map<String, Value>,
+}
+
+impl Draft {
+    /// A fragment drawn from `choices`: its label joins the task's, its
+    /// text is returned.
+    fn take(&mut self, rng: &mut Rng, choices: &[Fragment]) -> &'static str {
+        let fragment = &choices[rng.below(choices.len())];
+        self.labels.merge(&(fragment.label)());
+        fragment.text
+    }
+
+    fn append(&mut self, separator: &str, words: &str) {
+        self.text = format!("{}{separator}{words}", self.text);
+    }
+
+    /// The timezone of a stated time: named in the task (one in four),
+    /// passed by the caller as context (one in four), or not known.
+    fn place_zone(&mut self, rng: &mut Rng) {
+        match rng.below(4) {
+            0 => {
+                let zone = self.take(rng, ZONES);
+                self.append(" ", zone);
             }
-            if rng.chance(1.0 / 3.0) {
-                t = format!(
-                    "{t}, mentioning {}",
-                    take(&spam[rng.below(spam.len())], &mut labels)
-                );
+            1 => {
+                self.context
+                    .insert("timezone".into(), "Europe/Paris".into());
+                self.labels.zone = strings(&["Europe/Paris", "CET", "CEST"]);
             }
-            if rng.chance(1.0 / 3.0) {
-                t = format!(
-                    "{t} {}",
-                    take(&attach[rng.below(attach.len())], &mut labels)
-                );
-            }
-            LabelledTask {
-                task: t,
-                context,
-                truth: Some(labels),
-            }
-        })
-        .collect()
+            _ => {}
+        }
+    }
+
+    fn into_task(self) -> LabelledTask {
+        LabelledTask {
+            task: self.text,
+            context: self.context,
+            truth: Some(self.labels),
+        }
+    }
 }
 
 /// Support tickets: an incident in about 40%, an upset customer in about

@@ -213,7 +213,9 @@ impl Runner {
         s.sandbox
             .get_or_init(|| {
                 let options = SandboxOptions {
-                    net: crate::netguard::NetPolicy::new(s.config.network.allow_private.clone()),
+                    net: crate::grants::netguard::NetPolicy::new(
+                        s.config.network.allow_private.clone(),
+                    ),
                     ..SandboxOptions::from_config(
                         &s.config.sandbox,
                         Some(s.paths.cache_dir().join("components")),

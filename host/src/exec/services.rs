@@ -14,7 +14,7 @@ use super::files::lock;
 use super::{Invoker, Runner};
 use crate::grants::{Effective, KvHost, ModelHost, ToolHost};
 use crate::llm::{ChatRequest, Message, Provider};
-use crate::store::{KvQuota, RunStore, StoreConfig, StoreError};
+use crate::store::{KvQuota, KvStore, RunStore, StoreConfig, StoreError};
 use crate::tools::{CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
 use crate::types::{BoxFuture, ServiceError};
 
@@ -158,10 +158,11 @@ impl LazyStore {
     }
 
     /// The store for a handler's key-value call.
-    fn kv_store(&self) -> Result<&dyn RunStore, ServiceError> {
-        self.get_store().map_err(|e| {
+    fn kv_store(&self) -> Result<&dyn KvStore, ServiceError> {
+        let store = self.get_store().map_err(|e| {
             ServiceError::Failed(format!("{e} (opening is tried again on the next use)"))
-        })
+        })?;
+        Ok(store)
     }
 }
 
@@ -204,7 +205,7 @@ impl Runner {
             s.catalog.get(),
             invoker,
         );
-        tb.net = crate::netguard::NetPolicy::new(s.config.network.allow_private.clone());
+        tb.net = crate::grants::netguard::NetPolicy::new(s.config.network.allow_private.clone());
         tb.control = self.control_paths().clone();
         let tb = Arc::new(tb);
         *cached = Some((generation, tb.clone()));

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::latest_report_for;
 use crate::skill::{Skill, TreeError};
-use crate::store::{ApprovalRow, RunStore, StoreError};
+use crate::store::{ApprovalRow, GateRecords, StoreError};
 
 /// The pin of a skill as it is now, which an approval holds with the
 /// artifact's hash and a grant holds alone: its SKILL.md as the catalog
@@ -80,7 +80,7 @@ pub enum ApprovedBy {
 /// for exactly these; it must have passed. Replaces any earlier approval
 /// of the skill.
 pub fn approve(
-    store: &dyn RunStore,
+    store: &dyn GateRecords,
     skill: &str,
     artifact: &str,
     pin: &str,
@@ -176,7 +176,7 @@ fn short(v: &str) -> &str {
 /// whose skill is pinned `pin` ([`skill_pin`]), may run. One indexed read
 /// when it may; a refusal reads the latest report too, to say why.
 pub fn admission(
-    store: &dyn RunStore,
+    store: &dyn GateRecords,
     skill: &str,
     artifact: &str,
     pin: &str,
@@ -233,7 +233,7 @@ pub enum HandlerState {
 
 /// The state of the handler of `skill` as it is now (see [`admission`]).
 pub fn state(
-    store: &dyn RunStore,
+    store: &dyn GateRecords,
     skill: &str,
     artifact: &str,
     pin: &str,

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ApprovalError, Provenance};
-use crate::store::{GateReportRow, RunStore, StoreError};
+use crate::store::{GateRecords, GateReportRow, StoreError};
 
 /// The gate's checks, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,7 +221,7 @@ pub struct StoredReport {
 /// stored (a crash in between leaves the handler waiting for an approval,
 /// never running on a failed report) and again after (an approval made
 /// from the previous report in between is removed too).
-pub fn store_report(store: &dyn RunStore, report: &Report) -> Result<i64, StoreError> {
+pub fn store_report(store: &dyn GateRecords, report: &Report) -> Result<i64, StoreError> {
     let revoke = || -> Result<bool, StoreError> {
         let approved = store.handler_approval(&report.skill)?;
         match approved {
@@ -260,7 +260,7 @@ fn parse(row: GateReportRow) -> Result<StoredReport, ApprovalError> {
 
 /// The latest report of `skill`, for any artifact.
 pub fn latest_report(
-    store: &dyn RunStore,
+    store: &dyn GateRecords,
     skill: &str,
 ) -> Result<Option<StoredReport>, ApprovalError> {
     store.latest_gate_report(skill)?.map(parse).transpose()
@@ -268,7 +268,7 @@ pub fn latest_report(
 
 /// The latest report of `skill` for `artifact`.
 pub fn latest_report_for(
-    store: &dyn RunStore,
+    store: &dyn GateRecords,
     skill: &str,
     artifact: &str,
 ) -> Result<Option<StoredReport>, ApprovalError> {

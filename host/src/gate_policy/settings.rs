@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ApprovalError, Report, latest_report_for};
 use crate::skill::{Skill, Source};
-use crate::store::RunStore;
+use crate::store::GateRecords;
 
 /// The `[gate]` section of `skillhost.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,7 +195,7 @@ impl Provenance {
     /// would be judged as generated, and generated handlers are approved
     /// without the operator.
     pub fn recorded(
-        store: &dyn RunStore,
+        store: &dyn GateRecords,
         skill: &Skill,
         artifact: &str,
     ) -> Result<Provenance, ApprovalError> {

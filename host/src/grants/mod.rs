@@ -26,6 +26,9 @@ pub use call::{
     Offer, Refusal,
 };
 pub use config_file::{GrantFileError, file_grants, with_grant, write_grant};
+pub(crate) use files::guard as file_guard;
+pub(crate) use http::guard as http_guard;
+pub use http::netguard;
 pub use kv::{KvCall, KvHost, MAX_KV_KEY, MAX_KV_VALUE};
 pub use llm::{LlmCall, MAX_PROMPT, ModelHost};
 pub use tools::{MAX_TOOL_ARGS, ToolHost, ToolsCall};
@@ -112,8 +115,10 @@ pub use tools::{MAX_TOOL_ARGS, ToolHost, ToolsCall};
 /// the empty default). A capability with host functions, a service or
 /// per-call state has them in its [`HostCapability`] (`kv`, `llm`,
 /// `tools`; see `grants/call.rs`); `files` and `http` are enforced
-/// through WASI and the sandbox's guards (the control paths, the network
-/// guard), against the same field.
+/// through WASI and guards of their own, which the sandbox installs
+/// (`files/guard.rs`; `http/guard.rs` and the network guard,
+/// `http/netguard.rs`), and the sandbox's control paths, against the same
+/// field.
 pub trait Capability: Sync {
     /// Its key in front matter and in grants: the field's name.
     fn key(&self) -> &'static str;

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::{InstallConfig, InstallError};
-use crate::netguard::{self, NetPolicy};
+use crate::grants::netguard::{self, NetPolicy};
 
 /// Largest metadata answer read.
 const MAX_METADATA_BYTES: usize = 1 << 20;

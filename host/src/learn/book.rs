@@ -10,10 +10,9 @@
 //! so none loses another's change, on one machine or many.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::rules::{RuleSet, RulesError};
-use crate::store::{RunStore, SharedState};
+use crate::store::{SharedState, SharedStore, SharedStoreHandle};
 
 /// The shared document holding the rules (JSON, as `rules.json`).
 pub const RULES_DOC: &str = "rules";
@@ -23,29 +22,29 @@ pub const RULES_DOC: &str = "rules";
 pub struct RuleBook {
     /// `rules.json`, used unless the store is shared.
     path: PathBuf,
-    store: Option<Arc<dyn RunStore>>,
+    shared: Option<SharedStoreHandle>,
 }
 
 impl RuleBook {
     /// The rules file at `path`.
     pub fn file(path: PathBuf) -> RuleBook {
-        RuleBook { path, store: None }
+        RuleBook { path, shared: None }
     }
 
-    /// The workspace's rules: in `store` when hosts share it, else in
-    /// `rules.json` under `state_dir`.
-    pub fn of(state_dir: &Path, store: Option<Arc<dyn RunStore>>) -> RuleBook {
+    /// The workspace's rules: in the `shared` store when hosts share one,
+    /// else in `rules.json` under `state_dir`.
+    pub fn of(state_dir: &Path, shared: Option<SharedStoreHandle>) -> RuleBook {
         RuleBook {
             path: super::rules_path(state_dir),
-            store: store.filter(|s| s.shared().is_some()),
+            shared,
         }
     }
 
     pub fn at(&self) -> RulesAt<'_> {
-        match &self.store {
-            Some(store) => RulesAt::of_store(store.as_ref(), &self.path),
-            None => RulesAt::File(&self.path),
-        }
+        RulesAt::of(
+            self.shared.as_ref().and_then(SharedStoreHandle::get),
+            &self.path,
+        )
     }
 }
 
@@ -53,15 +52,15 @@ impl RuleBook {
 #[derive(Clone, Copy)]
 pub enum RulesAt<'a> {
     File(&'a Path),
-    Shared(&'a dyn SharedState, &'a dyn RunStore),
+    Shared(SharedStore<'a>),
 }
 
 impl<'a> RulesAt<'a> {
-    /// The rules of a workspace whose store is `store`: the store's when
-    /// it is shared, else the file at `path`.
-    pub fn of_store(store: &'a dyn RunStore, path: &'a Path) -> RulesAt<'a> {
-        match store.shared() {
-            Some(shared) => RulesAt::Shared(shared, store),
+    /// The rules of a workspace: the `shared` store's when hosts share
+    /// one, else the file at `path`.
+    pub fn of(shared: Option<SharedStore<'a>>, path: &'a Path) -> RulesAt<'a> {
+        match shared {
+            Some(store) => RulesAt::Shared(store),
             None => RulesAt::File(path),
         }
     }
@@ -70,7 +69,7 @@ impl<'a> RulesAt<'a> {
     pub fn describe(&self) -> String {
         match self {
             RulesAt::File(path) => path.display().to_string(),
-            RulesAt::Shared(_, store) => format!("the rules shared in {}", store.location()),
+            RulesAt::Shared(store) => format!("the rules shared in {}", store.location()),
         }
     }
 
@@ -85,7 +84,8 @@ impl<'a> RulesAt<'a> {
     pub fn exists(&self) -> Result<bool, RulesError> {
         match self {
             RulesAt::File(path) => Ok(path.exists()),
-            RulesAt::Shared(shared, _) => shared
+            RulesAt::Shared(store) => store
+                .documents()
                 .read(RULES_DOC)
                 .map(|d| d.is_some())
                 .map_err(|e| self.shared_error(e)),
@@ -96,7 +96,7 @@ impl<'a> RulesAt<'a> {
     pub fn load(&self) -> Result<RuleSet, RulesError> {
         match self {
             RulesAt::File(path) => RuleSet::load(path),
-            RulesAt::Shared(shared, _) => match shared.read(RULES_DOC) {
+            RulesAt::Shared(store) => match store.documents().read(RULES_DOC) {
                 Ok(Some(doc)) => self.parse(&doc.body),
                 Ok(None) => Ok(RuleSet::default()),
                 Err(e) => Err(self.shared_error(e)),
@@ -128,7 +128,7 @@ impl<'a> RulesAt<'a> {
                 }
                 Ok((value, set))
             }
-            RulesAt::Shared(shared, _) => self.update_shared(*shared, edit),
+            RulesAt::Shared(store) => self.update_shared(store.documents(), edit),
         }
     }
 

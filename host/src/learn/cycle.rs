@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::patterns::{Library, Pattern, Stage};
 use super::rules::{Kind, Origin, Rule, RuleSet};
-use crate::store::FailureGroup;
+use crate::store::{FailureGroup, RunLog, SharedStore};
 
 /// When a group of failures is worth a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
@@ -502,23 +502,24 @@ pub enum LearnError {
     Rules(#[from] super::rules::RulesError),
 }
 
-/// A cycle over the workspace store, writing the workspace's rules under
-/// their lock (`.skillhost/learning/rules.json`, or the store's when hosts
-/// share it: see [`super::book`]; two hosts' cycles at once add each rule
-/// once). Patterns: shipped, then `$SKILLHOST_HOME/patterns/`,
-/// then the skill's own `patterns.yaml`. With a `model`, classes no pattern
+/// A cycle over the workspace's runs, writing the workspace's rules under
+/// their lock (`.skillhost/learning/rules.json`, or the `shared` store's
+/// when hosts share one: see [`super::book`]; two hosts' cycles at once
+/// add each rule once). Patterns: shipped, then
+/// `$SKILLHOST_HOME/patterns/`, then the skill's own `patterns.yaml`. With a `model`, classes no pattern
 /// knows get a rule proposed by it (see [`super::propose`]); the lock is not
 /// held while the model thinks.
 pub async fn learn_from_store(
-    store: &dyn crate::store::RunStore,
+    runs: &dyn RunLog,
+    shared: Option<SharedStore<'_>>,
     paths: &crate::paths::Paths,
     catalog: &crate::skill::Catalog,
     config: &super::LearningConfig,
     model: Option<&dyn crate::llm::Provider>,
 ) -> Result<CycleReport, LearnError> {
-    let groups = store.failure_groups(config.thresholds.window)?;
+    let groups = runs.failure_groups(config.thresholds.window)?;
     let path = super::rules_path(&paths.state_dir());
-    let at = super::book::RulesAt::of_store(store, &path);
+    let at = super::book::RulesAt::of(shared, &path);
     if groups.is_empty() && !at.exists()? {
         // Nothing failed and nothing learned: no pattern to load, no rule
         // to touch. (With rules, they may still need refreshing.)
@@ -535,7 +536,7 @@ pub async fn learn_from_store(
     };
     // The model is asked without holding the rules lock: it may take seconds.
     let asker = Asker {
-        store,
+        runs,
         catalog,
         config,
         model,
@@ -586,7 +587,7 @@ fn skill_library(base: &Library, catalog: &crate::skill::Catalog, skill: &str) -
 
 /// What asking the model for a rule needs.
 struct Asker<'a> {
-    store: &'a dyn crate::store::RunStore,
+    runs: &'a dyn RunLog,
     catalog: &'a crate::skill::Catalog,
     config: &'a super::LearningConfig,
     model: &'a dyn crate::llm::Provider,
@@ -599,9 +600,9 @@ impl Asker<'_> {
         group: &FailureGroup,
     ) -> Result<Result<Rule, crate::llm::LlmError>, LearnError> {
         let window = self.config.thresholds.window;
-        let runs = self.store.recent_runs_of(&group.skill, window)?;
+        let runs = self.runs.recent_runs_of(&group.skill, window)?;
         let tool_errors = if group.tool_error {
-            self.store
+            self.runs
                 .tool_errors_of(&group.skill, &group.class, window)?
         } else {
             Vec::new()

@@ -283,12 +283,11 @@ fn skill_files_are_resources_and_reads_stay_inside() {
     }
 }
 
-/// A skill whose folder is also the workspace: its `.skillhost/` holds the
-/// host's store, and its handler was built in place.
-#[test]
-fn host_files_dotfiles_and_build_output_are_not_resources() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("skills");
+/// The server of one skill, `proj`, under `dir`, whose folder is also the
+/// workspace: its `.skillhost/` holds the host's store, its handler was
+/// built in place, and `notes.txt` links to the store.
+fn own_workspace_server(dir: &std::path::Path) -> SkillServer {
+    let root = dir.join("skills");
     write_skill(&root, "proj", "", "A project that is its own workspace.");
     let ws = root.join("proj");
     for (file, text) in [
@@ -305,7 +304,7 @@ fn host_files_dotfiles_and_build_output_are_not_resources() {
         std::fs::write(path, text).expect("write");
     }
     std::os::unix::fs::symlink(".skillhost/skillhost.db", ws.join("notes.txt")).expect("symlink");
-    let home = dir.path().join("home");
+    let home = dir.join("home");
     std::fs::create_dir_all(&home).expect("mkdir");
     let paths = Paths {
         home: home.clone(),
@@ -316,8 +315,13 @@ fn host_files_dotfiles_and_build_output_are_not_resources() {
         workspace_origin: Default::default(),
     };
     let catalog = Catalog::load(&[Root::new(root, Source::Path)], &LoadOptions::default());
-    let server = SkillServer::new(Runner::new(paths, Config::default(), catalog));
+    SkillServer::new(Runner::new(paths, Config::default(), catalog))
+}
 
+#[test]
+fn host_files_dotfiles_and_build_output_are_not_resources() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = own_workspace_server(dir.path());
     let uris: Vec<String> = server.resources().iter().map(|r| r.uri.clone()).collect();
     assert_eq!(
         uris,

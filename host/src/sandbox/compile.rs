@@ -11,8 +11,8 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, Strategy};
 use super::bindings::HandlerPre;
 use super::state::HostState;
 use super::{
-    CompileNotice, Handler, HandlerOrigin, Inner, Part, SandboxError, Tier, cache, cause, fs_guard,
-    inspect, limits,
+    CompileNotice, Handler, HandlerOrigin, Inner, Part, SandboxError, Tier, cache, cause, inspect,
+    limits,
 };
 use crate::types::Chain;
 
@@ -346,7 +346,8 @@ pub(super) fn new_engine(strategy: Strategy, pooling: bool) -> Result<Engine, Sa
 pub(super) fn new_linker(engine: &Engine) -> Result<Linker<HostState>, SandboxError> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(SandboxError::engine)?;
-    fs_guard::add_to_linker(&mut linker).map_err(SandboxError::engine)?;
+    crate::grants::file_guard::add_to_linker(&mut linker, HostState::guarded_fs)
+        .map_err(SandboxError::engine)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
         .map_err(SandboxError::engine)?;
     super::host_api::add_to_linker(&mut linker).map_err(SandboxError::engine)?;

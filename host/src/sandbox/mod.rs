@@ -8,13 +8,11 @@ mod cache;
 mod call;
 mod compile;
 mod config;
-mod fs_guard;
 mod guest_threads;
 mod host_api;
 pub mod host_budget;
 pub mod inspect;
 pub mod limits;
-mod outbound_http;
 mod state;
 mod ticker;
 
@@ -176,7 +174,7 @@ pub struct SandboxOptions {
     pub dedicated_threads: bool,
     /// How handlers' outbound HTTP is judged: the non-public addresses
     /// granted HTTP may still reach (operator config) and the resolver.
-    pub net: crate::netguard::NetPolicy,
+    pub net: crate::grants::netguard::NetPolicy,
     /// Which compilers make a handler's code.
     pub compiler: Compiler,
 }
@@ -193,7 +191,7 @@ impl SandboxOptions {
             max_function_bytes: bytes(config.max_function_kb, 1 << 10),
             compile_timeout: Duration::from_millis(config.compile_timeout_ms),
             dedicated_threads: config.dedicated_threads,
-            net: crate::netguard::NetPolicy::default(),
+            net: crate::grants::netguard::NetPolicy::default(),
             compiler: config.compiler,
         }
     }

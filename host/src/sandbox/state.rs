@@ -7,16 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
+use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::Entropy;
-use super::fs_guard::FsGuard;
 use super::host_api::LogLine;
 use super::host_budget::HostBudget;
 use super::limits::{Limiter, Limits};
-use super::outbound_http::HttpGuard;
+use crate::grants::file_guard::{FsGuard, GuardedFsView};
+use crate::grants::http_guard::HttpGuard;
 use crate::grants::{CallSetup, CallStates, Events, Services};
 use crate::paths::{ControlPathDenied, ControlPaths, OwnSkill};
 use crate::skill::Capabilities;
@@ -104,7 +105,7 @@ pub enum GrantPathError {
 /// is judged, the budget its host memory is charged to, and where its
 /// clocks and random numbers come from.
 pub(crate) struct Ambient {
-    pub(crate) net: crate::netguard::NetPolicy,
+    pub(crate) net: crate::grants::netguard::NetPolicy,
     pub(crate) budget: Arc<HostBudget>,
     pub(crate) entropy: Entropy,
 }
@@ -182,11 +183,7 @@ impl HostState {
             wasi: b.build(),
             table,
             http,
-            http_guard: HttpGuard {
-                granted_hosts: capabilities.http.clone(),
-                net,
-                events: events.clone(),
-            },
+            http_guard: HttpGuard::new(capabilities.http.clone(), net, events.clone()),
             limiter: Limiter::new(limits),
             calls: CallStates::new(
                 &CallSetup {
@@ -358,6 +355,17 @@ impl WasiView for HostState {
             ctx: &mut self.wasi,
             table: &mut self.table,
         }
+    }
+}
+
+impl HostState {
+    /// The call's `wasi:filesystem`, behind the `files` capability's guard.
+    pub(super) fn guarded_fs(&mut self) -> GuardedFsView<'_> {
+        let fs = WasiFilesystemCtxView {
+            ctx: self.wasi.filesystem(),
+            table: &mut self.table,
+        };
+        GuardedFsView::new(fs, &mut self.fs_guard)
     }
 }
 

@@ -2,7 +2,9 @@
 //! store that several hosts use has them (see
 //! [`RunStore::shared`](super::RunStore::shared)).
 
-use super::StoreError;
+use std::sync::Arc;
+
+use super::{RunStore, StoreError};
 
 /// An edit of a shared document: its current body (None: none yet) to the
 /// new one (None: leave it as it is).
@@ -49,5 +51,48 @@ pub trait SharedState: Send + Sync {
     /// the store cannot announce changes; the generation still tells.
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
+    }
+}
+
+/// The documents of a store that hosts share, with where the store is
+/// (for messages), borrowed: what a reader or writer of shared documents
+/// needs of the store, and nothing else of it.
+#[derive(Clone, Copy)]
+pub struct SharedStore<'a> {
+    store: &'a dyn RunStore,
+    documents: &'a dyn SharedState,
+}
+
+impl<'a> SharedStore<'a> {
+    /// `store`'s shared documents; None when hosts do not share it.
+    pub fn of(store: &'a dyn RunStore) -> Option<SharedStore<'a>> {
+        store
+            .shared()
+            .map(|documents| SharedStore { store, documents })
+    }
+
+    pub fn documents(&self) -> &'a dyn SharedState {
+        self.documents
+    }
+
+    /// Where the store is, for messages: a server address.
+    pub fn location(&self) -> String {
+        self.store.location()
+    }
+}
+
+/// A [`SharedStore`] kept open by whoever holds this.
+#[derive(Clone)]
+pub struct SharedStoreHandle(Arc<dyn RunStore>);
+
+impl SharedStoreHandle {
+    /// `store`, if hosts share it.
+    pub fn of(store: Arc<dyn RunStore>) -> Option<SharedStoreHandle> {
+        store.shared().is_some().then_some(SharedStoreHandle(store))
+    }
+
+    /// Its shared documents, borrowed (as [`SharedStore::of`] finds them).
+    pub fn get(&self) -> Option<SharedStore<'_>> {
+        SharedStore::of(self.0.as_ref())
     }
 }

@@ -2,7 +2,9 @@
 //! statistics ([`RunLog`]), handlers' key-value data ([`KvStore`]), the
 //! gate's records ([`GateRecords`]) and, where several hosts share one
 //! store, their documents ([`SharedState`]). [`RunStore`] is all of them
-//! together, the one object a host holds.
+//! together, the one object a host holds; code that uses the store takes
+//! the concern it needs (`&dyn RunStore` upcasts to each), and a shared
+//! store's documents with where it is as a [`SharedStore`].
 //!
 //! Two stores implement them, with a file per concern each: [`SqliteStore`],
 //! an embedded file under `.skillhost/` and the default, so the first run
@@ -27,7 +29,7 @@ mod postgres;
 mod runs;
 mod sqlite;
 
-pub use documents::{DocEdit, SharedDoc, SharedState};
+pub use documents::{DocEdit, SharedDoc, SharedState, SharedStore, SharedStoreHandle};
 pub use gate::{ApprovalRow, GateRecords, GateReportRow};
 pub use kv::{KvQuota, KvStore, KvUsage};
 pub use postgres::PgStore;

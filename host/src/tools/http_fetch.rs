@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::builtin::Builtin;
 use super::{CallContext, Denied, Offer, ToolError, Toolbox, str_arg};
-use crate::netguard;
+use crate::grants::netguard;
 use crate::types::FailureClass;
 
 const MAX_BODY: usize = 1 << 20;

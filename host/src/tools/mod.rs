@@ -193,7 +193,7 @@ pub struct Toolbox {
     pub policy: Policy,
     pub workspace: PathBuf,
     /// How outbound HTTP is judged and where names are looked up.
-    pub net: crate::netguard::NetPolicy,
+    pub net: crate::grants::netguard::NetPolicy,
     /// The host's own paths, which no file grant reaches.
     pub control: Arc<crate::paths::ControlPaths>,
     pub catalog: Arc<Catalog>,
@@ -206,7 +206,7 @@ impl Toolbox {
             tools: BTreeMap::new(),
             policy,
             workspace,
-            net: crate::netguard::NetPolicy::default(),
+            net: crate::grants::netguard::NetPolicy::default(),
             control: Arc::default(),
             catalog,
         }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::http_fetch::UrlError;
 use super::{CallContext, Tool};
-use crate::netguard::NetDenied;
+use crate::grants::netguard::NetDenied;
 use crate::paths::ControlPathDenied;
 
 /// `[tools]` in skillhost.toml.

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -236,7 +237,7 @@ fn denials_name_what_was_refused_and_keep_their_text() {
     let d = denied("http_fetch", json!({"url": "https://evil.example.org/"}));
     assert_eq!(
         d.reason,
-        Denied::Net(crate::netguard::NetDenied::HostNotGranted(
+        Denied::Net(crate::grants::netguard::NetDenied::HostNotGranted(
             "evil.example.org".into()
         ))
     );
@@ -413,7 +414,7 @@ fn pipeline_checks_everything_before_running() {
 
 /// Counts its calls (a side effect a test can see) and returns `v`;
 /// confined, so even an ungranted skill may use it.
-struct Mark(Arc<std::sync::atomic::AtomicUsize>);
+struct Mark(Arc<AtomicUsize>);
 
 impl Tool for Mark {
     fn name(&self) -> &str {
@@ -435,17 +436,15 @@ impl Tool for Mark {
         args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.0.fetch_add(1, Ordering::SeqCst);
             Ok(args.get("v").cloned().unwrap_or(Value::Null))
         })
     }
 }
 
-#[test]
-fn a_step_denied_by_any_layer_is_refused_before_any_step_runs() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let ws = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(ws.path().join("data")).expect("mkdir");
+/// A toolbox that denies `echo` and has [`Mark`], working in `workspace`,
+/// and the count of `mark` calls.
+fn marking_toolbox(workspace: &std::path::Path) -> (Toolbox, Arc<AtomicUsize>) {
     let marks = Arc::new(AtomicUsize::new(0));
     let mut tb = toolbox(
         ToolsConfig {
@@ -454,17 +453,15 @@ fn a_step_denied_by_any_layer_is_refused_before_any_step_runs() {
         },
         None,
     );
-    tb.workspace = PathBuf::from(ws.path());
+    tb.workspace = PathBuf::from(workspace);
     tb.register(Arc::new(Mark(marks.clone())));
-    let g = Capabilities {
-        files: FileCapabilities {
-            read: vec![],
-            write: vec!["workspace:data".into()],
-        },
-        ..Capabilities::default()
-    };
-    let write = json!({"tool": "write_file", "args": {"path": "data/x", "content": "x"}});
-    let cases = [
+    (tb, marks)
+}
+
+/// A step each layer denies: the layer, the skill, whether it is trusted,
+/// and the step.
+fn denied_steps() -> [(Layer, Skill, bool, Value); 5] {
+    [
         // A step that takes an earlier result still passes layers 1-3 first.
         (
             Layer::Global,
@@ -496,7 +493,23 @@ fn a_step_denied_by_any_layer_is_refused_before_any_step_runs() {
             true,
             json!({"tool": "read_skill_file", "args": {"skill": "other", "path": "secret.txt"}}),
         ),
-    ];
+    ]
+}
+
+#[test]
+fn a_step_denied_by_any_layer_is_refused_before_any_step_runs() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(ws.path().join("data")).expect("mkdir");
+    let (tb, marks) = marking_toolbox(ws.path());
+    let g = Capabilities {
+        files: FileCapabilities {
+            read: vec![],
+            write: vec!["workspace:data".into()],
+        },
+        ..Capabilities::default()
+    };
+    let write = json!({"tool": "write_file", "args": {"path": "data/x", "content": "x"}});
+    let cases = denied_steps();
     let rt = rt();
     for parallel in [false, true] {
         for (layer, s, trusted, denied) in &cases {

@@ -631,8 +631,15 @@ impl SeedRun<'_> {
         learning.proposals.enabled = true;
         learning.proposals.examples = PROPOSAL_EXAMPLES;
         learning.shipped_patterns = self.opts.shipped_patterns;
-        cycle::learn_from_store(store, scratch, catalog, &learning, Some(proposer.as_ref()))
-            .await?;
+        cycle::learn_from_store(
+            store,
+            crate::store::SharedStore::of(store),
+            scratch,
+            catalog,
+            &learning,
+            Some(proposer.as_ref()),
+        )
+        .await?;
         Ok(RuleSet::load(&crate::learn::rules_path(
             &scratch.state_dir(),
         ))?)

@@ -35,7 +35,7 @@ use crate::learn::{self, Learning, LearningConfig, RuleOutcome};
 use crate::llm::Provider;
 use crate::paths::Paths;
 use crate::store::journal::{self, JOURNAL_DIR, Journal, Line};
-use crate::store::{RunRecord, RunStore, StoreConfig, StoreError};
+use crate::store::{RunRecord, RunStore, SharedStoreHandle, StoreConfig, StoreError};
 use writer::Writer;
 
 /// Run ids taken at a time. Ids of concurrent processes interleave by
@@ -432,7 +432,7 @@ pub fn open_store(paths: &Paths, config: &StoreConfig) -> Result<Arc<dyn RunStor
     let state = paths.state_dir();
     let store = config.open(&state, crate::store::KvQuota::default())?;
     let rules = replay_journals(&state, store.as_ref());
-    let book = learn::RuleBook::of(&state, Some(store.clone()));
+    let book = learn::RuleBook::of(&state, SharedStoreHandle::of(store.clone()));
     if rules.iter().any(|r| !r.rules.is_empty()) && book.at().exists().unwrap_or(true) {
         let saved = Learning::open_book(book, learn::RuleFilter::All)
             .and_then(|(l, _)| l.record_batch(&rules));

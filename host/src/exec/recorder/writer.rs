@@ -15,7 +15,7 @@ use super::{
 use crate::learn::{self, Learning, RuleOutcome};
 use crate::paths::Paths;
 use crate::store::journal::{self, JOURNAL_DIR};
-use crate::store::{RunRecord, RunStore, StoreError};
+use crate::store::{RunRecord, RunStore, SharedStore, StoreError};
 
 /// Runs the writer has not stored, oldest first, each with its sequence
 /// number and what it counts against the queue.
@@ -361,6 +361,7 @@ impl Writer {
         let c = &self.cycle;
         let report = rt.block_on(learn::cycle::learn_from_store(
             store.as_ref(),
+            SharedStore::of(store.as_ref()),
             &c.paths,
             &c.catalog.get(),
             &c.config,

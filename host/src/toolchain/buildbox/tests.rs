@@ -43,6 +43,14 @@ fn pairs<'a>(args: &'a [OsString], flag: &str) -> Vec<(&'a OsStr, &'a OsStr)> {
 fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths() {
     let b = rust_box(Path::new("/x"));
     let args = bwrap_args(&b.spec(), Some(7), &[8, 9, 10, 11]);
+    assert_shares_nothing(&args);
+    assert_binds_at_box_paths(&args);
+    assert_makes_its_files_and_names_box_paths_only(&args);
+}
+
+/// A new session in new namespaces, no network, no /proc, no
+/// capabilities; its status on fd 7.
+fn assert_shares_nothing(args: &[OsString]) {
     let has = |s: &str| args.iter().any(|a| a == s);
     for flag in [
         "--die-with-parent",
@@ -62,7 +70,12 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
         args.windows(2)
             .any(|w| w[0] == "--json-status-fd" && w[1] == "7")
     );
-    let ro = pairs(&args, "--ro-bind-try");
+}
+
+/// The toolchain and the kit read-only, the slot and the build's target
+/// read-write, and the kit's host units read-only over that target.
+fn assert_binds_at_box_paths(args: &[OsString]) {
+    let ro = pairs(args, "--ro-bind-try");
     let x = |p: &str| OsStr::new(p).to_owned();
     // Besides the system's files (/usr, /etc/ld.so.cache, ...).
     let ro: Vec<(OsString, OsString)> = ro
@@ -80,7 +93,7 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
             (x("/x/cache/kits/k/target"), x(BOX_KIT_TARGET)),
         ]
     );
-    let rw: Vec<(&OsStr, &OsStr)> = pairs(&args, "--bind");
+    let rw: Vec<(&OsStr, &OsStr)> = pairs(args, "--bind");
     assert_eq!(
         rw,
         [
@@ -89,7 +102,7 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
         ]
     );
     // The kit's host units, read-only over the build's own target.
-    let over: Vec<(&OsStr, &OsStr)> = pairs(&args, "--ro-bind")
+    let over: Vec<(&OsStr, &OsStr)> = pairs(args, "--ro-bind")
         .into_iter()
         .filter(|(_, at)| at.to_string_lossy().starts_with(BOX_TARGET))
         .collect();
@@ -112,8 +125,12 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
         .rposition(|a| a == "/box/target/release/deps")
         .expect("over");
     assert!(first_over > last_rw, "bound over the target, after it");
-    // The made files: the user database, cargo's config, rustc's wrapper.
-    let data: Vec<&OsStr> = pairs(&args, "--ro-bind-data")
+}
+
+/// The made files (the user database, cargo's config, rustc's wrapper),
+/// and an environment that names box paths only.
+fn assert_makes_its_files_and_names_box_paths_only(args: &[OsString]) {
+    let data: Vec<&OsStr> = pairs(args, "--ro-bind-data")
         .into_iter()
         .map(|(_, at)| at)
         .collect();
@@ -121,8 +138,7 @@ fn the_rust_box_binds_the_toolchain_the_kit_the_slot_and_its_target_at_box_paths
         data,
         ["/etc/passwd", "/etc/group", "/box/cargo/config.toml",].map(OsStr::new)
     );
-    // The environment names box paths only.
-    let env = pairs(&args, "--setenv");
+    let env = pairs(args, "--setenv");
     for (k, v) in &env {
         assert!(
             !v.to_string_lossy().contains("/x"),

@@ -548,7 +548,33 @@ impl Run<'_, '_> {
             return data.union(Taint::new(Taint::SECRET, span.0));
         }
         self.verify_step(prog, args);
+        if let Some(out) = self.network_program(prog, args, stdin, span) {
+            return out;
+        }
+        if let Some(out) = self.shell_builtin(cx, (prog, args), (stdin, data), span, depth) {
+            return out;
+        }
         match prog {
+            "cp" | "mv" | "install" | "ln" | "ditto" => self.copy(args, span),
+            "tar" | "bsdtar" | "unzip" | "7z" | "7za" | "gunzip" | "bunzip2" | "unxz" | "zcat"
+            | "zip" => self.archive(prog, args, span),
+            "security" | "gpg" if dumps_secrets(args) => {
+                data.union(Taint::new(Taint::SECRET, span.0))
+            }
+            _ => self.other(prog, args, data, span),
+        }
+    }
+
+    /// A program that fetches or sends over the network: its stdout's
+    /// taint, or None for any other program.
+    fn network_program(
+        &mut self,
+        prog: &str,
+        args: &[Value],
+        stdin: Taint,
+        span: Span,
+    ) -> Option<Taint> {
+        let out = match prog {
             "curl" => self.curl(args, stdin, span),
             "wget" => self.wget(args, span),
             "fetch" | "aria2c" | "lwp-download" | "axel" | "http" | "https" | "xh" | "xhs" => {
@@ -558,25 +584,33 @@ impl Run<'_, '_> {
             "scp" | "rsync" | "sftp" => self.remote_copy(args, span),
             "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ssh" | "mail" | "mailx"
             | "sendmail" | "openssl" => {
-                let sent = stdin.union(values_taint(args));
-                self.send(sent, span);
+                self.send(stdin.union(values_taint(args)), span);
                 Taint::default()
             }
             "nslookup" | "dig" | "host" | "ping" | "drill" | "resolvectl" => {
                 self.send(values_taint(args), span);
                 Taint::default()
             }
+            _ => return None,
+        };
+        Some(out)
+    }
+
+    /// A builtin (or a tool used like one) that works on the shell's own
+    /// state: code it runs, its folder, variables, printed text. Its
+    /// stdout's taint, or None for any other program.
+    fn shell_builtin(
+        &mut self,
+        cx: Cx,
+        (prog, args): (&str, &[Value]),
+        (stdin, data): (Taint, Taint),
+        span: Span,
+        depth: usize,
+    ) -> Option<Taint> {
+        let out = match prog {
             "eval" => self.eval(cx, args, span, depth),
-            "source" | "." => {
-                if let Some(file) = args.first() {
-                    let t = self.file_arg(file, stdin);
-                    self.exec(t, span);
-                }
-                Taint::default()
-            }
-            "cp" | "mv" | "install" | "ln" | "ditto" => self.copy(args, span),
-            "tar" | "bsdtar" | "unzip" | "7z" | "7za" | "gunzip" | "bunzip2" | "unxz" | "zcat"
-            | "zip" => self.archive(prog, args, span),
+            "source" | "." => self.source(args, stdin, span),
+            "su" => self.run_as_root(cx, args, span, depth),
             "printf" | "echo" => {
                 self.printed = printed_text(prog, args);
                 data
@@ -585,30 +619,8 @@ impl Run<'_, '_> {
                 self.printed = self.heredoc_text.clone();
                 data
             }
-            "tee" => {
-                for file in args.iter().filter(|a| !a.text.starts_with('-')) {
-                    self.me.write_file(&file.text, stdin);
-                }
-                stdin
-            }
-            "cd" | "pushd" => {
-                self.me.cwd = args
-                    .iter()
-                    .find(|a| !a.text.starts_with('-'))
-                    .map(|d| self.me.path_taint(&d.text))
-                    .unwrap_or_default();
-                Taint::default()
-            }
-            "su" => {
-                // `su -c CMD`: CMD runs as root.
-                let code = args.iter().skip_while(|a| a.text != "-c").nth(1);
-                if let Some(code) = code.filter(|c| c.taint.is_clean()).cloned() {
-                    let was = std::mem::replace(&mut self.me.root, true);
-                    self.nested(cx, &code.text, span, depth);
-                    self.me.root = was;
-                }
-                Taint::default()
-            }
+            "tee" => self.tee(args, stdin),
+            "cd" | "pushd" => self.change_dir(args),
             "read" | "mapfile" | "readarray" => {
                 self.read_vars(args, stdin);
                 Taint::default()
@@ -616,11 +628,47 @@ impl Run<'_, '_> {
             "env" | "printenv" | "set" | "export" | "declare" if args.is_empty() => {
                 data.union(Taint::new(Taint::SECRET, span.0))
             }
-            "security" | "gpg" if dumps_secrets(args) => {
-                data.union(Taint::new(Taint::SECRET, span.0))
-            }
-            _ => self.other(prog, args, data, span),
+            _ => return None,
+        };
+        Some(out)
+    }
+
+    /// `source FILE`: FILE's contents run here.
+    fn source(&mut self, args: &[Value], stdin: Taint, span: Span) -> Taint {
+        if let Some(file) = args.first() {
+            let t = self.file_arg(file, stdin);
+            self.exec(t, span);
         }
+        Taint::default()
+    }
+
+    /// `su -c CMD`: CMD runs as root.
+    fn run_as_root(&mut self, cx: Cx, args: &[Value], span: Span, depth: usize) -> Taint {
+        let code = args.iter().skip_while(|a| a.text != "-c").nth(1);
+        if let Some(code) = code.filter(|c| c.taint.is_clean()).cloned() {
+            let was = std::mem::replace(&mut self.me.root, true);
+            self.nested(cx, &code.text, span, depth);
+            self.me.root = was;
+        }
+        Taint::default()
+    }
+
+    /// `tee FILE…`: stdin written to each FILE and passed on.
+    fn tee(&mut self, args: &[Value], stdin: Taint) -> Taint {
+        for file in args.iter().filter(|a| !a.text.starts_with('-')) {
+            self.me.write_file(&file.text, stdin);
+        }
+        stdin
+    }
+
+    /// `cd DIR`: the working folder takes DIR's taint.
+    fn change_dir(&mut self, args: &[Value]) -> Taint {
+        self.me.cwd = args
+            .iter()
+            .find(|a| !a.text.starts_with('-'))
+            .map(|d| self.me.path_taint(&d.text))
+            .unwrap_or_default();
+        Taint::default()
     }
 
     /// A program run by a command word: a tainted file, or a bare name

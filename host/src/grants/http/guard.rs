@@ -21,7 +21,8 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep, timeout};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
-use crate::netguard::{self, Checked, NetPolicy};
+use super::netguard::{self, Checked, NetPolicy};
+use crate::grants::Events;
 
 /// How long a name lookup may take.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -32,9 +33,21 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// wasi:http hooks that put every outgoing request through the network
 /// guard before anything is sent, and send it to the checked address.
 pub(crate) struct HttpGuard {
-    pub(super) granted_hosts: Vec<String>,
-    pub(super) net: NetPolicy,
-    pub(super) events: crate::grants::Events,
+    granted_hosts: Vec<String>,
+    net: NetPolicy,
+    events: Events,
+}
+
+impl HttpGuard {
+    /// The guard of a call granted `granted_hosts`, noting what it sends
+    /// and denies in `events`.
+    pub(crate) fn new(granted_hosts: Vec<String>, net: NetPolicy, events: Events) -> Self {
+        HttpGuard {
+            granted_hosts,
+            net,
+            events,
+        }
+    }
 }
 
 type IoFuture = Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>;

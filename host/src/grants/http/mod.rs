@@ -1,15 +1,20 @@
 //! `http`: host names (exact, or `*.example.com`) the handler's outbound
-//! HTTP may reach. The sandbox's wasi:http guard checks each request's host
-//! and the addresses it resolves to.
+//! HTTP may reach. Its wasi:http guard ([`guard`]) checks each request's
+//! host and the addresses it resolves to ([`netguard`], which the host's
+//! own fetches use too); the sandbox installs the guard as a call's
+//! request hooks.
+
+pub(crate) mod guard;
+pub mod netguard;
 
 use super::{CallSetup, Capability, Flag, HostCapability, Permit};
-use crate::netguard::pattern_covers;
 use crate::skill::Capabilities;
+use netguard::pattern_covers;
 
 pub struct Http;
 
-/// Its per-call enforcement is wasi:http's, through the sandbox's request
-/// hooks and the network guard: no service, no state here.
+/// Its per-call enforcement is wasi:http's, through its guard (the call's
+/// request hooks) and the network guard: no service, no state here.
 impl HostCapability for Http {
     type Service = ();
     type State = ();

@@ -26,8 +26,6 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 use wasmtime_wasi::p2::{FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult};
 use wasmtime_wasi_io::streams::{DynInputStream, DynOutputStream};
 
-use super::state::HostState;
-
 /// Per-call filesystem budget.
 pub(crate) struct FsGuard {
     open: HashSet<u32>,
@@ -148,28 +146,27 @@ impl HasData for GuardedFs {
     type Data<'a> = GuardedFsView<'a>;
 }
 
+/// wasmtime-wasi's filesystem view of a call, behind the call's guard.
 pub(crate) struct GuardedFsView<'a> {
     fs: WasiFilesystemCtxView<'a>,
     guard: &'a mut FsGuard,
 }
 
-pub(crate) fn view(s: &mut HostState) -> GuardedFsView<'_> {
-    GuardedFsView {
-        fs: WasiFilesystemCtxView {
-            ctx: s.wasi.filesystem(),
-            table: &mut s.table,
-        },
-        guard: &mut s.fs_guard,
+impl<'a> GuardedFsView<'a> {
+    pub(crate) fn new(fs: WasiFilesystemCtxView<'a>, guard: &'a mut FsGuard) -> Self {
+        GuardedFsView { fs, guard }
     }
 }
 
 /// Links `wasi:filesystem/types` through the guard, in place of
-/// wasmtime-wasi's direct implementation.
-pub(crate) fn add_to_linker(
-    linker: &mut wasmtime::component::Linker<HostState>,
+/// wasmtime-wasi's direct implementation; `view` projects a call's data
+/// (the sandbox's) onto the guarded view.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+    view: fn(&mut T) -> GuardedFsView<'_>,
 ) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let r = types::add_to_linker::<HostState, GuardedFs>(linker, view);
+    let r = types::add_to_linker::<T, GuardedFs>(linker, view);
     linker.allow_shadowing(false);
     r
 }

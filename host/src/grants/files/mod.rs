@@ -1,7 +1,10 @@
 //! `files`: folders the handler may read (`files.read`) or write
 //! (`files.write`), relative to the skill folder or `workspace:PATH`. The
 //! sandbox preopens them (refusing the host's own paths) when it builds the
-//! call's WASI context.
+//! call's WASI context, and links `wasi:filesystem` through this
+//! capability's guard ([`guard`]: open files, write quota, no links).
+
+pub(crate) mod guard;
 
 use super::{CallSetup, Capability, Flag, HostCapability, Permit};
 use crate::skill::Capabilities;
@@ -9,8 +12,7 @@ use crate::skill::Capabilities;
 pub struct Files;
 
 /// Its per-call enforcement is WASI's own, configured from the grant
-/// (preopened folders) and the sandbox's file guard: no service, no
-/// state here.
+/// (preopened folders), and its file guard's: no service, no state here.
 impl HostCapability for Files {
     type Service = ();
     type State = ();
