@@ -29,9 +29,10 @@ pub(super) struct JudgeSetup {
     provider: Arc<dyn Provider>,
     paths: Paths,
     runtime: tokio::runtime::Runtime,
-    /// Verdicts asked and read from the cache, for the summary line.
+    /// Verdicts asked and read from the cache, and calls that failed.
     pub asked: usize,
     pub cached: usize,
+    pub failed: usize,
 }
 
 impl JudgeArgs {
@@ -55,13 +56,16 @@ impl JudgeArgs {
             runtime: super::super::runtime()?,
             asked: 0,
             cached: 0,
+            failed: 0,
         }))
     }
 }
 
 impl JudgeSetup {
     /// Adds the judge's finding to `findings` unless they already hold a
-    /// high one (the judge decides what the rules cannot).
+    /// high one (the judge decides what the rules cannot). A failed call
+    /// (the server down, a text past the model's context) is a warning,
+    /// not the audit's end: the static findings stand.
     pub(super) fn review(
         &mut self,
         findings: &mut Vec<Finding>,
@@ -75,7 +79,14 @@ impl JudgeSetup {
             self.provider.as_ref(),
             self.paths.state_dir().join("audit-judge"),
         );
-        let verdict = self.runtime.block_on(judge.judge(&judged))?;
+        let verdict = match self.runtime.block_on(judge.judge(&judged)) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(error = %e, "the model judge gave no verdict");
+                self.failed += 1;
+                return Ok(());
+            }
+        };
         if verdict.cached {
             self.cached += 1;
         } else {

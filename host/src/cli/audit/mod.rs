@@ -58,6 +58,7 @@ pub fn skills_audit(args: AuditArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             model = %judge.model(),
             asked = judge.asked,
             cached = judge.cached,
+            failed = judge.failed,
             "model judge"
         );
     }
