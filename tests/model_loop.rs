@@ -694,3 +694,58 @@ Summarize, then email.
     );
     assert_eq!(v["trajectory"][0]["tool"], "execute_pipeline");
 }
+
+/// The skill tools of the first request of a run of `planner`, which may
+/// call four other skills, with `[model] max_skill_tools` set to `cap`.
+fn skill_tools_offered(cap: Option<usize>) -> Vec<String> {
+    let server = Server::start(vec![openai_text("Done.")]);
+    let ws = Workspace::new();
+    // A skill is a tool when it runs without a model: a pipeline here.
+    let pipeline = "metadata:\n  skillhost:\n    pipeline:\n      steps:\n        - tool: list_skill_files\n          args: {}\n      result: last";
+    for name in ["weather", "invoice", "recipes", "translate"] {
+        ws.add_skill(name, pipeline, None);
+    }
+    ws.add_skill(
+        "planner",
+        "allowed-tools: [skill_weather, skill_invoice, skill_recipes, skill_translate]",
+        None,
+    );
+    let mut config = Config::default();
+    config.model.provider = Some("openai".into());
+    config.model.model = Some("test-model".into());
+    config.model.base_url = Some(server.url.clone());
+    config.model.max_skill_tools = cap;
+    // Calling another skill is for a granted skill only.
+    ws.grant_declared(&mut config, "planner");
+    let provider = config.model.build().expect("provider").expect("configured");
+    let runner = ws.runner(config).with_provider(provider);
+    let o = run(
+        &runner,
+        "planner",
+        "what is the weather in Paris tomorrow",
+        json!({}),
+    );
+    assert_eq!(o.failure, None);
+    let reqs = server.requests();
+    reqs[0]["tools"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .filter(|n| n.starts_with("skill_"))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_small_context_is_offered_only_the_skills_search_ranks_best_for_the_task() {
+    assert_eq!(
+        skill_tools_offered(None).len(),
+        4,
+        "no cap: every skill allowed"
+    );
+    assert_eq!(skill_tools_offered(Some(1)), ["skill_weather"]);
+    assert_eq!(skill_tools_offered(Some(4)).len(), 4);
+}

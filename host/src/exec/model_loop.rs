@@ -14,7 +14,7 @@ use super::{RunOutcome, Runner, Step};
 use crate::config::AgentConfig;
 use crate::grants::Effective;
 use crate::learn::Applied;
-use crate::llm::{ChatRequest, ChatResponse, Message, Provider, ToolCall};
+use crate::llm::{ChatRequest, ChatResponse, Message, Provider, ToolCall, ToolSpec};
 use crate::skill::Skill;
 use crate::tools::pipeline::as_text;
 use crate::tools::{CallContext, Caller, ToolError};
@@ -164,6 +164,31 @@ fn context_value(v: &Value) -> String {
     }
 }
 
+/// `tools` with at most `[model] max_skill_tools` of the `skill_<name>`
+/// tools: those the catalog's search ranks best for `task`, in its order
+/// (the rest of the offer as it was). A call to a skill not offered still
+/// passes the same policy; this only keeps definitions out of a small
+/// context.
+fn fitted_skill_tools(runner: &Runner, mut tools: Vec<ToolSpec>, task: &str) -> Vec<ToolSpec> {
+    let Some(k) = runner.config().model.max_skill_tools else {
+        return tools;
+    };
+    let is_skill = |t: &ToolSpec| t.name.starts_with("skill_");
+    if tools.iter().filter(|t| is_skill(t)).count() <= k {
+        return tools;
+    }
+    let catalog = runner.catalog();
+    let ranked: Vec<String> = catalog
+        .search(task, catalog.len())
+        .iter()
+        .map(|m| format!("skill_{}", m.skill.name))
+        .filter(|name| tools.iter().any(|t| &t.name == name))
+        .take(k)
+        .collect();
+    tools.retain(|t| !is_skill(t) || ranked.contains(&t.name));
+    tools
+}
+
 #[tracing::instrument(name = "tier", skip_all, fields(tier = "model", skill = %turn.skill.name, depth = turn.depth))]
 pub(super) async fn run(
     runner: &Runner,
@@ -186,7 +211,7 @@ pub(super) async fn run(
             &outcome.context,
         )),
         messages: vec![Message::User(turn.task.to_owned())],
-        tools: toolbox.offered(&cx),
+        tools: fitted_skill_tools(runner, toolbox.offered(&cx), turn.task),
         max_tokens: None,
     };
     let mut tool_step = 0u32;

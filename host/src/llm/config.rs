@@ -12,6 +12,7 @@
 //! max_tokens = 1024              # every request is capped
 //! temperature = 0.2              # sent only when set
 //! seed = 7                       # sent only when set (OpenAI-compatible)
+//! max_skill_tools = 4            # a small context: only the skills search ranks best
 //! script = "tests/data/answers.json"       # provider = "scripted" only
 //! ```
 //!
@@ -75,6 +76,11 @@ pub struct ModelConfig {
     /// one per seed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// At most this many `skill_<name>` tools in one request: those the
+    /// catalog's search ranks best for the task (a small model's context
+    /// holds few tool definitions). None: every skill the policy offers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_skill_tools: Option<usize>,
 }
 
 /// Default of `total_timeout_ms`: twice the default attempt, so that a
