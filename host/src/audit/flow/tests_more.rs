@@ -7,7 +7,7 @@ use super::super::Severity;
 use super::paths::{is_metadata_url, is_release_url, names_package_file};
 
 /// `(rule, severity)` of every flow hit of `text` as `file`.
-fn hits(file: &str, text: &str) -> Vec<(&'static str, Severity)> {
+pub(super) fn hits(file: &str, text: &str) -> Vec<(&'static str, Severity)> {
     super::scan(file, text)
         .into_iter()
         .map(|h| (h.rule.id, h.severity))
@@ -19,7 +19,7 @@ fn md(lang: &str, code: &str) -> String {
 }
 
 #[track_caller]
-fn high(file: &str, text: &str, rule: &str) {
+pub(super) fn high(file: &str, text: &str, rule: &str) {
     let got = hits(file, text);
     assert!(
         got.contains(&(rule, Severity::High)),
@@ -28,7 +28,7 @@ fn high(file: &str, text: &str, rule: &str) {
 }
 
 #[track_caller]
-fn not_high(file: &str, text: &str) {
+pub(super) fn not_high(file: &str, text: &str) {
     let got = hits(file, text);
     assert!(
         got.iter().all(|(_, s)| *s < Severity::High),

@@ -3,32 +3,7 @@
 //! loaded, uploads to stores, and commands inside configuration files; a
 //! positive and an honest look-alike for each.
 
-use super::super::Severity;
-
-fn hits(file: &str, text: &str) -> Vec<(&'static str, Severity)> {
-    super::scan(file, text)
-        .into_iter()
-        .map(|h| (h.rule.id, h.severity))
-        .collect()
-}
-
-#[track_caller]
-fn high(file: &str, text: &str, rule: &str) {
-    let got = hits(file, text);
-    assert!(
-        got.contains(&(rule, Severity::High)),
-        "expected {rule} high, got {got:?}\n{text}"
-    );
-}
-
-#[track_caller]
-fn not_high(file: &str, text: &str) {
-    let got = hits(file, text);
-    assert!(
-        got.iter().all(|(_, s)| *s < Severity::High),
-        "expected nothing high, got {got:?}\n{text}"
-    );
-}
+use super::tests_more::{high, not_high};
 
 #[test]
 fn a_runner_looked_up_by_a_joined_name_still_runs_what_was_fetched() {
