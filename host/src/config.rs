@@ -163,6 +163,17 @@ impl Config {
             max_keys: self.limits.kv_max_keys,
         }
     }
+
+    /// What forging after runs needs of these settings.
+    #[cfg(feature = "forge")]
+    pub fn forge_inputs(&self, paths: &Paths) -> crate::forge::after_runs::Inputs {
+        crate::forge::after_runs::Inputs::new(
+            paths,
+            self.forge.clone(),
+            self.trust.clone(),
+            self.grants.clone(),
+        )
+    }
 }
 
 /// `layers` (the user file's text, then the workspace file's) merged and

@@ -58,7 +58,7 @@
 //!   approvals, pinned to an artifact's bytes: what `exec` asks before it
 //!   runs a gated handler. What the hosts on one store share: the
 //!   workspace's grants and the forged and installed skills, as documents
-//!   of the store. The optional model judge of a skill's text, its
+//!   of the store, and how a host follows them. The optional model judge of a skill's text, its
 //!   verdicts cached by hash. None knows the others.
 //! - layer 5: `config`: `skillhost.toml`, collecting each module's own
 //!   settings type.
@@ -66,13 +66,15 @@
 //!   pinned to its fingerprint, into a skillhost.toml or the shared store;
 //!   the grant command a notice prints.
 //! - layer 7: `exec`: a task's path, with a thin `Runner` front
-//!   (`exec/mod.rs`) and a file per step: `select`, `flow` (prevention,
-//!   the tier, validation and its retry), one per tier (`handler`,
-//!   `pipeline`, `model_loop`, `template`), `outcome` and `record`; the
-//!   layer-3 services offered to the sandbox; recording the run, and
-//!   after it (off the request path) forging and improving skills and
-//!   swapping in the reloaded catalog; catching up with what other hosts
-//!   share.
+//!   (`exec/mod.rs`), one entry for every caller (`entry`) and a file per
+//!   step: `select`, `flow` (prevention, the attempt, validation and its
+//!   retry), `tiers` (the `Call` each tier gets, `call`), one per tier
+//!   (`handler`, `pipeline`, `model_loop`, `template`), `admit` (a
+//!   handler read, approved and compiled), `outcome` and `record`; the
+//!   layer-3 services offered to the sandbox; recording the run, and after
+//!   it (off the request path) handing the runs to `forge::after_runs`
+//!   and swapping in the reloaded catalog; following what other hosts
+//!   share (`shared::follow`).
 //! - layer 8: `eval`, `app`, `gate`: ablations, simulated
 //!   models and their scenarios; wiring a runner from paths,
 //!   configuration, model and rules; the validation gate's checks of a

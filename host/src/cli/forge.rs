@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 
 use super::Ctx;
 use crate::config::Config;
-use crate::exec::MinedOutcome;
+use crate::forge::after_runs::{MinedOutcome, write_mined};
 use crate::forge::history::{self, EventKind};
 use crate::forge::mine::{self, MineReport};
 use crate::forge::{CreateOutcome, ImproveOutcome, SkillWriter};
@@ -124,8 +124,12 @@ fn write_candidates(
 ) -> anyhow::Result<()> {
     let config = Config::load(&ctx.paths)?;
     let catalog = ctx.catalog();
-    let outcomes =
-        crate::exec::write_mined(&ctx.paths, &config, &catalog, store, &report.candidates);
+    let outcomes = write_mined(
+        &config.forge_inputs(&ctx.paths),
+        &catalog,
+        store,
+        &report.candidates,
+    );
     for (c, outcome) in report.candidates.iter().zip(outcomes) {
         let seq = c.tools.join(" → ");
         let line = match outcome {

@@ -2,15 +2,15 @@
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use indicatif::ProgressBar;
-use tracing::Instrument as _;
-use tracing::field::Empty;
 
 use super::Ctx;
-use crate::exec::{Progress, ProgressSink, RunOutcome, RunRequest, Runner, context, with_progress};
+use crate::exec::{
+    Progress, ProgressSink, RunOutcome, RunRequest, Runner, Via, context, with_progress,
+};
 
 /// Longest a run waits, after answering, for its handler's optimised code
 /// to reach the disk cache (a 12 MB component takes 10-20 s here).
@@ -66,31 +66,23 @@ impl ModelArgs {
 
 pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let runner = ctx.runner_with_model(&args.model)?;
-    let started = Instant::now();
     let request = RunRequest {
         task: args.task,
         skill: args.skill,
-        ..RunRequest::default()
+        // Typed by the chosen skill's declared fields.
+        context: context::split_pairs(&args.context)?,
     };
-    let catalog = runner.catalog();
-    let (skill, selected_by) = runner.select(&catalog, &request)?;
-    // Context values are typed by the chosen skill's declared fields.
-    let given = context::parse_pairs(&args.context, &skill.meta.context_fields)?;
     let rt = super::runtime()?;
-    let span = run_span(&skill.name);
     let show = super::progress::shown(args.json);
     let spinner = Arc::new(Mutex::new(None));
     let outcome = rt.block_on(with_progress(
         compile_progress(show, Arc::clone(&spinner)),
-        runner
-            .run_skill(skill, selected_by, &request.task, &given, started)
-            .instrument(span.clone()),
+        runner.run_via(&request, Via::Cli),
     ));
     if let Some(s) = lock(&spinner).take() {
         s.finish_and_clear();
     }
     let outcome = outcome?;
-    close_span(span, &outcome);
     print_outcome(&outcome, args.json)?;
     wait_optimised(&runner, show);
     Ok(exit_code(&outcome, args.json))
@@ -110,27 +102,6 @@ fn exit_code(outcome: &RunOutcome, json: bool) -> ExitCode {
         );
     }
     ExitCode::FAILURE
-}
-
-/// One span per run; tier, duration and failure are known at its end
-/// and show when it closes (-v).
-fn run_span(skill: &str) -> tracing::Span {
-    tracing::info_span!(
-        target: "skillhost::run",
-        "run",
-        skill = %skill,
-        tier = Empty,
-        duration_us = Empty,
-        failure = Empty,
-    )
-}
-
-fn close_span(span: tracing::Span, outcome: &RunOutcome) {
-    span.record("tier", outcome.tier.as_str());
-    span.record("duration_us", outcome.timings.total_us);
-    if let Some(f) = &outcome.failure {
-        span.record("failure", f.class.as_str());
-    }
 }
 
 /// The compile of a handler in no cache is most of a first run: a

@@ -29,6 +29,12 @@ pub fn parse_pairs(
     pairs: &[String],
     fields: &BTreeMap<String, ContextField>,
 ) -> Result<Map<String, Value>, ContextError> {
+    type_text(fields, split_pairs(pairs)?)
+}
+
+/// `KEY=VALUE` arguments as text values by key, untyped (a later pair
+/// for a key wins).
+pub fn split_pairs(pairs: &[String]) -> Result<Map<String, Value>, ContextError> {
     let mut out = Map::new();
     for pair in pairs {
         let (key, raw) = pair
@@ -38,11 +44,25 @@ pub fn parse_pairs(
         if key.is_empty() {
             return Err(ContextError::NotAPair(pair.clone()));
         }
-        let value = match fields.get(key) {
-            Some(f) => typed(key, raw, f.kind)?,
-            None => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
+        out.insert(key.to_owned(), Value::String(raw.to_owned()));
+    }
+    Ok(out)
+}
+
+/// Types text values (from [`split_pairs`]) as [`parse_pairs`] does;
+/// a value that is not text is kept as it is.
+pub fn type_text(
+    fields: &BTreeMap<String, ContextField>,
+    given: Map<String, Value>,
+) -> Result<Map<String, Value>, ContextError> {
+    let mut out = Map::new();
+    for (key, value) in given {
+        let value = match (fields.get(&key), value) {
+            (Some(f), Value::String(raw)) => typed(&key, &raw, f.kind)?,
+            (None, Value::String(raw)) => serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
+            (_, v) => v,
         };
-        out.insert(key.to_owned(), value);
+        out.insert(key, value);
     }
     Ok(out)
 }

@@ -6,21 +6,14 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::outcome::{RunError, RunOutcome, Tier, micros};
-use super::{Runner, context, model_loop};
+use super::call::Run;
+use super::outcome::{RunError, RunOutcome, micros};
+use super::{Runner, context};
 use crate::learn::condition::Facts;
 use crate::learn::rules::{Kind, Setting};
 use crate::learn::{Applied, Learning, Validator};
 use crate::skill::Skill;
 use crate::types::{Failure, FailureClass};
-
-/// What one run of a skill is about, as every step of it sees it.
-struct Run<'a> {
-    skill: &'a Skill,
-    task: &'a str,
-    given: &'a Map<String, Value>,
-    depth: u32,
-}
 
 impl Runner {
     /// Runs `skill` for `task`: at depth 0 for a caller, deeper for a
@@ -54,8 +47,7 @@ impl Runner {
         if let Some(message) = refused {
             outcome.failure = Some(Failure::new(FailureClass::RequiredField, message));
         } else {
-            self.attempt(skill, task, &instructions, depth, &mut outcome)
-                .await?;
+            self.attempt(&run, &instructions, &mut outcome).await?;
             self.validate(skill, task, validators, &mut outcome);
             self.retry_once(&run, validators, &mut instructions, &mut outcome)
                 .await?;
@@ -171,8 +163,7 @@ impl Runner {
         outcome.output = None;
         outcome.failure = None;
         outcome.rejected_output = None;
-        self.attempt(run.skill, run.task, instructions, run.depth, outcome)
-            .await?;
+        self.attempt(run, instructions, outcome).await?;
         self.validate(run.skill, run.task, validators, outcome);
         Ok(())
     }
@@ -244,53 +235,6 @@ impl Runner {
         let has_code =
             skill.meta.skillhost.handler.is_some() || skill.meta.skillhost.pipeline.is_some();
         self.shared.provider.is_some() && (self.shared.prefer_model || !has_code)
-    }
-
-    /// One go at the first tier that can answer.
-    pub(super) async fn attempt(
-        &self,
-        skill: &Skill,
-        task: &str,
-        instructions: &[String],
-        depth: u32,
-        outcome: &mut RunOutcome,
-    ) -> Result<(), RunError> {
-        outcome.attempts += 1;
-        let model = self.shared.provider.clone();
-        let prefer_model = self.shared.prefer_model && model.is_some();
-        if let (Some(handler), false) = (skill.meta.skillhost.handler.clone(), prefer_model) {
-            outcome.tier = Tier::Handler;
-            self.run_handler(skill, &handler, task, outcome, depth)
-                .await?;
-        } else if let (Some(pipeline), false) =
-            (skill.meta.skillhost.pipeline.clone(), prefer_model)
-        {
-            outcome.tier = Tier::Pipeline;
-            self.run_declared_pipeline(skill, &pipeline, task, outcome, depth)
-                .await;
-        } else if let Some(provider) = model {
-            outcome.tier = Tier::Model;
-            let grants = self.grants_for(skill, outcome);
-            let max_steps = self.shared.config.agent.max_steps;
-            model_loop::run(
-                self,
-                provider.as_ref(),
-                model_loop::Turn {
-                    skill,
-                    task,
-                    grants: &grants,
-                    instructions,
-                    max_steps,
-                    budget: model_loop::Budget::of(&self.shared.config.agent),
-                    depth,
-                },
-                outcome,
-            )
-            .await;
-        } else {
-            self.answer_from_template(skill, task, outcome);
-        }
-        Ok(())
     }
 
     /// The skill's validators read the answer; the first that fails names

@@ -1,236 +1,44 @@
-//! Tier 1: the skill's handler, read (or found unchanged), admitted,
-//! compiled (or found compiled) and called in the sandbox.
+//! Tier 1: the skill's handler, admitted and compiled (see `admit`),
+//! called in the sandbox with the call's context, grants and limits.
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use super::Runner;
-use super::effective::limits_notice;
-use super::files::{HandlerFiles, SkillFiles};
-use super::outcome::{RunError, RunOutcome, micros};
-use super::progress::{PROGRESS, Progress};
-use super::services::{HandlerTools, ProviderModelHost};
-use crate::granting::{GrantFile, grant_command};
-use crate::grants::{Effective, KvHost, ModelHost, ToolHost};
-use crate::sandbox::{self, CallRequest, FileRoots, Handler, Sandbox, SandboxOptions, Services};
-use crate::skill::{Skill, SkillFileError};
-use crate::types::{Chain, Failure, FailureClass};
+use super::call::Call;
+use super::outcome::RunOutcome;
+use crate::sandbox::{self, CallRequest, FileRoots, Handler, Sandbox, Services};
 
-/// Why a handler did not get as far as its call; the run's failure.
-type Stopped = Failure;
-
-impl Runner {
-    #[tracing::instrument(name = "tier", skip_all, fields(tier = "handler", skill = %skill.name, depth = depth))]
-    pub(super) async fn run_handler(
-        &self,
-        skill: &Skill,
-        handler_rel: &str,
-        task: &str,
-        outcome: &mut RunOutcome,
-        depth: u32,
-    ) -> Result<(), RunError> {
-        let load_started = Instant::now();
-        let loaded = self.load_handler(skill, handler_rel, outcome).await?;
-        outcome.timings.load_us = micros(load_started);
-        let (handler, grants) = match loaded {
-            Ok(found) => found,
-            Err(stopped) => {
-                outcome.failure = Some(stopped);
-                return Ok(());
-            }
-        };
-        let sandbox = self.sandbox()?;
-        let limits = self.limits(skill, &grants.limits);
-        if let Some(n) = limits_notice(skill, &limits, &self.shared.config.limits, || {
-            grant_command(&self.shared.paths, skill, GrantFile::Renew, &["--limits"])
-        }) {
-            outcome.notices.push(n);
-        }
-        let roots = FileRoots {
-            skill_dir: skill.dir.clone(),
-            workspace: self.shared.paths.workspace.clone(),
-            skill_files: vec![skill.path.clone(), skill.dir.join(handler_rel)],
-            control: self.control_paths().clone(),
-        };
-        let request = CallRequest {
-            skill: &skill.name,
-            description: task,
-            context: &outcome.context,
-            grants: &grants,
-            limits,
-            roots: &roots,
-            services: self.services(skill, &grants, depth),
-            // The clocks and random numbers every call gets, a gate case's
-            // too, drawn from the host's random numbers (docs/gate.md).
-            entropy: sandbox::Entropy::Host,
-        };
-        let call = sandbox.call(&handler, &request).await;
-        outcome.timings.instantiate_us = call.instantiate_us;
-        outcome.timings.call_us = call.call_us;
-        outcome.log = call.log;
-        outcome.events = call.events;
-        match call.result {
-            Ok(o) => outcome.output = Some(o),
-            Err(f) => outcome.failure = Some(f),
-        }
-        Ok(())
-    }
-
-    /// The handler, compiled, with the grants it runs with; or why it
-    /// cannot run (unreadable, not approved, does not compile).
-    async fn load_handler(
-        &self,
-        skill: &Skill,
-        handler_rel: &str,
-        outcome: &mut RunOutcome,
-    ) -> Result<Result<(Handler, Effective), Stopped>, RunError> {
-        let unavailable = |message: String| Failure::new(FailureClass::HandlerUnavailable, message);
-        let files = match self.read_files_off_the_workers(skill, handler_rel).await {
-            Ok(f) => f,
-            Err(e) => {
-                return Ok(Err(unavailable(format!(
-                    "cannot read handler `{handler_rel}` of skill `{}`: {e}",
-                    skill.name
-                ))));
-            }
-        };
-        // The folder is pinned only when an approval or a grant needs it.
-        let pin = match self.needs_pin(skill) {
-            true => Some(self.skill_pin_off_the_workers(skill).await),
-            false => None,
-        };
-        let grants = match &pin {
-            Some(Ok(pin)) => self.effective_grants(skill, pin),
-            Some(Err(e)) => self.effective_grants(skill, &format!("unpinned ({e})")),
-            None => self.effective_grants(skill, ""),
-        };
-        self.note_grants(skill, &grants, outcome);
-        // Before compiling: an unapproved artifact gets no further.
-        if let Err(refusal) = self.admitted(skill, files.artifact.as_deref(), pin.as_ref()) {
-            return Ok(Err(Failure::new(
-                FailureClass::HandlerNotApproved,
-                refusal.to_string(),
-            )));
-        }
-        let handler = match files.handler {
-            Some(HandlerFiles::Loaded(h)) => {
-                let latest = self.sandbox()?.latest(&h);
-                if latest.tier != h.tier {
-                    self.remember_handler(skill, &files.fingerprint, &latest);
-                }
-                latest
-            }
-            Some(HandlerFiles::Read(wasm)) => match self.compile(skill, wasm).await? {
-                Ok(h) => {
-                    self.remember_handler(skill, &files.fingerprint, &h);
-                    h
-                }
-                Err(e) => {
-                    return Ok(Err(Failure::new(
-                        e.class(),
-                        format!(
-                            "handler `{handler_rel}` of skill `{}`: {}",
-                            skill.name,
-                            Chain(&e)
-                        ),
-                    )));
-                }
-            },
-            None => return Ok(Err(unavailable("the skill declares no handler".into()))),
-        };
-        Ok(Ok((handler, grants)))
-    }
-
-    /// The skill's files: unchanged ones from memory; a changed handler
-    /// (up to 128 MiB) is read and hashed on the blocking pool, off the
-    /// async workers.
-    async fn read_files_off_the_workers(
-        &self,
-        skill: &Skill,
-        handler_rel: &str,
-    ) -> Result<SkillFiles, SkillFileError> {
-        if let Some(files) = self.unchanged_files(skill) {
-            return Ok(files);
-        }
-        let (runner, owned) = (self.clone(), skill.clone());
-        tokio::task::spawn_blocking(move || runner.skill_files(&owned))
-            .await
-            .unwrap_or_else(|e| {
-                Err(SkillFileError::Io {
-                    path: handler_rel.to_owned(),
-                    source: std::io::Error::other(e),
-                })
-            })
-    }
-
-    /// Compiles a handler read from disk, telling the caller's progress
-    /// sink that it waits for a compile.
-    async fn compile(
-        &self,
-        skill: &Skill,
-        wasm: sandbox::Artifact,
-    ) -> Result<Result<Handler, sandbox::SandboxError>, RunError> {
-        let sink = PROGRESS.try_with(Arc::clone).ok();
-        let name = skill.name.clone();
-        let on_compile = move |n: sandbox::CompileNotice| {
-            if let Some(sink) = sink {
-                sink(Progress::Compiling {
-                    skill: name,
-                    bytes: n.bytes,
-                    tier: n.tier,
-                });
-            }
-        };
-        Ok(self.sandbox()?.load_async_with(wasm, on_compile).await)
-    }
-
-    /// The host services a call of `skill` reaches: tools through this
-    /// runner (nested runs one level deeper), the model, and the store's
-    /// key-value data.
-    fn services(&self, skill: &Skill, grants: &Effective, depth: u32) -> Services {
-        let tools: Arc<dyn ToolHost> = Arc::new(HandlerTools {
-            runner: self.clone(),
-            skill: skill.name.clone(),
-            grants: grants.clone(),
-            depth,
-        });
-        let kv: Arc<dyn KvHost> = self.shared.store.clone();
-        let services = Services::default().with(tools).with(kv);
-        match self.shared.provider.clone() {
-            Some(p) => {
-                let model: Arc<dyn ModelHost> = Arc::new(ProviderModelHost(p));
-                services.with(model)
-            }
-            None => services,
-        }
-    }
+/// What a handler's call reaches: the sandbox, the compiled handler, the
+/// files it may open and the host services behind its imports.
+pub(super) struct HandlerCode {
+    pub sandbox: Arc<Sandbox>,
+    pub handler: Handler,
+    pub roots: FileRoots,
+    pub host: Services,
 }
 
-impl Runner {
-    /// The shared sandbox, created on first use.
-    pub fn sandbox(&self) -> Result<Arc<Sandbox>, sandbox::SandboxError> {
-        let s = &self.shared;
-        s.sandbox
-            .get_or_init(|| {
-                let options = SandboxOptions {
-                    net: crate::grants::netguard::NetPolicy::new(
-                        s.config.network.allow_private.clone(),
-                    ),
-                    ..SandboxOptions::from_config(
-                        &s.config.sandbox,
-                        Some(s.paths.cache_dir().join("components")),
-                    )
-                };
-                Sandbox::new(&options).map(Arc::new)
-            })
-            .clone()
-    }
-
-    /// The sandbox, if a run has made it.
-    pub fn sandbox_if_made(&self) -> Option<Arc<Sandbox>> {
-        self.shared
-            .sandbox
-            .get()
-            .and_then(|s| s.as_ref().ok().cloned())
+/// Calls the handler in the sandbox; its output or failure, log, events
+/// and times go into the outcome.
+pub(super) async fn call(call: &mut Call<'_, HandlerCode>, outcome: &mut RunOutcome) {
+    let code = &mut call.services;
+    let request = CallRequest {
+        skill: &call.skill.name,
+        description: call.task,
+        context: &call.context,
+        grants: &call.grants,
+        limits: call.limits,
+        roots: &code.roots,
+        services: std::mem::take(&mut code.host),
+        // The clocks and random numbers every call gets, a gate case's
+        // too, drawn from the host's random numbers (docs/gate.md).
+        entropy: sandbox::Entropy::Host,
+    };
+    let done = code.sandbox.call(&code.handler, &request).await;
+    outcome.timings.instantiate_us = done.instantiate_us;
+    outcome.timings.call_us = done.call_us;
+    outcome.log = done.log;
+    outcome.events = done.events;
+    match done.result {
+        Ok(o) => outcome.output = Some(o),
+        Err(f) => outcome.failure = Some(f),
     }
 }

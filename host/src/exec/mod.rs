@@ -6,14 +6,19 @@
 //! configured. Tier 3 is the skill's template, which always answers.
 //! Learned rules act at three points: prevention before a tier runs,
 //! validation after it, recovery when a model-loop tool call fails.
+//!
+//! Every caller comes in through `Runner::run_via` (`entry`). The runner
+//! keeps construction and the run's steps (`flow`); each tier is a
+//! function of the `Call` it is handed (`call`, `tiers`).
 
+mod admit;
+mod call;
 mod catalog_cell;
 pub mod context;
 mod effective;
+mod entry;
 mod files;
 mod flow;
-#[cfg(feature = "forge")]
-mod forging;
 mod handler;
 mod model_loop;
 mod outcome;
@@ -25,6 +30,7 @@ mod select;
 mod services;
 pub mod shared;
 pub mod template;
+mod tiers;
 mod usage;
 
 use std::collections::HashMap;
@@ -45,11 +51,10 @@ use crate::tools::{SkillInvoker, Toolbox};
 use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
 pub use context::ContextError;
+pub use entry::Via;
+use files::KnownFiles;
 pub(crate) use files::MAX_SKILL_MD_BYTES;
 pub use files::read_skill_and_handler;
-use files::{KnownFiles, lock};
-#[cfg(feature = "forge")]
-pub use forging::{MinedOutcome, write_mined};
 pub use model_loop::{context_block, context_from_prompt};
 pub use outcome::{RunError, RunOutcome, Step, Tier, Timings};
 pub use progress::{Progress, ProgressSink, with_progress};
@@ -107,11 +112,8 @@ struct Shared {
     /// The operator grants in force: the config's, with those of a store
     /// the hosts share over them (see [`Runner::catch_up`]).
     grants: RwLock<Arc<crate::grants::Grants>>,
-    /// The shared store's generation this runner last caught up with.
-    shared_seen: Mutex<Option<i64>>,
-    /// Hears the shared store's announcements of changes (made on first
-    /// use; None before, or where the store makes none).
-    shared_heard: Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
+    /// How far this runner has followed a shared store.
+    follower: crate::shared::follow::Follower,
     me: Weak<Shared>,
 }
 
@@ -168,7 +170,7 @@ impl Runner {
                 store: config.store.clone(),
                 provider: extras.provider.clone(),
                 #[cfg(feature = "forge")]
-                forge: forging::Inputs::new(&paths, &config),
+                forge: config.forge_inputs(&paths),
             },
             kept_learning,
         );
@@ -179,8 +181,7 @@ impl Runner {
                 trees: Mutex::new(HashMap::new()),
                 validators: Mutex::new(HashMap::new()),
                 grants: RwLock::new(Arc::new(config.grants.clone())),
-                shared_seen: Mutex::new(None),
-                shared_heard: Mutex::new(None),
+                follower: Default::default(),
                 paths,
                 config,
                 catalog,
@@ -297,16 +298,6 @@ impl Runner {
 
     pub fn paths(&self) -> &Paths {
         &self.shared.paths
-    }
-
-    /// Selects the skill for `req` and runs it.
-    pub async fn run(&self, req: &RunRequest) -> Result<RunOutcome, RunError> {
-        let started = Instant::now();
-        self.catch_up();
-        let catalog = self.catalog();
-        let (skill, selected_by) = self.select(&catalog, req)?;
-        self.run_skill(skill, selected_by, &req.task, &req.context, started)
-            .await
     }
 
     /// Runs an already selected skill; `started` is when selection began.

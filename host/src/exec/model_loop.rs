@@ -5,34 +5,58 @@
 //! run's trajectory. A tool error goes back to the model as the tool's
 //! result, after learned recovery rules had their chance to fix the context.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use super::call::Call;
 use super::outcome::micros;
-use super::{RunOutcome, Runner, Step};
+use super::{RunOutcome, Step};
 use crate::config::AgentConfig;
-use crate::grants::Effective;
-use crate::learn::Applied;
+use crate::learn::{Applied, Learning};
 use crate::llm::{ChatRequest, ChatResponse, Message, Provider, ToolCall, ToolSpec};
-use crate::skill::Skill;
+use crate::skill::{Catalog, Skill};
 use crate::tools::pipeline::as_text;
-use crate::tools::{CallContext, Caller, ToolError};
+use crate::tools::{CallContext, Caller, ToolError, Toolbox};
 use crate::types::{Failure, FailureClass, Output};
 
 /// Largest tool result handed back to the model.
 const MAX_TOOL_RESULT: usize = 64 * 1024;
 
-/// One run of the loop: the skill, the task and what it may use.
-pub(super) struct Turn<'a> {
-    pub skill: &'a Skill,
-    pub task: &'a str,
-    pub grants: &'a Effective,
-    /// Instructions from learned rules, shown in a `<learned_rules>` block.
-    pub instructions: &'a [String],
+/// What the model loop reaches beyond its call.
+pub(super) struct Model<'a> {
+    pub provider: &'a dyn Provider,
+    pub toolbox: Arc<Toolbox>,
+    /// `[model] max_skill_tools`, and the catalog whose search picks them.
+    pub max_skill_tools: Option<usize>,
+    pub catalog: Arc<Catalog>,
     pub max_steps: u32,
     pub budget: Budget,
-    pub depth: u32,
+    /// Learned recovery rules, and the defaults they may fill in.
+    pub recovery: Option<(&'a Learning, &'a Map<String, Value>)>,
+}
+
+impl Model<'_> {
+    /// A tool error: the learned recovery rule for it, if any, edits the
+    /// context.
+    fn recover(
+        &self,
+        skill: &Skill,
+        task: &str,
+        error: &ToolError,
+        context: &mut Map<String, Value>,
+    ) -> Option<Applied> {
+        let (learning, defaults) = self.recovery?;
+        learning.recover(
+            &skill.name,
+            task,
+            error.class().as_str(),
+            &error.to_string(),
+            context,
+            Some(defaults),
+        )
+    }
 }
 
 /// What all model calls of one run may use (`[agent]`), counted in the
@@ -169,15 +193,15 @@ fn context_value(v: &Value) -> String {
 /// (the rest of the offer as it was). A call to a skill not offered still
 /// passes the same policy; this only keeps definitions out of a small
 /// context.
-fn fitted_skill_tools(runner: &Runner, mut tools: Vec<ToolSpec>, task: &str) -> Vec<ToolSpec> {
-    let Some(k) = runner.config().model.max_skill_tools else {
+fn fitted_skill_tools(model: &Model<'_>, mut tools: Vec<ToolSpec>, task: &str) -> Vec<ToolSpec> {
+    let Some(k) = model.max_skill_tools else {
         return tools;
     };
     let is_skill = |t: &ToolSpec| t.name.starts_with("skill_");
     if tools.iter().filter(|t| is_skill(t)).count() <= k {
         return tools;
     }
-    let catalog = runner.catalog();
+    let catalog = &model.catalog;
     let ranked: Vec<String> = catalog
         .search(task, catalog.len())
         .iter()
@@ -189,41 +213,41 @@ fn fitted_skill_tools(runner: &Runner, mut tools: Vec<ToolSpec>, task: &str) -> 
     tools
 }
 
-#[tracing::instrument(name = "tier", skip_all, fields(tier = "model", skill = %turn.skill.name, depth = turn.depth))]
-pub(super) async fn run(
-    runner: &Runner,
-    provider: &dyn Provider,
-    turn: Turn<'_>,
-    outcome: &mut RunOutcome,
-) {
-    let toolbox = runner.toolbox();
+#[tracing::instrument(name = "tier", skip_all, fields(tier = "model", skill = %call.skill.name, depth = call.depth))]
+pub(super) async fn run(call: &mut Call<'_, Model<'_>>, outcome: &mut RunOutcome) {
+    let Call {
+        skill,
+        task,
+        context,
+        instructions,
+        depth,
+        grants,
+        services: model,
+        ..
+    } = call;
+    let (skill, task): (&Skill, &str) = (skill, task);
     let cx = CallContext {
-        skill: turn.skill,
-        grants: &turn.grants.capabilities,
-        trusted: turn.grants.is_trusted(),
+        skill,
+        grants: &grants.capabilities,
+        trusted: grants.is_trusted(),
         caller: Caller::Model,
-        depth: turn.depth,
+        depth: *depth,
     };
     let mut request = ChatRequest {
-        system: Some(system_prompt(
-            turn.skill,
-            turn.instructions,
-            &outcome.context,
-        )),
-        messages: vec![Message::User(turn.task.to_owned())],
-        tools: fitted_skill_tools(runner, toolbox.offered(&cx), turn.task),
+        system: Some(system_prompt(skill, instructions, context)),
+        messages: vec![Message::User(task.to_owned())],
+        tools: fitted_skill_tools(model, model.toolbox.offered(&cx), task),
         max_tokens: None,
     };
     let mut tool_step = 0u32;
-    for step in 0..turn.max_steps {
-        let Some(reply) = ask(provider, &request, step, turn.budget, outcome).await else {
+    for step in 0..model.max_steps {
+        let Some(reply) = ask(model.provider, &request, step, model.budget, outcome).await else {
             return;
         };
         if reply.tool_calls.is_empty() {
             outcome.output = Some(Output {
                 body: reply.text.unwrap_or_default(),
-                content_type: turn
-                    .skill
+                content_type: skill
                     .meta
                     .output_type
                     .clone()
@@ -233,13 +257,13 @@ pub(super) async fn run(
             return;
         }
         // Run this turn's calls concurrently; results keep the call order.
-        let calls = reply.tool_calls.iter().map(|call| {
-            let (toolbox, cx) = (&toolbox, &cx);
+        let calls = reply.tool_calls.iter().map(|tool| {
+            let (toolbox, cx) = (&model.toolbox, &cx);
             async move {
                 let started = Instant::now();
-                let result = match parse_arguments(call) {
-                    Ok(args) => (args.clone(), toolbox.call(&call.name, args, cx).await),
-                    Err(e) => (Value::String(call.arguments.clone()), Err(e)),
+                let result = match parse_arguments(tool) {
+                    Ok(args) => (args.clone(), toolbox.call(&tool.name, args, cx).await),
+                    Err(e) => (Value::String(tool.arguments.clone()), Err(e)),
                 };
                 (result, micros(started))
             }
@@ -249,8 +273,14 @@ pub(super) async fn run(
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),
         });
-        for (call, (result, duration_us)) in reply.tool_calls.iter().zip(results) {
-            let answer = tool_result(runner, &turn, call, result, duration_us, tool_step, outcome);
+        for (tool, (result, duration_us)) in reply.tool_calls.iter().zip(results) {
+            let recovering = Recovering {
+                model,
+                skill,
+                task,
+                context,
+            };
+            let answer = tool_result(recovering, tool, result, (tool_step, duration_us), outcome);
             request.messages.push(answer);
             tool_step += 1;
         }
@@ -259,9 +289,17 @@ pub(super) async fn run(
         FailureClass::StepLimitExceeded,
         format!(
             "the model did not finish within {} steps (raise [agent] max_steps or --max-steps)",
-            turn.max_steps
+            model.max_steps
         ),
     ));
+}
+
+/// What a failed tool call's learned recovery reads and edits.
+struct Recovering<'c> {
+    model: &'c Model<'c>,
+    skill: &'c Skill,
+    task: &'c str,
+    context: &'c mut Map<String, Value>,
 }
 
 /// One model turn within the run's budget, recorded in the trajectory;
@@ -353,18 +391,16 @@ fn charge(budget: Budget, reply: &ChatResponse, outcome: &mut RunOutcome) -> boo
 /// trajectory: a tool error first gives learned recovery rules their
 /// chance to fix the context, and the model is told what they did.
 fn tool_result(
-    runner: &Runner,
-    turn: &Turn<'_>,
+    r: Recovering<'_>,
     call: &ToolCall,
     (arguments, result): (Value, Result<Value, ToolError>),
-    duration_us: u64,
-    tool_step: u32,
+    (tool_step, duration_us): (u32, u64),
     outcome: &mut RunOutcome,
 ) -> Message {
     let (content, is_error, recovery) = match &result {
         Ok(v) => (truncate(as_text(v)), false, None),
         Err(e) => {
-            let applied = runner.recover(turn.skill, turn.task, e, &mut outcome.context);
+            let applied = r.model.recover(r.skill, r.task, e, r.context);
             let recovery = applied.as_ref().map(|a| a.effect.clone());
             if let Some(a) = applied {
                 outcome.rules_applied.push(a);
@@ -390,27 +426,6 @@ fn tool_result(
         content,
         is_error,
         note,
-    }
-}
-
-impl Runner {
-    /// A tool error in the model loop: the learned recovery rule for it, if
-    /// any, edits the context.
-    fn recover(
-        &self,
-        skill: &Skill,
-        task: &str,
-        error: &ToolError,
-        context: &mut Map<String, Value>,
-    ) -> Option<Applied> {
-        self.shared.learning.as_ref()?.recover(
-            &skill.name,
-            task,
-            error.class().as_str(),
-            &error.to_string(),
-            context,
-            Some(&self.config().defaults),
-        )
     }
 }
 

@@ -5,9 +5,9 @@
 
 use serde_json::{Map, Value};
 
-use super::Runner;
+use super::call::Call;
 use super::outcome::RunOutcome;
-use crate::skill::{LimitSpec, Skill};
+use crate::skill::Skill;
 use crate::types::{Failure, FailureClass, Output};
 
 /// The answer would be longer than the output limit. Rendering stops at
@@ -18,47 +18,38 @@ pub struct TooLarge {
     pub limit: usize,
 }
 
-impl Runner {
-    /// Tier 3: the template answers with the task and context it is given,
-    /// so it gets the handler's output limit: the skill's resolved
-    /// `output_bytes`, counting body, content type and flags.
-    pub(super) fn answer_from_template(&self, skill: &Skill, task: &str, outcome: &mut RunOutcome) {
-        // Only a skill that declares limits can be raised above the
-        // defaults, so only then are its files read for the grant.
-        let raise = if skill.meta.skillhost.limits.is_empty() {
-            LimitSpec::default()
-        } else {
-            self.current_grants(skill).limits
-        };
-        let limit = self.limits(skill, &raise).output_bytes;
-        let content_type = skill
-            .meta
-            .output_type
-            .clone()
-            .unwrap_or_else(|| "text/plain".into());
-        let flags = vec![String::from("template")];
-        let overhead = content_type.len() + flags.iter().map(String::len).sum::<usize>();
-        match render(
-            skill,
-            task,
-            &outcome.context,
-            limit.saturating_sub(overhead),
-        ) {
-            Ok(body) => {
-                outcome.output = Some(Output {
-                    body,
-                    content_type,
-                    flags,
-                })
-            }
-            Err(TooLarge { .. }) => {
-                outcome.failure = Some(Failure::new(
-                    FailureClass::OutputTooLarge,
-                    format!(
-                        "the template's answer is over the output limit of {limit} bytes (body, content type and flags together)"
-                    ),
-                ))
-            }
+/// Tier 3: the template answers with the task and context it is given,
+/// so it gets the handler's output limit: the call's `output_bytes`,
+/// counting body, content type and flags.
+pub(super) fn answer(call: &Call<'_, ()>, outcome: &mut RunOutcome) {
+    let (skill, limit) = (call.skill, call.limits.output_bytes);
+    let content_type = skill
+        .meta
+        .output_type
+        .clone()
+        .unwrap_or_else(|| "text/plain".into());
+    let flags = vec![String::from("template")];
+    let overhead = content_type.len() + flags.iter().map(String::len).sum::<usize>();
+    match render(
+        skill,
+        call.task,
+        &call.context,
+        limit.saturating_sub(overhead),
+    ) {
+        Ok(body) => {
+            outcome.output = Some(Output {
+                body,
+                content_type,
+                flags,
+            })
+        }
+        Err(TooLarge { .. }) => {
+            outcome.failure = Some(Failure::new(
+                FailureClass::OutputTooLarge,
+                format!(
+                    "the template's answer is over the output limit of {limit} bytes (body, content type and flags together)"
+                ),
+            ))
         }
     }
 }

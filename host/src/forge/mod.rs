@@ -20,6 +20,7 @@
 //! path (the run writer's thread).
 
 pub use crate::toolchain::buildbox;
+pub mod after_runs;
 pub mod create;
 pub mod handler;
 pub mod history;

@@ -4,8 +4,9 @@
 //! - Tools: `list_skills` and `read_skill` (progressive disclosure), then
 //!   one `skill_<name>` tool per skill that answers without a model
 //!   (handler, pipeline or template). Its input is the task text plus the
-//!   skill's context fields. A call is [`Runner::run_skill`], the very path
-//!   of `skillhost run`: same grants, limits, tool policy and recording.
+//!   skill's context fields. A call is [`Runner::run_via`], the very path
+//!   of `skillhost run`: same selection, grants, limits, tool policy and
+//!   recording.
 //!   Skills marked `disable-model-invocation` stay tools (the client's user
 //!   can ask for them) but say so in their description and in
 //!   `list_skills`.

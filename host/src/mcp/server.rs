@@ -4,7 +4,6 @@
 //! tool router.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use rmcp::model::ErrorCode;
 use rmcp::model::{
@@ -20,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::names::{self, ToolTable};
 use super::resources;
-use crate::exec::{Progress, ProgressSink, RunOutcome, Runner, context, with_progress};
+use crate::exec::{Progress, ProgressSink, RunOutcome, RunRequest, Runner, Via, with_progress};
 use crate::mcp_admission::{CallGate, RETRY_AFTER_SECS};
 use crate::skill::{Catalog, Skill, SkillFileError, marked_description};
 use crate::types::{Chain, FailureClass};
@@ -171,33 +170,13 @@ impl SkillServer {
         }
     }
 
-    /// The same path as `skillhost run --skill NAME`: grants, limits, tool
-    /// policy and recording all live in [`Runner::run_skill`].
-    #[tracing::instrument(
-        target = "skillhost::run",
-        name = "run",
-        skip_all,
-        fields(skill = skill_name, via = "mcp", tier, duration_us, failure)
-    )]
+    /// The same path as `skillhost run --skill NAME`: selection, grants,
+    /// limits, tool policy and recording all live in [`Runner::run_via`].
     async fn run_skill_tool(
         &self,
         skill_name: &str,
         mut args: Map<String, Value>,
     ) -> CallToolResult {
-        let started = Instant::now();
-        // What other hosts on a shared store changed (rules, grants,
-        // skills) holds from this call on.
-        self.runner.catch_up();
-        let catalog = self.runner.catalog();
-        if let Some(why) = catalog.held_back_reason(skill_name) {
-            return failure_result(FailureClass::Denied, &why);
-        }
-        let Some(skill) = catalog.get(skill_name) else {
-            return failure_result(
-                FailureClass::UnknownSkill,
-                &format!("no skill named `{skill_name}`"),
-            );
-        };
         let task = match args.remove("task") {
             Some(Value::String(t)) => t,
             Some(other) => {
@@ -208,25 +187,13 @@ impl SkillServer {
             }
             None => return failure_result(FailureClass::InvalidArguments, "`task` is required"),
         };
-        let given = match context::coerce_json(&skill.meta.context_fields, args) {
-            Ok(g) => g,
-            Err(e) => return failure_result(FailureClass::InvalidContext, &e.to_string()),
+        let request = RunRequest {
+            task,
+            skill: Some(skill_name.to_owned()),
+            context: args,
         };
-        match self
-            .runner
-            .run_skill(skill, "mcp".into(), &task, &given, started)
-            .await
-        {
-            Ok(outcome) => {
-                // As `skillhost run` does: what the run was, for its close line.
-                let span = tracing::Span::current();
-                span.record("tier", outcome.tier.as_str());
-                span.record("duration_us", outcome.timings.total_us);
-                if let Some(f) = &outcome.failure {
-                    span.record("failure", f.class.as_str());
-                }
-                outcome_result(&outcome)
-            }
+        match self.runner.run_via(&request, Via::Mcp).await {
+            Ok(outcome) => outcome_result(&outcome),
             Err(e) => failure_result(e.class(), &Chain(&e).to_string()),
         }
     }

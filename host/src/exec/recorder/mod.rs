@@ -90,9 +90,9 @@ pub(super) struct CycleInputs {
     /// Where runs are stored.
     pub store: StoreConfig,
     pub provider: Option<Arc<dyn Provider>>,
-    /// Forging after runs (see `forging`).
+    /// Forging after runs (see `forge::after_runs`).
     #[cfg(feature = "forge")]
-    pub forge: super::forging::Inputs,
+    pub forge: crate::forge::after_runs::Inputs,
 }
 
 enum Message {

@@ -13,7 +13,6 @@ use super::{
     lock, replay_journals,
 };
 use crate::learn::{self, Learning, RuleOutcome};
-use crate::paths::Paths;
 use crate::store::journal::{self, JOURNAL_DIR};
 use crate::store::{RunRecord, RunStore, SharedStore, StoreError};
 
@@ -417,7 +416,7 @@ impl Writer {
         let c = &self.cycle;
         let catalog = c.catalog.get();
         let mut changed = after_runs
-            && rt.block_on(super::super::forging::after_runs(
+            && rt.block_on(crate::forge::after_runs::after_runs(
                 &c.forge,
                 runs,
                 &catalog,
@@ -434,7 +433,7 @@ impl Writer {
             } else {
                 &*catalog
             };
-            changed |= super::super::forging::mine_latest(&c.forge, catalog, store.as_ref());
+            changed |= crate::forge::after_runs::mine_latest(&c.forge, catalog, store.as_ref());
         }
         if changed {
             c.catalog.swap(reload(&c.paths));
@@ -508,7 +507,7 @@ fn crossed(before: u64, now: u64, every: u64) -> bool {
 }
 
 #[cfg(feature = "forge")]
-fn reload(paths: &Paths) -> crate::skill::Catalog {
+fn reload(paths: &crate::paths::Paths) -> crate::skill::Catalog {
     crate::skill::Catalog::load(&paths.roots(), &crate::skill::LoadOptions::default())
 }
 

@@ -1,9 +1,9 @@
 //! After runs are stored, on the run writer's thread (never inside a
 //! call): a qualifying run becomes a skill, and a successful use of a
 //! forged, user or workspace skill may improve it when a model is
-//! configured. See the forge module and docs/forge.md.
+//! configured. The run recorder calls it (`exec`'s recorder); see
+//! docs/forge.md.
 
-use crate::config::Config;
 use crate::forge::{self, CreateOutcome, ForgeConfig, ImproveOutcome, SkillWriter};
 use crate::grants::{Grants, TrustConfig};
 use crate::llm::Provider;
@@ -11,9 +11,9 @@ use crate::paths::Paths;
 use crate::skill::{Capabilities, Catalog, Skill, Source};
 use crate::store::{RunRecord, RunStore};
 
-/// What forging needs of the runner's settings.
+/// What forging needs of the host's settings.
 #[derive(Clone)]
-pub(crate) struct Inputs {
+pub struct Inputs {
     config: ForgeConfig,
     trust: TrustConfig,
     grants: Grants,
@@ -21,11 +21,13 @@ pub(crate) struct Inputs {
 }
 
 impl Inputs {
-    pub fn new(paths: &Paths, config: &Config) -> Self {
+    /// `config` is `[forge]`; `trust` and `grants` decide what a skill
+    /// has in effect.
+    pub fn new(paths: &Paths, config: ForgeConfig, trust: TrustConfig, grants: Grants) -> Self {
         Inputs {
-            config: config.forge.clone(),
-            trust: config.trust.clone(),
-            grants: config.grants.clone(),
+            config,
+            trust,
+            grants,
             writer: SkillWriter::new(paths),
         }
     }
@@ -70,7 +72,7 @@ impl Inputs {
 }
 
 /// Forges from `runs`; true when a skill was written or changed.
-pub(super) async fn after_runs(
+pub async fn after_runs(
     inputs: &Inputs,
     runs: &[RunRecord],
     catalog: &Catalog,
@@ -180,20 +182,19 @@ pub enum MinedOutcome {
 /// near-duplicate rule as forging from one run: each from its first
 /// supporting run, cut to the candidate's own calls.
 pub fn write_mined(
-    paths: &Paths,
-    config: &Config,
+    inputs: &Inputs,
     catalog: &Catalog,
     store: &dyn RunStore,
     candidates: &[forge::mine::Candidate],
 ) -> Vec<MinedOutcome> {
-    write_candidates(&Inputs::new(paths, config), catalog, store, candidates)
+    write_candidates(inputs, catalog, store, candidates)
 }
 
 /// The automatic mining pass: mines the latest `auto_window` runs and
 /// writes the candidates; true when a skill was written. What became of
 /// each candidate is logged (a near-duplicate of a skill forged earlier is
 /// the usual outcome once a sequence has its skill).
-pub(super) fn mine_latest(inputs: &Inputs, catalog: &Catalog, store: &dyn RunStore) -> bool {
+pub fn mine_latest(inputs: &Inputs, catalog: &Catalog, store: &dyn RunStore) -> bool {
     let config = &inputs.config.mine;
     let report = match forge::mine::mine_latest(store, config, config.auto_window) {
         Ok(r) => r,
