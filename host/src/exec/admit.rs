@@ -38,7 +38,7 @@ impl Runner {
         };
         // The folder is pinned only when an approval or a grant needs it.
         let pin = match self.needs_pin(skill) {
-            true => Some(self.skill_pin_off_the_workers(skill).await),
+            true => Some(self.shared.files.skill_pin_off_the_workers(skill).await),
             false => None,
         };
         let grants = match &pin {
@@ -58,13 +58,17 @@ impl Runner {
             Some(HandlerFiles::Loaded(h)) => {
                 let latest = self.sandbox()?.latest(&h);
                 if latest.tier != h.tier {
-                    self.remember_handler(skill, &files.fingerprint, &latest);
+                    self.shared
+                        .files
+                        .remember_handler(skill, &files.fingerprint, &latest);
                 }
                 latest
             }
             Some(HandlerFiles::Read(wasm)) => match self.compile(skill, wasm).await? {
                 Ok(h) => {
-                    self.remember_handler(skill, &files.fingerprint, &h);
+                    self.shared
+                        .files
+                        .remember_handler(skill, &files.fingerprint, &h);
                     h
                 }
                 Err(e) => {
@@ -91,11 +95,11 @@ impl Runner {
         skill: &Skill,
         handler_rel: &str,
     ) -> Result<SkillFiles, SkillFileError> {
-        if let Some(files) = self.unchanged_files(skill) {
+        if let Some(files) = self.shared.files.unchanged_files(skill) {
             return Ok(files);
         }
-        let (runner, owned) = (self.clone(), skill.clone());
-        tokio::task::spawn_blocking(move || runner.skill_files(&owned))
+        let (cache, owned) = (self.shared.files.clone(), skill.clone());
+        tokio::task::spawn_blocking(move || cache.skill_files(&owned))
             .await
             .unwrap_or_else(|e| {
                 Err(SkillFileError::Io {

@@ -33,7 +33,9 @@ impl Runner {
     /// matches no grant.
     pub(super) fn current_grants(&self, skill: &Skill) -> Effective {
         let pin = if self.grants().contains_key(&skill.name) {
-            self.skill_pin(skill)
+            self.shared
+                .files
+                .skill_pin(skill)
                 .unwrap_or_else(|e| format!("unpinned ({e})"))
         } else {
             String::new()
@@ -84,6 +86,12 @@ impl Runner {
                 reason: e.to_string(),
             })?;
         crate::gate_policy::admission(store, &skill.name, artifact, pin)
+    }
+
+    /// Whether a call of `skill` needs its pin: its handler is gated, or a
+    /// grant names it (only then does the pin decide anything).
+    pub(super) fn needs_pin(&self, skill: &Skill) -> bool {
+        self.shared.config.gate.gates_skill(skill) || self.grants().contains_key(&skill.name)
     }
 
     /// The host's own paths, which no file grant reaches.

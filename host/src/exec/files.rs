@@ -1,11 +1,11 @@
 //! A skill's files as a runner knows them: read, fingerprinted and
 //! compiled once, and read again only when one changed on disk.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
-use std::sync::Mutex;
-
-use super::{Runner, ValidatorSet};
+use super::ValidatorSet;
 use crate::gate_policy;
 use crate::sandbox::{self, Handler};
 use crate::skill::{FileIdentity, Reach, Skill, SkillFileError, TreeError};
@@ -16,7 +16,20 @@ const MAX_HANDLER_BYTES: u64 = 128 << 20;
 /// Biggest SKILL.md read from disk.
 pub(crate) const MAX_SKILL_MD_BYTES: u64 = 4 << 20;
 
-impl Runner {
+/// What a runner read of its skills' files, by SKILL.md path. Shared by
+/// a runner's clones; every map is whole after a panic elsewhere.
+#[derive(Default)]
+pub(super) struct FileCache {
+    /// Each skill's files, fingerprint and compiled handler.
+    known: Mutex<HashMap<PathBuf, KnownFiles>>,
+    /// Each skill's folder, as read for its pin.
+    trees: Mutex<HashMap<PathBuf, crate::skill::TreeDigest>>,
+    /// Each skill's compiled validators (the catalog does not change
+    /// under a runner).
+    validators: Mutex<HashMap<PathBuf, Arc<ValidatorSet>>>,
+}
+
+impl FileCache {
     /// The fingerprint of `skill`'s files and its handler, read and hashed
     /// only when a file changed since this runner last saw it (see
     /// [`FileIdentity`](crate::skill::FileIdentity)): a run of an unchanged
@@ -37,7 +50,7 @@ impl Runner {
             .as_ref()
             .map(|(bytes, _)| sandbox::Artifact::new(Arc::from(bytes.as_slice())));
         let artifact = handler.as_ref().map(|a| a.hash().to_owned());
-        lock(&self.shared.known).insert(
+        lock(&self.known).insert(
             skill.path.clone(),
             KnownFiles {
                 md: md_id,
@@ -55,7 +68,7 @@ impl Runner {
         })
     }
 
-    /// What [`Runner::skill_files`] would answer, when no file changed:
+    /// What [`FileCache::skill_files`] would answer, when no file changed:
     /// two `stat`s, no reading, so it may run on an async worker. `None`
     /// when something must be read, which is also where whatever is wrong
     /// with a file (missing, too large, outside the folder) is reported.
@@ -89,19 +102,19 @@ impl Runner {
     /// The skill's validators, compiled once per runner (their regular
     /// expressions took milliseconds per run), with what did not compile.
     /// The gate reads a handler's answers through them too.
-    pub fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
-        if let Some(v) = lock(&self.shared.validators).get(&skill.path) {
+    pub(super) fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
+        if let Some(v) = lock(&self.validators).get(&skill.path) {
             return v.clone();
         }
         let compiled = Arc::new(crate::learn::validators(&skill.meta.skillhost.validators));
-        lock(&self.shared.validators).insert(skill.path.clone(), compiled.clone());
+        lock(&self.validators).insert(skill.path.clone(), compiled.clone());
         compiled
     }
 
     /// What this runner read of `skill`, if it may stand for the files (see
     /// [`FileIdentity::trusted_if_read_at`]).
     pub(super) fn trusted_known(&self, skill: &Skill) -> Option<KnownFiles> {
-        let known = lock(&self.shared.known).get(&skill.path).cloned()?;
+        let known = lock(&self.known).get(&skill.path).cloned()?;
         let trusted = known.md.trusted_if_read_at(known.read_at)
             && known
                 .wasm
@@ -111,7 +124,7 @@ impl Runner {
 
     /// Keeps the handler compiled from the files fingerprinted `fingerprint`.
     pub(super) fn remember_handler(&self, skill: &Skill, fingerprint: &str, handler: &Handler) {
-        if let Some(k) = lock(&self.shared.known).get_mut(&skill.path)
+        if let Some(k) = lock(&self.known).get_mut(&skill.path)
             && k.fingerprint == fingerprint
         {
             k.handler = Some(handler.clone());
@@ -123,7 +136,7 @@ impl Runner {
 /// bigger one is confirmed on the blocking pool.
 const SCAN_ON_WORKER_MAX: usize = 64;
 
-impl Runner {
+impl FileCache {
     /// The pin of `skill` as its folder is now ([`gate_policy::skill_pin`]),
     /// what approvals and grants hold. An unchanged tree costs one `lstat`
     /// per entry it pins (see `Skill::tree_unchanged`); a changed one is
@@ -132,18 +145,18 @@ impl Runner {
         if let Some(pin) = self.unchanged_pin(skill, usize::MAX) {
             return Ok(pin);
         }
-        let known = lock(&self.shared.trees).get(&skill.path).cloned();
+        let known = lock(&self.trees).get(&skill.path).cloned();
         let scan = skill.scan_tree(&Reach::of(skill))?;
         let tree = skill.digest_tree(scan, known.as_ref())?;
         let pin = gate_policy::pin(&skill.version, tree.digest());
-        lock(&self.shared.trees).insert(skill.path.clone(), tree);
+        lock(&self.trees).insert(skill.path.clone(), tree);
         Ok(pin)
     }
 
     /// The pin, when no entry of a tree of at most `max` entries changed
     /// since this runner read it; `None` when something must be read.
     fn unchanged_pin(&self, skill: &Skill, max: usize) -> Option<String> {
-        let known = lock(&self.shared.trees).get(&skill.path).cloned()?;
+        let known = lock(&self.trees).get(&skill.path).cloned()?;
         if known.len() > max {
             return None;
         }
@@ -152,23 +165,20 @@ impl Runner {
             .then(|| gate_policy::pin(&skill.version, known.digest()))
     }
 
-    /// [`Runner::skill_pin`] without blocking an async worker on reads: an
-    /// unchanged small tree is confirmed here, anything else on the
-    /// blocking pool.
-    pub(super) async fn skill_pin_off_the_workers(&self, skill: &Skill) -> Result<String, String> {
+    /// [`FileCache::skill_pin`] without blocking an async worker on
+    /// reads: an unchanged small tree is confirmed here, anything else on
+    /// the blocking pool.
+    pub(super) async fn skill_pin_off_the_workers(
+        self: &Arc<Self>,
+        skill: &Skill,
+    ) -> Result<String, String> {
         if let Some(pin) = self.unchanged_pin(skill, SCAN_ON_WORKER_MAX) {
             return Ok(pin);
         }
-        let (runner, owned) = (self.clone(), skill.clone());
-        tokio::task::spawn_blocking(move || runner.skill_pin(&owned).map_err(|e| e.to_string()))
+        let (cache, owned) = (self.clone(), skill.clone());
+        tokio::task::spawn_blocking(move || cache.skill_pin(&owned).map_err(|e| e.to_string()))
             .await
             .unwrap_or_else(|e| Err(e.to_string()))
-    }
-
-    /// Whether a call of `skill` needs its pin: its handler is gated, or a
-    /// grant names it (only then does the pin decide anything).
-    pub(super) fn needs_pin(&self, skill: &Skill) -> bool {
-        self.shared.config.gate.gates_skill(skill) || self.grants().contains_key(&skill.name)
     }
 }
 

@@ -33,8 +33,6 @@ pub mod template;
 mod tiers;
 mod usage;
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Instant;
 
@@ -52,7 +50,7 @@ use crate::types::{BoxFuture, Chain, Failure, FailureClass, Output};
 pub use catalog_cell::CatalogCell;
 pub use context::ContextError;
 pub use entry::Via;
-use files::KnownFiles;
+use files::FileCache;
 pub(crate) use files::MAX_SKILL_MD_BYTES;
 pub use files::read_skill_and_handler;
 pub use model_loop::{context_block, context_from_prompt};
@@ -101,14 +99,8 @@ struct Shared {
     control: OnceLock<Arc<crate::paths::ControlPaths>>,
     store: Arc<LazyStore>,
     recorder: Recorder,
-    /// What this runner read of each skill's files, by SKILL.md path.
-    known: Mutex<HashMap<PathBuf, KnownFiles>>,
-    /// What this runner read of each skill's folder for its pin, by
-    /// SKILL.md path.
-    trees: Mutex<HashMap<PathBuf, crate::skill::TreeDigest>>,
-    /// Each skill's compiled validators, by SKILL.md path (the catalog
-    /// does not change under a runner).
-    validators: Mutex<HashMap<PathBuf, Arc<ValidatorSet>>>,
+    /// What this runner read of its skills' files.
+    files: Arc<FileCache>,
     /// The operator grants in force: the config's, with those of a store
     /// the hosts share over them (see [`Runner::catch_up`]).
     grants: RwLock<Arc<crate::grants::Grants>>,
@@ -177,9 +169,7 @@ impl Runner {
         Runner {
             shared: Arc::new_cyclic(|me| Shared {
                 recorder,
-                known: Mutex::new(HashMap::new()),
-                trees: Mutex::new(HashMap::new()),
-                validators: Mutex::new(HashMap::new()),
+                files: Default::default(),
                 grants: RwLock::new(Arc::new(config.grants.clone())),
                 follower: Default::default(),
                 paths,
@@ -290,6 +280,13 @@ impl Runner {
             tracing::debug!("cannot keep the audit's findings: {e}");
         }
         self.shared.catalog.swap(catalog)
+    }
+
+    /// The skill's validators, compiled once per runner (their regular
+    /// expressions took milliseconds per run), with what did not compile.
+    /// The gate reads a handler's answers through them too.
+    pub fn validators(&self, skill: &Skill) -> Arc<ValidatorSet> {
+        self.shared.files.validators(skill)
     }
 
     pub fn config(&self) -> &Config {
