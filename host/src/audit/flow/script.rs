@@ -220,6 +220,16 @@ const POWERSHELL: Table = Table {
         "start-job",
         "saps",
         "start",
+        // Interpreters and loaders handed a file: it runs (not `cmd`,
+        // whose `/c` line names its own program).
+        "powershell",
+        "pwsh",
+        "wscript",
+        "cscript",
+        "mshta",
+        "msiexec",
+        "rundll32",
+        "regsvr32",
     ],
     send: &[
         "invoke-restmethod",

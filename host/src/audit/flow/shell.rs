@@ -427,22 +427,38 @@ impl Run<'_, '_> {
 
     /// `for x in WORDS; do …; done`: `x` holds every word's taint.
     fn for_loop(&mut self, cx: Cx, node: Node, stdin: Taint, depth: usize) -> Taint {
-        let mut taint = Taint::default();
         let mut cursor = node.walk();
         let values: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
-        for v in values {
-            taint = taint.union(self.word(cx, v, depth + 1).taint);
-        }
+        let values: Vec<Value> = values
+            .into_iter()
+            .map(|v| self.word(cx, v, depth + 1))
+            .collect();
         if let Some(var) = node.child_by_field_name("variable") {
-            let text = format!("${}", cx.text(var));
-            self.me
-                .vars
-                .insert(cx.text(var).to_owned(), Value { text, taint });
+            let value = self.loop_value(cx.text(var), values);
+            self.me.vars.insert(cx.text(var).to_owned(), value);
         }
         match node.child_by_field_name("body") {
             Some(body) => self.stmt(cx, body, stdin, depth + 1),
             None => Taint::default(),
         }
+    }
+
+    /// What a loop variable stands for: every value's taint, and the text
+    /// of the value that matters most (a secret store or a tainted file,
+    /// else the only value), so that a read or run of `"$f"` in the body
+    /// is judged as that iteration's.
+    fn loop_value(&self, name: &str, values: Vec<Value>) -> Value {
+        let taint = values
+            .iter()
+            .fold(Taint::default(), |t, v| t.union(v.taint));
+        let weighty =
+            |v: &&Value| paths::is_secret_path(&v.text) || !self.me.path_taint(&v.text).is_clean();
+        let text = match values.iter().find(weighty) {
+            Some(v) => v.text.clone(),
+            None if values.len() == 1 => values[0].text.clone(),
+            None => format!("${name}"),
+        };
+        Value { text, taint }
     }
 
     /// The value of a word: its text with known variables put in, and the
@@ -459,7 +475,11 @@ impl Run<'_, '_> {
             "simple_expansion" | "expansion" => self.expansion(cx, node),
             "command_substitution" => {
                 let taint = self.sequence(cx, node, Taint::default(), depth + 1);
-                let text = printed(cx.text(node)).unwrap_or_else(|| "$(…)".into());
+                // Unknown output is a name of its own (this substitution,
+                // where it is): every use of a variable holding it names
+                // the same file, and no other substitution's.
+                let text =
+                    printed(cx.text(node)).unwrap_or_else(|| format!("$(…@{})", cx.span(node).0));
                 Value { text, taint }
             }
             "process_substitution" => {

@@ -672,9 +672,11 @@ impl Run<'_, '_> {
     }
 
     /// A program run by a command word: a tainted file, or a bare name
-    /// that was written into a `bin` folder.
+    /// that was written into a `bin` folder. A word an expansion gave
+    /// (`"$dest"` holding `$(mktemp)`'s unknown output) is the file it
+    /// names, however it is spelt.
     fn program_taint(&self, word: &str) -> Taint {
-        if word.contains('/') {
+        if word.contains('/') || word.starts_with('$') {
             let t = self.me.path_taint(word);
             if word.starts_with("./") && t.is_clean() {
                 return self.me.extracted_here;
