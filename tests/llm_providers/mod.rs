@@ -66,10 +66,13 @@ fn status(code: u16, body: &str) -> Reply {
 struct Recorded {
     method: String,
     path: String,
-    headers: Vec<(String, String)>,
+    headers: Headers,
     body: Vec<u8>,
     at: Instant,
 }
+
+/// A request's headers, names in lower case, in the order sent.
+type Headers = Vec<(String, String)>;
 
 impl Recorded {
     fn header(&self, name: &str) -> Option<&str> {
@@ -260,7 +263,7 @@ async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<()> {
 }
 
 /// A request head's method, path and headers (names in lower case).
-fn parse_head(head: &str) -> Option<(String, String, Vec<(String, String)>)> {
+fn parse_head(head: &str) -> Option<(String, String, Headers)> {
     let mut lines = head.split("\r\n");
     let mut first = lines.next()?.split(' ');
     let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
