@@ -194,8 +194,21 @@ fn resolved_paths(text: &str, here: &[String], children: &BTreeSet<String>) -> L
     let mut out = referenced_paths(text);
     // Code only: a comment may show an example (`use super::X;`) of
     // another module.
-    let code: String = text
-        .split_inclusive('\n')
+    let code = without_line_comments(text);
+    let text = code.as_str();
+    relative_paths(text, here, &mut out);
+    for child in children {
+        for i in path_starts(text, &format!("{child}::")) {
+            tree_paths(text, &text[i..], here.to_vec(), &mut out);
+        }
+    }
+    out.retain(|p, _| !p.is_empty());
+    out
+}
+
+/// `text` with each line that is a `//` comment blanked, offsets kept.
+fn without_line_comments(text: &str) -> String {
+    text.split_inclusive('\n')
         .map(|l| {
             if l.trim_start().starts_with("//") {
                 " ".repeat(l.len() - 1) + "\n"
@@ -203,8 +216,12 @@ fn resolved_paths(text: &str, here: &[String], children: &BTreeSet<String>) -> L
                 l.to_owned()
             }
         })
-        .collect();
-    let text = code.as_str();
+        .collect()
+}
+
+/// Adds to `out` the `super::` and `self::` paths of `text`, the source of
+/// module `here`, resolved from where they stand.
+fn relative_paths(text: &str, here: &[String], out: &mut Located) {
     let inline = inline_modules(text);
     for word in ["super::", "self::"] {
         for i in path_starts(text, word) {
@@ -224,16 +241,9 @@ fn resolved_paths(text: &str, here: &[String], children: &BTreeSet<String>) -> L
             let Some(base) = here.len().checked_sub(levels) else {
                 continue;
             };
-            tree_paths(text, rest, here[..base].to_vec(), &mut out);
+            tree_paths(text, rest, here[..base].to_vec(), out);
         }
     }
-    for child in children {
-        for i in path_starts(text, &format!("{child}::")) {
-            tree_paths(text, &text[i..], here.to_vec(), &mut out);
-        }
-    }
-    out.retain(|p, _| !p.is_empty());
-    out
 }
 
 /// The unit `path` belongs to: its longest prefix the map places.

@@ -214,94 +214,69 @@ struct Case {
     expect: Result<&'static str, (&'static str, &'static str)>,
 }
 
-fn cases() -> Vec<Case> {
-    vec![
+impl Case {
+    const fn ok(task: &'static str, context: &'static [&'static str], body: &'static str) -> Case {
         Case {
-            task: "convert 5 km to mi",
+            task,
+            context,
+            expect: Ok(body),
+        }
+    }
+    const fn err(task: &'static str, class: &'static str, message: &'static str) -> Case {
+        Case {
+            task,
             context: &[],
-            expect: Ok("5 km = 3.1069 mi"),
-        },
-        Case {
-            task: "convert 100 C to F",
-            context: &[],
-            expect: Ok("100 C = 212 F"),
-        },
-        Case {
-            task: "Convert -40 Fahrenheit into celsius",
-            context: &[],
-            expect: Ok("-40 F = -40 C"),
-        },
-        Case {
-            task: "convert 12.5 lbs in kg",
-            context: &[],
-            expect: Ok("12.5 lb = 5.6699 kg"),
-        },
-        Case {
-            task: "convert 1 in to cm",
-            context: &[],
-            expect: Ok("1 in = 2.54 cm"),
-        },
-        Case {
-            task: "0 K to C",
-            context: &[],
-            expect: Ok("0 K = -273.15 C"),
-        },
-        Case {
-            task: "convert .5 oz to g",
-            context: &[],
-            expect: Ok("0.5 oz = 14.1748 g"),
-        },
-        Case {
-            task: "convert this please",
-            context: &["value=3", "from=ft", "to=m"],
-            expect: Ok("3 ft = 0.9144 m"),
-        },
-        Case {
-            task: "convert 5 km to mi",
-            context: &["to= yd "],
-            expect: Ok("5 km = 5468.0665 yd"),
-        },
-        Case {
-            task: "convert 5 furlong to mi",
-            context: &[],
-            expect: Err((
-                "UnknownUnit",
-                "unknown unit \"furlong\"; valid units: m, km, cm, mi, yd, ft, in, kg, g, lb, oz, C, F, K",
-            )),
-        },
-        Case {
-            task: "convert 5 km to kg",
-            context: &[],
-            expect: Err((
-                "IncompatibleUnits",
-                "cannot convert km (length) to kg (mass)",
-            )),
-        },
-        Case {
-            task: "convert five km to mi",
-            context: &[],
-            expect: Err(("InvalidInput", "\"five\" is not a number")),
-        },
-        Case {
-            task: "convert 1e3 m to km",
-            context: &[],
-            expect: Err(("InvalidInput", "\"1e3\" is not a number")),
-        },
-        Case {
-            task: "what is the weather",
-            context: &[],
-            expect: Err((
-                "InvalidInput",
-                "write the task as \"convert 5 km to mi\", or set the context fields value, from and to",
-            )),
-        },
-        Case {
-            task: "convert 2000000 m to km",
-            context: &[],
-            expect: Err(("InvalidInput", "value must be between -1000000 and 1000000")),
-        },
-    ]
+            expect: Err((class, message)),
+        }
+    }
 }
+
+/// The shared table every language must answer exactly.
+const CASES: &[Case] = &[
+    Case::ok("convert 5 km to mi", &[], "5 km = 3.1069 mi"),
+    Case::ok("convert 100 C to F", &[], "100 C = 212 F"),
+    Case::ok("Convert -40 Fahrenheit into celsius", &[], "-40 F = -40 C"),
+    Case::ok("convert 12.5 lbs in kg", &[], "12.5 lb = 5.6699 kg"),
+    Case::ok("convert 1 in to cm", &[], "1 in = 2.54 cm"),
+    Case::ok("0 K to C", &[], "0 K = -273.15 C"),
+    Case::ok("convert .5 oz to g", &[], "0.5 oz = 14.1748 g"),
+    Case::ok(
+        "convert this please",
+        &["value=3", "from=ft", "to=m"],
+        "3 ft = 0.9144 m",
+    ),
+    Case::ok("convert 5 km to mi", &["to= yd "], "5 km = 5468.0665 yd"),
+    Case::err(
+        "convert 5 furlong to mi",
+        "UnknownUnit",
+        "unknown unit \"furlong\"; valid units: m, km, cm, mi, yd, ft, in, kg, g, lb, oz, C, F, K",
+    ),
+    Case::err(
+        "convert 5 km to kg",
+        "IncompatibleUnits",
+        "cannot convert km (length) to kg (mass)",
+    ),
+    Case::err(
+        "convert five km to mi",
+        "InvalidInput",
+        "\"five\" is not a number",
+    ),
+    Case::err(
+        "convert 1e3 m to km",
+        "InvalidInput",
+        "\"1e3\" is not a number",
+    ),
+    Case::err(
+        "what is the weather",
+        "InvalidInput",
+        "write the task as \"convert 5 km to mi\", or set the context fields value, from and to",
+    ),
+    Case::err(
+        "convert 2000000 m to km",
+        "InvalidInput",
+        "value must be between -1000000 and 1000000",
+    ),
+];
 
 /// Runs one case through `skillhost run --json`: the answer body, or the
 /// failure's class and message.
@@ -356,8 +331,8 @@ fn check_example(lang: Lang) {
     assert_eq!(report["fits_handler_world"], true);
 
     let mut wrong = Vec::new();
-    for case in cases() {
-        let got = run_case(&ws, &root, &case);
+    for case in CASES {
+        let got = run_case(&ws, &root, case);
         let want = case
             .expect
             .map(str::to_owned)
@@ -403,91 +378,25 @@ fn check_scaffold(lang: Lang) {
     let ws = Workspace::new();
     let name = format!("hello-{}", lang.dir());
     let skills = ws.skills.display().to_string();
-    let new = ws.run_cli(&[
-        "handler",
-        "new",
-        &name,
-        "--lang",
-        lang.dir(),
-        "--dir",
-        &skills,
-    ]);
-    assert_eq!(new.code, 0, "handler new: {}{}", new.stdout, new.stderr);
-    let again = ws.run_cli(&[
-        "handler",
-        "new",
-        &name,
-        "--lang",
-        lang.dir(),
-        "--dir",
-        &skills,
-    ]);
-    assert_ne!(again.code, 0, "handler new overwrote an existing folder");
-    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
-
-    let folder = ws.skills.join(&name);
+    let folder = scaffold_once(&ws, lang, &name);
     if lang == Lang::Rust {
-        // The SDK comes from the binary, not from a checkout or a registry.
-        let manifest = std::fs::read_to_string(folder.join("handler/Cargo.toml")).expect("read");
-        let sdk = ws
-            .home
-            .join("sdk")
-            .canonicalize()
-            .expect("the SDK was written");
-        assert!(
-            manifest.contains(&format!("path = \"{}/", sdk.display())),
-            "{manifest}"
-        );
-        assert!(
-            !manifest.contains(&repo_root().display().to_string()),
-            "{manifest}"
-        );
+        assert_sdk_from_binary(&ws, &folder);
     }
-    // Offline: the Rust scaffold resolves from the local registry cache.
-    let offline = |mut cmd: Command| {
-        cmd.env("CARGO_NET_OFFLINE", "true");
-        cmd
-    };
-    if let Err(e) = run_build(
-        lang,
-        offline(build_sh(&folder.join("build.sh"))),
-        &ws.home,
-        "scaffolded",
-    ) {
-        panic!("the scaffolded {lang:?} handler does not build as generated: {e}");
-    }
+    build_as_generated(&ws, lang, &folder);
     // The generated SKILL.md promises this for `-c name=Ada`.
     let md = std::fs::read_to_string(folder.join("SKILL.md")).expect("SKILL.md");
     assert!(md.contains("`Hello, NAME! You asked: TASK`"), "{md}");
-    let greet = |ws: &Workspace| {
-        let out = ws.run_cli(&[
-            "--skills",
-            &skills,
-            "run",
-            "say hello",
-            "--skill",
-            &name,
-            "-c",
-            "name=Ada",
-            "--json",
-        ]);
-        let v = out.json();
-        assert_eq!(v["tier"], "handler", "{}", out.stdout);
-        v["output"]["body"].as_str().unwrap_or_default().to_owned()
-    };
-    assert_eq!(greet(&ws), "Hello, Ada! You asked: say hello");
+    assert_eq!(
+        greet(&ws, &skills, &name),
+        "Hello, Ada! You asked: say hello"
+    );
 
     // A change, rebuilt with `skillhost handler build`, shows on the next run.
-    let source = folder.join(lang.source());
-    let text = std::fs::read_to_string(&source).expect("read source");
-    assert!(text.contains("Hello, "), "{text}");
-    std::fs::write(&source, text.replace("Hello, ", "Howdy, ")).expect("edit source");
-    let mut rebuild = ws.cli();
-    rebuild.args(["handler", "build"]).arg(&folder);
-    if let Err(e) = run_build(lang, offline(rebuild), &ws.home, "scaffolded") {
-        panic!("the edited {lang:?} handler does not rebuild: {e}");
-    }
-    assert_eq!(greet(&ws), "Howdy, Ada! You asked: say hello");
+    edit_and_rebuild(&ws, lang, &folder);
+    assert_eq!(
+        greet(&ws, &skills, &name),
+        "Howdy, Ada! You asked: say hello"
+    );
 
     let empty = ws.run_cli(&["--skills", &skills, "run", " ", "--skill", &name, "--json"]);
     assert_eq!(
@@ -496,13 +405,102 @@ fn check_scaffold(lang: Lang) {
         "{}",
         empty.stdout
     );
+    assert_inspected_as(&ws, lang, &folder.join("handler.wasm"));
+}
 
-    let inspect = ws.run_cli(&[
+/// `handler new NAME --lang L` into the workspace's skills, which a second
+/// `handler new` of the same name must not overwrite; the new folder.
+fn scaffold_once(ws: &Workspace, lang: Lang, name: &str) -> PathBuf {
+    let skills = ws.skills.display().to_string();
+    let args = [
         "handler",
-        "inspect",
+        "new",
+        name,
+        "--lang",
+        lang.dir(),
+        "--dir",
+        &skills,
+    ];
+    let new = ws.run_cli(&args);
+    assert_eq!(new.code, 0, "handler new: {}{}", new.stdout, new.stderr);
+    let again = ws.run_cli(&args);
+    assert_ne!(again.code, 0, "handler new overwrote an existing folder");
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    ws.skills.join(name)
+}
+
+/// The Rust scaffold's SDK comes from the binary, not from a checkout or a
+/// registry.
+fn assert_sdk_from_binary(ws: &Workspace, folder: &Path) {
+    let manifest = std::fs::read_to_string(folder.join("handler/Cargo.toml")).expect("read");
+    let sdk = ws
+        .home
+        .join("sdk")
+        .canonicalize()
+        .expect("the SDK was written");
+    assert!(
+        manifest.contains(&format!("path = \"{}/", sdk.display())),
+        "{manifest}"
+    );
+    assert!(
+        !manifest.contains(&repo_root().display().to_string()),
+        "{manifest}"
+    );
+}
+
+/// Runs the scaffold's own build.sh, offline.
+fn build_as_generated(ws: &Workspace, lang: Lang, folder: &Path) {
+    if let Err(e) = run_build(
+        lang,
+        offline(build_sh(&folder.join("build.sh"))),
+        &ws.home,
+        "scaffolded",
+    ) {
+        panic!("the scaffolded {lang:?} handler does not build as generated: {e}");
+    }
+}
+
+/// Offline: the Rust scaffold resolves from the local registry cache.
+fn offline(mut cmd: Command) -> Command {
+    cmd.env("CARGO_NET_OFFLINE", "true");
+    cmd
+}
+
+/// The scaffolded skill's answer to "say hello" with `-c name=Ada`.
+fn greet(ws: &Workspace, skills: &str, name: &str) -> String {
+    let out = ws.run_cli(&[
+        "--skills",
+        skills,
+        "run",
+        "say hello",
+        "--skill",
+        name,
+        "-c",
+        "name=Ada",
         "--json",
-        &folder.join("handler.wasm").display().to_string(),
     ]);
+    let v = out.json();
+    assert_eq!(v["tier"], "handler", "{}", out.stdout);
+    v["output"]["body"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Makes the scaffold say "Howdy, " instead of "Hello, " and rebuilds it
+/// with `skillhost handler build`.
+fn edit_and_rebuild(ws: &Workspace, lang: Lang, folder: &Path) {
+    let source = folder.join(lang.source());
+    let text = std::fs::read_to_string(&source).expect("read source");
+    assert!(text.contains("Hello, "), "{text}");
+    std::fs::write(&source, text.replace("Hello, ", "Howdy, ")).expect("edit source");
+    let mut rebuild = ws.cli();
+    rebuild.args(["handler", "build"]).arg(folder);
+    if let Err(e) = run_build(lang, offline(rebuild), &ws.home, "scaffolded") {
+        panic!("the edited {lang:?} handler does not rebuild: {e}");
+    }
+}
+
+/// `handler inspect` names the language `wasm` was written in.
+fn assert_inspected_as(ws: &Workspace, lang: Lang, wasm: &Path) {
+    let inspect = ws.run_cli(&["handler", "inspect", "--json", &wasm.display().to_string()]);
     assert_eq!(
         inspect.json()["language"],
         lang.language(),
@@ -571,7 +569,7 @@ fn python_example_passes_the_gate_only_through_the_documented_route() {
     for f in ["SKILL.md", "handler.wasm"] {
         std::fs::copy(root.join("unit-converter").join(f), dir.join(f)).expect("copy");
     }
-    let lines: Vec<String> = cases()
+    let lines: Vec<String> = CASES
         .iter()
         .map(|c| {
             let context: serde_json::Map<String, serde_json::Value> = c
@@ -659,7 +657,7 @@ fn python_example_passes_the_gate_only_through_the_documented_route() {
     );
     assert_eq!(
         report["cases"].as_array().map(Vec::len),
-        Some(cases().len()),
+        Some(CASES.len()),
         "{report:#}"
     );
 }

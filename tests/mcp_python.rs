@@ -38,52 +38,71 @@ fn session_over(transport: Transport) -> &'static Value {
         Transport::Http => &HTTP,
     };
     cell.get_or_init(|| {
-        let ws = Workspace::new();
-        let dir = ws.add_skill(
-            "hostile",
-            "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: { timeout_ms: 300 }",
-            Some(&guest("hostile-guest")),
+        let ws = session_workspace();
+        run_client(&ws, transport)
+    })
+}
+
+/// The hostile guest as skill `hostile`, a symlink out of its folder, and
+/// more skills than one page holds.
+fn session_workspace() -> Workspace {
+    let ws = Workspace::new();
+    let dir = ws.add_skill(
+        "hostile",
+        "metadata:\n  skillhost:\n    handler: handler.wasm\n    limits: { timeout_ms: 300 }",
+        Some(&guest("hostile-guest")),
+    );
+    // A file outside the skill folder, reachable only through a symlink
+    // inside it: resource reads must refuse to follow it.
+    let secret = ws.workspace.join("secret.txt");
+    std::fs::write(&secret, "secret").expect("write secret");
+    std::os::unix::fs::symlink(&secret, dir.join("outside.txt")).expect("symlink");
+    // More skills than one page holds, so the client must follow cursors.
+    for i in 0..PAGED_SKILLS {
+        ws.add_skill(
+            &format!("zz-paged-{i:03}"),
+            "metadata:\n  skillhost:\n    template: \"ok {{task}}\"",
+            None,
         );
-        // A file outside the skill folder, reachable only through a symlink
-        // inside it: resource reads must refuse to follow it.
-        let secret = ws.workspace.join("secret.txt");
-        std::fs::write(&secret, "secret").expect("write secret");
-        std::os::unix::fs::symlink(&secret, dir.join("outside.txt")).expect("symlink");
-        // More skills than one page holds, so the client must follow cursors.
-        for i in 0..PAGED_SKILLS {
-            ws.add_skill(&format!("zz-paged-{i:03}"), "metadata:\n  skillhost:\n    template: \"ok {{task}}\"", None);
-        }
-        let script = repo_root().join("tests/mcp/client.py");
-        let mut client = Command::new("python3");
-        client.arg(&script);
-        if transport == Transport::Http {
-            client.arg("--http");
-        }
-        let out = client
-            .arg(env!("CARGO_BIN_EXE_skillhost"))
-            .arg("--skills")
-            .arg(&ws.skills)
-            .current_dir(&ws.workspace)
-            .env("SKILLHOST_HOME", &ws.home)
-            .env("SKILLHOST_CACHE_DIR", cache_dir())
-            .env_remove("RUST_BACKTRACE")
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run python3 ({e}); install Python 3 and `pip install mcp`"));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if out.status.code() == Some(3) {
-            panic!(
-                "the MCP Python SDK is missing: `pip install 'mcp>=1.9,<2'` (or run .ci/install-mcp-client.sh)\n{stderr}"
-            );
-        }
-        assert!(
-            out.status.success(),
-            "the MCP client failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            out.status
+    }
+    ws
+}
+
+/// Runs `tests/mcp/client.py` against `skillhost mcp` on `ws` over
+/// `transport`; what the client saw, as it printed it.
+fn run_client(ws: &Workspace, transport: Transport) -> Value {
+    let script = repo_root().join("tests/mcp/client.py");
+    let mut client = Command::new("python3");
+    client.arg(&script);
+    if transport == Transport::Http {
+        client.arg("--http");
+    }
+    let out = client
+        .arg(env!("CARGO_BIN_EXE_skillhost"))
+        .arg("--skills")
+        .arg(&ws.skills)
+        .current_dir(&ws.workspace)
+        .env("SKILLHOST_HOME", &ws.home)
+        .env("SKILLHOST_CACHE_DIR", cache_dir())
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run python3 ({e}); install Python 3 and `pip install mcp`")
+        });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) {
+        panic!(
+            "the MCP Python SDK is missing: `pip install 'mcp>=1.9,<2'` (or run .ci/install-mcp-client.sh)\n{stderr}"
         );
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-            panic!("the client's output is not JSON ({e}):\n{stdout}\nstderr:\n{stderr}")
-        })
+    }
+    assert!(
+        out.status.success(),
+        "the MCP client failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!("the client's output is not JSON ({e}):\n{stdout}\nstderr:\n{stderr}")
     })
 }
 

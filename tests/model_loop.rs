@@ -40,55 +40,10 @@ impl Server {
         let recorded = requests.clone();
         rt.spawn(async move {
             loop {
-                let Ok((mut sock, _)) = listener.accept().await else { return };
-                let recorded = recorded.clone();
-                let queue = queue.clone();
-                tokio::spawn(async move {
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 8192];
-                    let body_start = loop {
-                        let Ok(n) = sock.read(&mut chunk).await else { return };
-                        if n == 0 {
-                            return;
-                        }
-                        buf.extend_from_slice(&chunk[..n]);
-                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break p + 4;
-                        }
-                    };
-                    let head = String::from_utf8_lossy(&buf[..body_start]).to_lowercase();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    while buf.len() < body_start + len {
-                        let Ok(n) = sock.read(&mut chunk).await else { return };
-                        if n == 0 {
-                            return;
-                        }
-                        buf.extend_from_slice(&chunk[..n]);
-                    }
-                    let body: Value = serde_json::from_slice(&buf[body_start..body_start + len]).unwrap_or(Value::Null);
-                    recorded.lock().expect("lock").push(body);
-                    let reply = queue.lock().expect("lock").pop_front().flatten();
-                    let Some((status, headers, json)) = reply else {
-                        // Never answer: the client must time out.
-                        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
-                        return;
-                    };
-                    let text = json.to_string();
-                    let mut resp = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
-                        text.len()
-                    );
-                    for (k, v) in headers {
-                        resp.push_str(&format!("{k}: {v}\r\n"));
-                    }
-                    resp.push_str("\r\n");
-                    resp.push_str(&text);
-                    let _ = sock.write_all(resp.as_bytes()).await;
-                });
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                tokio::spawn(answer_one(sock, recorded.clone(), queue.clone()));
             }
         });
         Server {
@@ -110,6 +65,68 @@ impl Server {
             .cloned()
             .unwrap_or_else(|| panic!("request {n} has no messages"))
     }
+}
+
+/// Reads one request on `sock`, records its body (JSON, or null) and sends
+/// the next canned reply, or never answers when it is `None` or gone.
+async fn answer_one(
+    mut sock: tokio::net::TcpStream,
+    recorded: Arc<Mutex<Vec<Value>>>,
+    queue: Arc<Mutex<VecDeque<Reply>>>,
+) {
+    let Some(body) = read_body(&mut sock).await else {
+        return;
+    };
+    recorded.lock().expect("lock").push(body);
+    let reply = queue.lock().expect("lock").pop_front().flatten();
+    let Some((status, headers, json)) = reply else {
+        // Never answer: the client must time out.
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        return;
+    };
+    let _ = sock
+        .write_all(response(status, &headers, &json).as_bytes())
+        .await;
+}
+
+/// The body of one request (head, then `content-length` bytes) as JSON,
+/// null where it is not; `None` if the client goes away first.
+async fn read_body(sock: &mut tokio::net::TcpStream) -> Option<Value> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let body_start = loop {
+        let n = sock.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..body_start]).to_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < body_start + len {
+        let n = sock.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Some(serde_json::from_slice(&buf[body_start..body_start + len]).unwrap_or(Value::Null))
+}
+
+/// An HTTP/1.1 response carrying `json`, closing the connection.
+fn response(status: u16, headers: &[(&str, String)], json: &Value) -> String {
+    let text = json.to_string();
+    let mut resp = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        text.len()
+    );
+    for (k, v) in headers {
+        resp.push_str(&format!("{k}: {v}\r\n"));
+    }
+    resp.push_str("\r\n");
+    resp.push_str(&text);
+    resp
 }
 
 fn ok(v: Value) -> Reply {
@@ -699,17 +716,7 @@ Summarize, then email.
 /// call four other skills, with `[model] max_skill_tools` set to `cap`.
 fn skill_tools_offered(cap: Option<usize>) -> Vec<String> {
     let server = Server::start(vec![openai_text("Done.")]);
-    let ws = Workspace::new();
-    // A skill is a tool when it runs without a model: a pipeline here.
-    let pipeline = "metadata:\n  skillhost:\n    pipeline:\n      steps:\n        - tool: list_skill_files\n          args: {}\n      result: last";
-    for name in ["weather", "invoice", "recipes", "translate"] {
-        ws.add_skill(name, pipeline, None);
-    }
-    ws.add_skill(
-        "planner",
-        "allowed-tools: [skill_weather, skill_invoice, skill_recipes, skill_translate]",
-        None,
-    );
+    let ws = planner_workspace();
     let mut config = Config::default();
     config.model.provider = Some("openai".into());
     config.model.model = Some("test-model".into());
@@ -726,8 +733,29 @@ fn skill_tools_offered(cap: Option<usize>) -> Vec<String> {
         json!({}),
     );
     assert_eq!(o.failure, None);
-    let reqs = server.requests();
-    reqs[0]["tools"]
+    skill_tool_names(&server.requests()[0]["tools"])
+}
+
+/// A workspace with four skills that are tools and `planner`, which may
+/// call them all.
+fn planner_workspace() -> Workspace {
+    let ws = Workspace::new();
+    // A skill is a tool when it runs without a model: a pipeline here.
+    let pipeline = "metadata:\n  skillhost:\n    pipeline:\n      steps:\n        - tool: list_skill_files\n          args: {}\n      result: last";
+    for name in ["weather", "invoice", "recipes", "translate"] {
+        ws.add_skill(name, pipeline, None);
+    }
+    ws.add_skill(
+        "planner",
+        "allowed-tools: [skill_weather, skill_invoice, skill_recipes, skill_translate]",
+        None,
+    );
+    ws
+}
+
+/// The names of the skill tools in an OpenAI `tools` list.
+fn skill_tool_names(tools: &Value) -> Vec<String> {
+    tools
         .as_array()
         .map(|ts| {
             ts.iter()

@@ -79,30 +79,7 @@ impl Targets {
         let port = allowed.local_addr().expect("addr").port();
         let allowed_hits = Arc::new(AtomicUsize::new(0));
         let hits = allowed_hits.clone();
-        std::thread::spawn(move || {
-            for stream in allowed.incoming() {
-                let Ok(mut s) = stream else { continue };
-                // Counted before anything is answered, so a client that
-                // got an answer (or a failed handshake) sees the count.
-                hits.fetch_add(1, Ordering::SeqCst);
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 4096];
-                // Read the request head; a TLS hello (0x16) gets the same
-                // plain answer, which fails the handshake.
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    seen.extend_from_slice(&buf[..n]);
-                    if seen[0] == 0x16 || seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                        break;
-                    }
-                }
-                let _ = s.write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-                );
-            }
-        });
+        std::thread::spawn(move || serve_allowed(&allowed, &hits));
         forbidden.set_nonblocking(true).expect("nonblocking");
         let rebinder = Arc::new(Rebinder {
             first: SocketAddr::from(([127, 0, 0, 2], port)),
@@ -144,8 +121,47 @@ impl Targets {
     }
 }
 
+/// Answers every connection to `allowed` with `200 ok`, counting each in
+/// `hits`.
+fn serve_allowed(allowed: &TcpListener, hits: &AtomicUsize) {
+    for stream in allowed.incoming() {
+        let Ok(mut s) = stream else { continue };
+        // Counted before anything is answered, so a client that
+        // got an answer (or a failed handshake) sees the count.
+        hits.fetch_add(1, Ordering::SeqCst);
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Read the request head; a TLS hello (0x16) gets the same
+        // plain answer, which fails the handshake.
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if seen[0] == 0x16 || seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                break;
+            }
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    }
+}
+
 // --- wasi:http, through the sandbox and the hostile guest ---
 
+/// Granted wasi:http to `NAME`, and nothing else.
+fn http_granted() -> Effective {
+    Effective {
+        capabilities: Capabilities {
+            http: vec![NAME.into()],
+            ..Capabilities::default()
+        },
+        basis: Basis::Granted,
+        ..Effective::none()
+    }
+}
+
+/// Runs the hostile guest's `action` on `url`, with wasi:http granted to
+/// `NAME` under the targets' rebinding resolver.
 fn sandbox_call(targets: &Targets, action: &str, url: &str) -> CallOutcome {
     let options = SandboxOptions {
         net: targets.policy(),
@@ -164,14 +180,7 @@ fn sandbox_call(targets: &Targets, action: &str, url: &str) -> CallOutcome {
         skill_files: Vec::new(),
         control: Default::default(),
     };
-    let grants = Effective {
-        capabilities: Capabilities {
-            http: vec![NAME.into()],
-            ..Capabilities::default()
-        },
-        basis: Basis::Granted,
-        ..Effective::none()
-    };
+    let grants = http_granted();
     let context: Map<String, Value> = json!({ "target": url })
         .as_object()
         .cloned()

@@ -170,12 +170,7 @@ async fn call(session: &McpSession, id: u64, task: &str) -> Answer {
     let resp = session.post_raw(&msg).await;
     let status = resp.status().as_u16();
     let body = resp.text().await.unwrap_or_default();
-    let answer = body
-        .lines()
-        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|m| m["id"] == json!(id));
-    let Some(answer) = answer else {
+    let Some(answer) = answer_in(&body, id) else {
         return Answer::Failure(format!("{task} {id}: HTTP {status}, no answer: {body}"));
     };
     if answer["error"]["data"]["class"] == "Busy" {
@@ -201,6 +196,15 @@ async fn call(session: &McpSession, id: u64, task: &str) -> Answer {
     } else {
         Answer::Failure(format!("{task} {id}: {text}"))
     }
+}
+
+/// The JSON-RPC message in `body` (plain JSON or server-sent events) that
+/// answers `id`.
+fn answer_in(body: &str, id: u64) -> Option<Value> {
+    body.lines()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["id"] == json!(id))
 }
 
 /// The task of call number `k`.
@@ -231,15 +235,7 @@ fn peak_rss_kb(pid: u32) -> u64 {
 /// runs must survive in their journals) and counts the runs in the store.
 pub fn run_load(plan: &LoadPlan) -> LoadReport {
     let mcp_args: Vec<&str> = plan.mcp_args.iter().map(String::as_str).collect();
-    let hosts: Vec<Workspace> = (0..plan.store.hosts())
-        .map(|_| {
-            let ws = hostile_workspace(plan.limit_ms);
-            if let LoadStore::Postgres { url, .. } = &plan.store {
-                use_database(&ws, url);
-            }
-            ws
-        })
-        .collect();
+    let hosts = host_workspaces(plan);
     let servers: Vec<McpHttpServer> = hosts
         .iter()
         .map(|ws| start_hostile(ws, &mcp_args, &[]))
@@ -255,58 +251,7 @@ pub fn run_load(plan: &LoadPlan) -> LoadReport {
         hosts: hosts.len(),
         ..LoadReport::default()
     };
-    let load = async {
-        for url in &urls {
-            let warm = McpSession::open(url).await;
-            let r = warm.call_skill(1, "hostile", "ok").await;
-            assert_eq!(r["isError"], false, "warm-up of {url}: {r}");
-        }
-
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for s in 0..plan.sessions {
-            // Round robin over the servers.
-            let (url, plan) = (urls[s % urls.len()].clone(), plan.clone());
-            tasks.push(tokio::spawn(async move {
-                let mut out = (0usize, 0usize, 0usize, Vec::new(), Vec::new());
-                let (session, busy) = match open(&url).await {
-                    Ok(s) => s,
-                    Err(e) => {
-                        out.4.push(e);
-                        return out;
-                    }
-                };
-                out.0 = busy;
-                // This session's calls: every `sessions`-th from `s`.
-                for k in (s..plan.calls).step_by(plan.sessions) {
-                    let t = Instant::now();
-                    match call(&session, 10 + k as u64, task(&plan, k)).await {
-                        Answer::Result => {
-                            out.1 += 1;
-                            out.3.push(t.elapsed());
-                        }
-                        Answer::Busy => out.2 += 1,
-                        Answer::Failure(f) => out.4.push(f),
-                    }
-                }
-                // Makes room for a session waiting for one.
-                if !session.close().await {
-                    out.4.push(format!("session {s} did not close"));
-                }
-                out
-            }));
-        }
-        for t in tasks {
-            let (sessions_busy, answered, busy, latencies, failures) =
-                t.await.expect("session task");
-            report.sessions_busy += sessions_busy;
-            report.answered += answered;
-            report.busy += busy;
-            report.latencies.extend(latencies);
-            report.failures.extend(failures);
-        }
-        report.elapsed = started.elapsed();
-    };
+    let load = drive(plan, &urls, &mut report);
     let outcome = rt.block_on(async { tokio::time::timeout(plan.guard, load).await });
     assert!(
         outcome.is_ok(),
@@ -320,7 +265,94 @@ pub fn run_load(plan: &LoadPlan) -> LoadReport {
         .max()
         .unwrap_or(0);
     drop(servers);
+    report.runs_stored = stored_runs(plan, &hosts);
+    report.runs_expected = (report.answered + hosts.len()) as u64;
+    report
+}
 
+/// A workspace per host, each with the hostile skill and the plan's store.
+fn host_workspaces(plan: &LoadPlan) -> Vec<Workspace> {
+    (0..plan.store.hosts())
+        .map(|_| {
+            let ws = hostile_workspace(plan.limit_ms);
+            if let LoadStore::Postgres { url, .. } = &plan.store {
+                use_database(&ws, url);
+            }
+            ws
+        })
+        .collect()
+}
+
+/// Warms up each server with one call, then runs the plan's sessions at
+/// once, round robin over the servers, and adds up what they saw.
+async fn drive(plan: &LoadPlan, urls: &[String], report: &mut LoadReport) {
+    for url in urls {
+        let warm = McpSession::open(url).await;
+        let r = warm.call_skill(1, "hostile", "ok").await;
+        assert_eq!(r["isError"], false, "warm-up of {url}: {r}");
+    }
+
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for s in 0..plan.sessions {
+        // Round robin over the servers.
+        let (url, plan) = (urls[s % urls.len()].clone(), plan.clone());
+        tasks.push(tokio::spawn(session(url, s, plan)));
+    }
+    for t in tasks {
+        let tally = t.await.expect("session task");
+        report.sessions_busy += tally.sessions_busy;
+        report.answered += tally.answered;
+        report.busy += tally.busy;
+        report.latencies.extend(tally.latencies);
+        report.failures.extend(tally.failures);
+    }
+    report.elapsed = started.elapsed();
+}
+
+/// What one session saw.
+#[derive(Default)]
+struct Tally {
+    /// Times `initialize` was busy before the session opened.
+    sessions_busy: usize,
+    answered: usize,
+    busy: usize,
+    latencies: Vec<Duration>,
+    failures: Vec<String>,
+}
+
+/// Session number `s`: opens on `url`, makes its calls one after another
+/// (every `sessions`-th from `s`) and closes.
+async fn session(url: String, s: usize, plan: LoadPlan) -> Tally {
+    let mut out = Tally::default();
+    let (session, busy) = match open(&url).await {
+        Ok(s) => s,
+        Err(e) => {
+            out.failures.push(e);
+            return out;
+        }
+    };
+    out.sessions_busy = busy;
+    for k in (s..plan.calls).step_by(plan.sessions) {
+        let t = Instant::now();
+        match call(&session, 10 + k as u64, task(&plan, k)).await {
+            Answer::Result => {
+                out.answered += 1;
+                out.latencies.push(t.elapsed());
+            }
+            Answer::Busy => out.busy += 1,
+            Answer::Failure(f) => out.failures.push(f),
+        }
+    }
+    // Makes room for a session waiting for one.
+    if !session.close().await {
+        out.failures.push(format!("session {s} did not close"));
+    }
+    out
+}
+
+/// Replays every host's journal into the plan's store and counts its runs.
+fn stored_runs(plan: &LoadPlan, hosts: &[Workspace]) -> u64 {
     let store: Box<dyn RunStore> = match &plan.store {
         LoadStore::Sqlite => Box::new(
             skillhost::store::SqliteStore::open_in(&hosts[0].workspace.join(".skillhost"))
@@ -330,11 +362,9 @@ pub fn run_load(plan: &LoadPlan) -> LoadReport {
             Box::new(skillhost::store::PgStore::open(url).expect("the store opens"))
         }
     };
-    for ws in &hosts {
+    for ws in hosts {
         let journal = ws.workspace.join(".skillhost").join("journal");
         skillhost::store::journal::replay(&journal, store.as_ref()).expect("replay");
     }
-    report.runs_stored = store.run_count().expect("count");
-    report.runs_expected = (report.answered + hosts.len()) as u64;
-    report
+    store.run_count().expect("count")
 }

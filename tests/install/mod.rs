@@ -119,20 +119,7 @@ impl Env {
             "secret",
             "{case}"
         );
-        let mut left = Vec::new();
-        if self.installed().exists() {
-            for e in std::fs::read_dir(self.installed()).expect("ls installed") {
-                let e = e.expect("entry");
-                left.push(e.file_name().to_string_lossy().into_owned());
-                if e.file_name() == ".staging" {
-                    for s in std::fs::read_dir(e.path()).expect("ls staging") {
-                        let name = s.expect("entry").file_name();
-                        assert_eq!(name, "lock", "{case}: left in .staging: {name:?}");
-                    }
-                }
-            }
-        }
-        left.retain(|n| n != ".staging");
+        let left = self.left_in_installed(case);
         assert!(
             left.is_empty(),
             "{case}: left in the installed root: {left:?}"
@@ -148,6 +135,26 @@ impl Env {
             installed.is_empty(),
             "{case}: the catalog sees {installed:?}"
         );
+    }
+
+    /// What the installed root holds besides its staging folder, which
+    /// must hold nothing but its lock.
+    fn left_in_installed(&self, case: &str) -> Vec<String> {
+        let mut left = Vec::new();
+        if self.installed().exists() {
+            for e in std::fs::read_dir(self.installed()).expect("ls installed") {
+                let e = e.expect("entry");
+                left.push(e.file_name().to_string_lossy().into_owned());
+                if e.file_name() == ".staging" {
+                    for s in std::fs::read_dir(e.path()).expect("ls staging") {
+                        let name = s.expect("entry").file_name();
+                        assert_eq!(name, "lock", "{case}: left in .staging: {name:?}");
+                    }
+                }
+            }
+        }
+        left.retain(|n| n != ".staging");
+        left
     }
 }
 
@@ -205,46 +212,62 @@ enum E<'a> {
 }
 
 fn tar_gz(entries: &[E<'_>]) -> Vec<u8> {
-    use tar::{EntryType, Header};
+    use tar::EntryType;
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     let mut b = tar::Builder::new(gz);
-    let mut append = |name: &str, ty: EntryType, data: &[u8], link: &str| {
-        if name.len() > 99 {
-            // A GNU long name: the name travels as the data of an `L` entry.
-            let mut long = Header::new_gnu();
-            long.as_gnu_mut().expect("gnu").name[..13].copy_from_slice(b"././@LongLink");
-            long.set_entry_type(EntryType::GNULongName);
-            long.set_mode(0o644);
-            let data = [name.as_bytes(), b"\0"].concat();
-            long.set_size(data.len() as u64);
-            long.set_cksum();
-            b.append(&long, &data[..]).expect("append long name");
-        }
-        let mut h = Header::new_gnu();
-        let n = name.len().min(99);
-        h.as_gnu_mut().expect("gnu").name[..n].copy_from_slice(&name.as_bytes()[..n]);
-        h.set_link_name_literal(link).expect("link name");
-        h.set_entry_type(ty);
-        h.set_mode(if ty == EntryType::Directory {
-            0o755
-        } else {
-            0o644
-        });
-        h.set_size(data.len() as u64);
-        h.set_cksum();
-        b.append(&h, data).expect("append");
-    };
     for e in entries {
-        match e {
-            E::File(n, d) => append(n, EntryType::Regular, d, ""),
-            E::Dir(n) => append(n, EntryType::Directory, b"", ""),
-            E::Symlink(n, t) => append(n, EntryType::Symlink, b"", t),
-            E::HardLink(n, t) => append(n, EntryType::Link, b"", t),
-            E::CharDevice(n) => append(n, EntryType::Char, b"", ""),
-            E::Fifo(n) => append(n, EntryType::Fifo, b"", ""),
-        }
+        let (name, ty, data, link): (&str, _, &[u8], &str) = match e {
+            E::File(n, d) => (n, EntryType::Regular, d, ""),
+            E::Dir(n) => (n, EntryType::Directory, b"", ""),
+            E::Symlink(n, t) => (n, EntryType::Symlink, b"", t),
+            E::HardLink(n, t) => (n, EntryType::Link, b"", t),
+            E::CharDevice(n) => (n, EntryType::Char, b"", ""),
+            E::Fifo(n) => (n, EntryType::Fifo, b"", ""),
+        };
+        append_tar(&mut b, name, ty, data, link);
     }
     b.into_inner().expect("tar").finish().expect("gzip")
+}
+
+/// Appends one entry as written, its name in a GNU long-name entry first
+/// when it is longer than a header holds.
+fn append_tar<W: Write>(
+    b: &mut tar::Builder<W>,
+    name: &str,
+    ty: tar::EntryType,
+    data: &[u8],
+    link: &str,
+) {
+    use tar::{EntryType, Header};
+    if name.len() > 99 {
+        append_long_name(b, name);
+    }
+    let mut h = Header::new_gnu();
+    let n = name.len().min(99);
+    h.as_gnu_mut().expect("gnu").name[..n].copy_from_slice(&name.as_bytes()[..n]);
+    h.set_link_name_literal(link).expect("link name");
+    h.set_entry_type(ty);
+    h.set_mode(if ty == EntryType::Directory {
+        0o755
+    } else {
+        0o644
+    });
+    h.set_size(data.len() as u64);
+    h.set_cksum();
+    b.append(&h, data).expect("append");
+}
+
+/// A GNU long name: the name travels as the data of an `L` entry.
+fn append_long_name<W: Write>(b: &mut tar::Builder<W>, name: &str) {
+    use tar::{EntryType, Header};
+    let mut long = Header::new_gnu();
+    long.as_gnu_mut().expect("gnu").name[..13].copy_from_slice(b"././@LongLink");
+    long.set_entry_type(EntryType::GNULongName);
+    long.set_mode(0o644);
+    let data = [name.as_bytes(), b"\0"].concat();
+    long.set_size(data.len() as u64);
+    long.set_cksum();
+    b.append(&long, &data[..]).expect("append long name");
 }
 
 fn zip(entries: &[E<'_>]) -> Vec<u8> {

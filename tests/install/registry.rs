@@ -25,55 +25,13 @@ struct Registry {
 
 impl Registry {
     fn start(listings: Vec<Listing>) -> Registry {
-        use http_body_util::{BodyExt, Full, StreamBody};
-        use hyper::body::{Bytes, Frame};
-        use hyper::service::service_fn;
-
         let rt = runtime();
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let (seen, listings) = (requests.clone(), Arc::new(listings));
-        rt.spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let (seen, listings) = (seen.clone(), listings.clone());
-                tokio::spawn(async move {
-                    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                        let uri = req.uri().to_string();
-                        seen.lock().expect("lock").push(uri);
-                        let (status, ctype, body, chunked) = answer(&listings, req.uri());
-                        let body = if chunked {
-                            let frames: Vec<_> = body
-                                .chunks(64 << 10)
-                                .map(|c| {
-                                    Ok::<_, std::convert::Infallible>(Frame::data(
-                                        Bytes::copy_from_slice(c),
-                                    ))
-                                })
-                                .collect();
-                            StreamBody::new(futures::stream::iter(frames)).boxed()
-                        } else {
-                            Full::new(Bytes::from(body)).boxed()
-                        };
-                        let response = hyper::Response::builder()
-                            .status(status)
-                            .header("content-type", ctype)
-                            .body(body)
-                            .expect("response");
-                        async move { Ok::<_, std::convert::Infallible>(response) }
-                    });
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(io, service)
-                        .await;
-                });
-            }
-        });
+        rt.spawn(serve(listener, requests.clone(), Arc::new(listings)));
         Registry {
             base,
             requests,
@@ -93,9 +51,62 @@ impl Registry {
     }
 }
 
-/// The registry's answer to one request, in ClawHub's v1 shapes: status,
-/// content type, body, and whether to send it in chunks.
-fn answer(listings: &[Listing], uri: &hyper::Uri) -> (u16, &'static str, Vec<u8>, bool) {
+/// Accepts connections until the listener fails, noting each request's URI
+/// in `seen` and answering it from `listings`.
+async fn serve(
+    listener: tokio::net::TcpListener,
+    seen: Arc<Mutex<Vec<String>>>,
+    listings: Arc<Vec<Listing>>,
+) {
+    use hyper::service::service_fn;
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            return;
+        };
+        let (seen, listings) = (seen.clone(), listings.clone());
+        tokio::spawn(async move {
+            let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                let uri = req.uri().to_string();
+                seen.lock().expect("lock").push(uri);
+                let response = respond(answer(&listings, req.uri()));
+                async move { Ok::<_, std::convert::Infallible>(response) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
+
+/// An HTTP response carrying `reply`, its body in 64 KiB chunks (no
+/// Content-Length) when the reply says so.
+fn respond((status, ctype, body, chunked): Reply) -> hyper::Response<Body> {
+    use http_body_util::{BodyExt, Full, StreamBody};
+    use hyper::body::{Bytes, Frame};
+    let body = if chunked {
+        let frames: Vec<_> = body
+            .chunks(64 << 10)
+            .map(|c| Ok::<_, std::convert::Infallible>(Frame::data(Bytes::copy_from_slice(c))))
+            .collect();
+        StreamBody::new(futures::stream::iter(frames)).boxed()
+    } else {
+        Full::new(Bytes::from(body)).boxed()
+    };
+    hyper::Response::builder()
+        .status(status)
+        .header("content-type", ctype)
+        .body(body)
+        .expect("response")
+}
+
+type Body = http_body_util::combinators::BoxBody<hyper::body::Bytes, std::convert::Infallible>;
+
+/// Status, content type, body, and whether to send it in chunks.
+type Reply = (u16, &'static str, Vec<u8>, bool);
+
+/// The registry's answer to one request, in ClawHub's v1 shapes.
+fn answer(listings: &[Listing], uri: &hyper::Uri) -> Reply {
     let query: BTreeMap<String, String> = uri
         .query()
         .map(|q| {
@@ -112,68 +123,78 @@ fn answer(listings: &[Listing], uri: &hyper::Uri) -> (u16, &'static str, Vec<u8>
                     .is_none_or(|o| o.eq_ignore_ascii_case(l.owner))
         })
     };
-    let not_found = (
+    let path = uri.path();
+    if let Some(slug) = path.strip_prefix("/api/v1/skills/") {
+        return find(slug).map_or_else(not_found, skill_metadata);
+    }
+    if path == "/api/v1/download" {
+        return match query.get("slug").and_then(|s| find(s)) {
+            Some(l) => download(l, query.get("version").map(String::as_str)),
+            None => not_found(),
+        };
+    }
+    not_found()
+}
+
+fn not_found() -> Reply {
+    (
         404,
         "text/plain; charset=utf-8",
         b"Skill not found".to_vec(),
         false,
-    );
-    let path = uri.path();
-    if let Some(slug) = path.strip_prefix("/api/v1/skills/") {
-        let Some(l) = find(slug) else {
-            return not_found;
-        };
-        let (latest, _) = l.versions.last().expect("a version");
-        let body = json!({
-            "skill": {
-                "slug": l.slug,
-                "displayName": "Demo",
-                "summary": "A demo skill.",
-                "tags": { "latest": latest },
-                "stats": { "comments": 0, "downloads": 12, "stars": 3, "versions": l.versions.len() },
-                "createdAt": 1_730_000_000_000_u64,
-                "updatedAt": 1_730_000_000_000_u64,
-            },
-            "latestVersion": {
-                "version": latest,
-                "createdAt": 1_730_000_000_000_u64,
-                "changelog": "Initial release.",
-                "license": "MIT-0",
-            },
-            "metadata": null,
-            "owner": {
-                "handle": l.claimed_owner.unwrap_or(l.owner),
-                "displayName": "Owner",
-                "image": null,
-            },
-            "moderation": l.moderation,
-        });
-        return (
-            200,
-            "application/json",
-            body.to_string().into_bytes(),
+    )
+}
+
+/// `GET /api/v1/skills/SLUG`: the skill, its latest version and its owner.
+fn skill_metadata(l: &Listing) -> Reply {
+    let (latest, _) = l.versions.last().expect("a version");
+    let body = json!({
+        "skill": {
+            "slug": l.slug,
+            "displayName": "Demo",
+            "summary": "A demo skill.",
+            "tags": { "latest": latest },
+            "stats": { "comments": 0, "downloads": 12, "stars": 3, "versions": l.versions.len() },
+            "createdAt": 1_730_000_000_000_u64,
+            "updatedAt": 1_730_000_000_000_u64,
+        },
+        "latestVersion": {
+            "version": latest,
+            "createdAt": 1_730_000_000_000_u64,
+            "changelog": "Initial release.",
+            "license": "MIT-0",
+        },
+        "metadata": null,
+        "owner": {
+            "handle": l.claimed_owner.unwrap_or(l.owner),
+            "displayName": "Owner",
+            "image": null,
+        },
+        "moderation": l.moderation,
+    });
+    (
+        200,
+        "application/json",
+        body.to_string().into_bytes(),
+        false,
+    )
+}
+
+/// `GET /api/v1/download?slug=SLUG[&version=V]`: the version's zip, the
+/// latest when none is asked for.
+fn download(l: &Listing, version: Option<&str>) -> Reply {
+    let version = version
+        .map(str::to_owned)
+        .or_else(|| l.versions.last().map(|v| v.0.to_owned()));
+    match l.versions.iter().find(|v| Some(v.0) == version.as_deref()) {
+        Some((_, zip)) => (200, "application/zip", zip.clone(), l.chunked),
+        None => (
+            404,
+            "text/plain; charset=utf-8",
+            b"Version not found".to_vec(),
             false,
-        );
+        ),
     }
-    if path == "/api/v1/download" {
-        let Some(l) = query.get("slug").and_then(|s| find(s)) else {
-            return not_found;
-        };
-        let version = query
-            .get("version")
-            .cloned()
-            .or_else(|| l.versions.last().map(|v| v.0.to_owned()));
-        return match l.versions.iter().find(|v| Some(v.0) == version.as_deref()) {
-            Some((_, zip)) => (200, "application/zip", zip.clone(), l.chunked),
-            None => (
-                404,
-                "text/plain; charset=utf-8",
-                b"Version not found".to_vec(),
-                false,
-            ),
-        };
-    }
-    not_found
 }
 
 /// A version's zip as ClawHub builds one: the files at the root, deflated,

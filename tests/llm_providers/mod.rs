@@ -66,10 +66,13 @@ fn status(code: u16, body: &str) -> Reply {
 struct Recorded {
     method: String,
     path: String,
-    headers: Vec<(String, String)>,
+    headers: Headers,
     body: Vec<u8>,
     at: Instant,
 }
+
+/// A request's headers, names in lower case, in the order sent.
+type Headers = Vec<(String, String)>;
 
 impl Recorded {
     fn header(&self, name: &str) -> Option<&str> {
@@ -140,58 +143,82 @@ async fn serve(
             .cloned()
             .unwrap_or_else(|| status(599, "test server: no more scripted replies"));
         if let Reply::QuoteKey { status, json } = reply {
-            let message = format!(
-                "Incorrect API key provided: {credential}. You can find your API key at https://example.invalid/keys."
-            );
-            reply = Reply::Json {
-                status,
-                headers: vec![],
-                body: if json {
-                    serde_json::json!({"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string()
-                } else {
-                    format!(
-                        "<html><body>{}{message}</body></html>",
-                        "padding ".repeat(30)
-                    )
-                },
-            };
+            reply = quoting_key(status, json, &credential);
         }
-        match reply {
-            Reply::QuoteKey { .. } => unreachable!("turned into Json above"),
-            Reply::Hang => {
-                tokio::time::sleep(Duration::from_secs(30)).await;
-                return;
-            }
-            Reply::Trickle => {
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{";
-                let _ = stream.write_all(head.as_bytes()).await;
-                for _ in 0..300 {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    if stream.write_all(b" ").await.is_err() {
-                        return;
-                    }
-                }
-                return;
-            }
-            Reply::Json {
-                status,
-                headers,
-                body,
-            } => {
-                let mut head = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
-                    body.len()
-                );
-                for (k, v) in headers {
-                    head.push_str(&format!("{k}: {v}\r\n"));
-                }
-                head.push_str("\r\n");
-                let _ = stream.write_all(head.as_bytes()).await;
-                let _ = stream.write_all(body.as_bytes()).await;
-                let _ = stream.flush().await;
-            }
+        if !send(&mut stream, reply).await {
+            return;
         }
     }
+}
+
+/// An error that quotes the credential the client sent, as some servers
+/// do: in an OpenAI-style JSON error, or in an HTML page.
+fn quoting_key(status: u16, json: bool, credential: &str) -> Reply {
+    let message = format!(
+        "Incorrect API key provided: {credential}. You can find your API key at https://example.invalid/keys."
+    );
+    Reply::Json {
+        status,
+        headers: vec![],
+        body: if json {
+            serde_json::json!({"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string()
+        } else {
+            format!(
+                "<html><body>{}{message}</body></html>",
+                "padding ".repeat(30)
+            )
+        },
+    }
+}
+
+/// Sends `reply`; whether the connection stays open for another request.
+async fn send(stream: &mut TcpStream, reply: Reply) -> bool {
+    match reply {
+        Reply::QuoteKey { .. } => unreachable!("turned into Json above"),
+        Reply::Hang => {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            false
+        }
+        Reply::Trickle => {
+            trickle(stream).await;
+            false
+        }
+        Reply::Json {
+            status,
+            headers,
+            body,
+        } => {
+            send_json(stream, status, &headers, &body).await;
+            true
+        }
+    }
+}
+
+/// Promises 100000 bytes of JSON and sends one byte every 100 ms.
+async fn trickle(stream: &mut TcpStream) {
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{";
+    let _ = stream.write_all(head.as_bytes()).await;
+    for _ in 0..300 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if stream.write_all(b" ").await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn send_json(stream: &mut TcpStream, status: u16, headers: &[(&str, String)], body: &str) {
+    let mut head = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+    let _ = stream.flush().await;
 }
 
 /// Reads one request (head, then `content-length` bytes of body).
@@ -200,21 +227,10 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Recor
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break i;
         }
-        let mut chunk = [0u8; 4096];
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
+        read_more(stream, buf).await?;
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
+    let (method, path, headers) = parse_head(&head)?;
     let len: usize = headers
         .iter()
         .find(|(k, _)| k == "content-length")
@@ -222,12 +238,7 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Recor
         .unwrap_or(0);
     let body_start = head_end + 4;
     while buf.len() < body_start + len {
-        let mut chunk = [0u8; 4096];
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
+        read_more(stream, buf).await?;
     }
     let body = buf[body_start..body_start + len].to_vec();
     buf.drain(..body_start + len);
@@ -238,6 +249,29 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Recor
         body,
         at: Instant::now(),
     })
+}
+
+/// Appends what the stream has to `buf`; `None` once it is closed or fails.
+async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<()> {
+    let mut chunk = [0u8; 4096];
+    let n = stream.read(&mut chunk).await.ok()?;
+    if n == 0 {
+        return None;
+    }
+    buf.extend_from_slice(&chunk[..n]);
+    Some(())
+}
+
+/// A request head's method, path and headers (names in lower case).
+fn parse_head(head: &str) -> Option<(String, String, Headers)> {
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Some((method, path, headers))
 }
 
 /// A port nothing listens on: bind, note the port, close.

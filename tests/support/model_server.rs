@@ -3,7 +3,7 @@
 //! (the model log) and answered with status 200 and a JSON body the test
 //! makes of it.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -63,46 +63,7 @@ impl ModelServer {
                     continue;
                 };
                 let (bodies, respond) = (bodies2.clone(), respond.clone());
-                std::thread::spawn(move || {
-                    stream.set_nonblocking(false).expect("blocking");
-                    let mut r = BufReader::new(stream.try_clone().expect("clone"));
-                    let mut w = stream;
-                    loop {
-                        let mut len = 0usize;
-                        let mut line = String::new();
-                        loop {
-                            line.clear();
-                            if r.read_line(&mut line).unwrap_or(0) == 0 {
-                                return;
-                            }
-                            let l = line.trim_end();
-                            if l.is_empty() {
-                                break;
-                            }
-                            if let Some((k, v)) = l.split_once(':')
-                                && k.eq_ignore_ascii_case("content-length")
-                            {
-                                len = v.trim().parse().unwrap_or(0);
-                            }
-                        }
-                        let mut body = vec![0u8; len];
-                        if r.read_exact(&mut body).is_err() {
-                            return;
-                        }
-                        let body = String::from_utf8_lossy(&body).into_owned();
-                        bodies.lock().expect("lock").push(body.clone());
-                        let reply = respond(&body);
-                        let head = format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                            reply.len()
-                        );
-                        if w.write_all(head.as_bytes()).is_err()
-                            || w.write_all(reply.as_bytes()).is_err()
-                        {
-                            return;
-                        }
-                    }
-                });
+                std::thread::spawn(move || serve(stream, &bodies, &*respond));
             }
         });
         ModelServer { base, bodies, stop }
@@ -123,4 +84,53 @@ impl Drop for ModelServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
     }
+}
+
+/// Serves one connection, one request after another, until the client
+/// closes it or a read or write fails: keeps each body in `bodies` and
+/// answers it with what `respond` makes of it.
+fn serve(
+    stream: std::net::TcpStream,
+    bodies: &Mutex<Vec<String>>,
+    respond: &dyn Fn(&str) -> String,
+) {
+    stream.set_nonblocking(false).expect("blocking");
+    let mut r = BufReader::new(stream.try_clone().expect("clone"));
+    let mut w = stream;
+    while let Some(body) = read_request(&mut r) {
+        bodies.lock().expect("lock").push(body.clone());
+        let reply = respond(&body);
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            reply.len()
+        );
+        if w.write_all(head.as_bytes()).is_err() || w.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// The body of the next request (head, then `content-length` bytes); `None`
+/// once the connection ends.
+fn read_request(r: &mut impl BufRead) -> Option<String> {
+    let mut len = 0usize;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).ok()?;
+    Some(String::from_utf8_lossy(&body).into_owned())
 }
