@@ -80,6 +80,18 @@ const SECRET_PARTS: &[&str] = &[
     ".codex/auth.json",
     ".azure/accesstokens.json",
     ".azure/msal_token_cache",
+    // Shells' and database clients' histories: what was typed, passwords
+    // and tokens given on a command line included (an app's own
+    // `chat_history.json` is not one).
+    ".bash_history",
+    ".zsh_history",
+    ".sh_history",
+    ".histfile",
+    "fish_history",
+    ".psql_history",
+    ".mysql_history",
+    ".rediscli_history",
+    "consolehost_history.txt",
 ];
 
 /// Whether an environment variable by this name holds a credential strong

@@ -659,23 +659,43 @@ impl Stmt<'_> {
     /// is a handle on PATH.
     fn note_handle(&mut self, name: &str, range: std::ops::Range<usize>) {
         for call in self.calls(range) {
-            let last = call.chain.last().map_or("", String::as_str);
-            let args = self.split_args(call.args.clone());
-            let writing = match last {
-                "open" => args.get(1).is_some_and(|m| {
-                    self.toks[m.clone()].iter().any(|t| {
-                        t.kind == Kind::Str && (t.text.contains('w') || t.text.contains('a'))
-                    })
-                }),
-                "createWriteStream" => true,
-                _ => false,
-            };
-            if let (true, Some(path)) =
-                (writing, args.first().and_then(|a| self.path_of(a.clone())))
-            {
+            if let Some(path) = self.opened_for_writing(&call) {
                 self.state.handles.insert(name.to_owned(), path);
             }
         }
+    }
+
+    /// The file `call` opens for writing (`open(PATH, 'w…'/'a…')`,
+    /// `createWriteStream(PATH)`), if it is one.
+    fn opened_for_writing(&self, call: &Call) -> Option<String> {
+        let last = call.chain.last().map_or("", String::as_str);
+        let args = self.split_args(call.args.clone());
+        let writing = match last {
+            "open" => args.get(1).is_some_and(|m| {
+                self.toks[m.clone()]
+                    .iter()
+                    .any(|t| t.kind == Kind::Str && (t.text.contains('w') || t.text.contains('a')))
+            }),
+            "createWriteStream" => true,
+            _ => false,
+        };
+        if !writing {
+            return None;
+        }
+        args.first().and_then(|a| self.path_of(a.clone()))
+    }
+
+    /// `open(PATH, 'wb').write(DATA)`: the file and what is written to it,
+    /// the handle never named.
+    fn chained_write(&self, call: &Call) -> Option<(String, Taint)> {
+        let path = self.opened_for_writing(call)?;
+        let close = call.args.end;
+        let method = (self.is(close + 1, ".")
+            && (self.is(close + 2, "write") || self.is(close + 2, "writelines"))
+            && self.is(close + 3, "("))
+        .then_some(close + 3)?;
+        let end = self.close_of(method);
+        Some((path, self.taint_of(method + 1..end)))
     }
 
     /// `(a, b) => …`, `x => …`: the parameters hold what the statement
@@ -725,6 +745,9 @@ impl Stmt<'_> {
                 && let Some(path) = receiver.and_then(|r| self.state.handles.get(&r).cloned())
             {
                 self.write_file(&path, data);
+            }
+            if let Some((path, t)) = self.chained_write(&call) {
+                self.write_file(&path, t);
             }
             for &(callee, path_arg, data_arg) in self.table.writes {
                 if !matches(&call.chain, callee) {

