@@ -375,6 +375,7 @@ const SOURCE_WORDS: &[&str] = &[
     "svn ",
     ".recv",
     "socket",
+    "history",
     ".ssh",
     "id_rsa",
     "id_ed25519",

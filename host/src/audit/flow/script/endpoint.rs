@@ -21,19 +21,55 @@ impl Stmt<'_> {
         let close = self.close_of(i + 1).min(self.toks.len());
         let args = self.split_args(i + 2..close);
         let address = args.iter().find_map(|a| {
-            let tok = self.toks.get(a.start).filter(|_| a.len() == 1)?;
-            let text = match tok.kind {
-                Kind::Str => tok.text.clone(),
-                Kind::Ident => self.state.literals.get(&tok.text)?.clone(),
-                _ => return None,
-            };
-            is_address(&text).then_some(text)
+            self.direct_address(a.clone())
+                .or_else(|| self.socket_address(a.clone()))
         });
         match address {
             Some(a) if vendor_of(&a).is_some() => Taint::new(Taint::FETCHED, self.at(i)),
             Some(_) => Taint::new(Taint::FETCHED | Taint::UNVETTED, self.at(i)),
             None => Taint::default(),
         }
+    }
+}
+
+impl Stmt<'_> {
+    /// An argument that is one address: a string, or a name bound to one.
+    fn direct_address(&self, a: std::ops::Range<usize>) -> Option<String> {
+        let tok = self.toks.get(a.start).filter(|_| a.len() == 1)?;
+        let text = match tok.kind {
+            Kind::Str => tok.text.clone(),
+            Kind::Ident => self.state.literals.get(&tok.text)?.clone(),
+            _ => return None,
+        };
+        is_address(&text).then_some(text)
+    }
+
+    /// A socket address, `(HOST, PORT)` or `[HOST, PORT]`: a host that is
+    /// an address or a dotted name, and a port number. The pair is how
+    /// sockets are given a peer, so a name counts here.
+    fn socket_address(&self, a: std::ops::Range<usize>) -> Option<String> {
+        let toks = self.toks.get(a.clone())?;
+        let [open, host, comma, rest @ ..] = toks else {
+            return None;
+        };
+        let [digits @ .., close] = rest else {
+            return None;
+        };
+        let closes = match open.text.as_str() {
+            "(" => ")",
+            "[" => "]",
+            _ => return None,
+        };
+        // The tokenizer gives a number digit by digit.
+        let port: String = digits.iter().map(|t| t.text.as_str()).collect();
+        let shaped = open.kind == Kind::Punct
+            && host.kind == Kind::Str
+            && comma.text == ","
+            && close.kind == Kind::Punct
+            && close.text == closes
+            && port.parse::<u16>().is_ok();
+        let named = host.text.contains('.') && !host.text.contains(['/', ' ']);
+        (shaped && (is_address(&host.text) || named)).then(|| format!("{}:{port}", host.text))
     }
 }
 
