@@ -8,7 +8,16 @@ use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
 use super::Severity;
-use super::normalize::{Normalized, is_invisible, latin_lookalike, normalize};
+use super::normalize::{Normalized, is_invisible, normalize};
+
+mod decode;
+mod hosts;
+
+pub(super) use decode::decode_base64;
+use decode::may_hold_blob;
+pub use decode::{decode_blob, decode_char_codes, rot13};
+use hosts::imitates_with_ascii;
+pub use hosts::spoofed_host;
 
 /// The rules file, embedded in the binary.
 pub const RULES_TOML: &str = include_str!("rules.toml");
@@ -606,27 +615,6 @@ impl RuleSet {
     }
 }
 
-/// ROT13 of the ASCII letters; everything else as it is.
-pub fn rot13(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            'a'..='m' | 'A'..='M' => (c as u8 + 13) as char,
-            'n'..='z' | 'N'..='Z' => (c as u8 - 13) as char,
-            _ => c,
-        })
-        .collect()
-}
-
-/// The text a list of character codes spells (`99,117` or
-/// `chr(99)+chr(117)`: every decimal number in `codes`, in order).
-pub fn decode_char_codes(codes: &str) -> Option<String> {
-    codes
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|n| !n.is_empty())
-        .map(|n| n.parse::<u32>().ok().and_then(char::from_u32))
-        .collect()
-}
-
 /// What a text may hold, learned before any rule runs, so that a rule
 /// that cannot match is not run.
 struct Present {
@@ -856,168 +844,4 @@ fn find_spoofed_hosts(
             hits.push(hay.hit(rule, severity, all.start(), all.end(), None));
         }
     }
-}
-
-/// Whether `bytes` holds a run of 20 base64 characters (which any hex or
-/// base64 blob the `decoded-blob` patterns look for is) or a `\x` escape.
-fn may_hold_blob(bytes: &[u8]) -> bool {
-    let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-') {
-            run += 1;
-            if run >= 20 {
-                return true;
-            }
-        } else {
-            if b == b'\\' && bytes.get(i + 1).is_some_and(|&n| n == b'x' || n == b'X') {
-                return true;
-            }
-            run = 0;
-        }
-    }
-    false
-}
-
-/// Text a blob decodes to: `\x` escapes, hex, or base64 (standard or
-/// URL-safe; UTF-8, or UTF-16LE as PowerShell's -EncodedCommand uses).
-/// None when it decodes to nothing that reads as text.
-pub fn decode_blob(blob: &str) -> Option<String> {
-    let bytes = if blob.starts_with("\\x") || blob.starts_with("\\X") {
-        blob.split(['\\'])
-            .filter(|p| !p.is_empty())
-            .map(|p| u8::from_str_radix(p.get(1..3)?, 16).ok())
-            .collect::<Option<Vec<u8>>>()?
-    } else if blob.len().is_multiple_of(2) && blob.bytes().all(|b| b.is_ascii_hexdigit()) {
-        let hex = decode_hex(blob)?;
-        if let Some(t) = as_text(&hex) {
-            return Some(t);
-        }
-        decode_base64(blob)?
-    } else {
-        decode_base64(blob)?
-    };
-    as_text(&bytes)
-}
-
-fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-pub(super) fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim_end_matches('=');
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for b in s.bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
-/// The bytes as text when they read as text: UTF-8 or UTF-16LE, almost all
-/// printable, at least 8 characters.
-fn as_text(bytes: &[u8]) -> Option<String> {
-    let text = if let Ok(s) = std::str::from_utf8(bytes) {
-        s.to_owned()
-    } else if bytes.len() >= 16
-        && bytes.len().is_multiple_of(2)
-        && bytes.iter().skip(1).step_by(2).filter(|&&b| b == 0).count() * 10 >= bytes.len() / 2 * 9
-    {
-        let units: Vec<u16> = bytes
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        String::from_utf16(&units).ok()?
-    } else {
-        return None;
-    };
-    let total = text.chars().count();
-    if total < 8 {
-        return None;
-    }
-    let printable = text
-        .chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
-        .count();
-    (printable * 100 >= total * 95).then_some(text)
-}
-
-fn is_lookalike_script(c: char) -> bool {
-    matches!(c, '\u{0370}'..='\u{03FF}' | '\u{1F00}'..='\u{1FFF}' | '\u{0400}'..='\u{052F}'
-        | '\u{1C80}'..='\u{1C8F}' | '\u{2DE0}'..='\u{2DFF}' | '\u{A640}'..='\u{A69F}'
-        | '\u{0530}'..='\u{058F}' | '\u{13A0}'..='\u{13FF}')
-}
-
-fn is_latin(c: char) -> bool {
-    c.is_ascii_alphabetic()
-        || matches!(c, '\u{00C0}'..='\u{024F}' | '\u{1E00}'..='\u{1EFF}' | '\u{FF21}'..='\u{FF5A}')
-}
-
-/// A host name with a label that mixes Latin with a look-alike script, or
-/// that is spelled only in look-alikes under a Latin top-level domain.
-pub fn spoofed_host(host: &str) -> bool {
-    if host.is_ascii() {
-        return false;
-    }
-    let labels: Vec<&str> = host.split('.').collect();
-    let latin_tld = labels.last().is_some_and(|t| t.chars().all(is_latin));
-    labels.iter().any(|label| imitates_ascii(label)) || mixes_lookalikes(&labels, latin_tld)
-}
-
-/// Whether a label that is not ASCII has an ASCII confusable skeleton
-/// (UTS #39): it reads as an ASCII name it is not, whatever its scripts
-/// (Cyrillic `аррӏе`, or Latin itself: IPA `ɡ`, dotless `ı`). An honest
-/// name in another script or with accents keeps letters no ASCII letter
-/// imitates (`münchen`, `пример`).
-fn imitates_ascii(label: &str) -> bool {
-    !label.is_ascii()
-        && label.chars().count() > 1
-        && unicode_security::confusable_detection::skeleton(label).all(|c| c.is_ascii())
-}
-
-/// Whether a label that holds ASCII letters mixes them with look-alikes.
-fn imitates_with_ascii(host: &str) -> bool {
-    host.split('.').any(|label| {
-        label.bytes().any(|b| b.is_ascii_alphabetic())
-            && (imitates_ascii(label) || mixes_lookalikes(&[label], false))
-    })
-}
-
-/// Latin mixed with look-alike scripts in one label, or a label wholly in
-/// look-alikes under a Latin top-level domain.
-fn mixes_lookalikes(labels: &[&str], latin_tld: bool) -> bool {
-    labels.iter().any(|label| {
-        let (mut latin, mut other, mut all_lookalike, mut non_ascii) = (false, false, true, false);
-        for c in label.chars() {
-            if is_latin(c) {
-                latin = true;
-                all_lookalike = false;
-            } else if is_lookalike_script(c) {
-                other = true;
-                non_ascii = true;
-                all_lookalike &= latin_lookalike(c).is_some();
-            } else if !c.is_ascii() {
-                non_ascii = true;
-                all_lookalike = false;
-            }
-        }
-        (latin && other) || (non_ascii && all_lookalike && latin_tld && label.chars().count() > 1)
-    })
 }

@@ -1,0 +1,180 @@
+//! Interpreters: which programs run code, how it is given to them (a
+//! file, `-c` text, stdin), and the code of another language handed over.
+
+use super::super::super::paths;
+use super::super::{Cx, Run, Value};
+use super::Span;
+use crate::audit::flow::{Lang, Taint};
+
+/// An interpreter: its options that take code, a module, or a value.
+pub(super) struct Interp {
+    code: &'static [&'static str],
+    module: &'static [&'static str],
+    value: &'static [&'static str],
+    shell: bool,
+    /// The language its code is read as, when a script engine reads it.
+    lang: Option<Lang>,
+}
+
+pub(super) fn interpreter(prog: &str) -> Option<Interp> {
+    let stem = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match stem {
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" => Interp {
+            code: &["-c"],
+            module: &[],
+            value: &["-o", "-O", "+O"],
+            shell: true,
+            lang: None,
+        },
+        "python" | "pypy" => Interp {
+            code: &["-c"],
+            module: &["-m"],
+            value: &["-W", "-X", "-Q"],
+            shell: false,
+            lang: Some(Lang::Python),
+        },
+        "node" | "nodejs" | "bun" | "deno" => Interp {
+            code: &["-e", "--eval", "-p", "--print"],
+            module: &[],
+            value: &["-r", "--require", "--import", "--loader"],
+            shell: false,
+            lang: Some(Lang::JavaScript),
+        },
+        "perl" | "ruby" => Interp {
+            code: &["-e", "-E"],
+            module: &[],
+            value: &["-I", "-r", "-M"],
+            shell: false,
+            lang: Some(if stem == "perl" {
+                Lang::Perl
+            } else {
+                Lang::Ruby
+            }),
+        },
+        "osascript" | "Rscript" | "lua" => Interp {
+            code: &["-e", "-E"],
+            module: &[],
+            value: &["-I"],
+            shell: false,
+            lang: None,
+        },
+        "php" => Interp {
+            code: &["-r"],
+            module: &[],
+            value: &["-d", "-c"],
+            shell: false,
+            lang: None,
+        },
+        "pwsh" | "powershell" => Interp {
+            code: &[
+                "-c",
+                "-Command",
+                "-command",
+                "-EncodedCommand",
+                "-enc",
+                "-e",
+            ],
+            module: &[],
+            value: &["-ExecutionPolicy", "-ep", "-File", "-f"],
+            shell: false,
+            lang: Some(Lang::PowerShell),
+        },
+        _ => return None,
+    })
+}
+
+/// Whether an interpreter's code option `opt` takes code as text, not
+/// PowerShell's base64 of UTF-16 (`-EncodedCommand`, `-enc`, `-e`).
+pub(super) fn code_is_text(lang: Lang, opt: &str) -> bool {
+    lang != Lang::PowerShell || !matches!(opt, "-EncodedCommand" | "-enc" | "-e")
+}
+
+impl Run<'_, '_> {
+    /// An interpreter runs its code option, its script operand, or stdin.
+    pub(super) fn interpret(
+        &mut self,
+        interp: &Interp,
+        args: &[Value],
+        stdin_and_args: Taint,
+        span: Span,
+    ) -> Taint {
+        let stdin = self.piped_in;
+        let mut iter = args.iter();
+        while let Some(a) = iter.next() {
+            let t = a.text.as_str();
+            if interp.code.contains(&t) {
+                let code = iter.next().cloned().unwrap_or_default();
+                self.run_code_option(interp, t, &code, span);
+                return stdin_and_args;
+            }
+            if interp.module.contains(&t) {
+                return stdin_and_args;
+            }
+            // `sh -s ARGS…`: the script is stdin, the words after are its
+            // arguments; `--` ends the options.
+            if interp.shell
+                && (t == "-s" || t.starts_with('-') && !t.starts_with("--") && t.contains('s'))
+            {
+                break;
+            }
+            if t == "--" {
+                continue;
+            }
+            if interp.value.contains(&t) {
+                iter.next();
+            } else if !t.starts_with('-') || t == "-" {
+                let ran = self.file_arg(a, stdin);
+                self.exec(ran, span);
+                if t == "-" {
+                    self.embed_stdin(interp, span);
+                }
+                return stdin_and_args;
+            }
+        }
+        self.exec(stdin, span);
+        self.embed_stdin(interp, span);
+        stdin_and_args
+    }
+
+    /// `-c CODE`, `-e CODE`: tainted code runs what it holds; its text is
+    /// read as shell, or by its language's engine.
+    pub(super) fn run_code_option(&mut self, interp: &Interp, opt: &str, code: &Value, span: Span) {
+        self.exec(code.taint, span);
+        if let Some(lang) = interp.lang {
+            let text = if code_is_text(lang, opt) {
+                Some(code.text.clone())
+            } else {
+                paths::decode_utf16_base64(&code.text)
+            };
+            if let Some(text) = text {
+                self.me.embed(lang, text, span);
+            }
+        }
+        if interp.shell && code.taint.is_clean() {
+            let cx = Cx {
+                src: &[],
+                base: span.0,
+                pin: Some(span),
+            };
+            self.nested(cx, &code.text, span, 0);
+        }
+    }
+
+    /// An interpreter reading a here-document as its script: that text
+    /// is read as code of its language (a shell's as shell, here).
+    pub(super) fn embed_stdin(&mut self, interp: &Interp, span: Span) {
+        let Some(code) = self.heredoc_text.take() else {
+            return;
+        };
+        if let Some(lang) = interp.lang {
+            self.me.embed(lang, code, span);
+        } else if interp.shell {
+            let cx = Cx {
+                src: &[],
+                base: span.0,
+                pin: Some(span),
+            };
+            self.nested(cx, &code, span, 0);
+        }
+    }
+}
