@@ -34,7 +34,7 @@ const WINDOW: usize = 4;
 /// and something a combination needs beside it.
 pub fn worth_judging(hits: &[Hit]) -> bool {
     let has = |r: Role| hits.iter().any(|h| h.role == r);
-    let sends = has(Role::Transmit);
+    let sends = has(Role::Transmit) || has(Role::Destroy);
     let runs = has(Role::Acquire) && has(Role::Run);
     (sends || runs)
         && [
@@ -175,6 +175,7 @@ fn is_act(r: Role) -> bool {
     matches!(
         r,
         Role::Transmit
+            | Role::Destroy
             | Role::Acquire
             | Role::Run
             | Role::Conceal
@@ -186,7 +187,10 @@ fn is_act(r: Role) -> bool {
 
 /// Roles a negation before them cancels.
 fn is_verb(r: Role) -> bool {
-    matches!(r, Role::Transmit | Role::Acquire | Role::Run | Role::Disable)
+    matches!(
+        r,
+        Role::Transmit | Role::Destroy | Role::Acquire | Role::Run | Role::Disable
+    )
 }
 
 /// A file name that holds no secret: `.env.example`, `id_rsa.pub`.
@@ -328,6 +332,9 @@ impl Window<'_, '_> {
         for t in self.hits(Role::Transmit) {
             out.extend(self.judge_send(t, conceal, safety));
         }
+        if conceal || safety {
+            out.extend(self.hits(Role::Destroy).find_map(|d| self.judge_destroy(d)));
+        }
         out.extend(self.fetch_run(conceal, safety));
         out
     }
@@ -367,6 +374,21 @@ impl Window<'_, '_> {
         Some(self.hit(rule, severity, &parts, note))
     }
 
+    /// Deleting or overwriting the user's data or secrets, said in a
+    /// window that keeps it from the user or does not ask.
+    fn judge_destroy(&self, d: &Hit) -> Option<IntentHit> {
+        let (payload, source) = self.payload_of(d);
+        let source = source.filter(|_| payload >= Payload::Personal)?;
+        let text = self.judge.text;
+        let note = format!(
+            "`{}` `{}`, kept from the user or unasked",
+            &text[d.start..d.end],
+            &text[source.start..source.end]
+        );
+        let parts = [d.start..d.end, source.start..source.end];
+        Some(self.hit(CONCEAL_RULE, Severity::High, &parts, note))
+    }
+
     /// The destination of a send: the first named after the verb in the
     /// window, else the last before it in its sentence.
     fn sink_of(&self, t: &Hit) -> Option<Sink> {
@@ -397,10 +419,18 @@ impl Window<'_, '_> {
                 Role::Credential => Payload::Credential,
                 _ => continue,
             };
+            if destination(text, h.start) {
+                continue;
+            }
             let own_clause = clause.contains(&h.start);
+            // Gathered: read, packed or fetched in its own sentence, or
+            // named earlier in the sentence of the send ("when the user
+            // pastes a phrase, relay it").
             let gathered = h.start < t.start && points_back && {
                 let s = self.sentence_of(h.start);
-                self.in_range(Role::Gather, &s) || self.in_range(Role::Acquire, &s)
+                s == self.sentence_of(t.start)
+                    || self.in_range(Role::Gather, &s)
+                    || self.in_range(Role::Acquire, &s)
             };
             if (own_clause || gathered) && level > best.0 {
                 best = (level, Some(*h));
@@ -461,6 +491,24 @@ impl Window<'_, '_> {
             note,
         }
     }
+}
+
+/// Whether the source at `at` is named as where data goes ("sync the
+/// keys into the user's `.env`"): a local destination, not a payload.
+fn destination(text: &str, at: usize) -> bool {
+    let from = crate::audit::prose::floor(text, at.saturating_sub(40));
+    let before = text[from..at].trim_end_matches(['`', '"', '\'', ' ']);
+    const INTO: [&str; 7] = ["into", "to", "onto", "in", "inside", "dans", "в"];
+    const OWNERS: [&str; 7] = ["the", "your", "their", "a", "user's", "project's", "local"];
+    let mut words = before.split_whitespace().rev().map(str::to_lowercase);
+    for _ in 0..3 {
+        match words.next() {
+            Some(w) if INTO.contains(&w.as_str()) => return true,
+            Some(w) if OWNERS.contains(&w.as_str()) => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The clause of `sentence` that holds byte `at`: between `;` or `,`

@@ -35,7 +35,8 @@ pub const LEXICON_TOML: &str = include_str!("lexicon.toml");
 /// A sensitive source (a secret, or collected credentials) or the user's
 /// private data sent to a destination someone else holds.
 pub const EXFIL_RULE: &str = "intent-exfil";
-/// An act (sending data away, running a download) kept from the user.
+/// An act (sending data away, running a download, deleting the user's
+/// data) kept from the user or done without asking.
 pub const CONCEAL_RULE: &str = "intent-conceal";
 /// A download run with a safeguard switched off or kept from the user.
 pub const FETCH_RUN_RULE: &str = "intent-fetch-run";
@@ -48,7 +49,7 @@ pub const INTENT_RULES: [(&str, &str); 3] = [
     ),
     (
         CONCEAL_RULE,
-        "prose that tells the agent to send data away or run a download and keep it from the user",
+        "prose that tells the agent to send data away, or delete the user's data or secrets, and keep it from the user or not ask",
     ),
     (
         FETCH_RUN_RULE,
@@ -60,6 +61,7 @@ pub const INTENT_RULES: [(&str, &str); 3] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
     Transmit,
+    Destroy,
     Acquire,
     Run,
     Secret,
@@ -81,8 +83,9 @@ pub(crate) enum Role {
 }
 
 /// The roles matched as hits, each by its lexicon id.
-const ROLES: [(Role, &str); 19] = [
+const ROLES: [(Role, &str); 20] = [
     (Role::Transmit, "transmit"),
+    (Role::Destroy, "destroy"),
     (Role::Acquire, "acquire"),
     (Role::Run, "run"),
     (Role::Secret, "secret"),
@@ -300,7 +303,7 @@ impl Lexicon {
             if !verbs && out.is_empty() {
                 return out;
             }
-            let first = |r: &Role| matches!(r, Role::Transmit | Role::Acquire);
+            let first = |r: &Role| matches!(r, Role::Transmit | Role::Acquire | Role::Destroy);
             let roles = self.roles.iter().filter(|(r, _)| first(r) == verbs);
             self.push_hits(roles, masked, &mut out);
         }

@@ -203,8 +203,15 @@ fn hosts_into(line: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Adds the domains named inside the code spans of a prose line.
+/// Adds the domains named inside the code spans of a prose line, and
+/// the targets of its Markdown links (`[name](https://…)`): references
+/// the skill documents.
 fn spans_into(line: &str, out: &mut Vec<String>) {
+    for (i, _) in line.match_indices("](") {
+        let target = &line[i + 2..];
+        let end = target.find([')', ' ']).unwrap_or(target.len());
+        out.extend(domain(&target[..end].to_ascii_lowercase()));
+    }
     if !line.contains('`') {
         return;
     }
