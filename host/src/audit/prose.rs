@@ -428,7 +428,12 @@ pub(super) fn spaced_word_char(c: char) -> bool {
 /// The matches of `re` in `hay[from..to]` that sit on word boundaries. A
 /// match that does not ("do" in "todo") is passed by one character, not
 /// by its length, so a phrase that starts inside it is still found.
-pub(super) fn bounded_matches(re: &Regex, hay: &str, from: usize, to: usize) -> Vec<(usize, usize)> {
+pub(super) fn bounded_matches(
+    re: &Regex,
+    hay: &str,
+    from: usize,
+    to: usize,
+) -> Vec<(usize, usize)> {
     let slice = &hay[from..to];
     let mut out = Vec::new();
     let mut at = 0;

@@ -122,17 +122,24 @@ impl<'a> Judge<'a> {
     fn said(&self, block: &Block, sentences: &[Range<usize>]) -> Vec<Hit> {
         // A word inside a URL or an address is no word of the prose.
         let in_address = |h: &Hit| {
-            self.sinks.iter().any(|s| {
-                s.start <= h.start && h.end <= s.end && (s.start, s.end) != (h.start, h.end)
-            })
+            let upto = self.sinks.partition_point(|s| s.start <= h.start);
+            let near = self.sinks[..upto].iter().rev().take(4);
+            near.into_iter()
+                .any(|s| h.end <= s.end && (s.start, s.end) != (h.start, h.end))
         };
-        let inside = |h: &Hit| {
-            block.range.start <= h.start && h.end <= block.range.end && !in_address(h)
-        };
-        let hits: Vec<Hit> = self.hits.iter().filter(|h| inside(h)).copied().collect();
+        let from = self.hits.partition_point(|h| h.start < block.range.start);
+        let to = self.hits.partition_point(|h| h.start < block.range.end);
+        let hits: Vec<Hit> = self.hits[from..to]
+            .iter()
+            .filter(|h| h.end <= block.range.end && !in_address(h))
+            .copied()
+            .collect();
         let described: Vec<bool> = sentences
             .iter()
-            .map(|s| hits.iter().any(|h| h.role == Role::Describe && s.contains(&h.start)))
+            .map(|s| {
+                hits.iter()
+                    .any(|h| h.role == Role::Describe && s.contains(&h.start))
+            })
             .collect();
         let in_described = |h: &Hit| {
             sentences
@@ -142,17 +149,21 @@ impl<'a> Judge<'a> {
         };
         let covered = |h: &Hit, roles: &[Role]| {
             hits.iter().any(|o| {
-                roles.contains(&o.role) && o.start <= h.start && h.end <= o.end && o.end - o.start > h.end - h.start
+                roles.contains(&o.role)
+                    && o.start <= h.start
+                    && h.end <= o.end
+                    && o.end - o.start > h.end - h.start
             })
         };
         hits.iter()
             .filter(|h| {
                 if is_act(h.role) {
-                    !block.forbidden
-                        && !in_described(h)
-                        && !quoted(self.text, h.start, h.end)
-                        && !(is_verb(h.role) && self.lex.negated(self.text, h.start))
-                        && !covered(h, &[Role::Conceal, Role::SafetyOff])
+                    let negated = is_verb(h.role) && self.lex.negated(self.text, h.start);
+                    !(block.forbidden
+                        || in_described(h)
+                        || quoted(self.text, h.start, h.end)
+                        || negated
+                        || covered(h, &[Role::Conceal, Role::SafetyOff]))
                 } else {
                     match h.role {
                         Role::Secret => !harmless_suffix(&self.text[h.end..]),
@@ -195,9 +206,17 @@ fn is_verb(r: Role) -> bool {
 
 /// A file name that holds no secret: `.env.example`, `id_rsa.pub`.
 fn harmless_suffix(after: &str) -> bool {
-    [".example", ".sample", ".template", ".dist", ".pub", ".tmpl", "-example"]
-        .iter()
-        .any(|s| after.starts_with(s))
+    [
+        ".example",
+        ".sample",
+        ".template",
+        ".dist",
+        ".pub",
+        ".tmpl",
+        "-example",
+    ]
+    .iter()
+    .any(|s| after.starts_with(s))
 }
 
 /// Whether `start..end` is in quotation marks or a code span on its
@@ -224,7 +243,7 @@ fn mark_forbidden(lex: &Lexicon, text: &str, blocks: &mut [Block]) {
     let mut prev_end = 0;
     for b in blocks.iter_mut() {
         let between = &text[prev_end..b.range.start];
-        if let Some(h) = between.lines().filter(|l| l.trim_start().starts_with('#')).last() {
+        if let Some(h) = between.lines().rfind(|l| l.trim_start().starts_with('#')) {
             heading = h;
         }
         let before = text[..b.range.start].trim_end();
@@ -311,7 +330,8 @@ impl Window<'_, '_> {
     }
 
     fn in_range(&self, role: Role, r: &Range<usize>) -> bool {
-        self.hits(role).any(|h| r.start <= h.start && h.start < r.end)
+        self.hits(role)
+            .any(|h| r.start <= h.start && h.start < r.end)
     }
 
     /// A safeguard switched off: said outright, or a switch and a
@@ -367,7 +387,8 @@ impl Window<'_, '_> {
             (_, Some(Owner::Foreign)) if quiet || safety => (CONCEAL_RULE, Severity::Medium),
             _ => return None,
         };
-        let mut parts = vec![t.start..t.end];
+        let mut parts = Vec::with_capacity(3);
+        parts.push(t.start..t.end);
         parts.extend(source.map(|s| s.start..s.end));
         parts.extend(sink.as_ref().map(|s| s.start..s.end));
         let note = self.note(payload, source, sink.as_ref(), hidden);
@@ -394,13 +415,18 @@ impl Window<'_, '_> {
     fn sink_of(&self, t: &Hit) -> Option<Sink> {
         let r = self.range();
         let sinks = &self.judge.sinks;
-        let after = sinks.iter().find(|s| s.start >= t.end && s.end <= r.end);
+        let from = sinks.partition_point(|s| s.start < t.end);
+        let after = sinks[from..]
+            .iter()
+            .find(|s| s.end <= r.end)
+            .filter(|s| s.start < r.end);
         let sentence = self.sentence_of(t.start);
         let before = || {
-            sinks
+            sinks[..from]
                 .iter()
-                .filter(|s| s.end <= t.start && s.start >= sentence.start)
-                .last()
+                .rev()
+                .take_while(|s| s.start >= sentence.start)
+                .find(|s| s.end <= t.start)
         };
         after.or_else(before).cloned()
     }
@@ -450,16 +476,31 @@ impl Window<'_, '_> {
             !self.in_range(Role::PackageManager, &s)
         })?;
         let r = self.hits(Role::Run).find(|r| r.start > a.end)?;
-        let why = if conceal { "kept from the user" } else { "a safeguard off" };
+        let why = if conceal {
+            "kept from the user"
+        } else {
+            "a safeguard off"
+        };
         let note = format!(
             "download `{}` then run `{}`, {why}",
             &self.judge.text[a.start..a.end],
             &self.judge.text[r.start..r.end]
         );
-        Some(self.hit(FETCH_RUN_RULE, Severity::High, &[a.start..a.end, r.start..r.end], note))
+        Some(self.hit(
+            FETCH_RUN_RULE,
+            Severity::High,
+            &[a.start..a.end, r.start..r.end],
+            note,
+        ))
     }
 
-    fn note(&self, payload: Payload, source: Option<Hit>, sink: Option<&Sink>, hidden: bool) -> String {
+    fn note(
+        &self,
+        payload: Payload,
+        source: Option<Hit>,
+        sink: Option<&Sink>,
+        hidden: bool,
+    ) -> String {
         let text = self.judge.text;
         let what = match (payload, source) {
             (Payload::None, _) | (_, None) => "data".to_owned(),
@@ -476,11 +517,21 @@ impl Window<'_, '_> {
             }
             None => String::new(),
         };
-        let hidden = if hidden { ", kept from the user or unasked" } else { "" };
+        let hidden = if hidden {
+            ", kept from the user or unasked"
+        } else {
+            ""
+        };
         format!("sends {what}{to}{hidden}")
     }
 
-    fn hit(&self, rule: &'static str, severity: Severity, parts: &[Range<usize>], note: String) -> IntentHit {
+    fn hit(
+        &self,
+        rule: &'static str,
+        severity: Severity,
+        parts: &[Range<usize>],
+        note: String,
+    ) -> IntentHit {
         let start = parts.iter().map(|p| p.start).min().unwrap_or(0);
         let end = parts.iter().map(|p| p.end).max().unwrap_or(start);
         IntentHit {

@@ -16,9 +16,9 @@
 //! or governed by a negation ("never upload") is not an instruction.
 
 mod judge;
-mod text;
 #[cfg(test)]
 mod tests;
+mod text;
 
 use std::sync::LazyLock;
 
@@ -166,7 +166,11 @@ pub fn parse(source: &str) -> Result<Lexicon, String> {
     }
     let negation = prose::acts::negation_regex(&sources(NEGATION)?)?;
     let forbid = prose::build(&format!("(?:{})", sources(FORBID)?.join(")|(?:")))?;
-    let langs = file.role.iter().map(|e| (e.id.clone(), e.lang.clone())).collect();
+    let langs = file
+        .role
+        .iter()
+        .map(|e| (e.id.clone(), e.lang.clone()))
+        .collect();
     Ok(Lexicon {
         roles,
         negation,
@@ -193,12 +197,16 @@ fn bounded_end(term: &str, source: String) -> String {
             // does; the boundary is that text's.
             let alts: Vec<&str> = group.split('|').collect();
             !alts.iter().any(|a| a.is_empty())
-                && alts.iter().any(|a| a.chars().last().is_some_and(prose::spaced_word_char))
+                && alts
+                    .iter()
+                    .any(|a| a.chars().last().is_some_and(prose::spaced_word_char))
         }
         None => term.chars().last().is_some_and(prose::spaced_word_char),
     };
     if ends_in_word {
-        format!(r"{source}(?:[^0-9A-Za-z_\u{{C0}}-\u{{24F}}\u{{370}}-\u{{3FF}}\u{{400}}-\u{{52F}}]|$)")
+        format!(
+            r"{source}(?:[^0-9A-Za-z_\u{{C0}}-\u{{24F}}\u{{370}}-\u{{3FF}}\u{{400}}-\u{{52F}}]|$)"
+        )
     } else {
         source
     }
@@ -279,7 +287,7 @@ pub fn scan(file: &str, text: &str) -> Vec<IntentHit> {
     let Some(prose_text) = text::Prose::read(hay) else {
         return Vec::new();
     };
-    let hits = lex.hits(&prose_text.masked);
+    let hits = lex.hits(&prose_text.masked, &prose_text.blocks);
     if !judge::worth_judging(&hits) {
         return Vec::new();
     }
@@ -295,18 +303,26 @@ pub fn scan(file: &str, text: &str) -> Vec<IntentHit> {
 
 impl Lexicon {
     /// Every role said in `masked`, in order of start. A role's terms
-    /// are one regex, run once over the text; the verbs first, and the
-    /// rest only when a verb that sends or fetches is said at all.
-    fn hits(&self, masked: &str) -> Vec<Hit> {
+    /// are one regex: the verbs that send, delete or fetch run over the
+    /// whole prose, the other roles only over the blocks that hold one.
+    fn hits(&self, masked: &str, blocks: &[text::Block]) -> Vec<Hit> {
+        let first = |r: &Role| matches!(r, Role::Transmit | Role::Acquire | Role::Destroy);
         let mut out = Vec::new();
-        for verbs in [true, false] {
-            if !verbs && out.is_empty() {
-                return out;
-            }
-            let first = |r: &Role| matches!(r, Role::Transmit | Role::Acquire | Role::Destroy);
-            let roles = self.roles.iter().filter(|(r, _)| first(r) == verbs);
-            self.push_hits(roles, masked, &mut out);
-        }
+        let verbs = self.roles.iter().filter(|(r, _)| first(r));
+        let whole = 0..masked.len();
+        self.push_hits(verbs, masked, std::slice::from_ref(&whole), &mut out);
+        out.sort_by_key(|h| h.start);
+        let holds_verb = |b: &&text::Block| {
+            let k = out.partition_point(|h| h.start < b.range.start);
+            out.get(k).is_some_and(|h| h.start < b.range.end)
+        };
+        let ranges: Vec<std::ops::Range<usize>> = blocks
+            .iter()
+            .filter(holds_verb)
+            .map(|b| b.range.clone())
+            .collect();
+        let rest = self.roles.iter().filter(|(r, _)| !first(r));
+        self.push_hits(rest, masked, &ranges, &mut out);
         out.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
         out
     }
@@ -315,16 +331,19 @@ impl Lexicon {
         &self,
         roles: impl Iterator<Item = &'a (Role, Regex)>,
         masked: &str,
+        ranges: &[std::ops::Range<usize>],
         out: &mut Vec<Hit>,
     ) {
         for (role, re) in roles {
-            for (start, end) in prose::bounded_matches(re, masked, 0, masked.len()) {
-                let end = trim_boundary(masked, start, end);
-                out.push(Hit {
-                    role: *role,
-                    start,
-                    end,
-                });
+            for r in ranges {
+                for (start, end) in prose::bounded_matches(re, masked, r.start, r.end) {
+                    let end = trim_boundary(masked, start, end);
+                    out.push(Hit {
+                        role: *role,
+                        start,
+                        end,
+                    });
+                }
             }
         }
     }
@@ -337,7 +356,11 @@ impl Lexicon {
                 .map(|m| (m.start(), m.end()))
                 .any(|m| bounded(&m))
         };
-        found(&self.forbid) || self.roles.iter().any(|(r, re)| *r == Role::Describe && found(re))
+        found(&self.forbid)
+            || self
+                .roles
+                .iter()
+                .any(|(r, re)| *r == Role::Describe && found(re))
     }
 
     /// Whether a negator governs the word starting at `at` of `hay`.

@@ -113,7 +113,10 @@ impl Prose {
         }
         for re in [&*EMAIL, &*HANDLE, &*HOST] {
             for m in re.find_iter(text) {
-                if out.iter().any(|s| s.start <= m.start() && m.end() <= s.end + 1) {
+                if out
+                    .iter()
+                    .any(|s| s.start <= m.start() && m.end() <= s.end + 1)
+                {
                     continue;
                 }
                 let owner = self.owner_of(m.as_str());
@@ -134,11 +137,15 @@ impl Prose {
         if placeholder(&lower) {
             return Owner::Own;
         }
-        if lower.trim_start_matches('@').chars().all(|c| c.is_alphanumeric() || c == '_') {
+        if lower
+            .trim_start_matches('@')
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_')
+        {
             return Owner::Foreign;
         }
         match domain(&lower) {
-            Some(d) if self.documented.iter().any(|k| *k == d) => Owner::Documented,
+            Some(d) if self.documented.contains(&d) => Owner::Documented,
             _ => Owner::Foreign,
         }
     }
@@ -148,7 +155,8 @@ impl Prose {
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
     crate::audit::embedded(
         "intent email",
-        Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+").map_err(|e| e.to_string()),
+        Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+            .map_err(|e| e.to_string()),
     )
 });
 
@@ -173,8 +181,20 @@ static HOST: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether a destination is a placeholder or the user's own machine.
 fn placeholder(lower: &str) -> bool {
     const MARKS: [&str; 14] = [
-        "<", "{", "$", "your", "example.", "localhost", "127.0.0.1", "0.0.0.0", "my-", "you@",
-        "me@", "user@", "[::1]", ".local",
+        "<",
+        "{",
+        "$",
+        "your",
+        "example.",
+        "localhost",
+        "127.0.0.1",
+        "0.0.0.0",
+        "my-",
+        "you@",
+        "me@",
+        "user@",
+        "[::1]",
+        ".local",
     ];
     MARKS.iter().any(|m| lower.contains(m))
 }
@@ -183,7 +203,9 @@ fn placeholder(lower: &str) -> bool {
 fn domain(lower: &str) -> Option<String> {
     let rest = lower.split_once("://").map_or(lower, |(_, r)| r);
     let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
-    let host = rest.split(['/', ':', '?', '#', ')', '`', '"', '\'']).next()?;
+    let host = rest
+        .split(['/', ':', '?', '#', ')', '`', '"', '\''])
+        .next()?;
     let host = host.trim_end_matches('.');
     let labels: Vec<&str> = host.split('.').filter(|l| !l.is_empty()).collect();
     if labels.len() < 2 {
@@ -225,7 +247,11 @@ fn spans_into(line: &str, out: &mut Vec<String>) {
 /// `line` with every byte but the line break a space.
 fn blank_into(line: &str, out: &mut String) {
     for b in line.bytes() {
-        out.push(if b == b'\n' || b == b'\r' { b as char } else { ' ' });
+        out.push(if b == b'\n' || b == b'\r' {
+            b as char
+        } else {
+            ' '
+        });
     }
 }
 
@@ -287,14 +313,20 @@ fn blocks(masked: &str) -> Vec<Block> {
     out
 }
 
-/// Closes the open block (if any) before `end`.
+/// Closes the open block (if any) before `end`. A block longer than
+/// `MAX_BLOCK` (one line of thousands of words) is cut into pieces, so
+/// the work per block stays bounded.
 fn close(out: &mut Vec<Block>, open: &mut Option<(usize, bool)>, masked: &str, end: usize) {
-    if let Some((s, _)) = open.take() {
+    if let Some((mut s, _)) = open.take() {
         let e = s + masked[s..end].trim_end().len();
-        out.push(Block {
-            range: s..e,
-            forbidden: false,
-        });
+        while s < e {
+            let cut = crate::audit::prose::ceil(masked, (s + MAX_BLOCK).min(e));
+            out.push(Block {
+                range: s..cut,
+                forbidden: false,
+            });
+            s = cut;
+        }
     }
 }
 
