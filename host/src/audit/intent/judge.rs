@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use super::super::Severity;
 use super::text::{Block, Owner, Prose, Sink};
-use super::{CONCEAL_RULE, EXFIL_RULE, FETCH_RUN_RULE, Hit, IntentHit, Lexicon, Role};
+use super::{CONCEAL_RULE, EXFIL_RULE, FETCH_RUN_RULE, Hit, IntentHit, Lexicon, REMOTE_RULE, Role};
 use crate::audit::prose::sentence;
 
 /// Sentences a window spans.
@@ -34,6 +34,9 @@ const WINDOW: usize = 4;
 /// and something a combination needs beside it.
 pub fn worth_judging(hits: &[Hit]) -> bool {
     let has = |r: Role| hits.iter().any(|h| h.role == r);
+    if has(Role::Override) || has(Role::Obey) {
+        return true;
+    }
     let sends = has(Role::Transmit) || has(Role::Destroy);
     let runs = has(Role::Acquire) && has(Role::Run);
     (sends || runs)
@@ -193,6 +196,8 @@ fn is_act(r: Role) -> bool {
             | Role::Quiet
             | Role::SafetyOff
             | Role::Disable
+            | Role::Override
+            | Role::Obey
     )
 }
 
@@ -356,6 +361,7 @@ impl Window<'_, '_> {
             out.extend(self.hits(Role::Destroy).find_map(|d| self.judge_destroy(d)));
         }
         out.extend(self.fetch_run(conceal, safety));
+        out.extend(self.remote_control());
         out
     }
 
@@ -492,6 +498,35 @@ impl Window<'_, '_> {
             &[a.start..a.end, r.start..r.end],
             note,
         ))
+    }
+
+    /// A text kept elsewhere (a URL or host not the user's, a hosted
+    /// document, or what a download brings) that the window says
+    /// overrides this skill or the agent's instructions, or whose
+    /// instructions it says to carry out.
+    fn remote_control(&self) -> Option<IntentHit> {
+        let claim = self
+            .hits(Role::Override)
+            .chain(self.hits(Role::Obey))
+            .next()?;
+        let r = self.range();
+        let from = self.judge.sinks.partition_point(|s| s.start < r.start);
+        let url = self.judge.sinks[from..]
+            .iter()
+            .take_while(|s| s.start < r.end)
+            .find(|s| s.owner != Owner::Own)
+            .map(|s| s.start..s.end);
+        let doc = self.hits(Role::RemoteDoc).next().map(|h| h.start..h.end);
+        let fetched = self.hits(Role::Acquire).next().map(|h| h.start..h.end);
+        let remote = url.or(doc).or(fetched)?;
+        let text = self.judge.text;
+        let note = format!(
+            "`{}` is said to be obeyed or to override this skill: `{}`",
+            &text[remote.clone()],
+            &text[claim.start..claim.end]
+        );
+        let parts = [remote, claim.start..claim.end];
+        Some(self.hit(REMOTE_RULE, Severity::High, &parts, note))
     }
 
     fn note(

@@ -41,8 +41,12 @@ pub const CONCEAL_RULE: &str = "intent-conceal";
 /// A download run with a safeguard switched off or kept from the user.
 pub const FETCH_RUN_RULE: &str = "intent-fetch-run";
 
+/// A text kept elsewhere claimed to outrank the skill or the agent's
+/// instructions, or obeyed as fetched.
+pub const REMOTE_RULE: &str = "intent-remote-control";
+
 /// The rules of this analysis, with what each flags.
-pub const INTENT_RULES: [(&str, &str); 3] = [
+pub const INTENT_RULES: [(&str, &str); 4] = [
     (
         EXFIL_RULE,
         "prose that tells the agent to send a secret (keys, ~/.ssh, cloud credentials, .env, wallets, browser logins, shell history, all tokens found) or the user's private data to a destination someone else holds",
@@ -54,6 +58,10 @@ pub const INTENT_RULES: [(&str, &str); 3] = [
     (
         FETCH_RUN_RULE,
         "prose that tells the agent or user to download and run a program with a safeguard off (no confirmation, antivirus or Gatekeeper bypassed)",
+    ),
+    (
+        REMOTE_RULE,
+        "prose that hands control to a text kept elsewhere: a URL or hosted document said to override this skill, the agent's instructions or its safety rules, or fetched and obeyed",
     ),
 ];
 
@@ -79,11 +87,14 @@ pub(crate) enum Role {
     Control,
     AuthUse,
     PackageManager,
+    Override,
+    Obey,
+    RemoteDoc,
     Describe,
 }
 
 /// The roles matched as hits, each by its lexicon id.
-const ROLES: [(Role, &str); 20] = [
+const ROLES: [(Role, &str); 23] = [
     (Role::Transmit, "transmit"),
     (Role::Destroy, "destroy"),
     (Role::Acquire, "acquire"),
@@ -103,6 +114,9 @@ const ROLES: [(Role, &str); 20] = [
     (Role::Control, "control"),
     (Role::AuthUse, "auth-use"),
     (Role::PackageManager, "package-manager"),
+    (Role::Override, "override"),
+    (Role::Obey, "obey"),
+    (Role::RemoteDoc, "remote-doc"),
     (Role::Describe, "describe"),
 ];
 
@@ -306,7 +320,12 @@ impl Lexicon {
     /// are one regex: the verbs that send, delete or fetch run over the
     /// whole prose, the other roles only over the blocks that hold one.
     fn hits(&self, masked: &str, blocks: &[text::Block]) -> Vec<Hit> {
-        let first = |r: &Role| matches!(r, Role::Transmit | Role::Acquire | Role::Destroy);
+        let first = |r: &Role| {
+            matches!(
+                r,
+                Role::Transmit | Role::Acquire | Role::Destroy | Role::Override | Role::Obey
+            )
+        };
         let mut out = Vec::new();
         let verbs = self.roles.iter().filter(|(r, _)| first(r));
         let whole = 0..masked.len();
