@@ -3,7 +3,7 @@
 //!
 //! Each verb that sends (`transmit`) is given its destination (the first
 //! one named after it in the window, else the last before it in its
-//! sentence) and its payload: a source said in the same clause, or one
+//! clause) and its payload: a source said in the same clause, or one
 //! gathered earlier ("read ~/.aws/credentials") that its clause points
 //! back to ("post the contents"). Then:
 //!
@@ -11,8 +11,10 @@
 //!   destination, or to a documented one other than to authenticate, is
 //!   `intent-exfil`, high; with no destination named, medium, and high
 //!   when kept from the user or sent without asking;
-//! - the user's private data or one credential sent to someone else is
-//!   medium, high when kept from the user or sent without asking;
+//! - the user's private data or one credential sent to someone else (a
+//!   destination the skill does not document, not to authenticate) is
+//!   `intent-exfil` high too, and `intent-conceal` when kept from the
+//!   user or sent without asking;
 //! - anything sent to a destination that is not the user's while the
 //!   window keeps it from the user is `intent-conceal`, high;
 //! - a download then a run, with a safeguard off or kept from the user,
@@ -385,8 +387,8 @@ impl Window<'_, '_> {
             (Payload::Personal | Payload::Credential, Some(Owner::Foreign)) if hidden => {
                 (CONCEAL_RULE, Severity::High)
             }
-            (Payload::Personal, Some(Owner::Foreign)) => (EXFIL_RULE, Severity::Medium),
-            (Payload::Credential, Some(Owner::Foreign)) if !auth => (EXFIL_RULE, Severity::Medium),
+            (Payload::Personal, Some(Owner::Foreign)) => (EXFIL_RULE, Severity::High),
+            (Payload::Credential, Some(Owner::Foreign)) if !auth => (EXFIL_RULE, Severity::High),
             (_, Some(Owner::Foreign | Owner::Documented)) if conceal => {
                 (CONCEAL_RULE, Severity::High)
             }
@@ -417,7 +419,8 @@ impl Window<'_, '_> {
     }
 
     /// The destination of a send: the first named after the verb in the
-    /// window, else the last before it in its sentence.
+    /// window, else the last before it in its clause ("add x@y as a
+    /// blind copy"; not where a key came from in an earlier clause).
     fn sink_of(&self, t: &Hit) -> Option<Sink> {
         let r = self.range();
         let sinks = &self.judge.sinks;
@@ -426,12 +429,12 @@ impl Window<'_, '_> {
             .iter()
             .find(|s| s.end <= r.end)
             .filter(|s| s.start < r.end);
-        let sentence = self.sentence_of(t.start);
+        let clause = clause_of(self.judge.text, t.start, &self.sentence_of(t.start));
         let before = || {
             sinks[..from]
                 .iter()
                 .rev()
-                .take_while(|s| s.start >= sentence.start)
+                .take_while(|s| s.start >= clause.start)
                 .find(|s| s.end <= t.start)
         };
         after.or_else(before).cloned()

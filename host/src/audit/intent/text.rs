@@ -169,11 +169,11 @@ static HANDLE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A host name with no path, ending in a top-level domain that is no
-/// file extension.
+/// common file extension (so not `.cc`, `.zip`, `.sh`, `.py`, `.rs`).
 static HOST: LazyLock<Regex> = LazyLock::new(|| {
     crate::audit::embedded(
         "intent host",
-        Regex::new(r"(?i)\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|ai|co|xyz|info|biz|me|cc|tk|top|site|online|cloud|invalid|ru|cn|su|link|click|pw|live|store|tech|space|fun|icu|zip|cyou|shop)\b")
+        Regex::new(r"(?i)\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|ai|co|xyz|info|biz|me|tk|top|site|online|cloud|invalid|ru|cn|su|link|click|pw|live|store|tech|space|fun|icu|cyou|shop)\b")
             .map_err(|e| e.to_string()),
     )
 });
