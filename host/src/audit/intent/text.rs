@@ -112,11 +112,15 @@ impl Prose {
             });
         }
         for re in [&*EMAIL, &*HANDLE, &*HOST] {
+            // What an earlier shape found (a URL, an address) holds its
+            // host: found again, it is no second destination. `out` is
+            // sorted by start, and sinks of one shape do not overlap.
+            out.sort_by_key(|s| s.start);
+            let found = out.len();
             for m in re.find_iter(text) {
-                if out
-                    .iter()
-                    .any(|s| s.start <= m.start() && m.end() <= s.end + 1)
-                {
+                let k = out[..found].partition_point(|s| s.start <= m.start());
+                let inside = k > 0 && m.end() <= out[k - 1].end + 1;
+                if inside {
                     continue;
                 }
                 let owner = self.owner_of(m.as_str());
