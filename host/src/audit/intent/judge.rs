@@ -83,7 +83,7 @@ impl<'a> Judge<'a> {
         let text = prose.masked.as_str();
         mark_forbidden(lex, text, &mut blocks);
         let mut sinks = prose.sinks();
-        sinks.extend(role_sinks(text, &hits));
+        sinks.extend(role_sinks(&hits));
         sinks.sort_by_key(|s| s.start);
         Judge {
             lex,
@@ -125,20 +125,7 @@ impl<'a> Judge<'a> {
     /// that forbids, or governed by a negation is dropped; an own
     /// destination inside a phrase of concealment is no destination.
     fn said(&self, block: &Block, sentences: &[Range<usize>]) -> Vec<Hit> {
-        // A word inside a URL or an address is no word of the prose.
-        let in_address = |h: &Hit| {
-            let upto = self.sinks.partition_point(|s| s.start <= h.start);
-            let near = self.sinks[..upto].iter().rev().take(4);
-            near.into_iter()
-                .any(|s| h.end <= s.end && (s.start, s.end) != (h.start, h.end))
-        };
-        let from = self.hits.partition_point(|h| h.start < block.range.start);
-        let to = self.hits.partition_point(|h| h.start < block.range.end);
-        let hits: Vec<Hit> = self.hits[from..to]
-            .iter()
-            .filter(|h| h.end <= block.range.end && !in_address(h))
-            .copied()
-            .collect();
+        let hits = self.block_hits(block);
         let described: Vec<bool> = sentences
             .iter()
             .map(|s| {
@@ -180,6 +167,26 @@ impl<'a> Judge<'a> {
                     }
                 }
             })
+            .copied()
+            .collect()
+    }
+}
+
+impl Judge<'_> {
+    /// The hits of a block, but words inside a URL or an address (no
+    /// words of the prose).
+    fn block_hits(&self, block: &Block) -> Vec<Hit> {
+        let in_address = |h: &Hit| {
+            let upto = self.sinks.partition_point(|s| s.start <= h.start);
+            let near = self.sinks[..upto].iter().rev().take(4);
+            near.into_iter()
+                .any(|s| h.end <= s.end && (s.start, s.end) != (h.start, h.end))
+        };
+        let from = self.hits.partition_point(|h| h.start < block.range.start);
+        let to = self.hits.partition_point(|h| h.start < block.range.end);
+        self.hits[from..to]
+            .iter()
+            .filter(|h| h.end <= block.range.end && !in_address(h))
             .copied()
             .collect()
     }
@@ -262,7 +269,7 @@ fn mark_forbidden(lex: &Lexicon, text: &str, blocks: &mut [Block]) {
 }
 
 /// The destinations the lexicon names ("our server", "your own bucket").
-fn role_sinks(_text: &str, hits: &[Hit]) -> Vec<Sink> {
+fn role_sinks(hits: &[Hit]) -> Vec<Sink> {
     let owner = |r: Role| match r {
         Role::ForeignSink => Some(Owner::Foreign),
         Role::OwnSink => Some(Owner::Own),
