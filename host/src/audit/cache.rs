@@ -22,8 +22,8 @@ use super::Finding;
 /// Bump when the scanner's code changes what it finds for the same rules
 /// (3: the flow analysis of scripts and code blocks, `flow/`; 4: the
 /// prose phrase table, windows and quoted examples; 6: unverified root
-/// installs).
-pub const SCANNER: u32 = 6;
+/// installs; 7: the intent analysis of prose, `intent/`).
+pub const SCANNER: u32 = 7;
 /// Largest cache file read.
 const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Most entries kept; past it the file starts over with this load's.
@@ -42,6 +42,7 @@ fn rules_hash() -> &'static str {
             super::PROSE_TOML,
             super::VENDORS_TOML,
             super::PACKAGES_TOML,
+            super::LEXICON_TOML,
         ] {
             h.update((data.len() as u64).to_le_bytes());
             h.update(data.as_bytes());

@@ -13,6 +13,7 @@ mod cache;
 mod flow;
 mod fold;
 mod hidden;
+mod intent;
 mod normalize;
 mod packages;
 mod persist;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 pub use cache::{FindingsCache, key as cache_key};
 pub use flow::{FLOW_RULES, FlowRule};
 pub use hidden::{HIDDEN_DESCRIPTION, HIDDEN_RULE};
+pub use intent::{INTENT_RULES, LEXICON_TOML};
 pub use normalize::{Normalized, normalize};
 pub use packages::PACKAGES_TOML;
 pub use prose::{
@@ -345,6 +347,7 @@ fn audit_as_written(file: &str, text: &str) -> Vec<Finding> {
 fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
     let mut hits = placed_hits(text);
     hits.extend(hidden_hits(file, text));
+    hits.extend(intent_hits(file, text));
     if hits.is_empty() {
         return Vec::new();
     }
@@ -423,6 +426,20 @@ fn hidden_hits(file: &str, text: &str) -> Vec<Placed<'static>> {
             start: r.start,
             end: r.end,
             note: Some("not rendered: the reader never sees it".to_owned()),
+        })
+        .collect()
+}
+
+/// The intents said in the prose of `text` (`intent/`).
+fn intent_hits(file: &str, text: &str) -> Vec<Placed<'static>> {
+    intent::scan(file, text)
+        .into_iter()
+        .map(|h| Placed {
+            rule: h.rule,
+            severity: h.severity,
+            start: h.start,
+            end: h.end,
+            note: Some(h.note),
         })
         .collect()
 }

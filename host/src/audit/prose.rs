@@ -314,7 +314,7 @@ fn anchor_words(phrase: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn build(source: &str) -> Result<Regex, String> {
+pub(super) fn build(source: &str) -> Result<Regex, String> {
     RegexBuilder::new(source)
         .size_limit(1 << 24)
         .build()
@@ -333,7 +333,7 @@ pub fn table() -> &'static Table {
 const REACH: usize = 512;
 
 /// `at`, or the character boundary before it.
-fn floor(text: &str, mut at: usize) -> usize {
+pub(super) fn floor(text: &str, mut at: usize) -> usize {
     while !text.is_char_boundary(at) {
         at -= 1;
     }
@@ -341,7 +341,7 @@ fn floor(text: &str, mut at: usize) -> usize {
 }
 
 /// `at` (at most the text's end), or the character boundary after it.
-fn ceil(text: &str, at: usize) -> usize {
+pub(super) fn ceil(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at += 1;
@@ -353,10 +353,10 @@ fn ceil(text: &str, at: usize) -> usize {
 /// `!` or `?` followed by a space or the end, `。！？`, a blank line, a
 /// line that starts a list item, heading, quote or table row). A wrapped
 /// line goes on.
-const GAP: &str = r"(?:[^.!?。！？\n]|[.!?]\S|\n[^\S\n]*[^\s.!?。！？#>|*+-]){0,40}?";
+pub(super) const GAP: &str = r"(?:[^.!?。！？\n]|[.!?]\S|\n[^\S\n]*[^\s.!?。！？#>|*+-]){0,40}?";
 
 /// The regex of a phrase (see the module docs for the syntax).
-fn compile_phrase(phrase: &str) -> Result<String, String> {
+pub(super) fn compile_phrase(phrase: &str) -> Result<String, String> {
     let mut out = String::new();
     // A gap between spaces may be empty: " * " is one run of white space
     // or a gap between two.
@@ -420,7 +420,7 @@ fn literal(text: &str) -> String {
 /// between words, where a phrase must sit on a word boundary: not Han or
 /// kana (no spaces), nor Hangul, whose words carry their particles and
 /// endings attached (`무시하고`), so a phrase ends inside a word.
-fn spaced_word_char(c: char) -> bool {
+pub(super) fn spaced_word_char(c: char) -> bool {
     c.is_alphanumeric()
         && !matches!(c, '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}' | '\u{AC00}'..='\u{D7AF}' | '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF66}'..='\u{FF9F}' | '\u{20000}'..='\u{3FFFF}')
 }
@@ -428,7 +428,12 @@ fn spaced_word_char(c: char) -> bool {
 /// The matches of `re` in `hay[from..to]` that sit on word boundaries. A
 /// match that does not ("do" in "todo") is passed by one character, not
 /// by its length, so a phrase that starts inside it is still found.
-fn bounded_matches(re: &Regex, hay: &str, from: usize, to: usize) -> Vec<(usize, usize)> {
+pub(super) fn bounded_matches(
+    re: &Regex,
+    hay: &str,
+    from: usize,
+    to: usize,
+) -> Vec<(usize, usize)> {
     let slice = &hay[from..to];
     let mut out = Vec::new();
     let mut at = 0;
@@ -451,7 +456,7 @@ fn bounded_matches(re: &Regex, hay: &str, from: usize, to: usize) -> Vec<(usize,
 }
 
 /// Whether `start..end` of `text` starts and ends on word boundaries.
-fn on_boundaries(text: &str, start: usize, end: usize) -> bool {
+pub(super) fn on_boundaries(text: &str, start: usize, end: usize) -> bool {
     let found = &text[start..end];
     let first_in = found.chars().next().is_some_and(spaced_word_char);
     let last_in = found.chars().next_back().is_some_and(spaced_word_char);

@@ -1,0 +1,621 @@
+//! The combinations of roles that make an attack, judged in windows of
+//! a few sentences of one instruction block.
+//!
+//! Each verb that sends (`transmit`) is given its destination (the first
+//! one named after it in the window, else the last before it in its
+//! clause) and its payload: a source said in the same clause, or one
+//! gathered earlier ("read ~/.aws/credentials") that its clause points
+//! back to ("post the contents"). Then:
+//!
+//! - a secret (or credentials collected) sent to someone else's
+//!   destination, or to a documented one other than to authenticate, is
+//!   `intent-exfil`, high; with no destination named, medium, and high
+//!   when kept from the user or sent without asking;
+//! - the user's private data or one credential sent to someone else (a
+//!   destination the skill does not document, not to authenticate) is
+//!   `intent-exfil` high too, and `intent-conceal` when kept from the
+//!   user or sent without asking;
+//! - anything sent to a destination that is not the user's while the
+//!   window keeps it from the user is `intent-conceal`, high;
+//! - a download then a run, with a safeguard off or kept from the user,
+//!   not from a package manager, is `intent-fetch-run`, high.
+//!
+//! A send to the user's own destination is never a finding.
+
+use std::ops::Range;
+
+use super::super::Severity;
+use super::text::{Block, Owner, Prose, Sink};
+use super::{CONCEAL_RULE, EXFIL_RULE, FETCH_RUN_RULE, Hit, IntentHit, Lexicon, REMOTE_RULE, Role};
+use crate::audit::prose::sentence;
+
+/// Sentences a window spans.
+const WINDOW: usize = 4;
+
+/// Whether the hits can make any finding: a verb that sends or fetches,
+/// and something a combination needs beside it.
+pub fn worth_judging(hits: &[Hit]) -> bool {
+    let has = |r: Role| hits.iter().any(|h| h.role == r);
+    if has(Role::Override) || has(Role::Obey) {
+        return true;
+    }
+    let sends = has(Role::Transmit) || has(Role::Destroy);
+    let runs = has(Role::Acquire) && has(Role::Run);
+    (sends || runs)
+        && [
+            Role::Secret,
+            Role::Credential,
+            Role::Personal,
+            Role::Conceal,
+            Role::Quiet,
+            Role::SafetyOff,
+            Role::Control,
+            Role::ForeignSink,
+        ]
+        .iter()
+        .any(|&r| has(r))
+}
+
+/// How sensitive a payload is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Payload {
+    None,
+    /// One credential (an API key, a token).
+    Credential,
+    /// The user's private data.
+    Personal,
+    /// A secret, or credentials collected.
+    Secret,
+}
+
+/// A judge of one text.
+pub struct Judge<'a> {
+    lex: &'a Lexicon,
+    text: &'a str,
+    hits: Vec<Hit>,
+    sinks: Vec<Sink>,
+    blocks: Vec<Block>,
+}
+
+impl<'a> Judge<'a> {
+    pub fn new(lex: &'a Lexicon, prose: &'a Prose, hits: Vec<Hit>) -> Judge<'a> {
+        let mut blocks = prose.blocks.clone();
+        let text = prose.masked.as_str();
+        mark_forbidden(lex, text, &mut blocks);
+        let mut sinks = prose.sinks();
+        sinks.extend(role_sinks(&hits));
+        sinks.sort_by_key(|s| s.start);
+        Judge {
+            lex,
+            text,
+            hits,
+            sinks,
+            blocks,
+        }
+    }
+
+    /// The findings of every block, at most one per rule and block.
+    pub fn findings(&self) -> Vec<IntentHit> {
+        let mut out = Vec::new();
+        for block in &self.blocks {
+            let sentences = sentences(self.text, &block.range);
+            let hits = self.said(block, &sentences);
+            if !worth_judging(&hits) {
+                continue;
+            }
+            let mut found: Vec<IntentHit> = Vec::new();
+            for i in 0..sentences.len() {
+                let last = (i + WINDOW).min(sentences.len()) - 1;
+                let w = Window {
+                    judge: self,
+                    sentences: &sentences[i..=last],
+                    hits: &hits,
+                };
+                for f in w.findings() {
+                    keep(&mut found, f);
+                }
+            }
+            out.extend(found);
+        }
+        out
+    }
+
+    /// The hits of a block that are said, not mentioned: an act's verb
+    /// in quotation marks, in a sentence that describes, under a heading
+    /// that forbids, or governed by a negation is dropped; an own
+    /// destination inside a phrase of concealment is no destination.
+    fn said(&self, block: &Block, sentences: &[Range<usize>]) -> Vec<Hit> {
+        let hits = self.block_hits(block);
+        let described: Vec<bool> = sentences
+            .iter()
+            .map(|s| {
+                hits.iter()
+                    .any(|h| h.role == Role::Describe && s.contains(&h.start))
+            })
+            .collect();
+        let in_described = |h: &Hit| {
+            sentences
+                .iter()
+                .position(|s| s.contains(&h.start))
+                .is_some_and(|k| described[k])
+        };
+        let covered = |h: &Hit, roles: &[Role]| {
+            hits.iter().any(|o| {
+                roles.contains(&o.role)
+                    && o.start <= h.start
+                    && h.end <= o.end
+                    && o.end - o.start > h.end - h.start
+            })
+        };
+        hits.iter()
+            .filter(|h| {
+                if is_act(h.role) {
+                    let negated = is_verb(h.role) && self.lex.negated(self.text, h.start);
+                    !(block.forbidden
+                        || in_described(h)
+                        || quoted(self.text, h.start, h.end)
+                        || negated
+                        || covered(h, &[Role::Conceal, Role::SafetyOff]))
+                } else {
+                    match h.role {
+                        Role::Secret => !harmless_suffix(&self.text[h.end..]),
+                        Role::OwnSink => {
+                            !self.text[h.end..].starts_with(['\'', '’'])
+                                && !covered(h, &[Role::Conceal, Role::SafetyOff])
+                        }
+                        _ => true,
+                    }
+                }
+            })
+            .copied()
+            .collect()
+    }
+}
+
+impl Judge<'_> {
+    /// The hits of a block, but words inside a URL or an address (no
+    /// words of the prose).
+    fn block_hits(&self, block: &Block) -> Vec<Hit> {
+        let in_address = |h: &Hit| {
+            let upto = self.sinks.partition_point(|s| s.start <= h.start);
+            let near = self.sinks[..upto].iter().rev().take(4);
+            near.into_iter()
+                .any(|s| h.end <= s.end && (s.start, s.end) != (h.start, h.end))
+        };
+        let from = self.hits.partition_point(|h| h.start < block.range.start);
+        let to = self.hits.partition_point(|h| h.start < block.range.end);
+        self.hits[from..to]
+            .iter()
+            .filter(|h| h.end <= block.range.end && !in_address(h))
+            .copied()
+            .collect()
+    }
+}
+
+/// Roles that are acts (what a sentence that describes or forbids does
+/// not ask for).
+fn is_act(r: Role) -> bool {
+    matches!(
+        r,
+        Role::Transmit
+            | Role::Destroy
+            | Role::Acquire
+            | Role::Run
+            | Role::Conceal
+            | Role::Quiet
+            | Role::SafetyOff
+            | Role::Disable
+            | Role::Override
+            | Role::Obey
+    )
+}
+
+/// Roles a negation before them cancels.
+fn is_verb(r: Role) -> bool {
+    matches!(
+        r,
+        Role::Transmit | Role::Destroy | Role::Acquire | Role::Run | Role::Disable
+    )
+}
+
+/// A file name that holds no secret: `.env.example`, `id_rsa.pub`.
+fn harmless_suffix(after: &str) -> bool {
+    [
+        ".example",
+        ".sample",
+        ".template",
+        ".dist",
+        ".pub",
+        ".tmpl",
+        "-example",
+    ]
+    .iter()
+    .any(|s| after.starts_with(s))
+}
+
+/// Whether `start..end` is in quotation marks or a code span on its
+/// line (looking at most 300 bytes either way).
+fn quoted(text: &str, start: usize, end: usize) -> bool {
+    let from = crate::audit::prose::floor(text, start.saturating_sub(300));
+    let to = crate::audit::prose::ceil(text, end + 300);
+    let before = &text[from..start];
+    let before = before.rsplit('\n').next().unwrap_or(before);
+    let after = &text[end..to];
+    let after = after.split('\n').next().unwrap_or(after);
+    let same = ['"', '`']
+        .iter()
+        .any(|&q| before.matches(q).count() % 2 == 1 && after.contains(q));
+    let pairs = [('“', '”'), ('«', '»'), ('「', '」'), ('„', '“')];
+    same || pairs.iter().any(|&(o, c)| {
+        before.rfind(o).is_some_and(|i| !before[i..].contains(c)) && after.contains(c)
+    })
+}
+
+/// Marks the blocks whose heading or lead-in forbids what they list.
+fn mark_forbidden(lex: &Lexicon, text: &str, blocks: &mut [Block]) {
+    let mut heading = "";
+    let mut prev_end = 0;
+    for b in blocks.iter_mut() {
+        let between = &text[prev_end..b.range.start];
+        if let Some(h) = between.lines().rfind(|l| l.trim_start().starts_with('#')) {
+            heading = h;
+        }
+        let before = text[..b.range.start].trim_end();
+        let last = before.rsplit('\n').next().unwrap_or(before);
+        let lead_in = last.ends_with(':').then_some(last);
+        b.forbidden = lex.forbids(heading) || lead_in.is_some_and(|l| lex.forbids(l));
+        prev_end = b.range.end;
+    }
+}
+
+/// The destinations the lexicon names ("our server", "your own bucket").
+fn role_sinks(hits: &[Hit]) -> Vec<Sink> {
+    let owner = |r: Role| match r {
+        Role::ForeignSink => Some(Owner::Foreign),
+        Role::OwnSink => Some(Owner::Own),
+        _ => None,
+    };
+    hits.iter()
+        .filter_map(|h| {
+            owner(h.role).map(|owner| Sink {
+                start: h.start,
+                end: h.end,
+                owner,
+            })
+        })
+        .collect()
+}
+
+/// The sentences of a block.
+fn sentences(text: &str, block: &Range<usize>) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut at = block.start;
+    while at < block.end {
+        let end = sentence::end_of(text, at)
+            .max(crate::audit::prose::ceil(text, at + 1))
+            .min(block.end);
+        out.push(at..end);
+        at = end;
+        at += text[at..block.end].len() - text[at..block.end].trim_start().len();
+    }
+    out
+}
+
+/// Keeps `f` unless a finding of its rule in the block is as severe.
+fn keep(found: &mut Vec<IntentHit>, f: IntentHit) {
+    match found.iter_mut().find(|o| o.rule == f.rule) {
+        Some(o) if o.severity >= f.severity => {}
+        Some(o) => *o = f,
+        None => found.push(f),
+    }
+}
+
+/// A few sentences of one block.
+struct Window<'w, 'a> {
+    judge: &'w Judge<'a>,
+    sentences: &'w [Range<usize>],
+    hits: &'w [Hit],
+}
+
+impl Window<'_, '_> {
+    fn range(&self) -> Range<usize> {
+        let first = self.sentences.first().map_or(0, |s| s.start);
+        let last = self.sentences.last().map_or(0, |s| s.end);
+        first..last
+    }
+
+    fn hits(&self, role: Role) -> impl Iterator<Item = &Hit> {
+        let r = self.range();
+        self.hits
+            .iter()
+            .filter(move |h| h.role == role && r.start <= h.start && h.end <= r.end)
+    }
+
+    fn has(&self, role: Role) -> bool {
+        self.hits(role).next().is_some()
+    }
+
+    fn sentence_of(&self, at: usize) -> Range<usize> {
+        self.sentences
+            .iter()
+            .find(|s| s.contains(&at))
+            .cloned()
+            .unwrap_or(at..at)
+    }
+
+    fn in_range(&self, role: Role, r: &Range<usize>) -> bool {
+        self.hits(role)
+            .any(|h| r.start <= h.start && h.start < r.end)
+    }
+
+    /// A safeguard switched off: said outright, or a switch and a
+    /// safeguard in one sentence.
+    fn safety_off(&self) -> bool {
+        self.has(Role::SafetyOff)
+            || self.hits(Role::Disable).any(|d| {
+                let s = self.sentence_of(d.start);
+                self.in_range(Role::Control, &s)
+            })
+    }
+
+    /// Every finding of the window.
+    fn findings(&self) -> Vec<IntentHit> {
+        let mut out = Vec::new();
+        let conceal = self.has(Role::Conceal);
+        let safety = self.safety_off();
+        for t in self.hits(Role::Transmit) {
+            out.extend(self.judge_send(t, conceal, safety));
+        }
+        if conceal || safety {
+            out.extend(self.hits(Role::Destroy).find_map(|d| self.judge_destroy(d)));
+        }
+        out.extend(self.fetch_run(conceal, safety));
+        out.extend(self.remote_control());
+        out
+    }
+
+    /// What sending with `t` makes.
+    fn judge_send(&self, t: &Hit, conceal: bool, safety: bool) -> Option<IntentHit> {
+        let sink = self.sink_of(t);
+        let owner = sink.as_ref().map(|s| s.owner);
+        if owner == Some(Owner::Own) {
+            return None;
+        }
+        let (payload, source) = self.payload_of(t);
+        let sentence = self.sentence_of(t.start);
+        let quiet = self.in_range(Role::Quiet, &sentence);
+        let auth = self.in_range(Role::AuthUse, &sentence);
+        let hidden = conceal || safety || (quiet && owner == Some(Owner::Foreign));
+        let (rule, severity) = match (payload, owner) {
+            (Payload::Secret, Some(Owner::Foreign)) => (EXFIL_RULE, Severity::High),
+            (Payload::Secret, Some(Owner::Documented)) if !auth => (EXFIL_RULE, Severity::High),
+            (Payload::Secret, None) if hidden => (EXFIL_RULE, Severity::High),
+            (Payload::Secret, None) => (EXFIL_RULE, Severity::Medium),
+            (Payload::Personal | Payload::Credential, Some(Owner::Foreign)) if hidden => {
+                (CONCEAL_RULE, Severity::High)
+            }
+            (Payload::Personal, Some(Owner::Foreign)) => (EXFIL_RULE, Severity::High),
+            (Payload::Credential, Some(Owner::Foreign)) if !auth => (EXFIL_RULE, Severity::High),
+            (_, Some(Owner::Foreign | Owner::Documented)) if conceal => {
+                (CONCEAL_RULE, Severity::High)
+            }
+            (_, Some(Owner::Foreign)) if quiet || safety => (CONCEAL_RULE, Severity::Medium),
+            _ => return None,
+        };
+        let mut parts = Vec::with_capacity(3);
+        parts.push(t.start..t.end);
+        parts.extend(source.map(|s| s.start..s.end));
+        parts.extend(sink.as_ref().map(|s| s.start..s.end));
+        let note = self.note(payload, source, sink.as_ref(), hidden);
+        Some(self.hit(rule, severity, &parts, note))
+    }
+
+    /// Deleting or overwriting the user's data or secrets, said in a
+    /// window that keeps it from the user or does not ask.
+    fn judge_destroy(&self, d: &Hit) -> Option<IntentHit> {
+        let (payload, source) = self.payload_of(d);
+        let source = source.filter(|_| payload >= Payload::Personal)?;
+        let text = self.judge.text;
+        let note = format!(
+            "`{}` `{}`, kept from the user or unasked",
+            &text[d.start..d.end],
+            &text[source.start..source.end]
+        );
+        let parts = [d.start..d.end, source.start..source.end];
+        Some(self.hit(CONCEAL_RULE, Severity::High, &parts, note))
+    }
+
+    /// The destination of a send: the first named after the verb in the
+    /// window, else the last before it in its clause ("add x@y as a
+    /// blind copy"; not where a key came from in an earlier clause).
+    fn sink_of(&self, t: &Hit) -> Option<Sink> {
+        let r = self.range();
+        let sinks = &self.judge.sinks;
+        let from = sinks.partition_point(|s| s.start < t.end);
+        let after = sinks[from..]
+            .iter()
+            .find(|s| s.end <= r.end)
+            .filter(|s| s.start < r.end);
+        let clause = clause_of(self.judge.text, t.start, &self.sentence_of(t.start));
+        let before = || {
+            sinks[..from]
+                .iter()
+                .rev()
+                .take_while(|s| s.start >= clause.start)
+                .find(|s| s.end <= t.start)
+        };
+        after.or_else(before).cloned()
+    }
+
+    /// The most sensitive source sent with `t`: one in its clause, or
+    /// one gathered earlier in the window that its clause points back to.
+    fn payload_of(&self, t: &Hit) -> (Payload, Option<Hit>) {
+        let text = self.judge.text;
+        let clause = clause_of(text, t.start, &self.sentence_of(t.start));
+        let points_back = self.in_range(Role::Backref, &clause);
+        let mut best = (Payload::None, None);
+        for h in self.hits.iter().filter(|h| self.range().contains(&h.start)) {
+            let level = match h.role {
+                Role::Secret | Role::Collective => Payload::Secret,
+                Role::Personal => Payload::Personal,
+                Role::Credential => Payload::Credential,
+                _ => continue,
+            };
+            if destination(text, h.start) {
+                continue;
+            }
+            let own_clause = clause.contains(&h.start);
+            // Gathered: read, packed or fetched in its own sentence, or
+            // named earlier in the sentence of the send ("when the user
+            // pastes a phrase, relay it").
+            let gathered = h.start < t.start && points_back && {
+                let s = self.sentence_of(h.start);
+                s == self.sentence_of(t.start)
+                    || self.in_range(Role::Gather, &s)
+                    || self.in_range(Role::Acquire, &s)
+            };
+            if (own_clause || gathered) && level > best.0 {
+                best = (level, Some(*h));
+            }
+        }
+        best
+    }
+
+    /// A download then a run, with a safeguard off or kept from the
+    /// user, and no package manager named in the download's sentence.
+    fn fetch_run(&self, conceal: bool, safety: bool) -> Option<IntentHit> {
+        if !(conceal || safety) {
+            return None;
+        }
+        let a = self.hits(Role::Acquire).find(|a| {
+            let s = self.sentence_of(a.start);
+            !self.in_range(Role::PackageManager, &s)
+        })?;
+        let r = self.hits(Role::Run).find(|r| r.start > a.end)?;
+        let why = if conceal {
+            "kept from the user"
+        } else {
+            "a safeguard off"
+        };
+        let note = format!(
+            "download `{}` then run `{}`, {why}",
+            &self.judge.text[a.start..a.end],
+            &self.judge.text[r.start..r.end]
+        );
+        Some(self.hit(
+            FETCH_RUN_RULE,
+            Severity::High,
+            &[a.start..a.end, r.start..r.end],
+            note,
+        ))
+    }
+
+    /// A text kept elsewhere (a URL or host not the user's, a hosted
+    /// document, or what a download brings) that the window says
+    /// overrides this skill or the agent's instructions, or whose
+    /// instructions it says to carry out.
+    fn remote_control(&self) -> Option<IntentHit> {
+        let claim = self
+            .hits(Role::Override)
+            .chain(self.hits(Role::Obey))
+            .next()?;
+        let r = self.range();
+        let from = self.judge.sinks.partition_point(|s| s.start < r.start);
+        let url = self.judge.sinks[from..]
+            .iter()
+            .take_while(|s| s.start < r.end)
+            .find(|s| s.owner != Owner::Own)
+            .map(|s| s.start..s.end);
+        let doc = self.hits(Role::RemoteDoc).next().map(|h| h.start..h.end);
+        let fetched = self.hits(Role::Acquire).next().map(|h| h.start..h.end);
+        let remote = url.or(doc).or(fetched)?;
+        let text = self.judge.text;
+        let note = format!(
+            "`{}` is said to be obeyed or to override this skill: `{}`",
+            &text[remote.clone()],
+            &text[claim.start..claim.end]
+        );
+        let parts = [remote, claim.start..claim.end];
+        Some(self.hit(REMOTE_RULE, Severity::High, &parts, note))
+    }
+
+    fn note(
+        &self,
+        payload: Payload,
+        source: Option<Hit>,
+        sink: Option<&Sink>,
+        hidden: bool,
+    ) -> String {
+        let text = self.judge.text;
+        let what = match (payload, source) {
+            (Payload::None, _) | (_, None) => "data".to_owned(),
+            (_, Some(s)) => format!("`{}`", &text[s.start..s.end]),
+        };
+        let to = match sink {
+            Some(s) => {
+                let whose = match s.owner {
+                    Owner::Foreign => "someone else's",
+                    Owner::Documented => "the documented",
+                    Owner::Own => "the user's",
+                };
+                format!(" to {whose} `{}`", &text[s.start..s.end])
+            }
+            None => String::new(),
+        };
+        let hidden = if hidden {
+            ", kept from the user or unasked"
+        } else {
+            ""
+        };
+        format!("sends {what}{to}{hidden}")
+    }
+
+    fn hit(
+        &self,
+        rule: &'static str,
+        severity: Severity,
+        parts: &[Range<usize>],
+        note: String,
+    ) -> IntentHit {
+        let start = parts.iter().map(|p| p.start).min().unwrap_or(0);
+        let end = parts.iter().map(|p| p.end).max().unwrap_or(start);
+        IntentHit {
+            rule,
+            severity,
+            start,
+            end,
+            note,
+        }
+    }
+}
+
+/// Whether the source at `at` is named as where data goes ("sync the
+/// keys into the user's `.env`"): a local destination, not a payload.
+fn destination(text: &str, at: usize) -> bool {
+    let from = crate::audit::prose::floor(text, at.saturating_sub(40));
+    let before = text[from..at].trim_end_matches(['`', '"', '\'', ' ']);
+    const INTO: [&str; 7] = ["into", "to", "onto", "in", "inside", "dans", "в"];
+    const OWNERS: [&str; 7] = ["the", "your", "their", "a", "user's", "project's", "local"];
+    let mut words = before.split_whitespace().rev().map(str::to_lowercase);
+    for _ in 0..3 {
+        match words.next() {
+            Some(w) if INTO.contains(&w.as_str()) => return true,
+            Some(w) if OWNERS.contains(&w.as_str()) => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The clause of `sentence` that holds byte `at`: between `;` or `,`
+/// (or the sentence's ends).
+fn clause_of(text: &str, at: usize, sentence: &Range<usize>) -> Range<usize> {
+    let s = &text[sentence.start..sentence.end.max(sentence.start)];
+    let rel = at.saturating_sub(sentence.start).min(s.len());
+    // A Japanese `、` joins the parts of one clause (its object is often
+    // left unsaid), so it ends none.
+    let marks = [';', ',', '；', '，'];
+    let start = s[..rel].rfind(marks).map_or(0, |i| i + 1);
+    let end = s[rel..].find(marks).map_or(s.len(), |i| rel + i);
+    sentence.start + start..sentence.start + end
+}
