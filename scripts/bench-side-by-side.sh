@@ -64,7 +64,7 @@ from pathlib import Path
 
 out = Path(sys.argv[1])
 TIME = {"ns": 1e-3, "µs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6}
-NUM = re.compile(r"(-?\d+(?:\.\d+)?)(?:\s?(ns|µs|us|ms|s)(?![\w/])|(x|%|\s?calls/s))?")
+NUM = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?:\s?(ns|µs|us|ms|s)(?!\w)|(x|%|\s?calls/s))?")
 CRIT_TIME = re.compile(r"^(\S.*?)?\s+time:\s+\[([^\]]*)\]")
 SKIP = re.compile(r"^\s*(change:|thrpt:|Found \d+ outliers|\d+ \(.*\) (high|low)|"
                   r"Benchmarking|Warming up|Performance has|No change|Change within|"
@@ -91,12 +91,15 @@ def figures(text):
         if not nums:
             continue
         lead = " ".join(line[: nums[0].start()].split())[:48]
-        prev = 0
+        ends = [0] + [m.end() for m in nums]
+        starts = [m.start() for m in nums] + [len(line)]
         for i, m in enumerate(nums):
             n, tu, other = m.groups()
-            before = " ".join(line[prev : m.start()].split())[-36:]
-            prev = m.end()
-            label = lead if i == 0 else f"{lead} … {before}"
+            # The words before the number name it; failing those, the ones after.
+            before = " ".join(line[ends[i] : m.start()].split())[-36:]
+            after = " ".join(line[m.end() : starts[i + 1]].split())[:36]
+            name = before or after or (tu or other or "").strip()
+            label = lead if i == 0 else f"{lead} … {name}"
             if tu:
                 yield (f"{label} [{i}]", float(n) * TIME[tu], "µs")
             else:
@@ -120,7 +123,7 @@ def spread(v):
 
 def show(v, unit):
     if unit == "µs":
-        return f"{v / 1e3:.3f} ms" if v >= 1e4 else f"{v:.2f} µs"
+        return f"{v / 1e3:.3f} ms" if v >= 1e3 else f"{v:.2f} µs"
     num = f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
     return f"{num}{'' if unit in ('', 'x', '%') else ' '}{unit}"
 
@@ -155,6 +158,10 @@ wid = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
 wid[1] = min(wid[1], 90)
 for r in [head] + rows:
     print("  ".join(str(x)[: wid[i]].ljust(wid[i]) for i, x in enumerate(r)).rstrip())
+beyond = [r for r in rows if r[-1] != "within noise"]
+print(f"\n{len(rows) - len(beyond)} of {len(rows)} figures within noise; beyond it:")
+for r in beyond:
+    print(f"  {r[0]}: {r[1]}: {r[2]} -> {r[3]} ({r[4]}), {r[-1]}")
 if missing:
     print("\nFigures only one side printed (the bench's output changed):")
     for m in missing:
