@@ -3,7 +3,7 @@
 # in one run.
 #
 #   scripts/bench-side-by-side.sh BASE [BENCH...]
-#   scripts/bench-side-by-side.sh --report OUT_DIR    # print a run's table again
+#   scripts/bench-side-by-side.sh --report BENCH_OUT_DIR    # print a run's table again
 #
 # BASE is any commit (`main~20`, `18b845c`); BENCH defaults to
 # `run_path sandbox mcp`. What it does:
@@ -35,11 +35,13 @@
 #   BASE_TARGET  BASE's target dir [/work/tgt/release-base]
 #   CUR_SRC      the current checkout [this script's repository]
 #   CUR_TARGET   the current checkout's target dir [/work/tgt/release]
-#   OUT_DIR      where outputs, logs and the table go
-#                [/work/tgt/bench-side-by-side/<UTC time>]
+#   BENCH_OUT_DIR  where outputs, logs and the table go
+#                [/work/tgt/bench-side-by-side/<UTC time>] (not OUT_DIR:
+#                build scripts such as ring's rebuild when that one changes)
 #   NICE         niceness of the builds (the benches run at normal priority) [15]
 #   FEATURES     passed to cargo as --features (e.g. forge for forge_*) []
 #   SKIP_BUILD=1 reuse the executables the last build of each side listed
+#                (the table's head names the commits they were built from)
 #
 # Needs git, cargo (with the wasm32-wasip2 target, for the guests) and python3.
 set -euo pipefail
@@ -56,7 +58,7 @@ CUR_TARGET=${CUR_TARGET:-/work/tgt/release}
 NICE=${NICE:-15}
 FEATURES=${FEATURES:-}
 
-# --- the report: figures of every run under OUT_DIR, one table ------------
+# --- the report: figures of every run under BENCH_OUT_DIR, one table ---
 report() {
     python3 - "$1" <<'PY'
 import re, statistics, sys
@@ -172,7 +174,7 @@ PY
 }
 
 if [[ ${1:-} == --report ]]; then
-    [[ -d ${2:-} ]] || die "--report needs the OUT_DIR of a run"
+    [[ -d ${2:-} ]] || die "--report needs the BENCH_OUT_DIR of a run"
     cat "$2/sides" 2>/dev/null || true
     report "$2"
     exit 0
@@ -183,8 +185,8 @@ BASE=$1
 shift
 BENCHES=("$@")
 [[ ${#BENCHES[@]} -gt 0 ]] || BENCHES=(run_path sandbox mcp)
-OUT_DIR=${OUT_DIR:-/work/tgt/bench-side-by-side/$(date -u +%Y%m%dT%H%M%S)}
-mkdir -p "$OUT_DIR"
+BENCH_OUT_DIR=${BENCH_OUT_DIR:-/work/tgt/bench-side-by-side/$(date -u +%Y%m%dT%H%M%S)}
+mkdir -p "$BENCH_OUT_DIR"
 command -v python3 >/dev/null || die "python3 is needed to read the benches' output"
 
 BASE_SHA=$(git -C "$CUR_SRC" rev-parse --verify --quiet "$BASE^{commit}") ||
@@ -210,10 +212,10 @@ build_side() {
     local src=$1 target=$2 list=$3 side=$4 args=()
     for b in "${BENCHES[@]}"; do args+=(--bench "$b"); done
     [[ -z $FEATURES ]] || args+=(--features "$FEATURES")
-    log "building $side ($src) into $target; log: $OUT_DIR/build-$side.log"
+    log "building $side ($src) into $target; log: $BENCH_OUT_DIR/build-$side.log"
     (cd "$src" && CARGO_TARGET_DIR=$target nice -n "$NICE" \
         cargo bench --no-run -p skillhost "${args[@]}" --message-format=json-render-diagnostics \
-        2>"$OUT_DIR/build-$side.log") | python3 -c '
+        2>"$BENCH_OUT_DIR/build-$side.log") | python3 -c '
 import json, sys
 for line in sys.stdin:
     try:
@@ -223,8 +225,9 @@ for line in sys.stdin:
     t = m.get("target", {})
     if m.get("reason") == "compiler-artifact" and "bench" in t.get("kind", []) and m.get("executable"):
         print(t["name"] + "\t" + m["executable"])
-' >"$list.new" || die "the $side build failed; see $OUT_DIR/build-$side.log"
+' >"$list.new" || die "the $side build failed; see $BENCH_OUT_DIR/build-$side.log"
     mv "$list.new" "$list"
+    git -C "$src" describe --always --dirty >"$list.commit"
 }
 
 exe_of() { # list bench
@@ -255,14 +258,15 @@ for list in "$BASE_LIST" "$CUR_LIST"; do
     done
 done
 
-cur_desc=$(git -C "$CUR_SRC" describe --always --dirty)
+# What each side's executables were built from (with SKIP_BUILD, not
+# necessarily what is checked out now).
 {
-    echo "base:    $BASE_SHA ($BASE_SRC, $BASE_TARGET)"
-    echo "current: $cur_desc ($CUR_SRC, $CUR_TARGET)"
+    echo "base:    $(cat "$BASE_LIST.commit" 2>/dev/null) ($BASE_SRC, $BASE_TARGET)"
+    echo "current: $(cat "$CUR_LIST.commit" 2>/dev/null) ($CUR_SRC, $CUR_TARGET)"
     echo "benches: ${BENCHES[*]}; rounds: $ROUNDS"
-} | tee "$OUT_DIR/sides" >&2
+} | tee "$BENCH_OUT_DIR/sides" >&2
 
-# Runs one side's bench as `cargo bench` would; output to $OUT_DIR/$3.
+# Runs one side's bench as `cargo bench` would; output to $BENCH_OUT_DIR/$3.
 run_one() {
     local side=$1 bench=$2 name=$3 src target list exe start
     if [[ $side == base ]]; then src=$BASE_SRC target=$BASE_TARGET list=$BASE_LIST
@@ -271,8 +275,8 @@ run_one() {
     start=$SECONDS
     (cd "$src/host" && env CARGO_TARGET_DIR="$target" CARGO_MANIFEST_DIR="$src/host" \
         CARGO_MANIFEST_PATH="$src/host/Cargo.toml" CARGO_PKG_NAME=skillhost \
-        "$exe" --bench >"$OUT_DIR/$name.out" 2>"$OUT_DIR/$name.err") ||
-        die "$side $bench failed; see $OUT_DIR/$name.err"
+        "$exe" --bench >"$BENCH_OUT_DIR/$name.out" 2>"$BENCH_OUT_DIR/$name.err") ||
+        die "$side $bench failed; see $BENCH_OUT_DIR/$name.err"
     log "$name: $((SECONDS - start)) s"
 }
 
@@ -286,5 +290,5 @@ for ((r = 1; r <= ROUNDS; r++)); do
         for side in "${order[@]}"; do run_one "$side" "$b" "r$r-$side-$b"; done
     done
 done
-log "$ROUNDS rounds in $((SECONDS - run_start)) s; outputs in $OUT_DIR"
-report "$OUT_DIR" | tee "$OUT_DIR/table.txt"
+log "$ROUNDS rounds in $((SECONDS - run_start)) s; outputs in $BENCH_OUT_DIR"
+report "$BENCH_OUT_DIR" | tee "$BENCH_OUT_DIR/table.txt"
