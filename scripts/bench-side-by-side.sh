@@ -141,7 +141,9 @@ for (bench, key), sides in runs.items():
     mb, mc = statistics.median(b), statistics.median(c)
     ratio = mc / mb if mb else float("inf")
     noise = max(spread(b), spread(c))
-    if abs(ratio - 1) <= noise:
+    if len(b) < 2 or len(c) < 2:
+        verdict = "no noise estimate (one round)"
+    elif abs(ratio - 1) <= noise:
         verdict = "within noise"
     else:
         higher = ratio > 1
@@ -160,7 +162,7 @@ wid = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
 wid[1] = min(wid[1], 90)
 for r in [head] + rows:
     print("  ".join(str(x)[: wid[i]].ljust(wid[i]) for i, x in enumerate(r)).rstrip())
-beyond = [r for r in rows if r[-1] != "within noise"]
+beyond = [r for r in rows if r[-1] != "within noise" and "one round" not in r[-1]]
 print(f"\n{len(rows) - len(beyond)} of {len(rows)} figures within noise; beyond it:")
 for r in beyond:
     print(f"  {r[0]}: {r[1]}: {r[2]} -> {r[3]} ({r[4]}), {r[-1]}")
