@@ -163,7 +163,8 @@ wid[1] = min(wid[1], 90)
 for r in [head] + rows:
     print("  ".join(str(x)[: wid[i]].ljust(wid[i]) for i, x in enumerate(r)).rstrip())
 beyond = [r for r in rows if r[-1] != "within noise" and "one round" not in r[-1]]
-print(f"\n{len(rows) - len(beyond)} of {len(rows)} figures within noise; beyond it:")
+within = sum(r[-1] == "within noise" for r in rows)
+print(f"\n{within} of {len(rows)} figures within noise; {len(beyond)} beyond it:")
 for r in beyond:
     print(f"  {r[0]}: {r[1]}: {r[2]} -> {r[3]} ({r[4]}), {r[-1]}")
 if missing:
