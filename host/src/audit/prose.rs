@@ -315,8 +315,18 @@ fn anchor_words(phrase: &str) -> Vec<String> {
 }
 
 pub(super) fn build(source: &str) -> Result<Regex, String> {
+    build_with_dfa_cache(source, DEFAULT_DFA_CACHE)
+}
+
+/// The regex crate's own lazy DFA cache size.
+const DEFAULT_DFA_CACHE: usize = 2 << 20;
+
+/// [`build`] with a lazy DFA cache of `bytes` (an alternation of hundreds
+/// of terms needs more than the default, or the scan crawls).
+pub(super) fn build_with_dfa_cache(source: &str, bytes: usize) -> Result<Regex, String> {
     RegexBuilder::new(source)
         .size_limit(1 << 24)
+        .dfa_size_limit(bytes)
         .build()
         .map_err(|e| e.to_string())
 }

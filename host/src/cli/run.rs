@@ -1,7 +1,7 @@
 //! `skillhost run "TASK"`: prints the answer, or the classified failure.
 
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Args;
@@ -11,6 +11,8 @@ use super::Ctx;
 use crate::exec::{
     Progress, ProgressSink, RunOutcome, RunRequest, Runner, Via, context, with_progress,
 };
+// A spinner has no state a panic could leave half-done.
+use crate::types::lock;
 
 /// Longest a run waits, after answering, for its handler's optimised code
 /// to reach the disk cache (a 12 MB component takes 10-20 s here).
@@ -148,11 +150,6 @@ fn wait_optimised(runner: &Runner, show: bool) {
         sandbox.wait_optimised(OPTIMISE_WAIT);
         spinner.finish_and_clear();
     }
-}
-
-/// The lock, also after a panic elsewhere (a spinner has no state to lose).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use super::ValidatorSet;
 use crate::gate_policy;
 use crate::sandbox::{self, Handler};
 use crate::skill::{FileIdentity, Reach, Skill, SkillFileError, TreeError};
+use crate::types::lock;
 
 /// Biggest handler component read from disk (interpreter-based components
 /// for JavaScript and Python are 10-20 MB).
@@ -219,10 +220,4 @@ pub(super) enum HandlerFiles {
     Loaded(Handler),
     /// Read now; to be loaded.
     Read(sandbox::Artifact),
-}
-
-/// The lock, also after a panic elsewhere: every holder leaves the maps
-/// whole.
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -28,9 +28,9 @@ const MAX_TOOL_RESULT: usize = 64 * 1024;
 pub(super) struct Model<'a> {
     pub provider: &'a dyn Provider,
     pub toolbox: Arc<Toolbox>,
-    /// `[model] max_skill_tools`, and the catalog whose search picks them.
-    pub max_skill_tools: Option<usize>,
-    pub catalog: Arc<Catalog>,
+    /// `[model] max_skill_tools`, and the catalog whose search picks
+    /// them; `None` offers every skill tool.
+    pub skill_offer: Option<(usize, Arc<Catalog>)>,
     pub max_steps: u32,
     pub budget: Budget,
     /// Learned recovery rules, and the defaults they may fill in.
@@ -194,14 +194,14 @@ fn context_value(v: &Value) -> String {
 /// passes the same policy; this only keeps definitions out of a small
 /// context.
 fn fitted_skill_tools(model: &Model<'_>, mut tools: Vec<ToolSpec>, task: &str) -> Vec<ToolSpec> {
-    let Some(k) = model.max_skill_tools else {
+    let Some((k, catalog)) = &model.skill_offer else {
         return tools;
     };
+    let k = *k;
     let is_skill = |t: &ToolSpec| t.name.starts_with("skill_");
     if tools.iter().filter(|t| is_skill(t)).count() <= k {
         return tools;
     }
-    let catalog = &model.catalog;
     let ranked: Vec<String> = catalog
         .search(task, catalog.len())
         .iter()

@@ -10,13 +10,12 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::files::lock;
 use super::{Invoker, Runner};
 use crate::grants::{Effective, KvHost, ModelHost, ToolHost};
 use crate::llm::{ChatRequest, Message, Provider};
 use crate::store::{KvQuota, KvStore, RunStore, StoreConfig, StoreError};
 use crate::tools::{CallContext, Caller, Policy, SkillInvoker, ToolError, Toolbox};
-use crate::types::{BoxFuture, ServiceError};
+use crate::types::{BoxFuture, ServiceError, lock};
 
 /// A handler's `call-tool`: the same toolbox and policy as everyone else.
 pub(super) struct HandlerTools {

@@ -130,8 +130,7 @@ impl Runner {
         Model {
             provider,
             toolbox: self.toolbox(),
-            max_skill_tools: s.config.model.max_skill_tools,
-            catalog: self.catalog(),
+            skill_offer: s.config.model.max_skill_tools.map(|k| (k, self.catalog())),
             max_steps: s.config.agent.max_steps,
             budget: Budget::of(&s.config.agent),
             recovery: s.learning.as_deref().map(|l| (l, &s.config.defaults)),

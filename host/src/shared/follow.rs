@@ -3,11 +3,12 @@
 //! host changes is what every other host uses, milliseconds later,
 //! without a restart.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use crate::grants::Grants;
 use crate::paths::Paths;
 use crate::store::SharedState;
+use crate::types::lock;
 
 /// Why the shared rules could not be read again.
 pub type RulesUnread = Box<dyn std::error::Error + Send + Sync>;
@@ -28,10 +29,6 @@ pub trait TakeIn {
 pub struct Follower {
     seen: Mutex<Option<i64>>,
     heard: Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Follower {

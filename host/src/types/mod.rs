@@ -9,9 +9,11 @@ mod answer;
 mod errors;
 mod formats;
 mod future;
+mod sync;
 
 pub use answer::{Failure, FailureClass, Output, ToolSpec};
 pub use errors::{Chain, ServiceError};
 pub use formats::{UtcTime, share};
 pub(crate) use formats::{constant_regex, hex};
 pub use future::{BoxFuture, poll_here_first};
+pub use sync::lock;

@@ -230,11 +230,7 @@ fn bounded_end(term: &str, source: String) -> String {
 /// an alternation of hundreds of terms otherwise fills it, clears it
 /// again and again, and the scan crawls.
 fn build(source: &str) -> Result<Regex, String> {
-    regex::RegexBuilder::new(source)
-        .size_limit(1 << 24)
-        .dfa_size_limit(1 << 25)
-        .build()
-        .map_err(|e| e.to_string())
+    prose::build_with_dfa_cache(source, 1 << 25)
 }
 
 /// The embedded lexicon (a unit test parses it).

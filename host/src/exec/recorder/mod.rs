@@ -37,6 +37,8 @@ use crate::paths::Paths;
 use crate::store::journal::{self, JOURNAL_DIR, Journal, Line};
 use crate::store::{RunRecord, RunStore, SharedStoreHandle, StoreConfig, StoreError};
 use writer::Writer;
+// Each holder leaves the data whole at every step.
+use crate::types::lock;
 
 /// Run ids taken at a time. Ids of concurrent processes interleave by
 /// block, so "the last N runs" may be off by up to this many for runs made
@@ -462,9 +464,4 @@ fn replay_journals(state_dir: &std::path::Path, store: &dyn RunStore) -> Vec<Rul
             Vec::new()
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Each holder leaves the data whole at every step.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

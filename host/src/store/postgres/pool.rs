@@ -11,6 +11,9 @@ use tokio_postgres::Client;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::store::StoreError;
+// A connection left mid-call by a panic is closed or idle: either way
+// usable (a closed one is reopened).
+use crate::types::lock;
 
 /// Connections one store keeps open at most; each is opened when needed.
 const POOL_SIZE: usize = 4;
@@ -160,12 +163,6 @@ fn tls_connector(root_cert: Option<&str>) -> Result<MakeRustlsConnect, String> {
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(MakeRustlsConnect::new(config))
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A connection left mid-call by a panic is closed or idle: either way
-    // usable (a closed one is reopened).
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Pool {

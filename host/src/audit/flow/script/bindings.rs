@@ -11,8 +11,10 @@ impl Stmt<'_> {
     /// `X = require('M')`, `import X from 'M'`, `import * as X from 'M'`,
     /// `import M.N as X`, `from M import N as X`: X names the module.
     pub(super) fn note_modules(&mut self) {
+        // `from M import …`: M, read once for the statement.
+        let from = self.python_from_module();
         for i in 0..self.toks.len() {
-            if let Some((name, module)) = self.module_binding(i) {
+            if let Some((name, module)) = self.module_binding(i, from.as_deref()) {
                 let path = module
                     .trim_start_matches("node:")
                     .split(['.', '/'])
@@ -24,8 +26,17 @@ impl Stmt<'_> {
         }
     }
 
+    /// M of a Python `from M import …` statement.
+    fn python_from_module(&self) -> Option<String> {
+        if !self.is(0, "from") {
+            return None;
+        }
+        let import = (1..self.toks.len()).find(|&j| self.is(j, "import"))?;
+        self.dotted_before(import)
+    }
+
     /// The name and module a binding at token `i` makes, if it is one.
-    fn module_binding(&self, i: usize) -> Option<(String, String)> {
+    fn module_binding(&self, i: usize, from: Option<&str>) -> Option<(String, String)> {
         let ident = |j: usize| {
             self.toks
                 .get(j)
@@ -47,18 +58,13 @@ impl Stmt<'_> {
                 return Some((ident(i - 1)?, m));
             }
         }
-        if self.is(i, "as") && i >= 1 {
+        // Python: `import M.N as X`; `from M import N as X` is M.N.
+        if self.is(i, "as") && i >= 1 && (self.is(0, "import") || from.is_some()) {
             let name = ident(i + 1)?;
             let dotted = self.dotted_before(i)?;
-            // `from M import N as X`: X is M.N.
-            let from = (0..i)
-                .rev()
-                .find(|&j| self.is(j, "import"))
-                .and_then(|imp| (imp >= 1).then(|| self.dotted_before(imp)).flatten());
             return Some(match from {
-                Some(m) if (0..i).any(|j| self.is(j, "from")) => (name, format!("{m}.{dotted}")),
-                _ if (0..i).any(|j| self.is(j, "import")) => (name, dotted),
-                _ => return None,
+                Some(m) => (name, format!("{m}.{dotted}")),
+                None => (name, dotted),
             });
         }
         None
@@ -70,13 +76,14 @@ impl Stmt<'_> {
         let mut parts = Vec::new();
         loop {
             let t = self.toks.get(j).filter(|t| t.kind == Kind::Ident)?;
-            parts.insert(0, t.text.clone());
+            parts.push(t.text.as_str());
             if j >= 2 && self.is(j - 1, ".") {
                 j -= 2;
             } else {
                 break;
             }
         }
+        parts.reverse();
         Some(parts.join("."))
     }
 
