@@ -5,6 +5,7 @@
 //! cut), so every position the analyses find is a position of the file.
 
 use super::Lang;
+use super::config::Format;
 
 /// One piece of code of a file.
 #[derive(Debug, Clone)]
@@ -53,6 +54,8 @@ fn script_lang(ext: &str) -> Option<Lang> {
         "py" | "pyw" => Lang::Python,
         "js" | "mjs" | "cjs" | "ts" | "mts" | "cts" => Lang::JavaScript,
         "ps1" | "psm1" => Lang::PowerShell,
+        "rb" => Lang::Ruby,
+        "pl" | "pm" => Lang::Perl,
         _ => return None,
     })
 }
@@ -68,6 +71,8 @@ fn shebang_lang(text: &str) -> Option<Lang> {
             "python" | "pypy" => Some(Lang::Python),
             "node" | "deno" | "bun" => Some(Lang::JavaScript),
             "pwsh" | "powershell" => Some(Lang::PowerShell),
+            "ruby" => Some(Lang::Ruby),
+            "perl" => Some(Lang::Perl),
             _ => None,
         }
     })
@@ -76,21 +81,46 @@ fn shebang_lang(text: &str) -> Option<Lang> {
 /// The language of a fenced block by its info string: `None` for a block
 /// of another language or of data. An unlabelled or `text` block is read
 /// as shell: that is how an agent told to run it would read it.
-fn fence_lang(info: &str) -> Option<Lang> {
+fn fence_lang(info: &str) -> Option<BlockKind> {
     let word = info
         .trim_start_matches(['{', '.'])
         .split(|c: char| c.is_whitespace() || c == ',' || c == '}' || c == '{')
         .next()
         .unwrap_or("")
         .to_ascii_lowercase();
-    Some(match word.as_str() {
+    if let Some(format) = config_block(&word) {
+        return Some(BlockKind::Config(format));
+    }
+    Some(BlockKind::Code(match word.as_str() {
         "python" | "py" | "python3" | "ipython" | "pycon" => Lang::Python,
         "javascript" | "js" | "node" | "nodejs" | "mjs" | "cjs" | "typescript" | "ts" | "jsx"
         | "tsx" => Lang::JavaScript,
         "powershell" | "ps1" | "ps" | "pwsh" | "posh" => Lang::PowerShell,
+        "ruby" | "rb" => Lang::Ruby,
+        "perl" | "pl" => Lang::Perl,
         w if NOT_SHELL.contains(&w) => return None,
         _ => Lang::Shell,
-    })
+    }))
+}
+
+/// What a fenced block holds: code of a language, or a configuration
+/// whose values are commands (read as the file of that format is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Code(Lang),
+    Config(Format),
+}
+
+/// The configuration format a block's label names: a git config is
+/// written as `ini` as often as `gitconfig` (only its command values
+/// are kept, so another INI file's settings stay data).
+fn config_block(label: &str) -> Option<Format> {
+    match label {
+        "tmux" | "tmux.conf" => Some(Format::Tmux),
+        "gitconfig" | "git-config" | "git" | "ini" => Some(Format::Git),
+        "ssh-config" | "sshconfig" | "ssh_config" => Some(Format::Ssh),
+        _ => None,
+    }
 }
 
 /// Labels of blocks that are neither shell nor a script language read here.
@@ -119,8 +149,6 @@ const NOT_SHELL: &[&str] = &[
     "h",
     "csharp",
     "cs",
-    "ruby",
-    "rb",
     "php",
     "swift",
     "kotlin",
@@ -129,7 +157,6 @@ const NOT_SHELL: &[&str] = &[
     "patch",
     "csv",
     "tsv",
-    "ini",
     "graphql",
     "proto",
     "protobuf",
@@ -158,7 +185,6 @@ const NOT_SHELL: &[&str] = &[
     "haskell",
     "clojure",
     "erlang",
-    "perl",
     "objc",
     "zig",
     "nim",
@@ -190,7 +216,7 @@ fn fence(line: &str) -> Option<(char, usize, &str)> {
 /// The fenced and indented code blocks of a Markdown text.
 fn markdown_units(text: &str) -> Vec<Unit> {
     let mut out = Vec::new();
-    let mut open: Option<(char, usize, Option<Lang>, usize)> = None;
+    let mut open: Option<(char, usize, Option<BlockKind>, usize)> = None;
     let mut indented: Option<(usize, usize)> = None;
     let mut prev_blank = true;
     for (at, line) in lines_with_offsets(text) {
@@ -225,18 +251,18 @@ fn markdown_units(text: &str) -> Vec<Unit> {
 
 fn flush_indented(out: &mut Vec<Unit>, text: &str, indented: &mut Option<(usize, usize)>) {
     if let Some((start, end)) = indented.take() {
-        push_block(out, text, Some(Lang::Shell), start, end);
+        push_block(out, text, Some(BlockKind::Code(Lang::Shell)), start, end);
     }
 }
 
-fn push_block(out: &mut Vec<Unit>, text: &str, lang: Option<Lang>, start: usize, end: usize) {
-    let (Some(lang), Some(code)) = (lang, text.get(start.min(end)..end)) else {
+fn push_block(out: &mut Vec<Unit>, text: &str, kind: Option<BlockKind>, start: usize, end: usize) {
+    let (Some(kind), Some(code)) = (kind, text.get(start.min(end)..end)) else {
         return;
     };
-    let code = if lang == Lang::Shell {
-        strip_prompts(code)
-    } else {
-        code.to_owned()
+    let (lang, code) = match kind {
+        BlockKind::Code(Lang::Shell) => (Lang::Shell, strip_prompts(code)),
+        BlockKind::Code(lang) => (lang, code.to_owned()),
+        BlockKind::Config(format) => (Lang::Shell, super::config::to_shell(format, code)),
     };
     out.push(Unit {
         lang,

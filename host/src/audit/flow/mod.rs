@@ -36,6 +36,8 @@ mod tests;
 #[cfg(test)]
 mod tests_install;
 #[cfg(test)]
+mod tests_loaders;
+#[cfg(test)]
 mod tests_more;
 #[cfg(test)]
 mod tests_reach;
@@ -373,6 +375,20 @@ const SOURCE_WORDS: &[&str] = &[
     "git clone",
     "gh repo clone",
     "svn ",
+    "rsync",
+    "base32",
+    "basenc",
+    "xxd",
+    "uudecode",
+    "rev",
+    "| tr",
+    "xargs",
+    "mshta",
+    "msiexec",
+    "regsvr32",
+    "rundll32",
+    "scp ",
+    "sftp",
     ".recv",
     "socket",
     "history",

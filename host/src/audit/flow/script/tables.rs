@@ -78,6 +78,12 @@ const PYTHON: Table = Table {
         "LoadLibrary",
         "importlib.import_module",
         "spec_from_file_location",
+        // A file or folder put on the import path is code the next
+        // import runs (a zip is importable as it is).
+        "path.insert",
+        "path.append",
+        "site.addsitedir",
+        "zipimporter",
     ],
     send: &[
         "requests.post",
@@ -196,6 +202,8 @@ const POWERSHELL: Table = Table {
         "add-type",
         "loadfile",
         "loadfrom",
+        // `[Reflection.Assembly]::Load($bytes)`: a .NET program from bytes.
+        "assembly.load",
         "start-job",
         "saps",
         "start",
@@ -236,7 +244,8 @@ pub(super) const ADDS: &[&str] = &[
     "appendleft",
 ];
 
-/// Perl one-liners: LWP and sockets fetch; `eval`, `system`, `exec` run.
+/// Perl scripts and one-liners: LWP and sockets fetch; `eval`, `system`,
+/// `exec` run.
 const PERL: Table = Table {
     fetch: &["=get", "getstore", "mirror", "recv", "=readline"],
     secret: &[],
@@ -246,7 +255,8 @@ const PERL: Table = Table {
     writes: &[("getstore", 1, None), ("mirror", 1, None)],
 };
 
-/// Ruby one-liners: open-uri and Net::HTTP fetch; `eval`, `system` run.
+/// Ruby scripts and one-liners: open-uri and Net::HTTP fetch; `eval`,
+/// `system`, `load` run.
 const RUBY: Table = Table {
     fetch: &[
         "URI.open",
@@ -283,7 +293,12 @@ const RUBY: Table = Table {
         "send",
         "write",
     ],
-    writes: &[],
+    writes: &[
+        ("File.write", 0, Some(1)),
+        ("File.binwrite", 0, Some(1)),
+        ("IO.write", 0, Some(1)),
+        ("IO.binwrite", 0, Some(1)),
+    ],
 };
 
 pub(super) fn table(lang: Lang) -> &'static Table {

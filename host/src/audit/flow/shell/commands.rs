@@ -8,8 +8,10 @@ use super::super::paths::{self, is_secret_path};
 use super::{Cx, FIELD_BREAK, MAX_NESTING, Run, Value, is_word};
 use crate::audit::flow::Taint;
 
+mod decoders;
 mod files;
 mod interpreters;
+mod loaders;
 mod network;
 
 use interpreters::interpreter;
@@ -276,6 +278,9 @@ impl Run<'_, '_> {
             self.me.root = was;
             return out;
         }
+        if prog == "xargs" {
+            return self.xargs(cx, span, args, stdin, depth);
+        }
         if is_root_wrapper(&prog) || prog == "su" {
             // `sudo -i`, `sudo -s`, `su -`: a root shell for what follows.
             self.note_root_shell(words);
@@ -292,6 +297,32 @@ impl Run<'_, '_> {
         let data = self.data(args, stdin, span);
         self.piped_in = stdin;
         self.program(cx, (&prog, args), (stdin, data), span, depth)
+    }
+
+    /// `xargs [OPTIONS] PROG ARGS`: PROG runs with the words read from
+    /// stdin as further arguments (a URL piped in is what `curl` fetches).
+    fn xargs(&mut self, cx: Cx, span: Span, args: &[Value], stdin: Taint, depth: usize) -> Taint {
+        let takes_value = ["-I", "-i", "-n", "-P", "-d", "-L", "-E", "-s", "-a", "-l"];
+        let mut i = 0;
+        while let Some(a) = args.get(i).filter(|a| a.text.starts_with('-')) {
+            i += if takes_value.contains(&a.text.as_str()) {
+                2
+            } else {
+                1
+            };
+        }
+        let mut words: Vec<Value> = args.get(i..).unwrap_or(&[]).to_vec();
+        if words.is_empty() {
+            words.push(Value {
+                text: "echo".into(),
+                taint: Taint::default(),
+            });
+        }
+        words.push(Value {
+            text: "$XARGS".into(),
+            taint: stdin,
+        });
+        self.run_words(cx, span, &words, Taint::default(), depth + 1)
     }
 
     /// `alias NAME='WORDS' …`: notes what each NAME runs.
@@ -484,7 +515,7 @@ impl Run<'_, '_> {
         t
     }
 
-    fn exec(&mut self, taint: Taint, span: Span) {
+    pub(super) fn exec(&mut self, taint: Taint, span: Span) {
         self.hits.exec(self.me.text, taint, span);
     }
 
@@ -597,7 +628,8 @@ impl Run<'_, '_> {
         if let Some(interp) = interp {
             return self.interpret(&interp, args, data, span);
         }
-        if RUNS_OPERANDS.contains(&prog) {
+        self.run_remote_operands(prog, args, span);
+        if RUNS_OPERANDS.contains(&prog) || loaders::RUNS_URLS.contains(&prog) {
             // `pip install -r FILE` installs the names FILE lists.
             let opts = Opts::parse(args, "rc", &["requirement", "constraint"]);
             let ran = opts
@@ -612,6 +644,7 @@ impl Run<'_, '_> {
                 self.exec(self.me.cwd.as_published(), span);
             }
         }
+        let data = self.decoded(prog, args, data, span);
         self.output_files(prog, args, data);
         self.compiled(prog, args, data);
         self.generic_upload(args, span);

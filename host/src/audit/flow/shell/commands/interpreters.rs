@@ -12,6 +12,8 @@ pub(super) struct Interp {
     module: &'static [&'static str],
     value: &'static [&'static str],
     shell: bool,
+    /// Its code is every word after the code option (`cmd /c a b`).
+    rest: bool,
     /// The language its code is read as, when a script engine reads it.
     lang: Option<Lang>,
 }
@@ -24,6 +26,7 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-o", "-O", "+O"],
             shell: true,
+            rest: false,
             lang: None,
         },
         "python" | "pypy" => Interp {
@@ -31,6 +34,7 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             module: &["-m"],
             value: &["-W", "-X", "-Q"],
             shell: false,
+            rest: false,
             lang: Some(Lang::Python),
         },
         "node" | "nodejs" | "bun" | "deno" => Interp {
@@ -38,6 +42,7 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-r", "--require", "--import", "--loader"],
             shell: false,
+            rest: false,
             lang: Some(Lang::JavaScript),
         },
         "perl" | "ruby" => Interp {
@@ -45,6 +50,7 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-I", "-r", "-M"],
             shell: false,
+            rest: false,
             lang: Some(if stem == "perl" {
                 Lang::Perl
             } else {
@@ -56,6 +62,7 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-I"],
             shell: false,
+            rest: false,
             lang: None,
         },
         "php" => Interp {
@@ -63,6 +70,7 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-d", "-c"],
             shell: false,
+            rest: false,
             lang: None,
         },
         "pwsh" | "powershell" => Interp {
@@ -77,7 +85,16 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             module: &[],
             value: &["-ExecutionPolicy", "-ep", "-File", "-f"],
             shell: false,
+            rest: false,
             lang: Some(Lang::PowerShell),
+        },
+        "cmd" => Interp {
+            code: &["/c", "/C", "/k", "/K", "/r", "/R"],
+            module: &[],
+            value: &[],
+            shell: true,
+            rest: true,
+            lang: None,
         },
         _ => return None,
     })
@@ -103,7 +120,11 @@ impl Run<'_, '_> {
         while let Some(a) = iter.next() {
             let t = a.text.as_str();
             if interp.code.contains(&t) {
-                let code = iter.next().cloned().unwrap_or_default();
+                let code = if interp.rest {
+                    joined(iter.as_slice())
+                } else {
+                    iter.next().cloned().unwrap_or_default()
+                };
                 self.run_code_option(interp, t, &code, span);
                 return stdin_and_args;
             }
@@ -176,5 +197,17 @@ impl Run<'_, '_> {
             };
             self.nested(cx, &code, span, 0);
         }
+    }
+}
+
+/// Words as one command line: their texts with spaces, their taints.
+fn joined(words: &[Value]) -> Value {
+    Value {
+        text: words
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        taint: words.iter().fold(Taint::default(), |t, w| t.union(w.taint)),
     }
 }

@@ -376,8 +376,11 @@ impl Run<'_, '_> {
             });
             self.send(sent, span);
         } else if sources.iter().any(|s| paths::is_remote_spec(&s.text)) {
+            // A copy of a remote folder (`rsync -a rsync://h/m/tool/ DIR/`)
+            // fills DEST with what the remote holds.
             let fetched = Taint::new(Taint::FETCHED | Taint::UNVETTED, span.0);
             self.me.write_file(&dest.text, fetched);
+            self.me.taint_dir(&dest.text, fetched);
             for s in sources {
                 let path = format!("{}/{}", dest.text, paths::basename(&s.text));
                 self.me.write_file(&path, fetched);
