@@ -40,6 +40,10 @@ struct State {
     funcs: HashMap<String, functions::Func>,
     /// The function whose body is being read.
     current: Option<String>,
+    /// JavaScript: braces open before this statement, and the functions
+    /// being read with the depth their bodies close back to.
+    braces: i32,
+    open_funcs: Vec<(String, i32)>,
     /// Names bound to a module (`cp = require('child_process')`, `import
     /// subprocess as sp`): a call through one is the module's.
     modules: HashMap<String, Vec<String>>,
@@ -98,6 +102,8 @@ impl<'t> Engines<'t> {
                 s.sinks();
             }
             state.current = None;
+            state.braces = 0;
+            state.open_funcs.clear();
         }
     }
 }
@@ -310,15 +316,25 @@ impl Stmt<'_> {
     /// Where the target of the assignment at `eq` starts.
     fn lhs_start(&self, eq: usize) -> usize {
         let mut j = eq;
+        // Brackets closed between here and `eq`: a subscript's every
+        // token (`x[m[1]]`, `x["key"]`) is part of the target.
+        let mut depth = 0usize;
         while j > 0 {
             let t = &self.toks[j - 1];
-            // `x["key"] = v`: a string inside the subscript is part of it.
-            let key = t.kind == Kind::Str && self.is(j, "]");
-            let part = t.kind == Kind::Ident
-                || key
-                || [".", "[", "]", ",", "+", "|", ":", "$"].contains(&t.text.as_str());
-            if !part || t.kind == Kind::Newline {
+            if t.kind == Kind::Newline {
                 break;
+            }
+            let punct = |p: &str| t.kind == Kind::Punct && t.text == p;
+            if punct("]") {
+                depth += 1;
+            } else if punct("[") {
+                depth = depth.saturating_sub(1);
+            } else if depth == 0 {
+                let part = t.kind == Kind::Ident
+                    || [".", ",", "+", "|", ":", "$"].contains(&t.text.as_str());
+                if !part {
+                    break;
+                }
             }
             j -= 1;
         }
@@ -357,14 +373,19 @@ impl Stmt<'_> {
         };
         for i in self.lhs_start(eq)..eq {
             let tok = &self.toks[i];
-            let followed = self.is(i + 1, ".") || self.is(i + 1, "(") || self.is(i + 1, "]");
-            if tok.kind != Kind::Ident || followed || KEYWORDS.contains(&tok.text.as_str()) {
+            let attribute = i > 0 && self.is(i - 1, ".");
+            let followed = self.is(i + 1, "(") || self.is(i + 1, "]");
+            if tok.kind != Kind::Ident
+                || followed
+                || attribute
+                || KEYWORDS.contains(&tok.text.as_str())
+            {
                 continue;
             }
             let name = tok.text.clone();
             let old = self.state.vars.get(&name).copied().unwrap_or_default();
-            // `x[k] = v` sets one element: `x` keeps what it held.
-            let element = self.is(i + 1, "[");
+            // `x[k] = v`, `x.k = v` set one part: `x` keeps what it held.
+            let element = self.is(i + 1, "[") || self.is(i + 1, ".");
             self.set(
                 name.clone(),
                 if compound || element { old.union(t) } else { t },

@@ -108,7 +108,7 @@ impl Stmt<'_> {
                 continue;
             }
             match call.chain.as_slice() {
-                [recv, m] if ADDS.contains(&m.as_str()) && recv != "?" => {
+                [recv, m] if adds(m) && recv != "?" => {
                     let held = self.state.vars.get(recv).copied().unwrap_or_default();
                     self.set(recv.clone(), held.union(t));
                 }
@@ -176,4 +176,23 @@ impl Stmt<'_> {
         let end = self.close_of(method);
         Some((path, self.taint_of(method + 1..end)))
     }
+}
+
+/// Whether method `m` puts its arguments into its receiver: one of
+/// [`ADDS`], or named for it (`add_attachment`, `attachFile`,
+/// `set_payload`, `update_headers`).
+fn adds(m: &str) -> bool {
+    if ADDS.contains(&m) {
+        return true;
+    }
+    let lower = m.to_ascii_lowercase();
+    [
+        "add", "append", "attach", "push", "insert", "extend", "update", "set", "put",
+    ]
+    .iter()
+    .any(|verb| {
+        lower.strip_prefix(verb).is_some_and(|rest| {
+            rest.starts_with('_') || m[verb.len()..].starts_with(|c: char| c.is_ascii_uppercase())
+        })
+    }) || m == "attach"
 }

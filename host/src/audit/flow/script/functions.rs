@@ -1,7 +1,8 @@
 //! Functions of a script: what a function returns is what its callers
-//! get, and what a caller passes is what the parameters hold. A
-//! function's body runs from its `def` or `function` line to the next
-//! statement written at the first column.
+//! get, and what a caller passes is what the parameters hold. A Python
+//! function's body runs from its `def` line to the next statement written
+//! at the first column; a JavaScript one's to the brace that closes it,
+//! however it is indented.
 
 use super::super::{Lang, Taint};
 use super::Stmt;
@@ -19,15 +20,49 @@ impl Stmt<'_> {
     /// Notes a definition this statement starts, or the end of the
     /// function being read (a statement at column 0), then a `return`.
     pub(super) fn enter(&mut self, column: usize) {
+        let before = self.state.braces;
+        self.state.braces += self.brace_change();
+        let braced = self.lang == Lang::JavaScript;
         if let Some((name, params)) = self.definition() {
             let func = self.state.funcs.entry(name.clone()).or_default();
             func.params = params;
-            self.state.current = Some(name);
-        } else if column == 0 {
+            self.state.current = Some(name.clone());
+            self.state.open_funcs.push((name, before));
+        } else if column == 0 && !braced {
             self.state.current = None;
         }
         self.give_return();
         self.pass_args();
+        if braced {
+            self.close_functions();
+        }
+    }
+
+    /// Braces this statement opens, less those it closes.
+    fn brace_change(&self) -> i32 {
+        self.toks
+            .iter()
+            .filter(|t| t.kind == Kind::Punct)
+            .map(|t| match t.text.as_str() {
+                "{" => 1,
+                "}" => -1,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Ends the functions whose closing brace this statement wrote.
+    fn close_functions(&mut self) {
+        let depth = self.state.braces;
+        while self
+            .state
+            .open_funcs
+            .last()
+            .is_some_and(|(_, d)| depth <= *d)
+        {
+            self.state.open_funcs.pop();
+        }
+        self.state.current = self.state.open_funcs.last().map(|(n, _)| n.clone());
     }
 
     /// `def NAME(…)`, `function NAME(…)`, `NAME = function(…)`: the name
@@ -66,9 +101,11 @@ impl Stmt<'_> {
             .collect()
     }
 
-    /// `return EXPR` in a function: the function gives what EXPR reads.
+    /// `return EXPR` or `yield EXPR` in a function: the function (or the
+    /// generator's items) gives what EXPR reads.
     fn give_return(&mut self) {
-        let Some(r) = (0..self.toks.len()).find(|&i| self.is(i, "return")) else {
+        let gives = |i: usize| self.is(i, "return") || self.is(i, "yield");
+        let Some(r) = (0..self.toks.len()).find(|&i| gives(i)) else {
             return;
         };
         let t = self.taint_of(r + 1..self.toks.len());

@@ -8,12 +8,14 @@ use super::super::paths::{self, is_secret_path};
 use super::{Cx, FIELD_BREAK, MAX_NESTING, Run, Value, is_word};
 use crate::audit::flow::Taint;
 
+mod credentials;
 mod decoders;
 mod files;
 mod interpreters;
 mod loaders;
 mod network;
 
+use credentials::{dumps_secrets, prints_credential};
 use interpreters::interpreter;
 
 type Span = (usize, usize);
@@ -364,7 +366,12 @@ impl Run<'_, '_> {
         depth: usize,
     ) -> Taint {
         if prints_credential(prog, args) {
-            return data.union(Taint::new(Taint::SECRET, span.0));
+            let secret = data.union(Taint::new(Taint::SECRET, span.0));
+            let opts = Opts::parse(args, "o", &["output", "out"]);
+            for out in opts.values(&["-o", "--output", "--out"]) {
+                self.me.write_file(&out.text, secret);
+            }
+            return secret;
         }
         self.verify_step(prog, args);
         if let Some(out) = self.network_program(prog, args, stdin, span) {
@@ -803,58 +810,6 @@ fn is_authentication(flag: &str, value: &str) -> bool {
                 header.as_str(),
                 "authorization" | "private-token" | "x-api-key" | "api-key"
             ))
-}
-
-/// Commands whose output is a credential of a known issuer: a git
-/// credential helper's answer, a code host's or cloud's CLI token (by
-/// program and the words that ask for it). Presented in an authentication
-/// header to its issuer (`paths::is_issuer_url`) it is used, not sent
-/// away. A password manager's item (`op read`, `pass show`) is left out:
-/// its issuer is unknown, and an API key sent in a header to its API is
-/// its ordinary use.
-const PRINTS_CREDENTIAL: &[(&str, &[&str])] = &[
-    ("git", &["credential", "fill"]),
-    ("git", &["credential-store", "get"]),
-    ("git", &["credential-osxkeychain", "get"]),
-    ("gh", &["auth", "token"]),
-    ("glab", &["auth", "token"]),
-    ("gcloud", &["auth", "print-access-token"]),
-    ("gcloud", &["auth", "print-identity-token"]),
-    (
-        "gcloud",
-        &["auth", "application-default", "print-access-token"],
-    ),
-    ("az", &["account", "get-access-token"]),
-    ("aws", &["configure", "export-credentials"]),
-    ("aws", &["sts", "get-session-token"]),
-    ("aws", &["ecr", "get-login-password"]),
-    ("doctl", &["auth", "token"]),
-    ("heroku", &["auth:token"]),
-    ("kubectl", &["config", "view", "--raw"]),
-];
-
-/// Whether `prog ARGS` prints a credential ([`PRINTS_CREDENTIAL`]): its
-/// words, options aside, start with the listed ones.
-fn prints_credential(prog: &str, args: &[Value]) -> bool {
-    PRINTS_CREDENTIAL.iter().any(|(p, words)| {
-        *p == prog && {
-            let mut it = args
-                .iter()
-                .map(|a| a.text.as_str())
-                .filter(|t| !t.starts_with('-') || words.contains(t));
-            words.iter().all(|w| it.next() == Some(*w))
-        }
-    })
-}
-
-/// `security dump-keychain`, `security find-… -w`… `gpg --export-secret-keys`.
-fn dumps_secrets(args: &[Value]) -> bool {
-    args.iter().any(|a| {
-        matches!(
-            a.text.as_str(),
-            "dump-keychain" | "--export-secret-keys" | "--export-secret-subkeys" | "export"
-        )
-    })
 }
 
 /// Whether `prog` runs the file `operand` names: `open` runs an app, an
