@@ -345,7 +345,7 @@ fn audit_as_written(file: &str, text: &str) -> Vec<Finding> {
 
 /// The findings of the rules of rules.toml and the phrase table.
 fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
-    let mut hits = placed_hits(text);
+    let mut hits = placed_hits(text, is_data_file(file));
     hits.extend(hidden_hits(file, text));
     hits.extend(intent_hits(file, text));
     if hits.is_empty() {
@@ -392,15 +392,22 @@ struct Placed<'a> {
     note: Option<String>,
 }
 
-/// Every hit in `text` of the rules and the phrase table.
-fn placed_hits(text: &str) -> Vec<Placed<'static>> {
+/// Every hit in `text` of the rules and the phrase table. In a data file
+/// (JSON, YAML, TOML…) there are no sentences: a string is a value a
+/// program reads, never a command a sentence describes.
+fn placed_hits(text: &str, data: bool) -> Vec<Placed<'static>> {
     let set = rules();
     let table = prose::table();
     let rule_hits = set.scan(text).into_iter().map(|h| {
         let rule = &set.rules[h.rule];
+        let severity = if data {
+            h.severity
+        } else {
+            table.rule_severity(text, rule, h.start, h.end, h.severity)
+        };
         Placed {
             rule: &rule.id,
-            severity: table.rule_severity(text, rule, h.start, h.end, h.severity),
+            severity,
             start: h.start,
             end: h.end,
             note: h.note,
@@ -414,6 +421,16 @@ fn placed_hits(text: &str) -> Vec<Placed<'static>> {
         note: None,
     });
     rule_hits.chain(phrase_hits).collect()
+}
+
+/// Whether `file` is structured data by its extension.
+fn is_data_file(file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file).to_ascii_lowercase();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        ext,
+        "json" | "jsonc" | "json5" | "yaml" | "yml" | "toml" | "xml" | "plist" | "ini" | "cfg"
+    )
 }
 
 /// The instructions hidden in the comments of a Markdown file.

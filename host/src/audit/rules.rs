@@ -579,6 +579,11 @@ impl RuleSet {
     /// A string literal fed to a decoder in the same text, undone the way
     /// the named group that holds it says.
     fn literal_note(&self, c: &regex::Captures<'_>, depth: u8, budget: &Budget) -> Option<String> {
+        if let Some(m) = c.name("xor") {
+            return decode::decode_xor_codes(m.as_str())
+                .iter()
+                .find_map(|text| self.text_note(text, depth, budget));
+        }
         let decoded = if let Some(m) = c.name("rev") {
             m.as_str().chars().rev().collect()
         } else if let Some(m) = c.name("rot13") {

@@ -35,6 +35,13 @@ pub(crate) fn units(file: &str, text: &str) -> Vec<Unit> {
             code: super::config::to_shell(format, text),
         }];
     }
+    if is_batch(file) {
+        return vec![Unit {
+            lang: Lang::Shell,
+            start: 0,
+            code: super::batch::to_shell(text),
+        }];
+    }
     if matches!(name.as_str(), "makefile" | "gnumakefile") || ext == "mk" {
         return vec![Unit {
             lang: Lang::Shell,
@@ -46,6 +53,12 @@ pub(crate) fn units(file: &str, text: &str) -> Vec<Unit> {
         return markdown_units(text);
     }
     Vec::new()
+}
+
+/// Whether `file` is a Windows batch file by its extension.
+pub(crate) fn is_batch(file: &str) -> bool {
+    let lower = file.to_ascii_lowercase();
+    lower.ends_with(".bat") || lower.ends_with(".cmd")
 }
 
 fn script_lang(ext: &str) -> Option<Lang> {
@@ -91,6 +104,12 @@ fn fence_lang(info: &str) -> Option<BlockKind> {
     if let Some(format) = config_block(&word) {
         return Some(BlockKind::Config(format));
     }
+    if matches!(
+        word.as_str(),
+        "bat" | "batch" | "cmd" | "dosbatch" | "batchfile"
+    ) {
+        return Some(BlockKind::Batch);
+    }
     Some(BlockKind::Code(match word.as_str() {
         "python" | "py" | "python3" | "ipython" | "pycon" => Lang::Python,
         "javascript" | "js" | "node" | "nodejs" | "mjs" | "cjs" | "typescript" | "ts" | "jsx"
@@ -109,6 +128,7 @@ fn fence_lang(info: &str) -> Option<BlockKind> {
 enum BlockKind {
     Code(Lang),
     Config(Format),
+    Batch,
 }
 
 /// The configuration format a block's label names: a git config is
@@ -263,6 +283,7 @@ fn push_block(out: &mut Vec<Unit>, text: &str, kind: Option<BlockKind>, start: u
         BlockKind::Code(Lang::Shell) => (Lang::Shell, strip_prompts(code)),
         BlockKind::Code(lang) => (lang, code.to_owned()),
         BlockKind::Config(format) => (Lang::Shell, super::config::to_shell(format, code)),
+        BlockKind::Batch => (Lang::Shell, super::batch::to_shell(code)),
     };
     out.push(Unit {
         lang,

@@ -23,6 +23,7 @@
 //! command. What this cannot see is written in docs/audit.md, "How
 //! scripts and code blocks are read".
 
+mod batch;
 mod blocks;
 mod config;
 mod make;
@@ -315,7 +316,8 @@ pub(crate) enum Lang {
 
 /// The flow findings of one file's text.
 pub(crate) fn scan(file: &str, text: &str) -> Vec<FlowHit> {
-    if !worth_reading(text) {
+    // A batch file can spell every word from substrings: read it whole.
+    if !worth_reading(text) && !blocks::is_batch(file) {
         return Vec::new();
     }
     let units = blocks::units(file, text);
@@ -383,6 +385,8 @@ const SOURCE_WORDS: &[&str] = &[
     "rev",
     "| tr",
     "xargs",
+    // cmd's substrings (`%k:~2,1%`) can spell any word.
+    ":~",
     "mshta",
     "msiexec",
     "regsvr32",

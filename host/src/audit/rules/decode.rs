@@ -1,5 +1,5 @@
-//! Decoding what a rule found: base64, hex and `\\x` blobs, rot13 and
-//! character codes, to text a rule can read again.
+//! Decoding what a rule found: base64, hex and escaped blobs, rot13,
+//! character codes and XORed byte lists, to text a rule can read again.
 
 /// ROT13 of the ASCII letters; everything else as it is.
 pub fn rot13(text: &str) -> String {
@@ -33,7 +33,8 @@ pub(super) fn may_hold_blob(bytes: &[u8]) -> bool {
                 return true;
             }
         } else {
-            if b == b'\\' && bytes.get(i + 1).is_some_and(|&n| n == b'x' || n == b'X') {
+            let escape = |n: &u8| matches!(n, b'x' | b'X' | b'u' | b'0'..=b'7');
+            if b == b'\\' && bytes.get(i + 1).is_some_and(escape) {
                 return true;
             }
             run = 0;
@@ -42,15 +43,13 @@ pub(super) fn may_hold_blob(bytes: &[u8]) -> bool {
     false
 }
 
-/// Text a blob decodes to: `\x` escapes, hex, or base64 (standard or
-/// URL-safe; UTF-8, or UTF-16LE as PowerShell's -EncodedCommand uses).
-/// None when it decodes to nothing that reads as text.
+/// Text a blob decodes to: escapes (`\x63`, `\u0063`, `\u{63}`, octal
+/// `\143`), hex, or base64 (standard or URL-safe; UTF-8, or UTF-16LE as
+/// PowerShell's -EncodedCommand uses). None when it decodes to nothing
+/// that reads as text.
 pub fn decode_blob(blob: &str) -> Option<String> {
-    let bytes = if blob.starts_with("\\x") || blob.starts_with("\\X") {
-        blob.split(['\\'])
-            .filter(|p| !p.is_empty())
-            .map(|p| u8::from_str_radix(p.get(1..3)?, 16).ok())
-            .collect::<Option<Vec<u8>>>()?
+    let bytes = if blob.starts_with('\\') {
+        decode_escapes(blob)?
     } else if blob.len().is_multiple_of(2) && blob.bytes().all(|b| b.is_ascii_hexdigit()) {
         let hex = decode_hex(blob)?;
         if let Some(t) = as_text(&hex) {
@@ -61,6 +60,50 @@ pub fn decode_blob(blob: &str) -> Option<String> {
         decode_base64(blob)?
     };
     as_text(&bytes)
+}
+
+/// A run of escapes as the bytes they stand for: `\xHH` and octal `\NNN`
+/// a byte each, `\uHHHH` and `\u{H…}` a character's UTF-8, as C, Python,
+/// JavaScript, JSON and `printf` read them. None when a piece is no
+/// escape.
+fn decode_escapes(blob: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(blob.len() / 3);
+    for p in blob.split('\\').filter(|p| !p.is_empty()) {
+        match p.as_bytes().first()? {
+            b'x' | b'X' => out.push(u8::from_str_radix(p.get(1..3)?, 16).ok()?),
+            b'0'..=b'7' => out.push(u8::from_str_radix(p.get(..3)?, 8).ok()?),
+            b'u' => {
+                let hex = match p.strip_prefix("u{") {
+                    Some(rest) => rest.split('}').next()?,
+                    None => p.get(1..5)?,
+                };
+                let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The texts a list of byte values (`[57, 47, 40, …]`) spells when each
+/// is XORed with one key: every key from 1 to 255 whose result reads as
+/// text (what a script that XORs an array before running it hides).
+pub fn decode_xor_codes(codes: &str) -> Vec<String> {
+    let bytes: Option<Vec<u8>> = codes
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse::<u8>().ok())
+        .collect();
+    let Some(bytes) = bytes.filter(|b| b.len() >= 16) else {
+        return Vec::new();
+    };
+    (1..=255u8)
+        .filter_map(|key| {
+            let plain: Vec<u8> = bytes.iter().map(|b| b ^ key).collect();
+            plain.is_ascii().then(|| as_text(&plain)).flatten()
+        })
+        .collect()
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
