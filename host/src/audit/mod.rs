@@ -17,6 +17,7 @@ mod intent;
 mod normalize;
 mod packages;
 mod persist;
+mod pickled;
 mod prose;
 mod quoted;
 mod read;
@@ -305,6 +306,21 @@ fn audit_as_written(file: &str, text: &str) -> Vec<Finding> {
         excerpt.push_str(" → a downloader, this URL and an interpreter kept as separate values of one object: a command put together at run time");
         out.push(Finding {
             rule: assembled::ASSEMBLED_RULE.to_owned(),
+            severity: Severity::High,
+            file: file.to_owned(),
+            line,
+            column,
+            excerpt,
+        });
+    }
+    if let Some((start, end, global)) = pickled::code_global(file, text) {
+        let (line, column) = LineIndex::new(text).position(text, start);
+        let mut excerpt = excerpt(text, start, end);
+        excerpt.push_str(&format!(
+            " → a pickle that calls {global} when it is loaded"
+        ));
+        out.push(Finding {
+            rule: pickled::PICKLE_RULE.to_owned(),
             severity: Severity::High,
             file: file.to_owned(),
             line,
