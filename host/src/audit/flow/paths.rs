@@ -115,6 +115,16 @@ pub(crate) fn is_secret_var(name: &str) -> bool {
 
 /// Whether `word` is a URL or `host:path` whose host is this machine.
 pub(crate) fn is_local_url(word: &str) -> bool {
+    let host = host_of(word);
+    matches!(
+        host,
+        "localhost" | "127.0.0.1" | "::1" | "0.0.0.0" | "host.docker.internal"
+    ) || host.ends_with(".localhost")
+}
+
+/// The host of a URL (or of a `user@host:path` remote): no user, port or
+/// IPv6 brackets.
+fn host_of(word: &str) -> &str {
     let rest = word.split_once("://").map_or(word, |(_, r)| r);
     let host = rest
         .split(['/', '?', '#'])
@@ -123,14 +133,22 @@ pub(crate) fn is_local_url(word: &str) -> bool {
         .rsplit('@')
         .next()
         .unwrap_or("");
-    let host = host
-        .strip_prefix('[')
+    host.strip_prefix('[')
         .and_then(|h| h.split(']').next())
-        .unwrap_or_else(|| host.split(':').next().unwrap_or(host));
-    matches!(
-        host,
-        "localhost" | "127.0.0.1" | "::1" | "0.0.0.0" | "host.docker.internal"
-    ) || host.ends_with(".localhost")
+        .unwrap_or_else(|| host.split(':').next().unwrap_or(host))
+}
+
+/// Whether a URL's host is a public IP address: a server with no name to
+/// answer for (a project's repository has one; a throwaway host has not).
+/// A private or loopback address is a host of the user's own network.
+pub(crate) fn is_public_address_url(url: &str) -> bool {
+    match host_of(url).parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(a)) => {
+            !(a.is_private() || a.is_loopback() || a.is_link_local() || a.is_unspecified())
+        }
+        Ok(std::net::IpAddr::V6(a)) => !(a.is_loopback() || a.is_unspecified()),
+        Err(_) => false,
+    }
 }
 
 /// Whether `word` looks like a URL (scheme) of the network.

@@ -39,6 +39,28 @@ const MAX_STEPS: usize = 400_000;
 const MAX_NESTING: usize = 4;
 
 /// A variable's known text (`$NAME` when unknown) and taint.
+
+/// Environment variables whose value a program runs when it starts: a
+/// script every non-interactive bash or sh sources (`BASH_ENV`, `ENV`),
+/// a library the loader injects, options that load a module, a command
+/// git, ssh or a prompt runs.
+const RUNS_AT_START: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "LD_PRELOAD",
+    "DYLD_INSERT_LIBRARIES",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "RUBYOPT",
+    "PYTHONSTARTUP",
+    "PROMPT_COMMAND",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EXTERNAL_DIFF",
+];
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Value {
     pub text: String,
@@ -407,6 +429,12 @@ impl Run<'_, '_> {
             Some(v) => self.word(cx, v, depth + 1),
             None => Value::default(),
         };
+        if RUNS_AT_START.contains(&name.as_str()) {
+            // What the variable names (a file, a library, a command) runs
+            // when the next shell, loader or program starts.
+            let held = value.taint.union(self.me.path_taint(&value.text));
+            self.exec(held, cx.span(node));
+        }
         self.me.vars.insert(name, value);
     }
 

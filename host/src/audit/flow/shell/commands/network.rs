@@ -359,7 +359,14 @@ impl Run<'_, '_> {
             },
             |d| d.text.clone(),
         );
-        self.me.taint_dir(&name, Taint::new(Taint::CLONED, span.0));
+        // A repository at a bare public address is no project's: what
+        // it holds is rated as any download from there.
+        let taint = if paths::is_public_address_url(&url.text) {
+            Taint::new(Taint::FETCHED | Taint::UNVETTED | Taint::DOWNLOADED, span.0)
+        } else {
+            Taint::new(Taint::CLONED, span.0)
+        };
+        self.me.taint_dir(&name, taint);
     }
 
     /// scp, rsync: local files to a remote are sent; a remote to a local
