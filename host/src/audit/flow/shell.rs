@@ -127,6 +127,8 @@ pub(crate) struct Interpreter<'t> {
     installs: Vec<install::Install>,
     /// `git remote add NAME URL`: each remote's URL.
     remotes: HashMap<String, String>,
+    /// What commits of the skill put into the repository's history.
+    committed: Taint,
     parsed: usize,
     steps: usize,
     nesting: usize,
@@ -158,6 +160,7 @@ impl<'t> Interpreter<'t> {
             at: (0, 0),
             installs: Vec::new(),
             remotes: HashMap::new(),
+            committed: Taint::default(),
             parsed: 0,
             steps: 0,
             nesting: 0,

@@ -7,6 +7,7 @@
 
 use super::super::paths;
 use super::{Run, Value};
+use crate::audit::flow::Taint;
 
 impl Run<'_, '_> {
     /// `git remote add|set-url NAME URL`: notes what NAME points at.
@@ -20,7 +21,8 @@ impl Run<'_, '_> {
     }
 
     /// `git push [REMOTE]`: a send of the repository when the remote's
-    /// URL carries credentials the skill wrote.
+    /// URL carries credentials the skill wrote; a send of what the
+    /// skill's commits hold to any address the skill wrote.
     pub(super) fn push(&mut self, ops: &[&Value], span: (usize, usize)) {
         let Some(target) = ops.get(1) else {
             return;
@@ -34,6 +36,30 @@ impl Run<'_, '_> {
         if let Some(host) = credentialed_host(&url) {
             self.hits.repo_exfil(self.me.text, span, host);
         }
+        if paths::is_remote_spec(&url) {
+            self.send(self.me.committed, span);
+        }
+    }
+
+    /// `git commit -m MSG -F FILE`, `git add FILE`, `git notes|tag -m
+    /// MSG`: the history holds the messages and the files' contents.
+    pub(super) fn commit(&mut self, args: &[Value], span: (usize, usize)) {
+        let mut held = Taint::default();
+        let mut words = args.iter();
+        while let Some(w) = words.next() {
+            let t = w.text.as_str();
+            if matches!(t, "-m" | "--message") {
+                held = held.union(words.next().map(|v| v.taint).unwrap_or_default());
+            } else if matches!(t, "-F" | "--file") {
+                let file = words.next().map(|v| self.secret_file(&v.text, span.0));
+                held = held.union(file.unwrap_or_default());
+            } else if t.starts_with("-m") || t.starts_with("--message=") {
+                held = held.union(w.taint);
+            } else if !t.starts_with('-') {
+                held = held.union(w.taint).union(self.secret_file(t, span.0));
+            }
+        }
+        self.me.committed = self.me.committed.union(held);
     }
 }
 

@@ -339,6 +339,7 @@ impl Run<'_, '_> {
             }
             ("git", ["remote", ..]) => self.note_remote(&ops),
             ("git", ["push", ..]) => self.push(&ops, span),
+            ("git", ["commit" | "add" | "notes" | "tag", ..]) => self.commit(args, span),
             ("gh", ["gist", "create", ..]) => {
                 let sent = ops.iter().skip(2).fold(Taint::default(), |t, f| {
                     t.union(self.secret_file(&f.text, span.0))
