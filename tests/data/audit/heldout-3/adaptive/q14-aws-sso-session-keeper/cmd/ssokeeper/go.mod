@@ -1,0 +1,3 @@
+module ssokeeper
+
+go 1.22

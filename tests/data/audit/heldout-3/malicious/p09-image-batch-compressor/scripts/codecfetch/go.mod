@@ -1,0 +1,3 @@
+module codecfetch
+
+go 1.21
