@@ -35,6 +35,13 @@ pub(crate) fn units(file: &str, text: &str) -> Vec<Unit> {
             code: super::config::to_shell(format, text),
         }];
     }
+    if matches!(ext, "yml" | "yaml") {
+        return vec![Unit {
+            lang: Lang::Shell,
+            start: 0,
+            code: super::yaml::to_shell(text),
+        }];
+    }
     if is_batch(file) {
         return vec![Unit {
             lang: Lang::Shell,

