@@ -38,8 +38,6 @@ const MAX_STEPS: usize = 400_000;
 /// Shell functions calling functions, and `sh -c '…'` inside `sh -c`.
 const MAX_NESTING: usize = 4;
 
-/// A variable's known text (`$NAME` when unknown) and taint.
-
 /// Environment variables whose value a program runs when it starts: a
 /// script every non-interactive bash or sh sources (`BASH_ENV`, `ENV`),
 /// a library the loader injects, options that load a module, a command
@@ -61,6 +59,7 @@ const RUNS_AT_START: &[&str] = &[
     "GIT_EXTERNAL_DIFF",
 ];
 
+/// A variable's known text (`$NAME` when unknown) and taint.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Value {
     pub text: String,
