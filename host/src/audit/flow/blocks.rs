@@ -76,6 +76,9 @@ fn script_lang(ext: &str) -> Option<Lang> {
         "ps1" | "psm1" => Lang::PowerShell,
         "rb" => Lang::Ruby,
         "pl" | "pm" => Lang::Perl,
+        "php" => Lang::Php,
+        "go" => Lang::Go,
+        "lua" => Lang::Lua,
         _ => return None,
     })
 }
@@ -93,6 +96,8 @@ fn shebang_lang(text: &str) -> Option<Lang> {
             "pwsh" | "powershell" => Some(Lang::PowerShell),
             "ruby" => Some(Lang::Ruby),
             "perl" => Some(Lang::Perl),
+            "php" => Some(Lang::Php),
+            "lua" | "luajit" => Some(Lang::Lua),
             _ => None,
         }
     })
@@ -124,6 +129,9 @@ fn fence_lang(info: &str) -> Option<BlockKind> {
         "powershell" | "ps1" | "ps" | "pwsh" | "posh" => Lang::PowerShell,
         "ruby" | "rb" => Lang::Ruby,
         "perl" | "pl" => Lang::Perl,
+        "php" => Lang::Php,
+        "go" | "golang" => Lang::Go,
+        "lua" => Lang::Lua,
         w if NOT_SHELL.contains(&w) => return None,
         _ => Lang::Shell,
     }))
@@ -168,7 +176,6 @@ const NOT_SHELL: &[&str] = &[
     "md",
     "rust",
     "rs",
-    "go",
     "java",
     "c",
     "cpp",
@@ -176,7 +183,6 @@ const NOT_SHELL: &[&str] = &[
     "h",
     "csharp",
     "cs",
-    "php",
     "swift",
     "kotlin",
     "kt",
@@ -192,7 +198,6 @@ const NOT_SHELL: &[&str] = &[
     "hcl",
     "terraform",
     "tf",
-    "lua",
     "r",
     "scala",
     "dart",

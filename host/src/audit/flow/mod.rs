@@ -309,10 +309,13 @@ pub(crate) enum Lang {
     Python,
     JavaScript,
     PowerShell,
-    /// Read only as the code of `perl -e`.
+    /// Perl scripts and `perl -e`.
     Perl,
-    /// Read only as the code of `ruby -e`.
+    /// Ruby scripts and `ruby -e`.
     Ruby,
+    Php,
+    Go,
+    Lua,
 }
 
 /// The flow findings of one file's text.
@@ -396,6 +399,10 @@ const SOURCE_WORDS: &[&str] = &[
     "sftp",
     ".recv",
     "socket",
+    "file_get_contents",
+    "http.get",
+    "http.request",
+    "fsockopen",
     "history",
     ".ssh",
     "id_rsa",

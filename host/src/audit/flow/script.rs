@@ -603,12 +603,13 @@ impl Stmt<'_> {
         chain
     }
 
-    /// A call without brackets: a PowerShell command, or a Perl or Ruby
-    /// runner (`eval get(…)`, `system $cmd`) at a command's start.
+    /// A call without brackets: a PowerShell command, or a Perl, Ruby, PHP
+    /// or Lua runner (`eval get(…)`, `system $cmd`, `include $f`) at a
+    /// command's start.
     fn command_call(&self, i: usize) -> bool {
         match self.lang {
             Lang::PowerShell => self.command_position(i),
-            Lang::Perl | Lang::Ruby => {
+            Lang::Perl | Lang::Ruby | Lang::Php | Lang::Lua => {
                 let bare = format!("={}", self.toks[i].text);
                 self.table.exec.contains(&bare.as_str()) && self.command_position(i)
             }

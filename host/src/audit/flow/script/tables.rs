@@ -301,8 +301,102 @@ const RUBY: Table = Table {
     ],
 };
 
+/// PHP: streams and cURL fetch; `eval`, the shell functions, `include`
+/// of a file run.
+const PHP: Table = Table {
+    fetch: &["file_get_contents", "curl_exec", "fsockopen"],
+    secret: &["=getenv"],
+    decode: &[
+        "base64_decode",
+        "gzinflate",
+        "gzuncompress",
+        "gzdecode",
+        "str_rot13",
+        "hex2bin",
+        "convert_uudecode",
+        "strrev",
+    ],
+    exec: &[
+        "=eval",
+        "=system",
+        "=exec",
+        "=shell_exec",
+        "=passthru",
+        "=popen",
+        "=proc_open",
+        "=pcntl_exec",
+        "=assert",
+        "=create_function",
+        "=include",
+        "=include_once",
+        "=require",
+        "=require_once",
+    ],
+    send: &["=mail", "curl_exec", "=socket_write", "=socket_sendto"],
+    writes: &[("file_put_contents", 0, Some(1))],
+};
+
+/// Go: net/http fetches; os/exec and syscall run.
+const GO: Table = Table {
+    fetch: &[
+        "http.Get",
+        "http.Head",
+        "client.Get",
+        "client.Do",
+        "net.Dial",
+    ],
+    secret: &["os.Environ"],
+    decode: &[
+        "DecodeString",
+        "hex.DecodeString",
+        "gzip.NewReader",
+        "zlib.NewReader",
+    ],
+    exec: &[
+        "exec.Command",
+        "exec.CommandContext",
+        "syscall.Exec",
+        "os.StartProcess",
+        "plugin.Open",
+    ],
+    send: &[
+        "http.Post",
+        "http.PostForm",
+        "client.Post",
+        "client.Do",
+        "http.NewRequest",
+        "conn.Write",
+    ],
+    writes: &[
+        ("os.WriteFile", 0, Some(1)),
+        ("ioutil.WriteFile", 0, Some(1)),
+    ],
+};
+
+/// Lua: LuaSocket's http fetches; `os.execute`, `io.popen` and the
+/// loaders run.
+const LUA: Table = Table {
+    fetch: &["http.request", "=request", "receive"],
+    secret: &["os.getenv"],
+    decode: &["unb64", "=dec", "mime.unb64"],
+    exec: &[
+        "os.execute",
+        "io.popen",
+        "=loadstring",
+        "=load",
+        "=dofile",
+        "=loadfile",
+        "=require",
+    ],
+    send: &["http.request", "=request", "send"],
+    writes: &[],
+};
+
 pub(super) fn table(lang: Lang) -> &'static Table {
     match lang {
+        Lang::Php => &PHP,
+        Lang::Go => &GO,
+        Lang::Lua => &LUA,
         Lang::Python => &PYTHON,
         Lang::Perl => &PERL,
         Lang::Ruby => &RUBY,
