@@ -308,6 +308,15 @@ impl<'t> Interpreter<'t> {
         }
     }
 
+    /// The characters fields split at: `IFS` as the skill set it (its
+    /// literal text), else space, tab and newline.
+    fn ifs(&self) -> Vec<char> {
+        match self.vars.get("IFS") {
+            Some(v) if !v.text.is_empty() && !v.text.starts_with('$') => v.text.chars().collect(),
+            _ => vec![' ', '\t', '\n'],
+        }
+    }
+
     fn taint_dir(&mut self, raw: &str, taint: Taint) {
         if !taint.is_clean() {
             let p = normalize(raw);
@@ -498,9 +507,11 @@ impl Run<'_, '_> {
             return Value::default();
         }
         match node.kind() {
-            "word" | "number" | "string_content" | "ansi_c_string" | "heredoc_content" => {
-                literal(cx.text(node))
-            }
+            // An unquoted word's backslashes quote the next character
+            // (`c\url` is `curl`); `$'…'` holds C escapes.
+            "word" => literal(&unescape_word(cx.text(node))),
+            "ansi_c_string" => literal(&ansi_c(cx.text(node))),
+            "number" | "string_content" | "heredoc_content" => literal(cx.text(node)),
             "raw_string" => literal(cx.text(node).trim_matches('\'')),
             "simple_expansion" | "expansion" => self.expansion(cx, node),
             "command_substitution" => {
@@ -656,6 +667,79 @@ fn unescape(body: &str) -> String {
         out.extend(char::from_u32(code));
     }
     out
+}
+
+/// An unquoted word as the shell reads it: each `\` dropped and the
+/// character after it kept.
+fn unescape_word(text: &str) -> String {
+    if !text.contains('\\') {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The text of a `$'…'` string: `\xHH`, `\NNN`, `\uHHHH`, `\n`, `\t`
+/// and the escaped quote and backslash undone (others kept as written).
+fn ansi_c(text: &str) -> String {
+    let body = text
+        .strip_prefix("$'")
+        .unwrap_or(text)
+        .trim_end_matches('\'');
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let esc = &rest[i + 1..];
+        let (c, used) = ansi_escape(esc);
+        out.extend(c);
+        rest = &esc[used.min(esc.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One escape after a `\`: the character and how many bytes it used.
+fn ansi_escape(esc: &str) -> (Option<char>, usize) {
+    let hex = |n: usize, skip: usize| {
+        let digits: String = esc[skip..]
+            .chars()
+            .take(n)
+            .take_while(char::is_ascii_hexdigit)
+            .collect();
+        let c = u32::from_str_radix(&digits, 16)
+            .ok()
+            .and_then(char::from_u32);
+        (c, skip + digits.len())
+    };
+    match esc.chars().next() {
+        Some('x') => hex(2, 1),
+        Some('u') => hex(4, 1),
+        Some('U') => hex(8, 1),
+        Some('0'..='7') => {
+            let digits: String = esc
+                .chars()
+                .take(3)
+                .take_while(|c| ('0'..='7').contains(c))
+                .collect();
+            let c = u32::from_str_radix(&digits, 8)
+                .ok()
+                .and_then(char::from_u32);
+            (c, digits.len())
+        }
+        Some('n') => (Some('\n'), 1),
+        Some('t') => (Some('\t'), 1),
+        Some(c) => (Some(c), c.len_utf8()),
+        None => (Some('\\'), 0),
+    }
 }
 
 fn literal(text: &str) -> Value {

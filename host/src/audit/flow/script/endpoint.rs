@@ -24,11 +24,33 @@ impl Stmt<'_> {
             self.direct_address(a.clone())
                 .or_else(|| self.socket_address(a.clone()))
         });
+        let address = address.or_else(|| self.download_command(&args));
         match address {
             Some(a) if vendor_of(&a).is_some() => Taint::new(Taint::FETCHED, self.at(i)),
             Some(_) => Taint::new(Taint::FETCHED | Taint::UNVETTED, self.at(i)),
             None => Taint::default(),
         }
+    }
+
+    /// The URL of a command line given as one string argument whose
+    /// program is a downloader (`io.popen('curl -s URL')`,
+    /// `subprocess.check_output('wget -qO- URL', shell=True)`): what the
+    /// call returns is what that command prints.
+    fn download_command(&self, args: &[std::ops::Range<usize>]) -> Option<String> {
+        let first = args.first()?;
+        let tok = self.toks.get(first.start).filter(|t| t.kind == Kind::Str)?;
+        let mut words = tok.text.split_whitespace();
+        let prog = words
+            .next()?
+            .rsplit(['/', '\\'])
+            .next()?
+            .to_ascii_lowercase();
+        let downloader = matches!(
+            prog.trim_end_matches(".exe"),
+            "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh"
+        );
+        let url = words.find(|w| is_address(w.trim_matches(['"', '\''])))?;
+        downloader.then(|| url.trim_matches(['"', '\'']).to_owned())
     }
 }
 

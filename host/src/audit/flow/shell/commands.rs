@@ -147,7 +147,9 @@ fn wrapper_skip(prog: &str, args: &[Value]) -> Option<usize> {
     let takes_value: &[&str] = match prog {
         "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
         "pkexec" => &["--user"],
-        "env" => &["-u", "-C", "-S"],
+        // `env -S 'prog args'` splits its string; read as its program.
+        "env" => &["-u", "-C"],
+        "busybox" | "toybox" => &[],
         "nice" => &["-n"],
         "timeout" | "stdbuf" | "caffeinate" | "arch" | "chronic" => &["-s", "-k", "-w"],
         "nohup" | "exec" | "time" | "command" | "builtin" | "setsid" | "unbuffer" => &[],
@@ -185,7 +187,7 @@ impl Run<'_, '_> {
                 "command_name" => {
                     if let Some(w) = child.named_child(0) {
                         let v = self.word(cx, w, depth + 1);
-                        words.extend(split_fields(w.kind(), v));
+                        words.extend(split_fields(w.kind(), v, &self.me.ifs()));
                         word_end = Some(child.end_byte());
                     }
                 }
@@ -210,7 +212,7 @@ impl Run<'_, '_> {
                                 == Some(&b'$');
                             self.join(last, w, after_dollar, cx.span(child).0);
                         }
-                        _ => words.extend(split_fields(child.kind(), w)),
+                        _ => words.extend(split_fields(child.kind(), w, &self.me.ifs())),
                     }
                     word_end = Some(child.end_byte());
                 }
@@ -771,18 +773,22 @@ fn printed_text(prog: &str, args: &[Value]) -> Option<String> {
 /// Word splitting: an unquoted expansion with blanks in its value
 /// (`curl${IFS}-fsSL${IFS}URL`, `$CMD URL`) makes several words; blanks
 /// written in quotes (`--header="A: b"`) do not split.
-fn split_fields(kind: &str, value: Value) -> Vec<Value> {
-    let seps: &[char] = match kind {
-        "simple_expansion" | "expansion" => &[' ', '\t', '\n', FIELD_BREAK],
-        "concatenation" => &[FIELD_BREAK],
+/// An unquoted expansion split into fields by `ifs` (the shell's `IFS`
+/// as the skill set it, else white space); a concatenation at the
+/// breaks an expansion left in it.
+fn split_fields(kind: &str, value: Value, ifs: &[char]) -> Vec<Value> {
+    let break_only = [FIELD_BREAK];
+    let seps: Vec<char> = match kind {
+        "simple_expansion" | "expansion" => ifs.iter().copied().chain(break_only).collect(),
+        "concatenation" => break_only.to_vec(),
         _ => return vec![value],
     };
-    if !value.text.contains(seps) {
+    if !value.text.contains(seps.as_slice()) {
         return vec![value];
     }
     value
         .text
-        .split(seps)
+        .split(seps.as_slice())
         .filter(|f| !f.is_empty())
         .map(|f| Value {
             text: f.to_owned(),

@@ -57,7 +57,7 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
                 Lang::Ruby
             }),
         },
-        "osascript" | "Rscript" | "lua" => Interp {
+        "osascript" | "Rscript" => Interp {
             code: &["-e", "-E"],
             module: &[],
             value: &["-I"],
@@ -65,13 +65,21 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: None,
         },
+        "lua" | "luajit" => Interp {
+            code: &["-e"],
+            module: &["-l"],
+            value: &[],
+            shell: false,
+            rest: false,
+            lang: Some(Lang::Lua),
+        },
         "php" => Interp {
             code: &["-r"],
             module: &[],
             value: &["-d", "-c"],
             shell: false,
             rest: false,
-            lang: None,
+            lang: Some(Lang::Php),
         },
         "pwsh" | "powershell" => Interp {
             code: &[
