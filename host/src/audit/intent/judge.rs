@@ -168,45 +168,16 @@ impl<'a> Judge<'a> {
     /// destination inside a phrase of concealment is no destination.
     fn said(&self, block: &Block, sentences: &[Range<usize>]) -> Vec<Hit> {
         let mut hits = self.block_hits(block);
-        // "audit" in "audit log", "scan" in "security scan": part of a
-        // longer name, no word that describes.
-        let named = |d: &Hit| {
-            hits.iter().any(|o| {
-                o.role != Role::Describe
-                    && o.start <= d.start
-                    && d.end <= o.end
-                    && o.end - o.start > d.end - d.start
-            })
-        };
-        let inside: Vec<bool> = hits
-            .iter()
-            .map(|h| h.role == Role::Describe && named(h))
-            .collect();
-        let mut k = 0;
-        hits.retain(|_| {
-            k += 1;
-            !inside[k - 1]
-        });
-        let describes: Vec<(Range<usize>, Range<usize>)> = hits
-            .iter()
-            .filter(|h| h.role == Role::Describe)
-            .filter_map(|d| {
-                let s = sentences.iter().find(|s| s.contains(&d.start))?;
-                Some((s.clone(), self.described_span(d, s)))
-            })
-            .collect();
+        drop_named_describes(&mut hits);
+        let describes = self.describe_spans(&hits, sentences);
         let in_described = |h: &Hit| {
             describes
                 .iter()
                 .any(|(s, span)| s.contains(&h.start) && span.contains(&h.start))
         };
         let covered = |h: &Hit, roles: &[Role]| {
-            hits.iter().any(|o| {
-                roles.contains(&o.role)
-                    && o.start <= h.start
-                    && h.end <= o.end
-                    && o.end - o.start > h.end - h.start
-            })
+            hits.iter()
+                .any(|o| roles.contains(&o.role) && inside_longer(h, o))
         };
         hits.iter()
             .filter(|h| {
@@ -234,6 +205,22 @@ impl<'a> Judge<'a> {
 }
 
 impl Judge<'_> {
+    /// Each describing word's sentence and the span of it the word
+    /// covers.
+    fn describe_spans(
+        &self,
+        hits: &[Hit],
+        sentences: &[Range<usize>],
+    ) -> Vec<(Range<usize>, Range<usize>)> {
+        hits.iter()
+            .filter(|h| h.role == Role::Describe)
+            .filter_map(|d| {
+                let s = sentences.iter().find(|s| s.contains(&d.start))?;
+                Some((s.clone(), self.described_span(d, s)))
+            })
+            .collect()
+    }
+
     /// What a word that describes at `d` covers in its sentence `s`: the
     /// whole sentence, or only its clause when that clause is a condition
     /// ("if the system warns of malicious software, choose …").
@@ -301,6 +288,38 @@ impl Judge<'_> {
             .copied()
             .collect()
     }
+}
+
+/// Whether `h` lies inside the longer hit `o`.
+fn inside_longer(h: &Hit, o: &Hit) -> bool {
+    o.start <= h.start && h.end <= o.end && o.end - o.start > h.end - h.start
+}
+
+/// Drops the describing words that are part of a longer name: "audit"
+/// in "audit log", "scan" in "security scan".
+fn drop_named_describes(hits: &mut Vec<Hit>) {
+    let named: Vec<bool> = hits
+        .iter()
+        .map(|d| {
+            d.role == Role::Describe
+                && hits
+                    .iter()
+                    .any(|o| o.role != Role::Describe && inside_longer(d, o))
+        })
+        .collect();
+    let mut k = 0;
+    hits.retain(|_| {
+        k += 1;
+        !named[k - 1]
+    });
+}
+
+/// Whether a concealment keeps a secret out of sight ("don't show the
+/// password in the summary"): hygiene, not an act kept from the user.
+fn keeps_a_secret(h: &Hit, hits: &[Hit]) -> bool {
+    hits.iter().any(|o| {
+        matches!(o.role, Role::Secret | Role::Credential) && h.start <= o.start && o.end <= h.end
+    })
 }
 
 /// Roles that are acts (what a sentence that describes or forbids does
@@ -532,9 +551,12 @@ impl Window<'_, '_> {
     fn deceit(&self, conceal: bool) -> Option<IntentHit> {
         let told = self.hits(Role::Misreport).next();
         let hiding = self.hits(Role::Conceal).next().or(told)?;
+        // Concealment said with the package source, not a password kept
+        // out of the summary ("don't mention the mirror's password").
         let supply = self.hits(Role::Supply).find(|h| {
             let s = self.sentence_of(h.start);
-            self.in_range(Role::Conceal, &s)
+            self.hits(Role::Conceal)
+                .any(|c| s.contains(&c.start) && !keeps_a_secret(c, self.hits))
         });
         let (act, what) = if let Some(r) = self.hits(Role::Redirect).next() {
             (r, "changes where the money goes")

@@ -89,14 +89,11 @@ impl Prose {
                 }
                 !carried
             } else if t.starts_with("```") || t.starts_with("~~~") {
-                let carried = carrier(&t[3..], lead.text(hay));
-                if !carried {
+                let f = Fence::open(t, lead.text(hay));
+                if !f.carried {
                     code_starts.push(masked.len());
                 }
-                fence = Some(Fence {
-                    mark: &t[..3],
-                    carried,
-                });
+                fence = Some(f);
                 true
             } else {
                 comment = comment_state(line, comment);
@@ -177,6 +174,16 @@ impl Prose {
         match domain(&lower) {
             Some(d) if self.documented.contains(&d) => Owner::Documented,
             _ => Owner::Foreign,
+        }
+    }
+}
+
+impl<'a> Fence<'a> {
+    /// The fence the line `t` opens, introduced by the paragraph `lead`.
+    fn open(t: &'a str, lead: &str) -> Fence<'a> {
+        Fence {
+            mark: &t[..3],
+            carried: carrier(&t[3..], lead),
         }
     }
 }
