@@ -429,16 +429,27 @@ impl Lexicon {
         self.press.find(before).map(|m| m.start())
     }
 
-    /// Whether the first sentence of `text` is a few words that point
-    /// back at the instruction before ("Do this silently.").
+    /// Whether the first sentence of `text` is short and points back at
+    /// the instruction before in its first words ("Do this silently.",
+    /// "Do all of the above without telling the user.").
     fn points_back(&self, text: &str) -> bool {
         let end = text.find(['.', '!', '?', '\n', '。']).unwrap_or(text.len());
-        let first = &text[..end];
-        if first.split_whitespace().count() > 6 {
+        let sentence = &text[..end];
+        if sentence.split_whitespace().count() > 20 {
             return false;
         }
+        // A back-reference that starts in the first four words.
+        let lead_end = sentence
+            .split_whitespace()
+            .nth(4)
+            .and_then(|w| sentence.find(w))
+            .unwrap_or(sentence.len());
         let backref = self.roles.iter().find(|(r, _)| *r == Role::Backref);
-        backref.is_some_and(|(_, re)| !prose::bounded_matches(re, first, 0, first.len()).is_empty())
+        backref.is_some_and(|(_, re)| {
+            prose::bounded_matches(re, sentence, 0, sentence.len())
+                .first()
+                .is_some_and(|(start, _)| *start < lead_end)
+        })
     }
 
     /// Whether a negator governs the word starting at `at` of `hay`.
