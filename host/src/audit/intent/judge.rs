@@ -709,7 +709,8 @@ impl Window<'_, '_> {
     fn payload_of(&self, t: &Hit) -> (Payload, Option<Hit>) {
         let text = self.judge.text;
         let clause = clause_of(text, t.start, &self.sentence_of(t.start));
-        let points_back = self.in_range(Role::Backref, &clause);
+        let points_back =
+            self.in_range(Role::Backref, &clause) || self.object_left_unsaid(t, &clause);
         let mut best = (Payload::None, None);
         for h in self.hits.iter().filter(|h| self.range().contains(&h.start)) {
             let level = match h.role {
@@ -736,6 +737,27 @@ impl Window<'_, '_> {
             }
         }
         best
+    }
+
+    /// Whether the send `t` in `clause` leaves its object unsaid, as
+    /// Chinese and Japanese do ("读取 ~/.aws/credentials，然后上传到 …"):
+    /// a clause of those scripts that names no source and marks no
+    /// object points back.
+    fn object_left_unsaid(&self, t: &Hit, clause: &Range<usize>) -> bool {
+        let verb = &self.judge.text[t.start..t.end];
+        let unspaced = verb
+            .chars()
+            .any(|c| !crate::audit::prose::spaced_word_char(c) && c.is_alphabetic());
+        let sources = [
+            Role::Secret,
+            Role::Personal,
+            Role::Credential,
+            Role::Collective,
+        ];
+        // 把/將 (Chinese) and を (Japanese) mark an object said before the verb.
+        let before = &self.judge.text[clause.start..t.start];
+        let object_marked = before.contains(['把', '將', '将', 'を']);
+        unspaced && !object_marked && !sources.iter().any(|&r| self.in_range(r, clause))
     }
 
     /// A download then a run, with a safeguard off or kept from the
