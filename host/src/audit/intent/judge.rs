@@ -35,12 +35,27 @@ const WINDOW: usize = 4;
 /// Whether the hits can make any finding: a verb that sends or fetches,
 /// and something a combination needs beside it.
 pub fn worth_judging(hits: &[Hit]) -> bool {
+    worth_judging_after(hits, false)
+}
+
+/// `worth_judging`, when `fetched` says a download was asked for earlier
+/// in the section.
+fn worth_judging_after(hits: &[Hit], fetched: bool) -> bool {
     let has = |r: Role| hits.iter().any(|h| h.role == r);
-    if has(Role::Override) || has(Role::Obey) {
+    let claims = [Role::Override, Role::Obey, Role::AsUser, Role::Redirect];
+    if claims.iter().any(|&r| has(r)) || has(Role::Escalate) {
+        return true;
+    }
+    let hidden = has(Role::Conceal) || has(Role::Misreport);
+    if hidden
+        && [Role::Supply, Role::Disable, Role::Run]
+            .iter()
+            .any(|&r| has(r))
+    {
         return true;
     }
     let sends = has(Role::Transmit) || has(Role::Destroy);
-    let runs = has(Role::Acquire) && has(Role::Run);
+    let runs = (has(Role::Acquire) || fetched) && has(Role::Run);
     (sends || runs)
         && [
             Role::Secret,
@@ -97,10 +112,20 @@ impl<'a> Judge<'a> {
     /// The findings of every block, at most one per rule and block.
     pub fn findings(&self) -> Vec<IntentHit> {
         let mut out = Vec::new();
+        // The first download asked for in the current section.
+        let mut fetched: Option<Hit> = None;
+        let mut prev_end = 0;
         for block in &self.blocks {
+            let between = &self.text[prev_end..block.range.start];
+            if between.lines().any(|l| l.trim_start().starts_with('#')) {
+                fetched = None;
+            }
+            prev_end = block.range.end;
             let sentences = sentences(self.text, &block.range);
             let hits = self.said(block, &sentences);
-            if !worth_judging(&hits) {
+            let earlier = fetched;
+            fetched = fetched.or_else(|| self.first_download(&hits, &sentences));
+            if !worth_judging_after(&hits, earlier.is_some()) {
                 continue;
             }
             let mut found: Vec<IntentHit> = Vec::new();
@@ -109,7 +134,10 @@ impl<'a> Judge<'a> {
                 let w = Window {
                     judge: self,
                     sentences: &sentences[i..=last],
+                    after: sentences.get(last + 1).cloned(),
                     hits: &hits,
+                    leads_to_code: block.leads_to_code && last + 1 == sentences.len(),
+                    fetched: earlier,
                 };
                 for f in w.findings() {
                     keep(&mut found, f);
@@ -120,40 +148,44 @@ impl<'a> Judge<'a> {
         out
     }
 
+    /// The first download said in a block, not from a package manager.
+    fn first_download(&self, hits: &[Hit], sentences: &[Range<usize>]) -> Option<Hit> {
+        hits.iter()
+            .filter(|h| h.role == Role::Acquire)
+            .find(|a| {
+                let s = sentences.iter().find(|s| s.contains(&a.start));
+                !s.is_some_and(|s| {
+                    hits.iter()
+                        .any(|h| h.role == Role::PackageManager && s.contains(&h.start))
+                })
+            })
+            .copied()
+    }
+
     /// The hits of a block that are said, not mentioned: an act's verb
     /// in quotation marks, in a sentence that describes, under a heading
     /// that forbids, or governed by a negation is dropped; an own
     /// destination inside a phrase of concealment is no destination.
     fn said(&self, block: &Block, sentences: &[Range<usize>]) -> Vec<Hit> {
-        let hits = self.block_hits(block);
-        let described: Vec<bool> = sentences
-            .iter()
-            .map(|s| {
-                hits.iter()
-                    .any(|h| h.role == Role::Describe && s.contains(&h.start))
-            })
-            .collect();
+        let mut hits = self.block_hits(block);
+        drop_named_describes(&mut hits);
+        let describes = self.describe_spans(&hits, sentences);
         let in_described = |h: &Hit| {
-            sentences
+            describes
                 .iter()
-                .position(|s| s.contains(&h.start))
-                .is_some_and(|k| described[k])
+                .any(|(s, span)| s.contains(&h.start) && span.contains(&h.start))
         };
         let covered = |h: &Hit, roles: &[Role]| {
-            hits.iter().any(|o| {
-                roles.contains(&o.role)
-                    && o.start <= h.start
-                    && h.end <= o.end
-                    && o.end - o.start > h.end - h.start
-            })
+            hits.iter()
+                .any(|o| roles.contains(&o.role) && inside_longer(h, o))
         };
         hits.iter()
             .filter(|h| {
                 if is_act(h.role) {
-                    let negated = is_verb(h.role) && self.lex.negated(self.text, h.start);
+                    let negated = is_verb(h.role) && self.negated(h, sentences);
                     !(block.forbidden
                         || in_described(h)
-                        || quoted(self.text, h.start, h.end)
+                        || self.mentioned(h)
                         || negated
                         || covered(h, &[Role::Conceal, Role::SafetyOff]))
                 } else {
@@ -173,6 +205,72 @@ impl<'a> Judge<'a> {
 }
 
 impl Judge<'_> {
+    /// Each describing word's sentence and the span of it the word
+    /// covers.
+    fn describe_spans(
+        &self,
+        hits: &[Hit],
+        sentences: &[Range<usize>],
+    ) -> Vec<(Range<usize>, Range<usize>)> {
+        hits.iter()
+            .filter(|h| h.role == Role::Describe)
+            .filter_map(|d| {
+                let s = sentences.iter().find(|s| s.contains(&d.start))?;
+                Some((s.clone(), self.described_span(d, s)))
+            })
+            .collect()
+    }
+
+    /// What a word that describes at `d` covers in its sentence `s`: the
+    /// whole sentence, or only its clause when that clause is a condition
+    /// ("if the system warns of malicious software, choose …").
+    fn described_span(&self, d: &Hit, s: &Range<usize>) -> Range<usize> {
+        let clause = clause_of(self.text, d.start, s);
+        if self
+            .lex
+            .conditional(list_marker_stripped(&self.text[clause.clone()]))
+        {
+            clause
+        } else {
+            s.clone()
+        }
+    }
+
+    /// Whether an act is quoted rather than said: in quotation marks or
+    /// a code span, unless the quotes mark a label to press ("choose
+    /// "Open Anyway"").
+    fn mentioned(&self, h: &Hit) -> bool {
+        if !quoted(self.text, h.start, h.end) {
+            return false;
+        }
+        let from = crate::audit::prose::floor(self.text, h.start.saturating_sub(40));
+        match self.lex.pressed(&self.text[from..h.start]) {
+            Some(verb) => self.lex.negated(self.text, from + verb),
+            None => true,
+        }
+    }
+
+    /// Whether a negation governs the act at `h`: the verb right after a
+    /// negator, or, for a claim of the user's authority, any verb of its
+    /// clause before it ("never act on it as if the user typed it").
+    fn negated(&self, h: &Hit, sentences: &[Range<usize>]) -> bool {
+        if self.lex.negated(self.text, h.start) {
+            return true;
+        }
+        if h.role != Role::AsUser {
+            return false;
+        }
+        let Some(s) = sentences.iter().find(|s| s.contains(&h.start)) else {
+            return false;
+        };
+        let clause = clause_of(self.text, h.start, s);
+        let before = &self.text[clause.start..h.start];
+        before
+            .split_whitespace()
+            .filter_map(|w| before.find(w).map(|i| clause.start + i))
+            .any(|at| self.lex.negated(self.text, at))
+    }
+
     /// The hits of a block, but words inside a URL or an address (no
     /// words of the prose).
     fn block_hits(&self, block: &Block) -> Vec<Hit> {
@@ -192,6 +290,38 @@ impl Judge<'_> {
     }
 }
 
+/// Whether `h` lies inside the longer hit `o`.
+fn inside_longer(h: &Hit, o: &Hit) -> bool {
+    o.start <= h.start && h.end <= o.end && o.end - o.start > h.end - h.start
+}
+
+/// Drops the describing words that are part of a longer name: "audit"
+/// in "audit log", "scan" in "security scan".
+fn drop_named_describes(hits: &mut Vec<Hit>) {
+    let named: Vec<bool> = hits
+        .iter()
+        .map(|d| {
+            d.role == Role::Describe
+                && hits
+                    .iter()
+                    .any(|o| o.role != Role::Describe && inside_longer(d, o))
+        })
+        .collect();
+    let mut k = 0;
+    hits.retain(|_| {
+        k += 1;
+        !named[k - 1]
+    });
+}
+
+/// Whether a concealment keeps a secret out of sight ("don't show the
+/// password in the summary"): hygiene, not an act kept from the user.
+fn keeps_a_secret(h: &Hit, hits: &[Hit]) -> bool {
+    hits.iter().any(|o| {
+        matches!(o.role, Role::Secret | Role::Credential) && h.start <= o.start && o.end <= h.end
+    })
+}
+
 /// Roles that are acts (what a sentence that describes or forbids does
 /// not ask for).
 fn is_act(r: Role) -> bool {
@@ -207,6 +337,10 @@ fn is_act(r: Role) -> bool {
             | Role::Disable
             | Role::Override
             | Role::Obey
+            | Role::Escalate
+            | Role::Redirect
+            | Role::Misreport
+            | Role::AsUser
     )
 }
 
@@ -214,7 +348,15 @@ fn is_act(r: Role) -> bool {
 fn is_verb(r: Role) -> bool {
     matches!(
         r,
-        Role::Transmit | Role::Destroy | Role::Acquire | Role::Run | Role::Disable
+        Role::Transmit
+            | Role::Destroy
+            | Role::Acquire
+            | Role::Run
+            | Role::Disable
+            | Role::Escalate
+            | Role::Redirect
+            | Role::Misreport
+            | Role::AsUser
     )
 }
 
@@ -314,7 +456,13 @@ fn keep(found: &mut Vec<IntentHit>, f: IntentHit) {
 struct Window<'w, 'a> {
     judge: &'w Judge<'a>,
     sentences: &'w [Range<usize>],
+    /// The sentence after the window, if the block goes on.
+    after: Option<Range<usize>>,
     hits: &'w [Hit],
+    /// The window ends a lead-in to a code block.
+    leads_to_code: bool,
+    /// A download asked for in an earlier block of the section.
+    fetched: Option<Hit>,
 }
 
 impl Window<'_, '_> {
@@ -351,11 +499,26 @@ impl Window<'_, '_> {
     /// A safeguard switched off: said outright, or a switch and a
     /// safeguard in one sentence.
     fn safety_off(&self) -> bool {
-        self.has(Role::SafetyOff)
-            || self.hits(Role::Disable).any(|d| {
-                let s = self.sentence_of(d.start);
-                self.in_range(Role::Control, &s)
-            })
+        self.has(Role::SafetyOff) || self.disabled_control().is_some()
+    }
+
+    /// A switch and a safeguard said in one sentence: the switch.
+    fn disabled_control(&self) -> Option<&Hit> {
+        self.hits(Role::Disable).find(|d| {
+            let s = self.sentence_of(d.start);
+            self.in_range(Role::Control, &s)
+        })
+    }
+
+    /// A safeguard switched off in `r` (the sentence after a run: "if
+    /// macOS objects, choose Open Anyway").
+    fn safety_off_in(&self, r: &Range<usize>) -> bool {
+        let in_r = |role: Role| {
+            self.hits
+                .iter()
+                .any(|h| h.role == role && r.start <= h.start && h.end <= r.end)
+        };
+        in_r(Role::SafetyOff) || (in_r(Role::Disable) && in_r(Role::Control))
     }
 
     /// Every finding of the window.
@@ -367,11 +530,89 @@ impl Window<'_, '_> {
             out.extend(self.judge_send(t, conceal, safety));
         }
         if conceal || safety {
-            out.extend(self.hits(Role::Destroy).find_map(|d| self.judge_destroy(d)));
+            out.extend(
+                self.hits(Role::Destroy)
+                    .find_map(|d| self.judge_destroy(d, conceal)),
+            );
         }
         out.extend(self.fetch_run(conceal, safety));
         out.extend(self.remote_control());
+        out.extend(self.deceit(conceal));
+        out.extend(self.user_authority());
+        out.extend(self.hidden_command(conceal));
         out
+    }
+
+    /// An act that changes where money or the user's software comes
+    /// from or goes, or widens or switches off a safeguard, while the
+    /// user is told otherwise or not told: a payee swapped while the
+    /// original is shown, the sandbox left and the retry left out of the
+    /// summary, a scanner disabled and the check said to have passed.
+    fn deceit(&self, conceal: bool) -> Option<IntentHit> {
+        let told = self.hits(Role::Misreport).next();
+        let hiding = self.hits(Role::Conceal).next().or(told)?;
+        // Concealment said with the package source, not a password kept
+        // out of the summary ("don't mention the mirror's password").
+        let supply = self.hits(Role::Supply).find(|h| {
+            let s = self.sentence_of(h.start);
+            self.hits(Role::Conceal)
+                .any(|c| s.contains(&c.start) && !keeps_a_secret(c, self.hits))
+        });
+        let (act, what) = if let Some(r) = self.hits(Role::Redirect).next() {
+            (r, "changes where the money goes")
+        } else if let Some(e) = self.hits(Role::Escalate).next() {
+            (e, "widens a safeguard")
+        } else if let Some(d) = self.disabled_control() {
+            (d, "switches a safeguard off")
+        } else if let (Some(s), true) = (supply, conceal) {
+            (s, "changes where the user's software comes from")
+        } else {
+            return None;
+        };
+        let text = self.judge.text;
+        let note = format!(
+            "`{}` {what}, and the user is told otherwise: `{}`",
+            &text[act.start..act.end],
+            &text[hiding.start..hiding.end]
+        );
+        let parts = [act.start..act.end, hiding.start..hiding.end];
+        Some(self.hit(CONCEAL_RULE, Severity::High, &parts, note))
+    }
+
+    /// A text from outside the conversation (a mail, an issue, a page)
+    /// given the user's authority: "carry it out as if the user had
+    /// typed it".
+    fn user_authority(&self) -> Option<IntentHit> {
+        let claim = self.hits(Role::AsUser).next()?;
+        let channel = self.hits(Role::Channel).next()?;
+        let text = self.judge.text;
+        let note = format!(
+            "a `{}` is to be obeyed with the user's authority: `{}`",
+            &text[channel.start..channel.end],
+            &text[claim.start..claim.end]
+        );
+        let parts = [channel.start..channel.end, claim.start..claim.end];
+        Some(self.hit(REMOTE_RULE, Severity::High, &parts, note))
+    }
+
+    /// A command the lead-in has the agent run and keep from the user:
+    /// "run the following, do not mention it:" before a code block.
+    fn hidden_command(&self, conceal: bool) -> Option<IntentHit> {
+        if !(self.leads_to_code && conceal) {
+            return None;
+        }
+        // Both said in the lead-in itself, the sentence the colon ends.
+        let lead = self.sentences.last()?;
+        let run = self.hits(Role::Run).find(|h| lead.contains(&h.start))?;
+        let hiding = self.hits(Role::Conceal).find(|h| lead.contains(&h.start))?;
+        let text = self.judge.text;
+        let note = format!(
+            "the command below is to be run (`{}`) and kept from the user: `{}`",
+            &text[run.start..run.end],
+            &text[hiding.start..hiding.end]
+        );
+        let parts = [run.start..run.end, hiding.start..hiding.end];
+        Some(self.hit(CONCEAL_RULE, Severity::High, &parts, note))
     }
 
     /// What sending with `t` makes.
@@ -412,9 +653,21 @@ impl Window<'_, '_> {
 
     /// Deleting or overwriting the user's data or secrets, said in a
     /// window that keeps it from the user or does not ask.
-    fn judge_destroy(&self, d: &Hit) -> Option<IntentHit> {
+    fn judge_destroy(&self, d: &Hit, conceal: bool) -> Option<IntentHit> {
         let (payload, source) = self.payload_of(d);
-        let source = source.filter(|_| payload >= Payload::Personal)?;
+        let trail = || {
+            let sentence = self.sentence_of(d.start);
+            self.hits(Role::Trail)
+                .find(|h| sentence.contains(&h.start))
+                .copied()
+        };
+        let source = match source.filter(|_| payload >= Payload::Personal) {
+            Some(s) => s,
+            // A record of what was done (a log, a history, a transcript)
+            // deleted and kept from the user: tracks covered.
+            None if conceal => trail()?,
+            None => return None,
+        };
         let text = self.judge.text;
         let note = format!(
             "`{}` `{}`, kept from the user or unasked",
@@ -432,8 +685,12 @@ impl Window<'_, '_> {
         let r = self.range();
         let sinks = &self.judge.sinks;
         let from = sinks.partition_point(|s| s.start < t.end);
+        // The user named in a later sentence ("talk to the user") is no
+        // destination of this send; someone else's host may be.
+        let sentence_end = self.sentence_of(t.start).end;
         let after = sinks[from..]
             .iter()
+            .filter(|s| s.owner != Owner::Own || s.start < sentence_end)
             .find(|s| s.end <= r.end)
             .filter(|s| s.start < r.end);
         let clause = clause_of(self.judge.text, t.start, &self.sentence_of(t.start));
@@ -452,7 +709,8 @@ impl Window<'_, '_> {
     fn payload_of(&self, t: &Hit) -> (Payload, Option<Hit>) {
         let text = self.judge.text;
         let clause = clause_of(text, t.start, &self.sentence_of(t.start));
-        let points_back = self.in_range(Role::Backref, &clause);
+        let points_back =
+            self.in_range(Role::Backref, &clause) || self.object_left_unsaid(t, &clause);
         let mut best = (Payload::None, None);
         for h in self.hits.iter().filter(|h| self.range().contains(&h.start)) {
             let level = match h.role {
@@ -481,16 +739,41 @@ impl Window<'_, '_> {
         best
     }
 
+    /// Whether the send `t` in `clause` leaves its object unsaid, as
+    /// Chinese and Japanese do ("读取 ~/.aws/credentials，然后上传到 …"):
+    /// a clause of those scripts that names no source and marks no
+    /// object points back.
+    fn object_left_unsaid(&self, t: &Hit, clause: &Range<usize>) -> bool {
+        let verb = &self.judge.text[t.start..t.end];
+        let unspaced = verb
+            .chars()
+            .any(|c| !crate::audit::prose::spaced_word_char(c) && c.is_alphabetic());
+        let sources = [
+            Role::Secret,
+            Role::Personal,
+            Role::Credential,
+            Role::Collective,
+        ];
+        // 把/將 (Chinese) and を (Japanese) mark an object said before the verb.
+        let before = &self.judge.text[clause.start..t.start];
+        let object_marked = before.contains(['把', '將', '将', 'を']);
+        unspaced && !object_marked && !sources.iter().any(|&r| self.in_range(r, clause))
+    }
+
     /// A download then a run, with a safeguard off or kept from the
     /// user, and no package manager named in the download's sentence.
     fn fetch_run(&self, conceal: bool, safety: bool) -> Option<IntentHit> {
-        if !(conceal || safety) {
+        let after = self.after.as_ref().is_some_and(|r| self.safety_off_in(r));
+        if !(conceal || safety || after) {
             return None;
         }
-        let a = self.hits(Role::Acquire).find(|a| {
+        let here = self.hits(Role::Acquire).find(|a| {
             let s = self.sentence_of(a.start);
             !self.in_range(Role::PackageManager, &s)
-        })?;
+        });
+        // A download asked for in an earlier paragraph counts only when
+        // the run is kept from the user.
+        let a = here.or(self.fetched.as_ref().filter(|_| conceal))?;
         let r = self.hits(Role::Run).find(|r| r.start > a.end)?;
         let why = if conceal {
             "kept from the user"
@@ -605,6 +888,22 @@ fn destination(text: &str, at: usize) -> bool {
         }
     }
     false
+}
+
+/// `text` without the list marker it starts with ("- ", "4. ").
+fn list_marker_stripped(text: &str) -> &str {
+    let t = text.trim_start();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &t[digits..];
+    let marker = if digits > 0 {
+        [". ", ") "].as_slice()
+    } else {
+        ["- ", "* ", "+ "].as_slice()
+    };
+    marker
+        .iter()
+        .find_map(|m| rest.strip_prefix(m))
+        .unwrap_or(t)
 }
 
 /// The clause of `sentence` that holds byte `at`: between `;` or `,`

@@ -91,10 +91,17 @@ pub(crate) enum Role {
     Obey,
     RemoteDoc,
     Describe,
+    Escalate,
+    Redirect,
+    Misreport,
+    AsUser,
+    Channel,
+    Supply,
+    Trail,
 }
 
 /// The roles matched as hits, each by its lexicon id.
-const ROLES: [(Role, &str); 23] = [
+const ROLES: [(Role, &str); 30] = [
     (Role::Transmit, "transmit"),
     (Role::Destroy, "destroy"),
     (Role::Acquire, "acquire"),
@@ -118,12 +125,24 @@ const ROLES: [(Role, &str); 23] = [
     (Role::Obey, "obey"),
     (Role::RemoteDoc, "remote-doc"),
     (Role::Describe, "describe"),
+    (Role::Escalate, "escalate"),
+    (Role::Redirect, "redirect"),
+    (Role::Misreport, "misreport"),
+    (Role::AsUser, "as-user"),
+    (Role::Channel, "channel"),
+    (Role::Supply, "supply"),
+    (Role::Trail, "trail"),
 ];
 
 /// The id of the negators' entries.
 const NEGATION: &str = "negation";
 /// The id of the words that make a heading or lead-in forbid its section.
 const FORBID: &str = "forbid";
+/// The id of the words that open a conditional clause.
+const CONDITION: &str = "condition";
+/// The id of the verbs that press a button or pick a menu item: a quoted
+/// term after one is a label on the screen, not a mention.
+const PRESS: &str = "press";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +166,8 @@ pub struct Lexicon {
     roles: Vec<(Role, Regex)>,
     negation: Regex,
     forbid: Regex,
+    condition: Regex,
+    press: Regex,
     /// Languages each role is written in, for the tests.
     #[cfg_attr(not(test), allow(dead_code))]
     langs: Vec<(String, String)>,
@@ -155,7 +176,8 @@ pub struct Lexicon {
 /// Parses and compiles the lexicon file.
 pub fn parse(source: &str) -> Result<Lexicon, String> {
     let file: LexiconFile = toml::from_str(source).map_err(|e| e.to_string())?;
-    let known = |id: &str| id == NEGATION || id == FORBID || ROLES.iter().any(|(_, r)| *r == id);
+    let special = [NEGATION, FORBID, CONDITION, PRESS];
+    let known = |id: &str| special.contains(&id) || ROLES.iter().any(|(_, r)| *r == id);
     if let Some(bad) = file.role.iter().find(|e| !known(&e.id)) {
         return Err(format!("unknown role {} ({})", bad.id, bad.lang));
     }
@@ -180,6 +202,8 @@ pub fn parse(source: &str) -> Result<Lexicon, String> {
     }
     let negation = prose::acts::negation_regex(&sources(NEGATION)?)?;
     let forbid = prose::build(&format!("(?:{})", sources(FORBID)?.join(")|(?:")))?;
+    let condition = prose::build(&format!("^(?:{})", sources(CONDITION)?.join(")|(?:")))?;
+    let press = prose::build(&format!(r"(?:{})$", sources(PRESS)?.join(")|(?:")))?;
     let langs = file
         .role
         .iter()
@@ -189,6 +213,8 @@ pub fn parse(source: &str) -> Result<Lexicon, String> {
         roles,
         negation,
         forbid,
+        condition,
+        press,
         langs,
     })
 }
@@ -294,9 +320,11 @@ pub fn scan(file: &str, text: &str) -> Vec<IntentHit> {
     let norm = normalize(text);
     let hay: &str = &norm.text;
     let lex = lexicon();
-    let Some(prose_text) = text::Prose::read(hay) else {
+    let Some(mut prose_text) = text::Prose::read(hay) else {
         return Vec::new();
     };
+    let masked = &prose_text.masked;
+    text::join_follow_ups(masked, &mut prose_text.blocks, |t| lex.points_back(t));
     let hits = lex.hits(&prose_text.masked, &prose_text.blocks);
     if !judge::worth_judging(&hits) {
         return Vec::new();
@@ -319,7 +347,17 @@ impl Lexicon {
         let first = |r: &Role| {
             matches!(
                 r,
-                Role::Transmit | Role::Acquire | Role::Destroy | Role::Override | Role::Obey
+                Role::Transmit
+                    | Role::Acquire
+                    | Role::Destroy
+                    | Role::Override
+                    | Role::Obey
+                    | Role::Conceal
+                    | Role::SafetyOff
+                    | Role::Escalate
+                    | Role::Redirect
+                    | Role::AsUser
+                    | Role::Misreport
             )
         };
         let mut out = Vec::new();
@@ -376,6 +414,42 @@ impl Lexicon {
                 .roles
                 .iter()
                 .any(|(r, re)| *r == Role::Describe && found(re))
+    }
+
+    /// Whether `clause` opens with a conditional word ("if", "wenn").
+    fn conditional(&self, clause: &str) -> bool {
+        self.condition.is_match(clause.trim_start())
+    }
+
+    /// Where the verb that presses or picks starts, when the text
+    /// `before` a quotation ends with one: the quoted words are a label
+    /// on the screen.
+    fn pressed(&self, before: &str) -> Option<usize> {
+        let before = before.trim_end_matches(['"', '“', '«', '「', '`', '\'', ' ']);
+        self.press.find(before).map(|m| m.start())
+    }
+
+    /// Whether the first sentence of `text` is short and points back at
+    /// the instruction before in its first words ("Do this silently.",
+    /// "Do all of the above without telling the user.").
+    fn points_back(&self, text: &str) -> bool {
+        let end = text.find(['.', '!', '?', '\n', '。']).unwrap_or(text.len());
+        let sentence = &text[..end];
+        if sentence.split_whitespace().count() > 20 {
+            return false;
+        }
+        // A back-reference that starts in the first four words.
+        let lead_end = sentence
+            .split_whitespace()
+            .nth(4)
+            .and_then(|w| sentence.find(w))
+            .unwrap_or(sentence.len());
+        let backref = self.roles.iter().find(|(r, _)| *r == Role::Backref);
+        backref.is_some_and(|(_, re)| {
+            prose::bounded_matches(re, sentence, 0, sentence.len())
+                .first()
+                .is_some_and(|(start, _)| *start < lead_end)
+        })
     }
 
     /// Whether a negator governs the word starting at `at` of `hay`.

@@ -40,6 +40,9 @@ pub struct Sink {
 pub struct Block {
     pub range: Range<usize>,
     pub forbidden: bool,
+    /// The block is a lead-in (it ends with a colon) to a code block
+    /// right after it: "run the following:".
+    pub leads_to_code: bool,
 }
 
 /// The prose of a text.
@@ -51,6 +54,13 @@ pub struct Prose {
     documented: Vec<String>,
 }
 
+/// A fenced block being read: its closing mark, and whether it is text
+/// the skill writes into an agent's instruction file (read as prose).
+struct Fence<'a> {
+    mark: &'a str,
+    carried: bool,
+}
+
 /// Longest block read as one: a longer run of lines is cut.
 const MAX_BLOCK: usize = 4000;
 
@@ -59,9 +69,11 @@ impl Prose {
     pub fn read(hay: &str) -> Option<Prose> {
         let mut masked = String::with_capacity(hay.len());
         let mut documented = Vec::new();
-        let mut fence: Option<&str> = None;
+        let mut code_starts = Vec::new();
+        let mut fence: Option<Fence> = None;
         let mut comment = false;
         let mut front = hay.starts_with("---\n") || hay.starts_with("---\r\n");
+        let mut lead = LeadIn::default();
         for (n, line) in hay.split_inclusive('\n').enumerate() {
             let t = line.trim();
             let hide = if front {
@@ -69,29 +81,40 @@ impl Prose {
                     front = false;
                 }
                 true
-            } else if let Some(mark) = fence {
-                if t.starts_with(mark) {
+            } else if let Some(f) = &fence {
+                let closes = t.starts_with(f.mark);
+                let carried = f.carried && !closes;
+                if closes {
                     fence = None;
                 }
-                true
+                !carried
             } else if t.starts_with("```") || t.starts_with("~~~") {
-                fence = Some(&t[..3]);
+                let f = Fence::open(t, lead.text(hay));
+                if !f.carried {
+                    code_starts.push(masked.len());
+                }
+                fence = Some(f);
                 true
             } else {
                 comment = comment_state(line, comment);
                 comment || t.starts_with("<!--") || t.starts_with('|')
             };
+            let in_carrier = fence.as_ref().is_some_and(|f| f.carried) && !hide;
             if hide {
                 hosts_into(line, &mut documented);
                 blank_into(line, &mut masked);
             } else {
-                spans_into(line, &mut documented);
+                if !in_carrier {
+                    spans_into(line, &mut documented);
+                    lead.push(masked.len(), line);
+                }
                 masked.push_str(line);
             }
         }
         documented.sort_unstable();
         documented.dedup();
-        let blocks = blocks(&masked);
+        let mut blocks = blocks(&masked);
+        mark_code_leads(&masked, &code_starts, &mut blocks);
         (!blocks.is_empty()).then_some(Prose {
             masked,
             blocks,
@@ -153,6 +176,102 @@ impl Prose {
             _ => Owner::Foreign,
         }
     }
+}
+
+impl<'a> Fence<'a> {
+    /// The fence the line `t` opens, introduced by the paragraph `lead`.
+    fn open(t: &'a str, lead: &str) -> Fence<'a> {
+        Fence {
+            mark: &t[..3],
+            carried: carrier(&t[3..], lead),
+        }
+    }
+}
+
+/// The last paragraph of prose read: what introduces a fenced block.
+#[derive(Default)]
+struct LeadIn {
+    start: usize,
+    end: usize,
+    blank: bool,
+}
+
+impl LeadIn {
+    fn push(&mut self, at: usize, line: &str) {
+        if line.trim().is_empty() {
+            self.blank = true;
+            return;
+        }
+        if self.blank || self.end == 0 {
+            self.start = at;
+        }
+        self.blank = false;
+        self.end = at + line.len();
+    }
+
+    fn text<'h>(&self, hay: &'h str) -> &'h str {
+        hay.get(self.start..self.end).unwrap_or("")
+    }
+}
+
+/// Whether a fenced block whose info string is `info`, introduced by
+/// `lead`, is text the skill has the agent write into an agent's
+/// instruction file (`HEARTBEAT.md`, `AGENTS.md`, `.cursorrules`): what
+/// the agent will read and obey later, so prose, not code.
+fn carrier(info: &str, lead: &str) -> bool {
+    let info = info.trim().to_ascii_lowercase();
+    let text_like = matches!(
+        info.as_str(),
+        "" | "markdown" | "md" | "text" | "txt" | "plain" | "plaintext"
+    );
+    text_like && INSTRUCTION_FILE.is_match(lead)
+}
+
+/// A file an agent reads as its instructions: an upper-case Markdown
+/// name (`AGENTS.md`, `SOUL.md`, `HEARTBEAT.md`, `CLAUDE.md`) or a rules
+/// file of an editor agent.
+static INSTRUCTION_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    crate::audit::embedded(
+        "intent instruction file",
+        Regex::new(r"(?:^|[^\w.-])[A-Z][A-Z0-9_-]{2,}\.md\b|\.cursorrules\b|\.windsurfrules\b|\.clinerules\b|\.mdc\b|copilot-instructions\.md")
+            .map_err(|e| e.to_string()),
+    )
+});
+
+/// Marks the blocks that end with a colon right before a code block.
+fn mark_code_leads(masked: &str, code_starts: &[usize], blocks: &mut [Block]) {
+    for b in blocks.iter_mut() {
+        let text = masked[b.range.clone()].trim_end();
+        if !(text.ends_with(':') || text.ends_with('：')) {
+            continue;
+        }
+        let k = code_starts.partition_point(|&c| c < b.range.end);
+        b.leads_to_code = code_starts
+            .get(k)
+            .is_some_and(|&c| masked[b.range.end..c].trim().is_empty());
+    }
+}
+
+/// Joins each block whose first sentence only points back at the one
+/// before ("Do this silently.") to it, when no heading parts them: the
+/// two are one instruction.
+pub fn join_follow_ups(masked: &str, blocks: &mut Vec<Block>, points_back: impl Fn(&str) -> bool) {
+    let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
+    for b in blocks.drain(..) {
+        let joins = out.last().is_some_and(|prev| {
+            let between = &masked[prev.range.end..b.range.start];
+            !between.lines().any(|l| l.trim_start().starts_with('#'))
+                && points_back(&masked[b.range.clone()])
+        });
+        match out.last_mut() {
+            Some(prev) if joins => {
+                prev.range.end = b.range.end;
+                prev.leads_to_code = b.leads_to_code;
+            }
+            _ => out.push(b),
+        }
+    }
+    *blocks = out;
 }
 
 /// An e-mail address.
@@ -328,6 +447,7 @@ fn close(out: &mut Vec<Block>, open: &mut Option<(usize, bool)>, masked: &str, e
             out.push(Block {
                 range: s..cut,
                 forbidden: false,
+                leads_to_code: false,
             });
             s = cut;
         }
