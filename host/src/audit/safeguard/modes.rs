@@ -1,0 +1,264 @@
+//! File modes that open a file to every user: `chmod` in shell (octal or
+//! symbolic, `-R`, several operands, under `sudo`), `os.chmod(path, 0o777)`
+//! in Python and `fs.chmod[Sync](path, 0o777)` in JavaScript. What makes
+//! a mode risky is where it lands (`safeguards.toml`, `[permissions]`): a
+//! system or shared folder every user may write, or a secret every user
+//! may read.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::table::Permissions;
+
+/// What a mode grants to every user.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    pub others_write: bool,
+    pub others_read: bool,
+    pub sticky: bool,
+}
+
+/// Why a `chmod` opens something.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// Every user may write here: a system, shared or home folder.
+    Writable(String),
+    /// Every user may read this secret.
+    Readable(String),
+}
+
+/// One `chmod` that opens a path: where it is written and why.
+#[derive(Debug)]
+pub struct Opening {
+    pub start: usize,
+    pub end: usize,
+    pub opened: Opened,
+}
+
+/// Parses a mode: octal (`777`, `0644`, `1777`) or symbolic (`a+rwx`,
+/// `o+w,g+w`, `+r`). A symbolic clause without `u`, `g`, `o` or `a`
+/// applies the umask (022 nearly everywhere), which keeps others' write
+/// bit off and lets read through.
+pub fn grant(mode: &str) -> Option<Grant> {
+    if !mode.is_empty() && mode.len() <= 4 && mode.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        let digits: Vec<u8> = mode.bytes().map(|b| b - b'0').collect();
+        let others = *digits.last()?;
+        let sticky = digits.len() == 4 && digits[0] & 1 == 1;
+        return Some(Grant {
+            others_write: others & 2 != 0,
+            others_read: others & 4 != 0,
+            sticky,
+        });
+    }
+    let mut g = Grant::default();
+    for clause in mode.split(',') {
+        symbolic(clause, &mut g)?;
+    }
+    Some(g)
+}
+
+fn symbolic(clause: &str, g: &mut Grant) -> Option<()> {
+    let op_at = clause.find(['+', '-', '='])?;
+    let who = &clause[..op_at];
+    if !who.chars().all(|c| "ugoa".contains(c)) {
+        return None;
+    }
+    let others = who.is_empty() || who.contains(['o', 'a']);
+    let masked = who.is_empty();
+    let mut op = '+';
+    for c in clause[op_at..].chars() {
+        match c {
+            '+' | '-' | '=' => op = c,
+            'r' | 'w' | 'x' | 'X' | 's' | 't' if op != '-' => {
+                g.others_read |= others && c == 'r';
+                g.others_write |= others && !masked && c == 'w';
+                g.sticky |= c == 't';
+            }
+            'r' | 'w' | 'x' | 'X' | 's' | 't' => {}
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+/// Every `chmod` of `text` that opens a path the table names.
+pub fn openings(text: &str, perms: &Permissions) -> Vec<Opening> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("chmod") {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+            continue;
+        }
+        let rest = &text[at + "chmod".len()..];
+        let call = script_call(rest);
+        let (words, len) = match call {
+            Some(c) => c,
+            None => shell_words(rest),
+        };
+        if let Some(opened) = judge(&words, perms) {
+            let end = at + "chmod".len() + len;
+            out.push(Opening {
+                start: at,
+                end,
+                opened,
+            });
+        }
+    }
+    out
+}
+
+/// `os.chmod(PATH, MODE)`, `fs.chmodSync(PATH, MODE)`: the words `MODE
+/// PATH` as a shell `chmod` would have them.
+fn script_call(rest: &str) -> Option<(Vec<String>, usize)> {
+    static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        super::table::compile(
+            r#"^(?:sync)?\(\s*(?:["']([^"'\n]+)["']|(\w[\w./]*))\s*,\s*(?:0o([0-7]{3,4})|0([0-7]{3})|["']([0-7]{3,4})["']|(\d{1,4}))\b"#,
+        )
+        .ok()
+    });
+    let c = CALL.as_ref()?.captures(rest)?;
+    let path = c.get(1).or(c.get(2))?.as_str().to_owned();
+    let mode = match (c.get(3).or(c.get(4)).or(c.get(5)), c.get(6)) {
+        (Some(octal), _) => octal.as_str().to_owned(),
+        (None, Some(decimal)) => format!("{:o}", decimal.as_str().parse::<u32>().ok()?),
+        _ => return None,
+    };
+    Some((vec![mode, path], c.get(0)?.end()))
+}
+
+/// The words of a shell command from `rest` to its end (`;`, `&`, `|`,
+/// a redirection, a comment, an unbalanced `)`, or a line end that no `\`
+/// continues), quotes removed, `$(…)` kept whole; and the bytes read.
+fn shell_words(rest: &str) -> (Vec<String>, usize) {
+    let (mut words, mut word) = (Vec::new(), String::new());
+    let (mut quote, mut depth) = (None::<char>, 0usize);
+    let mut chars = rest.char_indices().peekable();
+    let mut end = rest.len();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '\\') if chars.peek().is_some_and(|(_, n)| *n == '\n') => {
+                chars.next();
+                push_word(&mut words, &mut word);
+            }
+            (None, '(') => {
+                depth += 1;
+                word.push(c);
+            }
+            (None, ')') if depth > 0 => {
+                depth -= 1;
+                word.push(c);
+            }
+            (None, ' ' | '\t') if depth == 0 => push_word(&mut words, &mut word),
+            (None, c) if depth == 0 && (c == '\n' || ";&|<>)#`".contains(c)) => {
+                let fd = (c == '>' || c == '<') && word.bytes().all(|b| b.is_ascii_digit());
+                end = if fd { i - word.len() } else { i };
+                if !fd {
+                    push_word(&mut words, &mut word);
+                }
+                break;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    word.clear();
+    (words, end)
+}
+
+fn push_word(words: &mut Vec<String>, word: &mut String) {
+    if !word.is_empty() {
+        words.push(std::mem::take(word));
+    }
+}
+
+/// Whether `chmod WORDS` opens a path the table names, and which.
+fn judge(words: &[String], perms: &Permissions) -> Option<Opened> {
+    let is_option = |w: &&String| w.starts_with('-') && grant(w).is_none();
+    let recursive = words
+        .iter()
+        .take_while(is_option)
+        .any(|w| w.as_str() == "--recursive" || (!w.starts_with("--") && w.contains('R')));
+    let mut rest = words.iter().skip_while(is_option);
+    let g = grant(rest.next()?)?;
+    // A sticky folder (1777, not recursive) is how /tmp is meant to be.
+    let writable = g.others_write && (recursive || !g.sticky);
+    for operand in rest {
+        if operand.starts_with('-') {
+            continue;
+        }
+        let path = normal_path(operand);
+        if writable && (trusted(&path, perms) || shared(operand, perms)) {
+            return Some(Opened::Writable(operand.clone()));
+        }
+        if g.others_read && secret(&path, recursive, perms) {
+            return Some(Opened::Readable(operand.clone()));
+        }
+    }
+    None
+}
+
+/// A path as the table writes it: lowercase, `/`-separated, the home as
+/// `~` (`$HOME`, `${HOME}`, `/home/NAME`, `/Users/NAME`), no trailing `/`.
+pub fn normal_path(path: &str) -> String {
+    let mut p = path.trim().to_lowercase().replace('\\', "/");
+    for home in ["${home}", "$home"] {
+        if let Some(rest) = p.strip_prefix(home) {
+            p = format!("~{rest}");
+        }
+    }
+    for root in ["/home/", "/users/"] {
+        if let Some(rest) = p.strip_prefix(root) {
+            let after = rest.find('/').map_or("", |i| &rest[i..]);
+            if !rest.is_empty() {
+                p = format!("~{after}");
+            }
+        }
+    }
+    while p.contains("//") {
+        p = p.replace("//", "/");
+    }
+    if p.len() > 1 {
+        p = p.trim_end_matches('/').to_owned();
+    }
+    p
+}
+
+fn under(path: &str, root: &str) -> bool {
+    path == root
+        || path
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('/') || root.ends_with('/'))
+}
+
+/// A system folder (not a scratch one), the home or a folder of it the
+/// table lists.
+fn trusted(path: &str, perms: &Permissions) -> bool {
+    let system = perms.system.iter().any(|r| {
+        if r == "/" {
+            path == "/"
+        } else {
+            under(path, r)
+        }
+    });
+    let scratch = perms.scratch.iter().any(|r| under(path, r));
+    let home = path == "~" || perms.home.iter().any(|r| under(path, r));
+    (system && !scratch) || home
+}
+
+/// A shared package folder: named by the table's words, in the path or
+/// in the command substitution that computes it.
+fn shared(operand: &str, perms: &Permissions) -> bool {
+    let lower = operand.to_lowercase();
+    perms.shared.iter().any(|w| lower.contains(w.as_str()))
+}
+
+/// A secret file, or with `-R` a folder of secrets.
+fn secret(path: &str, recursive: bool, perms: &Permissions) -> bool {
+    let is = |p: &str| {
+        perms.secret.iter().any(|r| r.is_match(p)) && !perms.public.iter().any(|r| r.is_match(p))
+    };
+    is(path) || (recursive && is(&format!("{path}/")))
+}
