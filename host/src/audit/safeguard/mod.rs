@@ -59,15 +59,52 @@ struct Unit {
 /// Every finding of the tier in `text`, read as `file`.
 pub fn scan(file: &str, text: &str) -> Vec<Hit> {
     let units = units(file, text);
+    let listeners: Vec<Listener<'_>> = units.iter().map(|u| listener(text, u)).collect();
     let tunnels = tunnels(text);
     let mut out = Vec::new();
-    for u in &units {
-        out.extend(unit_hits(text, u, &tunnels));
+    for (u, own) in units.iter().zip(&listeners) {
+        let mut found = own.found.clone();
+        // The same port elsewhere in the file is the same listener (a
+        // block shown as what not to do lends it nothing).
+        let others = units.iter().zip(&listeners).filter(|(v, l)| {
+            v.start != u.start && !v.warned && l.ports.iter().any(|p| own.ports.contains(p))
+        });
+        for (_, l) in others {
+            found.extend(l.found.iter().copied());
+        }
+        let forwarded = tunnels
+            .iter()
+            .filter(|(_, p)| p.iter().any(|p| own.ports.contains(p)));
+        found.extend(forwarded.map(|(f, _)| *f));
+        out.extend(unit_hits(text, u, &found));
     }
     if text.contains("chmod") {
         out.extend(permission_hits(text, &units));
     }
     out
+}
+
+/// A unit's weakening settings and the ports it names.
+struct Listener<'t> {
+    found: Vec<Found<'t>>,
+    ports: Vec<u16>,
+}
+
+fn listener(text: &str, u: &Unit) -> Listener<'static> {
+    let t = table();
+    let listed = settings::settings(&text[u.start..u.end]);
+    let mut found: Vec<Found<'static>> = Vec::new();
+    for s in &listed {
+        found.extend(weakens(s, t).into_iter().map(|spec| Found {
+            start: u.start + s.start,
+            end: u.start + s.end,
+            marks: &spec.marks,
+        }));
+    }
+    Listener {
+        found,
+        ports: ports(&listed),
+    }
 }
 
 /// What gives a unit marks: a weakening setting, or a tunnel to its port.
@@ -217,24 +254,10 @@ fn warns(lead: &str) -> bool {
     CUE.as_ref().is_some_and(|re| re.is_match(lead))
 }
 
-/// The finding of each combination whose marks the unit's settings (and
-/// a tunnel to one of its ports) hold.
-fn unit_hits(text: &str, u: &Unit, tunnels: &[(Found<'static>, Vec<u16>)]) -> Vec<Hit> {
+/// The finding of each combination whose marks `found` (the unit's
+/// settings, and those of the same port) hold.
+fn unit_hits(text: &str, u: &Unit, found: &[Found<'_>]) -> Vec<Hit> {
     let t = table();
-    let listed = settings::settings(&text[u.start..u.end]);
-    let mut found: Vec<Found<'_>> = Vec::new();
-    for s in &listed {
-        found.extend(weakens(s, t).into_iter().map(|spec| Found {
-            start: u.start + s.start,
-            end: u.start + s.end,
-            marks: &spec.marks,
-        }));
-    }
-    let own = ports(&listed);
-    let forwarded = tunnels
-        .iter()
-        .filter(|(_, p)| p.iter().any(|p| own.contains(p)));
-    found.extend(forwarded.map(|(f, _)| *f));
     let mut fired: Vec<&table::Combination> = Vec::new();
     let mut out = Vec::new();
     for combo in &t.combinations {
@@ -244,7 +267,7 @@ fn unit_hits(text: &str, u: &Unit, tunnels: &[(Found<'static>, Vec<u16>)]) -> Ve
         if covered {
             continue;
         }
-        if let Some(hit) = combination_hit(text, u, combo, &found) {
+        if let Some(hit) = combination_hit(text, u, combo, found) {
             fired.push(combo);
             out.push(hit);
         }

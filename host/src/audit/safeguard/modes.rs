@@ -96,7 +96,7 @@ pub fn openings(text: &str, perms: &Permissions) -> Vec<Opening> {
             Some(c) => c,
             None => shell_words(rest),
         };
-        if let Some(opened) = judge(&words, perms) {
+        if let Some(opened) = judge(&words, &text[..at], perms) {
             let end = at + "chmod".len() + len;
             out.push(Opening {
                 start: at,
@@ -174,8 +174,10 @@ fn push_word(words: &mut Vec<String>, word: &mut String) {
     }
 }
 
-/// Whether `chmod WORDS` opens a path the table names, and which.
-fn judge(words: &[String], perms: &Permissions) -> Option<Opened> {
+/// Whether `chmod WORDS` opens a path the table names, and which;
+/// `before` is the text before it, where `find` names the paths of `{}`
+/// and a literal assignment gives a `$NAME` its value.
+fn judge(words: &[String], before: &str, perms: &Permissions) -> Option<Opened> {
     let is_option = |w: &&String| w.starts_with('-') && grant(w).is_none();
     let recursive = words
         .iter()
@@ -185,10 +187,12 @@ fn judge(words: &[String], perms: &Permissions) -> Option<Opened> {
     let g = grant(rest.next()?)?;
     // A sticky folder (1777, not recursive) is how /tmp is meant to be.
     let writable = g.others_write && (recursive || !g.sticky);
-    for operand in rest {
-        if operand.starts_with('-') {
-            continue;
-        }
+    let mut operands: Vec<String> = rest.filter(|w| !w.starts_with('-')).cloned().collect();
+    if operands.is_empty() || operands.iter().any(|o| o == "{}") {
+        operands = found_paths(before);
+    }
+    for operand in operands.iter().map(|o| expand(o, before)) {
+        let operand = &operand;
         let path = normal_path(operand);
         if writable && (trusted(&path, perms) || shared(operand, perms)) {
             return Some(Opened::Writable(operand.clone()));
@@ -198,6 +202,59 @@ fn judge(words: &[String], perms: &Permissions) -> Option<Opened> {
         }
     }
     None
+}
+
+/// The paths a `find` on the line before names (`find /usr/local -type
+/// d -exec chmod 777 {} +`, `find /opt | xargs chmod o+w`).
+fn found_paths(before: &str) -> Vec<String> {
+    let line = before.rsplit('\n').next().unwrap_or(before);
+    let Some(at) = line.rfind("find ") else {
+        return Vec::new();
+    };
+    shell_words(&line[at + "find ".len()..])
+        .0
+        .into_iter()
+        .skip_while(|w| matches!(w.as_str(), "-H" | "-L" | "-P"))
+        .take_while(|w| !w.starts_with(['-', '(', '!']))
+        .collect()
+}
+
+/// `$NAME/rest` or `${NAME}/rest` with the last literal `NAME=value`
+/// before it put in; anything else as it is.
+fn expand(operand: &str, before: &str) -> String {
+    let Some(var) = operand.strip_prefix('$') else {
+        return operand.to_owned();
+    };
+    let (name, rest) = match var.strip_prefix('{') {
+        Some(v) => v.split_once('}').unwrap_or((v, "")),
+        None => var.split_at(
+            var.find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(var.len()),
+        ),
+    };
+    if name.is_empty() || name.eq_ignore_ascii_case("home") {
+        return operand.to_owned();
+    }
+    let assign = format!("{name}=");
+    let value = before
+        .match_indices(&assign)
+        .filter(|(i, _)| {
+            before[..*i]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+        })
+        .last()
+        .and_then(|(i, _)| {
+            shell_words(&before[i + assign.len()..])
+                .0
+                .into_iter()
+                .next()
+        });
+    match value {
+        Some(v) => format!("{v}{rest}"),
+        None => operand.to_owned(),
+    }
 }
 
 /// A path as the table writes it: lowercase, `/`-separated, the home as

@@ -248,3 +248,28 @@ fn a_tunnel_to_a_service_that_keeps_its_login_is_not_high() {
     let kept = "```bash\nnpm run dev -- --port 5173\nngrok http 5173\n```\n";
     assert_eq!(settings_max("SKILL.md", kept), None);
 }
+
+#[test]
+fn modes_given_through_find_or_a_variable_are_read() {
+    let find = "```bash\nsudo find /usr/local -type d -exec chmod 777 {} +\n```\n";
+    assert_eq!(perms_max("SKILL.md", find), Some(Severity::High));
+    let xargs = "```bash\nfind /opt/tools -name '*.so' | sudo xargs chmod a+w\n```\n";
+    assert_eq!(perms_max("SKILL.md", xargs), Some(Severity::High));
+    let var = "```bash\nPREFIX=/usr/local\nsudo chmod -R 777 \"$PREFIX/lib\"\n```\n";
+    assert_eq!(perms_max("SKILL.md", var), Some(Severity::High));
+    // The same shapes on the project's own folders.
+    let own = "```bash\nfind ./dist -type f -exec chmod 644 {} +\nOUT=./build\nchmod -R 777 \"$OUT\"\n```\n";
+    assert_eq!(perms_max("SKILL.md", own), None);
+}
+
+#[test]
+fn blocks_that_name_the_same_port_are_one_listener() {
+    let split = "```bash\njupyter lab --ip=0.0.0.0 --port=8890 &\n```\n\nThen, in the config:\n\n```python\nc.ServerApp.port = 8890\nc.ServerApp.token = ''\n```\n";
+    assert_eq!(settings_max("SKILL.md", split), Some(Severity::High));
+    // Other ports: a container's server and a local kernel without a token.
+    let apart = "```bash\nuvicorn app:app --host 0.0.0.0 --port 8000\n```\n\n```bash\njupyter lab --port 8888 --ServerApp.token=''\n```\n";
+    assert_eq!(settings_max("SKILL.md", apart), Some(Severity::Low));
+    // A block shown as what not to do lends its settings to no other.
+    let warned = "Insecure, never do this:\n\n```bash\njupyter lab --ServerApp.token='' --port 8888\n```\n\n```bash\njupyter lab --ip 0.0.0.0 --port 8888\n```\n";
+    assert!(settings_max("SKILL.md", warned) < Some(Severity::High));
+}
