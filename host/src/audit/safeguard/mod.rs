@@ -78,7 +78,7 @@ pub fn scan(file: &str, text: &str) -> Vec<Hit> {
         found.extend(forwarded.map(|(f, _)| *f));
         out.extend(unit_hits(text, u, &found));
     }
-    if text.contains("chmod") {
+    if modes::may_set_modes(text) {
         out.extend(permission_hits(text, &units));
     }
     out
@@ -303,6 +303,7 @@ fn weak_value(spec: &table::Setting, v: &str) -> bool {
     }
     (spec.empty && v.is_empty())
         || (spec.any_host && settings::any_host(v))
+        || (spec.published && settings::published(v))
         || spec.values.iter().any(|x| x == v)
         || spec
             .contains

@@ -82,27 +82,57 @@ fn symbolic(clause: &str, g: &mut Grant) -> Option<()> {
     Some(())
 }
 
-/// Every `chmod` of `text` that opens a path the table names.
+/// A command that sets a mode: its name and how its words give the
+/// grant, whether it recurses, and the paths.
+type Reader = fn(&[String]) -> Option<Modal>;
+
+/// What a mode-setting command does, read from its words.
+struct Modal {
+    grant: Grant,
+    recursive: bool,
+    operands: Vec<String>,
+}
+
+const COMMANDS: [(&str, Reader); 5] = [
+    ("chmod", chmod),
+    ("mkdir", with_mode_option),
+    ("install", with_mode_option),
+    ("setfacl", setfacl),
+    ("icacls", icacls),
+];
+
+/// Whether `text` names a command that sets a mode at all.
+pub fn may_set_modes(text: &str) -> bool {
+    COMMANDS.iter().any(|(name, _)| text.contains(name))
+}
+
+/// Every command of `text` that sets a mode opening a path the table
+/// names: `chmod` (and `os.chmod`, `fs.chmod[Sync]`), `mkdir -m`,
+/// `install -m`, `setfacl -m o::…`, `icacls … /grant Everyone:…`.
 pub fn openings(text: &str, perms: &Permissions) -> Vec<Opening> {
     let mut out = Vec::new();
-    for (at, _) in text.match_indices("chmod") {
-        let before = text[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
-            continue;
-        }
-        let rest = &text[at + "chmod".len()..];
-        let call = script_call(rest);
-        let (words, len) = match call {
-            Some(c) => c,
-            None => shell_words(rest),
-        };
-        if let Some(opened) = judge(&words, &text[..at], perms) {
-            let end = at + "chmod".len() + len;
-            out.push(Opening {
-                start: at,
-                end,
-                opened,
-            });
+    for (name, read) in COMMANDS {
+        for (at, _) in text.match_indices(name) {
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+                continue;
+            }
+            let rest = &text[at + name.len()..];
+            let call = if name == "chmod" {
+                script_call(rest)
+            } else {
+                None
+            };
+            let (words, len) = call.unwrap_or_else(|| shell_words(rest));
+            let opened = read(&words).and_then(|m| judge(m, &text[..at], perms));
+            if let Some(opened) = opened {
+                let end = at + name.len() + len;
+                out.push(Opening {
+                    start: at,
+                    end,
+                    opened,
+                });
+            }
         }
     }
     out
@@ -174,20 +204,121 @@ fn push_word(words: &mut Vec<String>, word: &mut String) {
     }
 }
 
-/// Whether `chmod WORDS` opens a path the table names, and which;
-/// `before` is the text before it, where `find` names the paths of `{}`
-/// and a literal assignment gives a `$NAME` its value.
-fn judge(words: &[String], before: &str, perms: &Permissions) -> Option<Opened> {
+/// `chmod [OPTIONS] MODE PATH…`.
+fn chmod(words: &[String]) -> Option<Modal> {
     let is_option = |w: &&String| w.starts_with('-') && grant(w).is_none();
     let recursive = words
         .iter()
         .take_while(is_option)
         .any(|w| w.as_str() == "--recursive" || (!w.starts_with("--") && w.contains('R')));
     let mut rest = words.iter().skip_while(is_option);
-    let g = grant(rest.next()?)?;
+    let grant = grant(rest.next()?)?;
+    let operands = rest.filter(|w| !w.starts_with('-')).cloned().collect();
+    Some(Modal {
+        grant,
+        recursive,
+        operands,
+    })
+}
+
+/// `mkdir -m MODE PATH…`, `install -m MODE … PATH` (also `--mode=MODE`,
+/// `-mMODE`).
+fn with_mode_option(words: &[String]) -> Option<Modal> {
+    let mut mode = None;
+    let mut operands = Vec::new();
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        if w == "-m" || w == "--mode" {
+            mode = it.next().cloned();
+        } else if let Some(m) = w.strip_prefix("--mode=").or_else(|| w.strip_prefix("-m")) {
+            mode = Some(m.to_owned());
+        } else if !w.starts_with('-') {
+            operands.push(w.clone());
+        }
+    }
+    Some(Modal {
+        grant: grant(&mode?)?,
+        recursive: false,
+        operands,
+    })
+}
+
+/// `setfacl [-R] -m o::rwx,… PATH…` (also `other:`, `-M`-less forms).
+fn setfacl(words: &[String]) -> Option<Modal> {
+    let mut g = Grant::default();
+    let (mut recursive, mut operands) = (false, Vec::new());
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        if w == "-m" || w == "--modify" {
+            for entry in it.next()?.split(',') {
+                let (who, perm) = entry.rsplit_once(':')?;
+                if matches!(who.trim_end_matches(':'), "o" | "other") {
+                    g.others_read |= perm.contains('r');
+                    g.others_write |= perm.contains('w');
+                }
+            }
+        } else if w.starts_with('-') {
+            recursive |= w == "-R" || w == "--recursive";
+        } else {
+            operands.push(w.clone());
+        }
+    }
+    Some(Modal {
+        grant: g,
+        recursive,
+        operands,
+    })
+}
+
+/// `icacls PATH /grant[:r] PRINCIPAL:(OI)(CI)F …`: a grant to everyone or
+/// every user (`Everyone`, `Users`, `Authenticated Users`, their SIDs).
+fn icacls(words: &[String]) -> Option<Modal> {
+    const ALL: [&str; 7] = [
+        "everyone",
+        "*s-1-1-0",
+        "users",
+        "builtin\\users",
+        "authenticated users",
+        "*s-1-5-11",
+        "*s-1-5-32-545",
+    ];
+    let path = words.first()?.clone();
+    let mut g = Grant::default();
+    let mut granting = false;
+    for w in &words[1..] {
+        let lower = w.to_lowercase();
+        if lower.starts_with("/grant") {
+            granting = true;
+        } else if lower.starts_with('/') {
+            granting = false;
+        } else if let Some((_, perms)) = lower
+            .rsplit_once(':')
+            .filter(|(who, _)| granting && ALL.contains(who))
+        {
+            let rights = perms.rsplit(')').next().unwrap_or(perms);
+            g.others_write |= rights.contains(['f', 'm', 'w']);
+            g.others_read |= rights.contains(['f', 'm', 'r']);
+        }
+    }
+    let recursive = words.iter().any(|w| w.eq_ignore_ascii_case("/t"));
+    Some(Modal {
+        grant: g,
+        recursive,
+        operands: vec![path],
+    })
+}
+
+/// Whether a mode-setting command opens a path the table names, and
+/// which; `before` is the text before it, where `find` names the paths of
+/// `{}` and a literal assignment gives a `$NAME` its value.
+fn judge(m: Modal, before: &str, perms: &Permissions) -> Option<Opened> {
+    let Modal {
+        grant: g,
+        recursive,
+        mut operands,
+    } = m;
     // A sticky folder (1777, not recursive) is how /tmp is meant to be.
     let writable = g.others_write && (recursive || !g.sticky);
-    let mut operands: Vec<String> = rest.filter(|w| !w.starts_with('-')).cloned().collect();
     if operands.is_empty() || operands.iter().any(|o| o == "{}") {
         operands = found_paths(before);
     }
@@ -261,6 +392,21 @@ fn expand(operand: &str, before: &str) -> String {
 /// `~` (`$HOME`, `${HOME}`, `/home/NAME`, `/Users/NAME`), no trailing `/`.
 pub fn normal_path(path: &str) -> String {
     let mut p = path.trim().to_lowercase().replace('\\', "/");
+    for (var, is) in [
+        ("$env:programfiles", "c:/program files"),
+        ("%programfiles%", "c:/program files"),
+        ("$env:windir", "c:/windows"),
+        ("%windir%", "c:/windows"),
+        ("%systemroot%", "c:/windows"),
+        ("$env:programdata", "c:/programdata"),
+        ("%programdata%", "c:/programdata"),
+        ("$env:userprofile", "~"),
+        ("%userprofile%", "~"),
+    ] {
+        if let Some(rest) = p.strip_prefix(var) {
+            p = format!("{is}{rest}");
+        }
+    }
     for home in ["${home}", "$home"] {
         if let Some(rest) = p.strip_prefix(home) {
             p = format!("~{rest}");

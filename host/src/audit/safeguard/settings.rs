@@ -28,7 +28,7 @@ const NEXT: &str = r#""(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s\-\\'"`|;&<>{][^\s;&|<>]
 fn scanner() -> Option<&'static Regex> {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         let pattern = format!(
-            r#"--(?P<fk>[A-Za-z][\w.-]*)(?:=(?P<fv>{VALUE})|[ \t]+(?P<fs>{NEXT}))?|(?P<q>["']?)(?P<ak>[A-Za-z_][\w.-]*)["']?(?P<pre>[ \t]*)(?P<sep>:|=)(?P<post>[ \t]*)(?P<av>{VALUE})|(?P<open>\{{)|(?P<close>\}})"#
+            r#"--(?P<fk>[A-Za-z][\w.-]*)(?:=(?P<fv>{VALUE})|[ \t]+(?P<fs>{NEXT}))?|-(?P<sk>[A-Za-z])[ \t]+(?P<sv>{NEXT})|(?P<q>["']?)(?P<ak>[A-Za-z_][\w.-]*)["']?(?P<pre>[ \t]*)(?P<sep>:|=)(?P<post>[ \t]*)(?P<av>{VALUE})|(?P<open>\{{)|(?P<close>\}})"#
         );
         super::table::compile(&pattern).ok()
     });
@@ -86,6 +86,7 @@ pub fn settings(unit: &str) -> Vec<Setting> {
     let mut offset = 0;
     for line in unit.split_inclusive('\n') {
         nest.line(line);
+        out.extend(list_item(&nest, line, offset));
         for c in re.captures_iter(line) {
             read_capture(&c, line, offset, &mut nest, &mut out);
         }
@@ -107,6 +108,10 @@ fn read_capture(
     } else if c.name("close").is_some() {
         nest.braces.pop();
     } else if !bounded(line, all.start()) {
+    } else if let (Some(key), Some(v)) = (c.name("sk"), c.name("sv")) {
+        let (start, end) = (offset + all.start(), offset + all.end());
+        let values = vec![unquote(v.as_str())];
+        out.push(negated(nest.path(key.as_str()), values, start, end));
     } else if let Some(key) = c.name("fk") {
         out.push(flag(
             nest,
@@ -135,6 +140,32 @@ fn read_capture(
 fn shell_empty(c: &regex::Captures<'_>) -> bool {
     let len = |n: &str| c.name(n).map_or(0, |m| m.len());
     c.name("sep").is_some_and(|s| s.as_str() == "=") && len("pre") == 0 && len("post") > 0
+}
+
+/// A YAML list item under a key (`ports:` then `- "8888:8888"`): a value
+/// of that key.
+fn list_item(nest: &Nesting, line: &str, offset: usize) -> Option<Setting> {
+    static ITEM: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        super::table::compile(
+            r#"^[ \t]*-[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s"'#:]+(?::[^\s"'#:]+)*)[ \t]*$"#,
+        )
+        .ok()
+    });
+    if nest.yaml.is_empty() {
+        return None;
+    }
+    let item = ITEM
+        .as_ref()?
+        .captures(line.trim_end_matches(['\n', '\r']))?
+        .get(1)?;
+    let mut path = nest.path("");
+    path.pop();
+    Some(Setting {
+        path,
+        values: vec![unquote(item.as_str())],
+        start: offset + item.start(),
+        end: offset + item.end(),
+    })
 }
 
 /// Whether a match at `at` starts a word: not inside a longer name.
@@ -220,6 +251,23 @@ pub fn any_host(value: &str) -> bool {
     match host {
         "0.0.0.0" | "::" | "*" => true,
         "" => port.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+        _ => false,
+    }
+}
+
+/// Whether `value` publishes a port on every interface: `HOST:CONTAINER`
+/// (ranges and `/tcp` too) with no address, or with one of every
+/// interface.
+pub fn published(value: &str) -> bool {
+    let v = value.split('/').next().unwrap_or(value);
+    let ports = |s: &str| {
+        s.split('-')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let parts: Vec<&str> = v.rsplitn(3, ':').collect();
+    match parts.as_slice() {
+        [c, h] => ports(c) && ports(h),
+        [c, h, addr] => ports(c) && ports(h) && matches!(*addr, "0.0.0.0" | "[::]" | "::" | "*"),
         _ => false,
     }
 }

@@ -30,6 +30,10 @@ pub struct Setting {
     pub empty: bool,
     #[serde(default)]
     pub any_host: bool,
+    /// A published port (`8888:8888`, `0.0.0.0:80:80`): Docker and
+    /// Compose publish on every interface unless given an address.
+    #[serde(default)]
+    pub published: bool,
     #[serde(default)]
     pub contains: Vec<String>,
     pub why: String,
@@ -134,7 +138,7 @@ fn check_setting(s: &Setting) -> Result<(), String> {
     if s.keys.is_empty() || !lowercase(&s.keys) || !lowercase(&s.values) {
         return Err(format!("setting {name}: keys and values must be lowercase"));
     }
-    if s.values.is_empty() && !s.empty && !s.any_host && s.contains.is_empty() {
+    if s.values.is_empty() && !s.empty && !s.any_host && !s.published && s.contains.is_empty() {
         return Err(format!("setting {name}: no value makes it weak"));
     }
     if s.marks.is_empty() || s.why.is_empty() {

@@ -273,3 +273,45 @@ fn blocks_that_name_the_same_port_are_one_listener() {
     let warned = "Insecure, never do this:\n\n```bash\njupyter lab --ServerApp.token='' --port 8888\n```\n\n```bash\njupyter lab --ip 0.0.0.0 --port 8888\n```\n";
     assert!(settings_max("SKILL.md", warned) < Some(Severity::High));
 }
+
+#[test]
+fn a_published_container_port_without_a_login_is_exposed() {
+    let run = "```bash\ndocker run -d -p 8888:8888 quay.io/jupyter/base-notebook \\\n  start-notebook.py --IdentityProvider.token=''\n```\n";
+    assert_eq!(settings_max("SKILL.md", run), Some(Severity::High));
+    let compose = "services:\n  lab:\n    image: jupyter/base-notebook\n    ports:\n      - \"8888:8888\"\n    environment:\n      JUPYTER_TOKEN: \"\"\n";
+    assert_eq!(
+        settings_max("docker-compose.yml", compose),
+        Some(Severity::High)
+    );
+    // Published on loopback only, or a published port that keeps its login.
+    let local = "```bash\ndocker run -p 127.0.0.1:8888:8888 img start-notebook.py --IdentityProvider.token=''\n```\n";
+    assert_eq!(settings_max("SKILL.md", local), Some(Severity::Low));
+    let kept = "```bash\ndocker run -d -p 8080:80 nginx\nssh -p 2222 me@host\n```\n";
+    assert_eq!(settings_max("SKILL.md", kept), None);
+    assert!(settings::published("0.0.0.0:80:80/tcp") && settings::published("3000-3005:3000-3005"));
+    assert!(!settings::published("127.0.0.1:80:80") && !settings::published("2222"));
+}
+
+#[test]
+fn modes_set_by_other_commands_are_read_too() {
+    let cases = [
+        "```bash\nsudo mkdir -p -m 777 /opt/shared-tools\n```\n",
+        "```bash\nsudo install -d --mode=0777 /usr/local/share/agent\n```\n",
+        "```bash\ninstall -m 644 key.tmp ~/.config/acme/credentials\n```\n",
+        "```bash\nsudo setfacl -R -m u::rwx,o::rwx /usr/local\n```\n",
+        "```powershell\nicacls \"C:\\Program Files\\AgentTool\" /grant Everyone:(OI)(CI)F /T\n```\n",
+        "```powershell\nicacls $env:ProgramFiles\\Tool /grant:r \"BUILTIN\\Users:(OI)(CI)M\"\n```\n",
+    ];
+    for text in cases {
+        assert_eq!(perms_max("SKILL.md", text), Some(Severity::High), "{text}");
+    }
+    let honest = [
+        "```bash\nmkdir -p -m 700 ~/.config/acme && install -m 600 key.tmp ~/.config/acme/credentials\n```\n",
+        "```bash\nsudo install -m 755 build/tool /usr/local/bin/tool\nnpm install --save-dev jest\n```\n",
+        "```bash\nsetfacl -m u:alice:rwx /srv/project\n```\n",
+        "```powershell\nicacls \"C:\\Program Files\\AgentTool\" /grant Administrators:F\nicacls .\\build /grant Everyone:F\n```\n",
+    ];
+    for text in honest {
+        assert_eq!(perms_max("SKILL.md", text), None, "{text}");
+    }
+}
