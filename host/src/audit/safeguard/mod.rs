@@ -18,6 +18,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use crate::audit::Severity;
@@ -60,17 +61,22 @@ struct Unit {
 pub fn scan(file: &str, text: &str) -> Vec<Hit> {
     let units = units(file, text);
     let listeners: Vec<Listener<'_>> = units.iter().map(|u| listener(text, u)).collect();
+    let by_port = by_port(&units, &listeners);
     let tunnels = tunnels(text);
     let mut out = Vec::new();
-    for (u, own) in units.iter().zip(&listeners) {
+    for (i, (u, own)) in units.iter().zip(&listeners).enumerate() {
         let mut found = own.found.clone();
-        // The same port elsewhere in the file is the same listener (a
-        // block shown as what not to do lends it nothing).
-        let others = units.iter().zip(&listeners).filter(|(v, l)| {
-            v.start != u.start && !v.warned && l.ports.iter().any(|p| own.ports.contains(p))
-        });
-        for (_, l) in others {
-            found.extend(l.found.iter().copied());
+        // The same port elsewhere in the file is the same listener.
+        let mut others: Vec<usize> = own
+            .ports
+            .iter()
+            .flat_map(|p| by_port.get(p).into_iter().flatten().copied())
+            .filter(|&j| j != i)
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        for j in others {
+            found.extend(listeners[j].found.iter().copied());
         }
         let forwarded = tunnels
             .iter()
@@ -80,6 +86,28 @@ pub fn scan(file: &str, text: &str) -> Vec<Hit> {
     }
     if modes::may_set_modes(text) {
         out.extend(permission_hits(text, &units));
+    }
+    out
+}
+
+/// Most units of one port joined to another: honest files name a port
+/// a few times, and the bound keeps a hostile file linear.
+const MAX_SAME_PORT: usize = 16;
+
+/// The units with weakening settings by the ports they name (a block
+/// shown as what not to do lends nothing).
+fn by_port(units: &[Unit], listeners: &[Listener<'_>]) -> HashMap<u16, Vec<usize>> {
+    let mut out: HashMap<u16, Vec<usize>> = HashMap::new();
+    for (i, (u, l)) in units.iter().zip(listeners).enumerate() {
+        if u.warned || l.found.is_empty() {
+            continue;
+        }
+        for p in &l.ports {
+            let list = out.entry(*p).or_default();
+            if list.len() < MAX_SAME_PORT {
+                list.push(i);
+            }
+        }
     }
     out
 }

@@ -101,6 +101,100 @@ const COMMANDS: [(&str, Reader); 5] = [
     ("icacls", icacls),
 ];
 
+/// Bytes of one command read, and of its line before it searched for
+/// `find`: bounds that keep a hostile file linear.
+const MAX_COMMAND: usize = 4096;
+
+/// Whether the command `name` stands at `at` as a command word: not
+/// inside a longer word, and followed by a blank or `(` (`os.chmod(`,
+/// `fs.chmodSync(`).
+fn command_at(text: &str, at: usize, name: &str) -> bool {
+    let before = text[..at].chars().next_back();
+    let after = text[at + name.len()..].chars().next();
+    let word_before = before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    let sync = name == "chmod" && text[at + name.len()..].starts_with("Sync(");
+    !word_before && (sync || after.is_none_or(|c| c.is_whitespace() || c == '('))
+}
+
+/// The text before a command: its line (for `find`) and the file's
+/// literal assignments before it (for `$NAME`).
+struct Before<'a> {
+    text: &'a str,
+    at: usize,
+    assigns: &'a Assignments,
+}
+
+/// A value as written after `=`: quoted, or up to a blank or an operator.
+fn first_value(rest: &str) -> &str {
+    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let inner = &rest[1..];
+        return inner.find(q).map_or(inner, |e| &inner[..e]);
+    }
+    let end = rest
+        .find(|c: char| c.is_whitespace() || ";&|'\"`".contains(c))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Every literal `NAME=value` of a text, by name, in order.
+struct Assignments(std::collections::HashMap<String, Vec<(usize, String)>>);
+
+impl Assignments {
+    fn of(text: &str) -> Assignments {
+        static NAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
+            super::table::compile(r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]{0,63})=").ok()
+        });
+        let mut map: std::collections::HashMap<String, Vec<(usize, String)>> = Default::default();
+        let Some(re) = NAME.as_ref().filter(|_| text.contains('$')) else {
+            return Assignments(map);
+        };
+        let mut from = 0;
+        while let Some(c) = re.captures_at(text, from) {
+            let (Some(all), Some(n)) = (c.get(0), c.get(1)) else {
+                break;
+            };
+            let value = first_value(bounded(&text[all.end()..], 512));
+            map.entry(n.as_str().to_owned())
+                .or_default()
+                .push((n.start(), value.to_owned()));
+            // Past the value: each byte is read once.
+            from = all.end() + value.len().max(1);
+            while from < text.len() && !text.is_char_boundary(from) {
+                from += 1;
+            }
+            if from >= text.len() {
+                break;
+            }
+        }
+        Assignments(map)
+    }
+
+    /// The last value given to `name` before byte `at`.
+    fn before(&self, name: &str, at: usize) -> Option<&str> {
+        let list = self.0.get(name)?;
+        let n = list.partition_point(|(p, _)| *p < at);
+        n.checked_sub(1).map(|i| list[i].1.as_str())
+    }
+}
+
+/// The first `max` bytes of `text`, at a character boundary.
+fn bounded(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The last `max` bytes of `text`, at a character boundary.
+fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
 /// Whether `text` names a command that sets a mode at all.
 pub fn may_set_modes(text: &str) -> bool {
     COMMANDS.iter().any(|(name, _)| text.contains(name))
@@ -111,20 +205,25 @@ pub fn may_set_modes(text: &str) -> bool {
 /// `install -m`, `setfacl -m o::…`, `icacls … /grant Everyone:…`.
 pub fn openings(text: &str, perms: &Permissions) -> Vec<Opening> {
     let mut out = Vec::new();
+    let assigns = Assignments::of(text);
     for (name, read) in COMMANDS {
         for (at, _) in text.match_indices(name) {
-            let before = text[..at].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+            if !command_at(text, at, name) {
                 continue;
             }
-            let rest = &text[at + name.len()..];
+            let rest = bounded(&text[at + name.len()..], MAX_COMMAND);
             let call = if name == "chmod" {
                 script_call(rest)
             } else {
                 None
             };
             let (words, len) = call.unwrap_or_else(|| shell_words(rest));
-            let opened = read(&words).and_then(|m| judge(m, &text[..at], perms));
+            let before = Before {
+                text: tail(&text[..at], MAX_COMMAND),
+                at,
+                assigns: &assigns,
+            };
+            let opened = read(&words).and_then(|m| judge(m, &before, perms));
             if let Some(opened) = opened {
                 let end = at + name.len() + len;
                 out.push(Opening {
@@ -182,6 +281,11 @@ fn shell_words(rest: &str) -> (Vec<String>, usize) {
                 depth -= 1;
                 word.push(c);
             }
+            (None, ' ' | '\t') if depth == 0 && is_command(&word) => {
+                end = i - word.len();
+                word.clear();
+                break;
+            }
             (None, ' ' | '\t') if depth == 0 => push_word(&mut words, &mut word),
             (None, c) if depth == 0 && (c == '\n' || ";&|<>)#`".contains(c)) => {
                 let fd = (c == '>' || c == '<') && word.bytes().all(|b| b.is_ascii_digit());
@@ -196,6 +300,13 @@ fn shell_words(rest: &str) -> (Vec<String>, usize) {
     }
     word.clear();
     (words, end)
+}
+
+/// A word that is one of the commands this reads (a new command starts,
+/// as in `sudo chmod … && chmod …` without the `&&`).
+fn is_command(word: &str) -> bool {
+    let name = word.rsplit('/').next().unwrap_or(word);
+    COMMANDS.iter().any(|(c, _)| *c == name)
 }
 
 fn push_word(words: &mut Vec<String>, word: &mut String) {
@@ -311,7 +422,7 @@ fn icacls(words: &[String]) -> Option<Modal> {
 /// Whether a mode-setting command opens a path the table names, and
 /// which; `before` is the text before it, where `find` names the paths of
 /// `{}` and a literal assignment gives a `$NAME` its value.
-fn judge(m: Modal, before: &str, perms: &Permissions) -> Option<Opened> {
+fn judge(m: Modal, before: &Before<'_>, perms: &Permissions) -> Option<Opened> {
     let Modal {
         grant: g,
         recursive,
@@ -320,7 +431,7 @@ fn judge(m: Modal, before: &str, perms: &Permissions) -> Option<Opened> {
     // A sticky folder (1777, not recursive) is how /tmp is meant to be.
     let writable = g.others_write && (recursive || !g.sticky);
     if operands.is_empty() || operands.iter().any(|o| o == "{}") {
-        operands = found_paths(before);
+        operands = found_paths(before.text);
     }
     for operand in operands.iter().map(|o| expand(o, before)) {
         let operand = &operand;
@@ -352,7 +463,7 @@ fn found_paths(before: &str) -> Vec<String> {
 
 /// `$NAME/rest` or `${NAME}/rest` with the last literal `NAME=value`
 /// before it put in; anything else as it is.
-fn expand(operand: &str, before: &str) -> String {
+fn expand(operand: &str, before: &Before<'_>) -> String {
     let Some(var) = operand.strip_prefix('$') else {
         return operand.to_owned();
     };
@@ -366,23 +477,7 @@ fn expand(operand: &str, before: &str) -> String {
     if name.is_empty() || name.eq_ignore_ascii_case("home") {
         return operand.to_owned();
     }
-    let assign = format!("{name}=");
-    let value = before
-        .match_indices(&assign)
-        .filter(|(i, _)| {
-            before[..*i]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
-        })
-        .last()
-        .and_then(|(i, _)| {
-            shell_words(&before[i + assign.len()..])
-                .0
-                .into_iter()
-                .next()
-        });
-    match value {
+    match before.assigns.before(name, before.at) {
         Some(v) => format!("{v}{rest}"),
         None => operand.to_owned(),
     }

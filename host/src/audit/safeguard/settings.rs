@@ -28,12 +28,16 @@ const NEXT: &str = r#""(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s\-\\'"`|;&<>{][^\s;&|<>]
 fn scanner() -> Option<&'static Regex> {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         let pattern = format!(
-            r#"--(?P<fk>[A-Za-z][\w.-]*)(?:=(?P<fv>{VALUE})|[ \t]+(?P<fs>{NEXT}))?|-(?P<sk>[A-Za-z])[ \t]+(?P<sv>{NEXT})|(?P<q>["']?)(?P<ak>[A-Za-z_][\w.-]*)["']?(?P<pre>[ \t]*)(?P<sep>:|=)(?P<post>[ \t]*)(?P<av>{VALUE})|(?P<open>\{{)|(?P<close>\}})"#
+            r#"config(?:[ \t]+set)?(?:[ \t]+--[\w-]+)*[ \t]+(?P<ck>[A-Za-z][\w.-]*)[ \t]+(?P<cv>{NEXT})|--(?P<fk>[A-Za-z][\w.-]*)(?:=(?P<fv>{VALUE})|[ \t]+(?P<fs>{NEXT}))?|-(?P<sk>[A-Za-z])[ \t]+(?P<sv>{NEXT})|(?P<q>["']?)(?P<ak>[A-Za-z_][\w.-]*)["']?(?P<pre>[ \t]*)(?P<sep>:|=)(?P<post>[ \t]*)(?P<av>{VALUE})|(?P<open>\{{)|(?P<close>\}})"#
         );
         super::table::compile(&pattern).ok()
     });
     RE.as_ref()
 }
+
+/// Deepest nesting kept; deeper braces or YAML keys are counted, not
+/// joined into paths, so a hostile file cannot make every path long.
+const MAX_DEPTH: usize = 32;
 
 /// Nesting as the scanner has read it so far.
 #[derive(Default)]
@@ -41,6 +45,26 @@ struct Nesting {
     section: Vec<String>,
     yaml: Vec<(usize, String)>,
     braces: Vec<String>,
+    /// Braces opened past `MAX_DEPTH`.
+    deeper: usize,
+}
+
+impl Nesting {
+    fn open(&mut self, key: String) {
+        if self.braces.len() < MAX_DEPTH {
+            self.braces.push(key);
+        } else {
+            self.deeper += 1;
+        }
+    }
+
+    fn close(&mut self) {
+        if self.deeper > 0 {
+            self.deeper -= 1;
+        } else {
+            self.braces.pop();
+        }
+    }
 }
 
 impl Nesting {
@@ -104,28 +128,38 @@ fn read_capture(
 ) {
     let Some(all) = c.get(0) else { return };
     if c.name("open").is_some() {
-        nest.braces.push(String::new());
+        nest.open(String::new());
     } else if c.name("close").is_some() {
-        nest.braces.pop();
+        nest.close();
     } else if !bounded(line, all.start()) {
-    } else if let (Some(key), Some(v)) = (c.name("sk"), c.name("sv")) {
+    } else if let Some((key, v)) = c
+        .name("ck")
+        .zip(c.name("cv"))
+        .or_else(|| c.name("sk").zip(c.name("sv")))
+    {
         let (start, end) = (offset + all.start(), offset + all.end());
         let values = vec![unquote(v.as_str())];
+        out.extend(nested(nest, &values, (start, end)));
         out.push(negated(nest.path(key.as_str()), values, start, end));
     } else if let Some(key) = c.name("fk") {
-        out.push(flag(
+        let s = flag(
             nest,
             key.as_str(),
             c,
             offset + all.start(),
             offset + all.end(),
-        ));
+        );
+        out.extend(nested(nest, &s.values, (s.start, s.end)));
+        out.push(s);
     } else if let (Some(key), Some(value)) = (c.name("ak"), c.name("av")) {
         let colon = c.name("sep").is_some_and(|s| s.as_str() == ":");
         let rest = line[all.end()..].trim();
         if value.as_str() == "{" {
-            nest.braces.push(norm(key.as_str()));
+            nest.open(norm(key.as_str()));
         } else if colon && value.as_str().is_empty() && rest.is_empty() {
+            if nest.yaml.len() >= MAX_DEPTH {
+                return;
+            }
             let indent = line.len() - line.trim_start().len();
             nest.yaml.push((indent, norm(key.as_str())));
         } else {
@@ -134,6 +168,17 @@ fn read_capture(
             out.push(assignment(nest, key.as_str(), value, span));
         }
     }
+}
+
+/// A flag's value that is itself `KEY=VALUE` (`-e JUPYTER_TOKEN=`,
+/// `--set auth.enabled=false`, `-c key=value`): that setting too.
+fn nested(nest: &Nesting, values: &[String], (start, end): (usize, usize)) -> Option<Setting> {
+    let (key, value) = values.iter().find_map(|v| v.split_once('='))?;
+    let keyish = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    keyish.then(|| negated(nest.path(key), vec![unquote(value)], start, end))
 }
 
 /// `NAME= command`: the shell's empty assignment, not `NAME = value`.

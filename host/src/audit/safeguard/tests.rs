@@ -315,3 +315,16 @@ fn modes_set_by_other_commands_are_read_too() {
         assert_eq!(perms_max("SKILL.md", text), None, "{text}");
     }
 }
+
+#[test]
+fn settings_given_by_config_commands_and_in_flag_values_are_read() {
+    let set = "```bash\nopenclaw config set gateway.bind 0.0.0.0\nopenclaw config set gateway.auth.mode none\n```\n";
+    assert_eq!(settings_max("SKILL.md", set), Some(Severity::High));
+    let docker = "```bash\ndocker run -d -e JUPYTER_TOKEN= -p 0.0.0.0:8888:8888 quay.io/jupyter/minimal-notebook\n```\n";
+    assert_eq!(settings_max("SKILL.md", docker), Some(Severity::High));
+    let helm = "```bash\nhelm install dash ./chart --set service.host=0.0.0.0 --set auth.enabled=false\n```\n";
+    assert_eq!(settings_max("SKILL.md", helm), Some(Severity::High));
+    // The same commands keeping the login.
+    let kept = "```bash\nopenclaw config set gateway.bind 0.0.0.0\nopenclaw config set gateway.auth.mode token\ndocker run -e JUPYTER_TOKEN=\"$TOKEN\" -p 8888:8888 img\n```\n";
+    assert_eq!(settings_max("SKILL.md", kept), None);
+}
