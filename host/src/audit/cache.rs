@@ -44,6 +44,7 @@ fn rules_hash() -> &'static str {
             super::VENDORS_TOML,
             super::PACKAGES_TOML,
             super::LEXICON_TOML,
+            super::SAFEGUARDS_TOML,
         ] {
             h.update((data.len() as u64).to_le_bytes());
             h.update(data.as_bytes());

@@ -22,6 +22,7 @@ mod prose;
 mod quoted;
 mod read;
 mod rules;
+mod safeguard;
 mod vendors;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ pub use prose::{
     Entry as PhraseEntry, Intent, PROSE_TOML, Table as PhraseTable, table as phrase_table,
 };
 pub use rules::{RULES_TOML, Rule, RuleSet, decode_blob, rules, spoofed_host};
+pub use safeguard::{PERMISSIONS_RULE, SAFEGUARDS_TOML, SETTINGS_RULE};
 pub use vendors::{VENDORS_TOML, vendor_of};
 
 /// `[audit]` in skillhost.toml: the audit at catalog load.
@@ -364,6 +366,7 @@ fn rule_findings(file: &str, text: &str) -> Vec<Finding> {
     let mut hits = placed_hits(text, is_data_file(file));
     hits.extend(hidden_hits(file, text));
     hits.extend(intent_hits(file, text));
+    hits.extend(safeguard_hits(file, text));
     if hits.is_empty() {
         return Vec::new();
     }
@@ -466,6 +469,21 @@ fn hidden_hits(file: &str, text: &str) -> Vec<Placed<'static>> {
 /// The intents said in the prose of `text` (`intent/`).
 fn intent_hits(file: &str, text: &str) -> Vec<Placed<'static>> {
     intent::scan(file, text)
+        .into_iter()
+        .map(|h| Placed {
+            rule: h.rule,
+            severity: h.severity,
+            start: h.start,
+            end: h.end,
+            note: Some(h.note),
+        })
+        .collect()
+}
+
+/// The settings and file modes of `text` that turn a safeguard off
+/// (`safeguard/`).
+fn safeguard_hits(file: &str, text: &str) -> Vec<Placed<'static>> {
+    safeguard::scan(file, text)
         .into_iter()
         .map(|h| Placed {
             rule: h.rule,
