@@ -7,6 +7,7 @@ use super::Span;
 use crate::audit::flow::{Lang, Taint};
 
 /// An interpreter: its options that take code, a module, or a value.
+#[derive(Clone, Copy)]
 pub(super) struct Interp {
     code: &'static [&'static str],
     module: &'static [&'static str],
@@ -18,10 +19,11 @@ pub(super) struct Interp {
     lang: Option<Lang>,
 }
 
-pub(super) fn interpreter(prog: &str) -> Option<Interp> {
-    let stem = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    Some(match stem {
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" => Interp {
+/// Each interpreter by the names (without a version suffix) it is run as.
+const INTERPRETERS: &[(&[&str], Interp)] = &[
+    (
+        &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"],
+        Interp {
             code: &["-c"],
             module: &[],
             value: &["-o", "-O", "+O"],
@@ -29,7 +31,10 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: None,
         },
-        "python" | "pypy" => Interp {
+    ),
+    (
+        &["python", "pypy"],
+        Interp {
             code: &["-c"],
             module: &["-m"],
             value: &["-W", "-X", "-Q"],
@@ -37,7 +42,10 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: Some(Lang::Python),
         },
-        "node" | "nodejs" | "bun" | "deno" => Interp {
+    ),
+    (
+        &["node", "nodejs", "bun", "deno"],
+        Interp {
             code: &["-e", "--eval", "-p", "--print"],
             module: &[],
             value: &["-r", "--require", "--import", "--loader"],
@@ -45,19 +53,12 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: Some(Lang::JavaScript),
         },
-        "perl" | "ruby" => Interp {
-            code: &["-e", "-E"],
-            module: &[],
-            value: &["-I", "-r", "-M"],
-            shell: false,
-            rest: false,
-            lang: Some(if stem == "perl" {
-                Lang::Perl
-            } else {
-                Lang::Ruby
-            }),
-        },
-        "osascript" | "Rscript" => Interp {
+    ),
+    (&["perl"], one_liner(Lang::Perl)),
+    (&["ruby"], one_liner(Lang::Ruby)),
+    (
+        &["osascript", "Rscript"],
+        Interp {
             code: &["-e", "-E"],
             module: &[],
             value: &["-I"],
@@ -65,7 +66,10 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: None,
         },
-        "lua" | "luajit" => Interp {
+    ),
+    (
+        &["lua", "luajit"],
+        Interp {
             code: &["-e"],
             module: &["-l"],
             value: &[],
@@ -73,7 +77,10 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: Some(Lang::Lua),
         },
-        "php" => Interp {
+    ),
+    (
+        &["php"],
+        Interp {
             code: &["-r"],
             module: &[],
             value: &["-d", "-c"],
@@ -81,7 +88,10 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: Some(Lang::Php),
         },
-        "pwsh" | "powershell" => Interp {
+    ),
+    (
+        &["pwsh", "powershell"],
+        Interp {
             code: &[
                 "-c",
                 "-Command",
@@ -96,7 +106,10 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: false,
             lang: Some(Lang::PowerShell),
         },
-        "cmd" => Interp {
+    ),
+    (
+        &["cmd"],
+        Interp {
             code: &["/c", "/C", "/k", "/K", "/r", "/R"],
             module: &[],
             value: &[],
@@ -104,8 +117,27 @@ pub(super) fn interpreter(prog: &str) -> Option<Interp> {
             rest: true,
             lang: None,
         },
-        _ => return None,
-    })
+    ),
+];
+
+/// Perl's and Ruby's `-e CODE`.
+const fn one_liner(lang: Lang) -> Interp {
+    Interp {
+        code: &["-e", "-E"],
+        module: &[],
+        value: &["-I", "-r", "-M"],
+        shell: false,
+        rest: false,
+        lang: Some(lang),
+    }
+}
+
+pub(super) fn interpreter(prog: &str) -> Option<Interp> {
+    let stem = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    INTERPRETERS
+        .iter()
+        .find(|(names, _)| names.contains(&stem))
+        .map(|(_, interp)| *interp)
 }
 
 /// Whether an interpreter's code option `opt` takes code as text, not
