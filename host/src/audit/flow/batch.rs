@@ -13,7 +13,7 @@ pub(crate) fn to_shell(text: &str) -> String {
     let mut vars: HashMap<String, String> = HashMap::new();
     let mut out = String::with_capacity(text.len());
     for original in text.split('\n') {
-        let expanded = expand(original.trim(), &vars);
+        let expanded = expand_delayed(&expand(original.trim(), &vars), &vars);
         let line = expanded.trim_start_matches('@');
         let mut shell = String::new();
         if let Some((name, value)) = definition(line) {
@@ -113,6 +113,33 @@ fn expand(line: &str, vars: &HashMap<String, String>) -> String {
     out
 }
 
+/// `line` with each `!name!` (delayed expansion, and its `:~a,b` and
+/// `:old=new` forms) of a variable `set` gave replaced by its value; a
+/// `!` that starts no such reference is kept.
+fn expand_delayed(line: &str, vars: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(i) = rest.find('!') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let value = after
+            .find('!')
+            .and_then(|end| Some((end, reference_value(&after[..end], vars)?)));
+        match value {
+            Some((end, v)) => {
+                out.push_str(&v);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('!');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The value of one reference: `name`, `name:~start[,length]`,
 /// `name:old=new`.
 fn reference_value(reference: &str, vars: &HashMap<String, String>) -> Option<String> {
@@ -170,6 +197,16 @@ mod tests {
             lines,
             ["D=\"$TEMP/t\"", "\"$TEMP/t/c.cmd\"", "notepad & x", ""]
         );
+    }
+
+    #[test]
+    fn delayed_expansion_spells_the_command_too() {
+        let bat = "setlocal enabledelayedexpansion\nset k=abcdefghijklmnopqrstuvwxyz\n\
+                   !k:~2,1!!k:~20,1!!k:~17,1!!k:~11,1! -s x\necho Done!\n";
+        let sh = to_shell(bat);
+        let lines: Vec<&str> = sh.lines().map(str::trim_end).collect();
+        assert_eq!(lines[2], "curl -s x");
+        assert_eq!(lines[3], "echo Done!");
     }
 
     #[test]
