@@ -310,10 +310,10 @@ impl<'t> Interpreter<'t> {
 
     /// The characters fields split at: `IFS` as the skill set it (its
     /// literal text), else space, tab and newline.
-    fn ifs(&self) -> Vec<char> {
+    fn ifs(&self) -> &str {
         match self.vars.get("IFS") {
-            Some(v) if !v.text.is_empty() && !v.text.starts_with('$') => v.text.chars().collect(),
-            _ => vec![' ', '\t', '\n'],
+            Some(v) if !v.text.is_empty() && !v.text.starts_with('$') => &v.text,
+            _ => " \t\n",
         }
     }
 

@@ -187,7 +187,7 @@ impl Run<'_, '_> {
                 "command_name" => {
                     if let Some(w) = child.named_child(0) {
                         let v = self.word(cx, w, depth + 1);
-                        words.extend(split_fields(w.kind(), v, &self.me.ifs()));
+                        words.extend(split_fields(w.kind(), v, self.me.ifs()));
                         word_end = Some(child.end_byte());
                     }
                 }
@@ -212,7 +212,7 @@ impl Run<'_, '_> {
                                 == Some(&b'$');
                             self.join(last, w, after_dollar, cx.span(child).0);
                         }
-                        _ => words.extend(split_fields(child.kind(), w, &self.me.ifs())),
+                        _ => words.extend(split_fields(child.kind(), w, self.me.ifs())),
                     }
                     word_end = Some(child.end_byte());
                 }
@@ -776,19 +776,19 @@ fn printed_text(prog: &str, args: &[Value]) -> Option<String> {
 /// An unquoted expansion split into fields by `ifs` (the shell's `IFS`
 /// as the skill set it, else white space); a concatenation at the
 /// breaks an expansion left in it.
-fn split_fields(kind: &str, value: Value, ifs: &[char]) -> Vec<Value> {
-    let break_only = [FIELD_BREAK];
-    let seps: Vec<char> = match kind {
-        "simple_expansion" | "expansion" => ifs.iter().copied().chain(break_only).collect(),
-        "concatenation" => break_only.to_vec(),
+fn split_fields(kind: &str, value: Value, ifs: &str) -> Vec<Value> {
+    let expansion = match kind {
+        "simple_expansion" | "expansion" => true,
+        "concatenation" => false,
         _ => return vec![value],
     };
-    if !value.text.contains(seps.as_slice()) {
+    let sep = |c: char| c == FIELD_BREAK || (expansion && ifs.contains(c));
+    if !value.text.contains(sep) {
         return vec![value];
     }
     value
         .text
-        .split(seps.as_slice())
+        .split(sep)
         .filter(|f| !f.is_empty())
         .map(|f| Value {
             text: f.to_owned(),
