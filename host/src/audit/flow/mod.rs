@@ -43,6 +43,8 @@ mod tests_loaders;
 mod tests_more;
 #[cfg(test)]
 mod tests_reach;
+#[cfg(test)]
+mod tests_remote;
 
 use std::sync::LazyLock;
 
@@ -396,6 +398,26 @@ const SOURCE_WORDS: &[&str] = &[
     "regsvr32",
     "rundll32",
     "scp ",
+    "ssh ",
+    "finger",
+    "nslookup",
+    "dig ",
+    "nc ",
+    "ncat",
+    "netcat",
+    "telnet",
+    "socat",
+    "s_client",
+    "resolve-dnsname",
+    "clipboard",
+    "pbpaste",
+    "wl-paste",
+    "xclip",
+    "xsel",
+    "resolvetxt",
+    "resolver.",
+    // A UNC path: a share on another host.
+    "\\\\",
     "sftp",
     ".recv",
     "socket",

@@ -298,6 +298,9 @@ fn find_scheme(text: &str) -> Option<usize> {
 /// GitLab release or archive (`gitlab.com/O/R/-/archive/…`). What it holds
 /// is the repository's own code, as a clone of it is.
 pub(crate) fn is_release_url(url: &str) -> bool {
+    if is_registry_module(url) {
+        return true;
+    }
     let Some(rest) = url.strip_prefix("https://") else {
         return false;
     };
@@ -323,6 +326,23 @@ pub(crate) fn is_release_url(url: &str) -> bool {
             | ["github.com", _, _, "archive", _, ..]
             | ["gitlab.com", _, _, "-", "archive" | "releases", _, ..]
     )
+}
+
+/// A module of Deno's registries (`https://deno.land/x/…`,
+/// `https://deno.land/std@…/…`, `https://jsr.io/@scope/…`): published
+/// code, as a package is.
+fn is_registry_module(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("https://") else {
+        return false;
+    };
+    let mut parts = rest.split('/');
+    match (parts.next(), parts.next()) {
+        (Some("deno.land"), Some(first)) => {
+            first == "x" || first.starts_with("std@") || first == "std"
+        }
+        (Some("jsr.io"), Some(scope)) => scope.starts_with('@'),
+        _ => false,
+    }
 }
 
 /// Cloud instance metadata endpoints: what they answer under their

@@ -528,7 +528,9 @@ impl Stmt<'_> {
                 };
                 self.hits.exec(self.text, t, span);
             }
-            if self.table.send.iter().any(|p| matches(&call.chain, p)) {
+            if self.table.send.iter().any(|p| matches(&call.chain, p))
+                || self.unvetted_endpoint(&call)
+            {
                 self.hits.send(self.text, t, span);
             }
         }
@@ -770,11 +772,14 @@ impl Stmt<'_> {
                         if self.table.secret.iter().any(|p| matches(&chain, p)) {
                             t = t.union(secret);
                         }
-                    } else if self.lang == Lang::PowerShell
-                        && self.command_position(i)
-                        && self.table.fetch.contains(&tok.text.as_str())
-                    {
-                        t = t.union(self.fetched(i));
+                    } else if self.lang == Lang::PowerShell && self.command_position(i) {
+                        let command = tok.text.as_str();
+                        if self.table.fetch.contains(&command) {
+                            t = t.union(self.fetched(i));
+                        }
+                        if self.table.secret.contains(&command) {
+                            t = t.union(secret);
+                        }
                     }
                 }
                 Kind::Str => {

@@ -189,6 +189,11 @@ impl<'t> Interpreter<'t> {
     }
 
     fn run_code(&mut self, cx: Cx, hits: &mut Hits) {
+        let spread = spread_brace_lists(cx.src);
+        let cx = Cx {
+            src: spread.as_deref().unwrap_or(cx.src),
+            ..cx
+        };
         let Some(tree) = self.parse(cx.src) else {
             self.limit(
                 hits,
@@ -763,4 +768,40 @@ fn is_word(kind: &str) -> bool {
             | "number"
             | "ansi_c_string"
     )
+}
+
+/// `src` with each brace list that stands as a whole word (`{curl,-fsSL,URL}`)
+/// written as the words bash expands it to, the braces and commas made
+/// blanks so that every byte keeps its place; `None` when there is none.
+/// tree-sitter-bash reads `{a,b}|{c,d}` as an error; bash runs `a b | c d`.
+fn spread_brace_lists(src: &[u8]) -> Option<Vec<u8>> {
+    const MAX_LIST: usize = 512;
+    let starts_word = |i: usize| i == 0 || b" \t\n|;&(".contains(&src[i - 1]);
+    let ends_word = |i: usize| src.get(i).is_none_or(|b| b" \t\r\n|;&)<>".contains(b));
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while let Some(open) = src[i..].iter().position(|&b| b == b'{').map(|p| i + p) {
+        i = open + 1;
+        if !starts_word(open) {
+            continue;
+        }
+        let rest = &src[open + 1..src.len().min(open + 1 + MAX_LIST)];
+        let Some(len) = rest.iter().position(|&b| b == b'}') else {
+            continue;
+        };
+        let inner = &rest[..len];
+        let plain = !inner.iter().any(|b| b" \t\r\n{\"'$`\\".contains(b));
+        if plain && inner.contains(&b',') && ends_word(open + 1 + len + 1) {
+            let buf = out.get_or_insert_with(|| src.to_vec());
+            buf[open] = b' ';
+            buf[open + 1 + len] = b' ';
+            for b in &mut buf[open + 1..open + 1 + len] {
+                if *b == b',' {
+                    *b = b' ';
+                }
+            }
+            i = open + 1 + len + 1;
+        }
+    }
+    out
 }

@@ -5,6 +5,7 @@
 //! it does not know is punctuation.
 
 use super::Lang;
+use unicode_normalization::UnicodeNormalization as _;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -71,6 +72,9 @@ impl Lexer<'_> {
         let raw = self.src.get(start..end).unwrap_or("");
         let text = if self.lang == Lang::PowerShell && kind == Kind::Ident {
             raw.to_ascii_lowercase()
+        } else if self.lang == Lang::Python && kind == Kind::Ident && !raw.is_ascii() {
+            // Python reads identifiers in NFKC (PEP 3131): `𝘦𝘹𝘦𝘤` is `exec`.
+            raw.nfkc().collect()
         } else {
             raw.to_owned()
         };

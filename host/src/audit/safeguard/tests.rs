@@ -328,3 +328,28 @@ fn settings_given_by_config_commands_and_in_flag_values_are_read() {
     let kept = "```bash\nopenclaw config set gateway.bind 0.0.0.0\nopenclaw config set gateway.auth.mode token\ndocker run -e JUPYTER_TOKEN=\"$TOKEN\" -p 8888:8888 img\n```\n";
     assert_eq!(settings_max("SKILL.md", kept), None);
 }
+
+#[test]
+fn key_value_lines_and_named_blocks_are_settings() {
+    let redis = "# cache\nbind 0.0.0.0\nprotected-mode no\nport 6379\n";
+    assert_eq!(settings_max("redis.conf", redis), Some(Severity::High));
+    let mongo = "services:\n  db:\n    image: mongo:7\n    command: [\"mongod\", \"--bind_ip_all\", \"--noauth\"]\n";
+    assert_eq!(
+        settings_max("docker-compose.yml", mongo),
+        Some(Severity::High)
+    );
+    let sg = "```hcl\nresource \"aws_security_group\" \"dev\" {\n  ingress {\n    from_port   = 0\n    to_port     = 65535\n    protocol    = \"-1\"\n    cidr_blocks = [\"0.0.0.0/0\"]\n  }\n}\n```\n";
+    assert_eq!(settings_max("SKILL.md", sg), Some(Severity::High));
+}
+
+#[test]
+fn honest_key_value_lines_and_egress_rules_are_not_high() {
+    let redis = "bind 127.0.0.1\nprotected-mode no\nrequirepass s3cret\n";
+    assert!(settings_max("redis.conf", redis) < Some(Severity::High));
+    let redis = "bind 0.0.0.0\nprotected-mode yes\nrequirepass s3cret\n";
+    assert!(settings_max("redis.conf", redis) < Some(Severity::High));
+    let sg = "```hcl\nresource \"aws_security_group\" \"web\" {\n  ingress {\n    from_port   = 443\n    to_port     = 443\n    protocol    = \"tcp\"\n    cidr_blocks = [\"0.0.0.0/0\"]\n  }\n  egress {\n    from_port   = 0\n    to_port     = 0\n    protocol    = \"-1\"\n    cidr_blocks = [\"0.0.0.0/0\"]\n  }\n}\n```\n";
+    assert!(settings_max("SKILL.md", sg) < Some(Severity::High));
+    let prose = "Open the settings page.\nhost 0.0.0.0\nThe login stays on.\n";
+    assert!(settings_max("SKILL.md", prose) < Some(Severity::High));
+}

@@ -32,6 +32,15 @@ impl Stmt<'_> {
         }
     }
 
+    /// Whether a bracketed call is given a network address that is no
+    /// listed vendor's (`client:request_uri("http://203.0.113.9/v", {body
+    /// = netrc})`, any client library): what else it is given goes there.
+    pub(super) fn unvetted_endpoint(&self, call: &super::Call) -> bool {
+        let callee = call.args.start.checked_sub(2);
+        let bracketed = callee.is_some_and(|i| self.is(i + 1, "("));
+        bracketed && callee.is_some_and(|i| self.endpoint(i).has(Taint::UNVETTED))
+    }
+
     /// The URL of a command line given as one string argument whose
     /// program is a downloader (`io.popen('curl -s URL')`,
     /// `subprocess.check_output('wget -qO- URL', shell=True)`): what the

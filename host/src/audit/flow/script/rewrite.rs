@@ -9,7 +9,11 @@
 //!   `globalThis`, `window`, …) indexed or dotted is the name itself:
 //!   `__builtins__["exec"]` is `exec`;
 //! - a bracketed callee of names joined by `or`, `||` or `??` is its first
-//!   name: `(exec or eval)(src)` is `exec(src)`.
+//!   name: `(exec or eval)(src)` is `exec(src)`;
+//! - a list of literals joined by an empty literal is one literal
+//!   (`["exec", "Sync"].join("")`, `"".join(["ht", "tp://"])`), and a
+//!   literal subscript that is called is a method call: `cp["execSync"](c)`
+//!   is `cp.execSync(c)`.
 
 use super::super::Lang;
 use crate::audit::flow::tokens::{Kind, Token};
@@ -32,7 +36,7 @@ pub(super) fn rewrite(lang: Lang, tokens: Vec<Token>) -> Vec<Token> {
     if !matches!(lang, Lang::Python | Lang::JavaScript) {
         return tokens;
     }
-    let mut toks = join_literals(lang, tokens);
+    let mut toks = join_literals(lang, join_lists(tokens));
     // Each pass can expose the next (`getattr(__builtins__, "ex" + "ec")`);
     // the count bounds the work on a hostile file.
     for _ in 0..4 {
@@ -40,6 +44,7 @@ pub(super) fn rewrite(lang: Lang, tokens: Vec<Token>) -> Vec<Token> {
         toks = attribute_lookups(toks);
         toks = namespace_members(toks);
         toks = fallback_callees(toks);
+        toks = called_subscripts(toks);
         if toks.len() == before {
             break;
         }
@@ -90,6 +95,110 @@ fn join_literals(lang: Lang, tokens: Vec<Token>) -> Vec<Token> {
             out.push(t.clone());
         }
         i += 1;
+    }
+    out
+}
+
+/// `[L, …].join("")` and `"".join([L, …])` / `"".join((L, …))` of string
+/// literals `L`: one literal.
+fn join_lists(tokens: Vec<Token>) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        if let Some((joined, next)) = joined_list(&tokens, i) {
+            out.push(joined);
+            i = next;
+        } else {
+            out.push(tokens[i].clone());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The literal a joined list starting at `i` makes, and the index after it.
+fn joined_list(toks: &[Token], i: usize) -> Option<(Token, usize)> {
+    let empty = |j: usize| {
+        toks.get(j)
+            .is_some_and(|t| t.kind == Kind::Str && t.text.is_empty())
+    };
+    // Python: "" . join ( [ … ] )
+    if empty(i) && is(toks.get(i + 1), ".") && toks.get(i + 2).is_some_and(|t| t.text == "join") {
+        let open = i + 3;
+        let (text, after) = literal_list(toks, open + 1)?;
+        return is(toks.get(after), ")").then(|| (literal(text, toks[i].at), after + 1));
+    }
+    // JavaScript: [ … ] . join ( "" )
+    let (text, after) = literal_list(toks, i)?;
+    let join = is(toks.get(after), ".")
+        && toks.get(after + 1).is_some_and(|t| t.text == "join")
+        && is(toks.get(after + 2), "(")
+        && empty(after + 3)
+        && is(toks.get(after + 4), ")");
+    join.then(|| (literal(text, toks[i].at), after + 5))
+}
+
+/// The literals of `[L, L, …]` or `(L, L, …)` at `open`, joined, and the
+/// index after its closing bracket.
+fn literal_list(toks: &[Token], open: usize) -> Option<(String, usize)> {
+    let close = match toks.get(open)?.text.as_str() {
+        "[" => "]",
+        "(" => ")",
+        _ => return None,
+    };
+    let mut text = String::new();
+    let mut j = open + 1;
+    loop {
+        let t = toks.get(j)?;
+        if t.kind != Kind::Str {
+            return None;
+        }
+        text.push_str(&t.text);
+        j += 1;
+        if is(toks.get(j), ",") {
+            j += 1;
+        }
+        if is(toks.get(j), close) {
+            return (j > open + 1).then_some((text, j + 1));
+        }
+    }
+}
+
+fn literal(text: String, at: usize) -> Token {
+    Token {
+        kind: Kind::Str,
+        at,
+        text,
+    }
+}
+
+/// `X["name"](…)`: `X.name(…)`.
+fn called_subscripts(toks: Vec<Token>) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::with_capacity(toks.len());
+    let mut i = 0;
+    while i < toks.len() {
+        let called = i > 0
+            && is(toks.get(i), "[")
+            && toks
+                .get(i + 1)
+                .is_some_and(|t| t.kind == Kind::Str && is_name(&t.text))
+            && is(toks.get(i + 2), "]")
+            && is(toks.get(i + 3), "(")
+            && out
+                .last()
+                .is_some_and(|t| t.kind == Kind::Ident || is(Some(t), ")"));
+        if called {
+            out.push(Token {
+                kind: Kind::Punct,
+                at: toks[i].at,
+                text: ".".into(),
+            });
+            out.push(ident(&toks[i + 1].text, toks[i + 1].at));
+            i += 3;
+        } else {
+            out.push(toks[i].clone());
+            i += 1;
+        }
     }
     out
 }
@@ -300,6 +409,31 @@ mod tests {
         assert_eq!(
             words(Lang::JavaScript, "Reflect.get(cp, 'exec')(cmd)"),
             "cp . exec ( cmd )"
+        );
+    }
+
+    #[test]
+    fn joined_lists_and_called_subscripts_are_names() {
+        assert_eq!(
+            words(Lang::JavaScript, r#"cp[["exec", "Sync"].join("")](c)"#),
+            "cp . execSync ( c )"
+        );
+        assert_eq!(
+            words(Lang::Python, r#"u = "".join(["ht", "tp://", "h"])"#),
+            r#"u = "http://h""#
+        );
+        // A list of names, a separator, or a subscript not called stays.
+        assert_eq!(
+            words(Lang::JavaScript, r#"xs.join("")"#),
+            r#"xs . join ( "" )"#
+        );
+        assert_eq!(
+            words(Lang::Python, r#"", ".join(["a", "b"])"#),
+            r#"", " . join ( [ "a" , "b" ] )"#
+        );
+        assert_eq!(
+            words(Lang::JavaScript, r#"x = cfg["exec"]"#),
+            r#"x = cfg [ "exec" ]"#
         );
     }
 

@@ -32,8 +32,12 @@ const PYTHON: Table = Table {
         "wget.download",
         "session.get",
         "client.get",
+        // DNS answers (dnspython): TXT records can stage code.
+        "resolver.resolve",
+        "resolver.query",
     ],
-    secret: &[],
+    // The clipboard holds what was just copied: passwords, keys, seeds.
+    secret: &["pyperclip.paste", "clipboard.paste", "clipboard_get"],
     decode: &[
         "b64decode",
         "b32decode",
@@ -122,8 +126,15 @@ const JAVASCRIPT: Table = Table {
         "net.connect",
         "net.createConnection",
         "tls.connect",
+        // DNS answers: TXT records can stage code.
+        "resolveTxt",
+        "resolveAny",
     ],
-    secret: &[],
+    secret: &[
+        "clipboardy.read",
+        "clipboardy.readSync",
+        "clipboard.readText",
+    ],
     decode: &[
         "fromCharCode",
         "=atob",
@@ -189,13 +200,26 @@ const POWERSHELL: Table = Table {
         "curl",
         "wget",
         "openread",
+        // Clients whose output is what a remote host answers: DNS
+        // records (TXT staging), finger, a remote shell.
+        // .NET's HttpClient, reached from PowerShell.
+        "getbytearrayasync",
+        "getstringasync",
+        "getstreamasync",
+        "resolve-dnsname",
+        "nslookup",
+        "finger",
+        "ssh",
     ],
-    secret: &["getenvironmentvariables"],
+    secret: &["getenvironmentvariables", "get-clipboard"],
     decode: &["frombase64string"],
     exec: &[
         "iex",
         "invoke-expression",
         "scriptblock.create",
+        // `$ExecutionContext.InvokeCommand.InvokeScript($code)`.
+        "invokescript",
+        "newscriptblock",
         "invoke-command",
         "start-process",
         "invoke-item",
@@ -230,7 +254,11 @@ const POWERSHELL: Table = Table {
         "send-mailmessage",
         "send",
     ],
-    writes: &[("downloadfile", 1, None)],
+    writes: &[
+        ("downloadfile", 1, None),
+        ("writeallbytes", 0, Some(1)),
+        ("writealltext", 0, Some(1)),
+    ],
 };
 
 /// Methods that add their arguments to the container they are called on.
@@ -345,7 +373,7 @@ const GO: Table = Table {
         "client.Do",
         "net.Dial",
     ],
-    secret: &["os.Environ"],
+    secret: &["os.Environ", "clipboard.ReadAll"],
     decode: &[
         "DecodeString",
         "hex.DecodeString",

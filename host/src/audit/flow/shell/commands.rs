@@ -14,8 +14,9 @@ mod files;
 mod interpreters;
 mod loaders;
 mod network;
+mod replies;
 
-use credentials::{dumps_secrets, prints_credential};
+use credentials::{dumps_secrets, prints_credential, reads_clipboard};
 use interpreters::interpreter;
 
 type Span = (usize, usize);
@@ -367,7 +368,7 @@ impl Run<'_, '_> {
         span: Span,
         depth: usize,
     ) -> Taint {
-        if prints_credential(prog, args) {
+        if prints_credential(prog, args) || reads_clipboard(prog, args) {
             let secret = data.union(Taint::new(Taint::SECRET, span.0));
             let opts = Opts::parse(args, "o", &["output", "out"]);
             for out in opts.values(&["-o", "--output", "--out"]) {
@@ -657,6 +658,7 @@ impl Run<'_, '_> {
         self.output_files(prog, args, data);
         self.compiled(prog, args, data);
         self.generic_upload(args, span);
+        self.stdin_to_host(args, span);
         data
     }
 
@@ -777,6 +779,20 @@ fn printed_text(prog: &str, args: &[Value]) -> Option<String> {
 /// as the skill set it, else white space); a concatenation at the
 /// breaks an expansion left in it.
 fn split_fields(kind: &str, value: Value, ifs: &str) -> Vec<Value> {
+    if matches!(kind, "word" | "concatenation" | "brace_expression")
+        && let Some(items) = brace_list(&value.text)
+    {
+        // `{curl,-fsSL,URL}` is the words `curl -fsSL URL`.
+        let word = |t: &str| Value {
+            text: t.to_owned(),
+            taint: value.taint,
+        };
+        return items
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(word)
+            .collect();
+    }
     let expansion = match kind {
         "simple_expansion" | "expansion" => true,
         "concatenation" => false,
@@ -795,6 +811,14 @@ fn split_fields(kind: &str, value: Value, ifs: &str) -> Vec<Value> {
             taint: value.taint,
         })
         .collect()
+}
+
+/// The items of an unquoted brace expansion that is the whole word
+/// (`{a,b,c}`): bash expands it into one word each.
+fn brace_list(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('{')?.strip_suffix('}')?;
+    let plain = !inner.contains(['{', '}', '"', '\'', ' ', '$', '`']);
+    (plain && inner.contains(',')).then_some(inner)
 }
 
 fn values_taint(args: &[Value]) -> Taint {

@@ -51,6 +51,18 @@ pub(super) fn prints_credential(prog: &str, args: &[Value]) -> bool {
     })
 }
 
+/// Whether `prog ARGS` prints the clipboard, which holds what was just
+/// copied: passwords, keys, recovery phrases.
+pub(super) fn reads_clipboard(prog: &str, args: &[Value]) -> bool {
+    let has = |flags: &[&str]| args.iter().any(|a| flags.contains(&a.text.as_str()));
+    match prog {
+        "pbpaste" | "wl-paste" => true,
+        "xclip" => has(&["-o", "-out"]),
+        "xsel" => has(&["-o", "--output"]),
+        _ => false,
+    }
+}
+
 /// `security dump-keychain`, `security find-… -w`… `gpg --export-secret-keys`.
 pub(super) fn dumps_secrets(args: &[Value]) -> bool {
     args.iter().any(|a| {

@@ -4,6 +4,7 @@
 use super::super::super::paths;
 use super::super::{Cx, Run, Value};
 use super::Span;
+use super::loaders::remote_url;
 use crate::audit::flow::{Lang, Taint};
 
 /// An interpreter: its options that take code, a module, or a value.
@@ -15,6 +16,8 @@ pub(super) struct Interp {
     shell: bool,
     /// Its code is every word after the code option (`cmd /c a b`).
     rest: bool,
+    /// Subcommands that come before the script (`deno run URL`).
+    skip: &'static [&'static str],
     /// The language its code is read as, when a script engine reads it.
     lang: Option<Lang>,
 }
@@ -29,6 +32,7 @@ const INTERPRETERS: &[(&[&str], Interp)] = &[
             value: &["-o", "-O", "+O"],
             shell: true,
             rest: false,
+            skip: &[],
             lang: None,
         },
     ),
@@ -40,17 +44,32 @@ const INTERPRETERS: &[(&[&str], Interp)] = &[
             value: &["-W", "-X", "-Q"],
             shell: false,
             rest: false,
+            skip: &[],
             lang: Some(Lang::Python),
         },
     ),
     (
-        &["node", "nodejs", "bun", "deno"],
+        &["node", "nodejs"],
         Interp {
             code: &["-e", "--eval", "-p", "--print"],
             module: &[],
             value: &["-r", "--require", "--import", "--loader"],
             shell: false,
             rest: false,
+            skip: &[],
+            lang: Some(Lang::JavaScript),
+        },
+    ),
+    (
+        // `deno run URL`, `bun run FILE`: the subcommand comes first.
+        &["bun", "deno"],
+        Interp {
+            code: &["-e", "--eval", "-p", "--print", "eval"],
+            module: &[],
+            value: &["-r", "--require", "--import", "--loader"],
+            shell: false,
+            rest: false,
+            skip: &["run"],
             lang: Some(Lang::JavaScript),
         },
     ),
@@ -61,9 +80,11 @@ const INTERPRETERS: &[(&[&str], Interp)] = &[
         Interp {
             code: &["-e", "-E"],
             module: &[],
-            value: &["-I"],
+            // osascript's `-l JavaScript`, `-s flags`.
+            value: &["-I", "-l", "-s"],
             shell: false,
             rest: false,
+            skip: &[],
             lang: None,
         },
     ),
@@ -75,6 +96,7 @@ const INTERPRETERS: &[(&[&str], Interp)] = &[
             value: &[],
             shell: false,
             rest: false,
+            skip: &[],
             lang: Some(Lang::Lua),
         },
     ),
@@ -86,6 +108,7 @@ const INTERPRETERS: &[(&[&str], Interp)] = &[
             value: &["-d", "-c"],
             shell: false,
             rest: false,
+            skip: &[],
             lang: Some(Lang::Php),
         },
     ),
@@ -101,9 +124,24 @@ const INTERPRETERS: &[(&[&str], Interp)] = &[
                 "-e",
             ],
             module: &[],
-            value: &["-ExecutionPolicy", "-ep", "-File", "-f"],
+            // `-File X` is the script operand, read as the next word.
+            value: &[
+                "-ExecutionPolicy",
+                "-executionpolicy",
+                "-ep",
+                "-ex",
+                "-exec",
+                "-WindowStyle",
+                "-windowstyle",
+                "-w",
+                "-win",
+                "-OutputFormat",
+                "-InputFormat",
+                "-ConfigurationName",
+            ],
             shell: false,
             rest: false,
+            skip: &[],
             lang: Some(Lang::PowerShell),
         },
     ),
@@ -115,6 +153,7 @@ const INTERPRETERS: &[(&[&str], Interp)] = &[
             value: &[],
             shell: true,
             rest: true,
+            skip: &[],
             lang: None,
         },
     ),
@@ -128,6 +167,7 @@ const fn one_liner(lang: Lang) -> Interp {
         value: &["-I", "-r", "-M"],
         shell: false,
         rest: false,
+        skip: &[],
         lang: Some(lang),
     }
 }
@@ -178,11 +218,16 @@ impl Run<'_, '_> {
             {
                 break;
             }
-            if t == "--" {
+            if t == "--" || interp.skip.contains(&t) {
                 continue;
             }
             if interp.value.contains(&t) {
                 iter.next();
+            } else if let Some(url) = remote_url(a) {
+                // `deno run https://…/mod.ts`, `pwsh -File \\host\x.ps1`.
+                let served = self.fetched(&[&url], span.0);
+                self.exec(served, span);
+                return stdin_and_args;
             } else if !t.starts_with('-') || t == "-" {
                 let ran = self.file_arg(a, stdin);
                 self.exec(ran, span);

@@ -8,6 +8,7 @@
 use super::super::super::paths::{is_local_url, is_url};
 use super::super::{Run, Value};
 use super::Span;
+use super::replies::names_remote_host;
 
 /// Programs that run a remote URL given as an operand or as an option's
 /// value (`/i:URL`, `-url=URL`), and a downloaded file given to them.
@@ -41,9 +42,17 @@ impl Run<'_, '_> {
     }
 }
 
-/// The remote URL a word is or ends with after an option's `:`/`=`.
-fn remote_url(word: &Value) -> Option<Value> {
+/// The remote URL a word is or ends with after an option's `:`/`=`, or
+/// the UNC path of a share on another host (`\\\\host@SSL\\DavWWWRoot\\x.dll`,
+/// which Windows fetches over SMB or WebDAV).
+pub(super) fn remote_url(word: &Value) -> Option<Value> {
     let text = word.text.trim_matches(['"', '\'']);
+    if let Some(host) = unc_host(text) {
+        return names_remote_host(host).then(|| Value {
+            text: format!("https://{host}/"),
+            taint: word.taint,
+        });
+    }
     let url = if is_url(text) {
         text
     } else {
@@ -56,6 +65,19 @@ fn remote_url(word: &Value) -> Option<Value> {
         text: url.to_owned(),
         taint: word.taint,
     })
+}
+
+/// The host of a UNC path (`\\\\host\\share`, `\\\\host@SSL@443\\…`), without
+/// its WebDAV marks. A shell reads `\\\\h@SSL\\x` unquoted as `\\h@SSLx`, and
+/// a batch file is read with `/` for `\\`, so one backslash, or two
+/// slashes, before a dotted host and its `@`/`\\` count too.
+fn unc_host(text: &str) -> Option<&str> {
+    let rest = ["\\\\", "//", "\\"]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))?;
+    let end = rest.find(['\\', '/', '@'])?;
+    let host = &rest[..end];
+    (!host.is_empty() && host.contains('.')).then_some(host)
 }
 
 #[cfg(test)]
@@ -87,5 +109,16 @@ mod tests {
         assert_eq!(url_of("/q"), None);
         assert_eq!(url_of("scrobj.dll"), None);
         assert_eq!(url_of("http://localhost:8080/x"), None);
+        assert_eq!(
+            url_of(r"\\cdn.h.example@SSL\DavWWWRoot\f.dll,Run").as_deref(),
+            Some("https://cdn.h.example/")
+        );
+        assert_eq!(url_of(r"\\fileserver\share\x.dll"), None);
+        assert_eq!(url_of(r"\\127.0.0.1\c$\x.dll"), None);
+        assert_eq!(
+            url_of(r"\cdn.h.example@SSLDavWWWRootf.dll").as_deref(),
+            Some("https://cdn.h.example/")
+        );
+        assert_eq!(url_of(r"\n"), None);
     }
 }

@@ -164,14 +164,16 @@ impl Run<'_, '_> {
             }
             "git" | "gh" | "svn" | "hg" => self.vcs(prog, args, span),
             "scp" | "rsync" | "sftp" => self.remote_copy(args, span),
+            // `openssl enc -d` is a decoder: only `s_client` talks.
+            "openssl" if args.first().is_none_or(|a| a.text != "s_client") => return None,
             "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ssh" | "mail" | "mailx"
-            | "sendmail" | "openssl" => {
+            | "sendmail" | "openssl" | "finger" => {
                 self.send(stdin.union(values_taint(args)), span);
-                Taint::default()
+                self.remote_reply(prog, args, span.0)
             }
             "nslookup" | "dig" | "host" | "ping" | "drill" | "resolvectl" => {
                 self.send(values_taint(args), span);
-                Taint::default()
+                self.remote_reply(prog, args, span.0)
             }
             _ => return None,
         };
