@@ -484,6 +484,7 @@ impl Table {
     pub fn scan(&self, text: &str) -> Vec<ProseHit> {
         let norm = normalize(text);
         let hay: &str = &norm.text;
+        let _sentences = sentence::Indexed::new(hay);
         let (mut hits, cues) = self.phrase_hits(hay);
         if !cues.is_empty() {
             hits.extend(self.act_hits(hay, cues));

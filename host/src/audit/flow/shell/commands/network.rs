@@ -318,7 +318,7 @@ impl Run<'_, '_> {
     pub(super) fn vcs(&mut self, prog: &str, args: &[Value], span: Span) -> Taint {
         let opts = Opts::parse(
             args,
-            "bcDOopR",
+            "bcCDOopR",
             &["branch", "depth", "dir", "output", "pattern", "repo"],
         );
         let ops: Vec<&Value> = opts.operands().collect();
@@ -339,7 +339,7 @@ impl Run<'_, '_> {
                     self.me.write_file(&v.text, fetched);
                 }
             }
-            ("git", ["remote", ..]) => self.note_remote(&ops),
+            ("git", ["remote", ..]) => self.note_remote(&ops, args, span),
             ("git", ["push", ..]) => self.push(&ops, span),
             ("git", ["commit" | "add" | "notes" | "tag", ..]) => self.commit(args, span),
             ("gh", ["gist", "create", ..]) => {
