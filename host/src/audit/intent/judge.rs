@@ -46,6 +46,9 @@ fn worth_judging_after(hits: &[Hit], fetched: bool) -> bool {
     if claims.iter().any(|&r| has(r)) || has(Role::Escalate) {
         return true;
     }
+    if has(Role::Grant) && has(Role::Access) {
+        return true;
+    }
     let hidden = has(Role::Conceal) || has(Role::Misreport);
     if hidden
         && [Role::Supply, Role::Disable, Role::Run]
@@ -341,6 +344,8 @@ fn is_act(r: Role) -> bool {
             | Role::Redirect
             | Role::Misreport
             | Role::AsUser
+            | Role::Grant
+            | Role::Solicit
     )
 }
 
@@ -357,6 +362,8 @@ fn is_verb(r: Role) -> bool {
             | Role::Redirect
             | Role::Misreport
             | Role::AsUser
+            | Role::Grant
+            | Role::Solicit
     )
 }
 
@@ -452,5 +459,6 @@ fn keep(found: &mut Vec<IntentHit>, f: IntentHit) {
     }
 }
 
+mod access;
 mod window;
 use window::*;

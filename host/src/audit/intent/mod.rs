@@ -98,10 +98,13 @@ pub(crate) enum Role {
     Channel,
     Supply,
     Trail,
+    Grant,
+    Access,
+    Solicit,
 }
 
 /// The roles matched as hits, each by its lexicon id.
-const ROLES: [(Role, &str); 30] = [
+const ROLES: [(Role, &str); 33] = [
     (Role::Transmit, "transmit"),
     (Role::Destroy, "destroy"),
     (Role::Acquire, "acquire"),
@@ -132,6 +135,9 @@ const ROLES: [(Role, &str); 30] = [
     (Role::Channel, "channel"),
     (Role::Supply, "supply"),
     (Role::Trail, "trail"),
+    (Role::Grant, "grant"),
+    (Role::Access, "access"),
+    (Role::Solicit, "solicit"),
 ];
 
 /// The id of the negators' entries.
@@ -358,6 +364,7 @@ impl Lexicon {
                     | Role::Redirect
                     | Role::AsUser
                     | Role::Misreport
+                    | Role::Grant
             )
         };
         let mut out = Vec::new();

@@ -134,7 +134,7 @@ impl Prose {
                 owner,
             });
         }
-        for re in [&*EMAIL, &*HANDLE, &*HOST] {
+        for re in [&*EMAIL, &*HANDLE, &*HOST, &*SPELLED] {
             // What an earlier shape found (a URL, an address) holds its
             // host: found again, it is no second destination. `out` is
             // sorted by start, and sinks of one shape do not overlap.
@@ -160,7 +160,7 @@ impl Prose {
 
     /// Whose the destination written `dest` is.
     fn owner_of(&self, dest: &str) -> Owner {
-        let lower = dest.to_ascii_lowercase();
+        let lower = dotted(&dest.to_ascii_lowercase());
         if placeholder(&lower) {
             return Owner::Own;
         }
@@ -300,6 +300,39 @@ static HOST: LazyLock<Regex> = LazyLock::new(|| {
             .map_err(|e| e.to_string()),
     )
 });
+
+/// A host or address spelled out to pass address shapes: "mail at
+/// host dot com", "host [dot] net".
+static SPELLED: LazyLock<Regex> = LazyLock::new(|| {
+    crate::audit::embedded(
+        "intent spelled host",
+        Regex::new(r"(?i)\b(?:[a-z0-9][a-z0-9._+-]*\s+(?:at|\[at\]|\(at\))\s+)?[a-z0-9][a-z0-9-]*(?:\s+(?:dot|\[dot\]|\(dot\))\s+[a-z0-9-]+)*\s+(?:dot|\[dot\]|\(dot\))\s+(?:com|net|org|io|dev|app|ai|co|xyz|info|biz|me|top|site|online|cloud|invalid|ru|cn|link|live|store|shop)\b")
+            .map_err(|e| e.to_string()),
+    )
+});
+
+/// A spelled-out host or address (lower case) written with dots and `@`.
+fn dotted(lower: &str) -> String {
+    let mut out = lower.to_owned();
+    for (spelled, mark) in [("[dot]", "."), ("(dot)", "."), ("[at]", "@"), ("(at)", "@")] {
+        out = out.replace(spelled, mark);
+    }
+    let words: Vec<&str> = out.split_whitespace().collect();
+    let mut joined = String::with_capacity(out.len());
+    for (i, w) in words.iter().enumerate() {
+        let spelled = *w == "dot" || *w == "at";
+        let next_spelled = words.get(i + 1).is_some_and(|n| *n == "dot" || *n == "at");
+        match *w {
+            "dot" if i > 0 => joined.push('.'),
+            "at" if i > 0 => joined.push('@'),
+            _ => joined.push_str(w),
+        }
+        if !spelled && !next_spelled && i + 1 < words.len() {
+            joined.push(' ');
+        }
+    }
+    joined
+}
 
 /// Whether a destination is a placeholder or the user's own machine.
 fn placeholder(lower: &str) -> bool {

@@ -17,24 +17,24 @@ pub(super) struct Window<'w, 'a> {
 }
 
 impl Window<'_, '_> {
-    fn range(&self) -> Range<usize> {
+    pub(super) fn range(&self) -> Range<usize> {
         let first = self.sentences.first().map_or(0, |s| s.start);
         let last = self.sentences.last().map_or(0, |s| s.end);
         first..last
     }
 
-    fn hits(&self, role: Role) -> impl Iterator<Item = &Hit> {
+    pub(super) fn hits(&self, role: Role) -> impl Iterator<Item = &Hit> {
         let r = self.range();
         self.hits
             .iter()
             .filter(move |h| h.role == role && r.start <= h.start && h.end <= r.end)
     }
 
-    fn has(&self, role: Role) -> bool {
+    pub(super) fn has(&self, role: Role) -> bool {
         self.hits(role).next().is_some()
     }
 
-    fn sentence_of(&self, at: usize) -> Range<usize> {
+    pub(super) fn sentence_of(&self, at: usize) -> Range<usize> {
         self.sentences
             .iter()
             .find(|s| s.contains(&at))
@@ -42,14 +42,14 @@ impl Window<'_, '_> {
             .unwrap_or(at..at)
     }
 
-    fn in_range(&self, role: Role, r: &Range<usize>) -> bool {
+    pub(super) fn in_range(&self, role: Role, r: &Range<usize>) -> bool {
         self.hits(role)
             .any(|h| r.start <= h.start && h.start < r.end)
     }
 
     /// A safeguard switched off: said outright, or a switch and a
     /// safeguard in one sentence.
-    fn safety_off(&self) -> bool {
+    pub(super) fn safety_off(&self) -> bool {
         self.has(Role::SafetyOff) || self.disabled_control().is_some()
     }
 
@@ -91,6 +91,8 @@ impl Window<'_, '_> {
         out.extend(self.deceit(conceal));
         out.extend(self.user_authority());
         out.extend(self.hidden_command(conceal));
+        out.extend(self.grant_access(conceal));
+        out.extend(self.solicited_send(conceal, safety));
         out
     }
 
@@ -232,7 +234,7 @@ impl Window<'_, '_> {
     /// The destination of a send: the first named after the verb in the
     /// window, else the last before it in its clause ("add x@y as a
     /// blind copy"; not where a key came from in an earlier clause).
-    fn sink_of(&self, t: &Hit) -> Option<Sink> {
+    pub(super) fn sink_of(&self, t: &Hit) -> Option<Sink> {
         let r = self.range();
         let sinks = &self.judge.sinks;
         let from = sinks.partition_point(|s| s.start < t.end);
@@ -404,7 +406,7 @@ impl Window<'_, '_> {
         format!("sends {what}{to}{hidden}")
     }
 
-    fn hit(
+    pub(super) fn hit(
         &self,
         rule: &'static str,
         severity: Severity,

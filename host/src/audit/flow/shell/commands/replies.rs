@@ -89,10 +89,8 @@ fn answering_host(prog: &str, args: &[Value]) -> Option<String> {
         }
         "socat" => args.iter().find_map(|a| socat_host(&a.text)),
         "nslookup" | "dig" | "host" | "drill" => {
-            let ops = args.iter().map(|a| a.text.trim_start_matches('@'));
-            ops.filter(|t| !t.starts_with(['-', '+']))
-                .last()
-                .map(str::to_owned)
+            let mut ops = args.iter().map(|a| a.text.trim_start_matches('@'));
+            ops.rfind(|t| !t.starts_with(['-', '+'])).map(str::to_owned)
         }
         _ => None,
     }
