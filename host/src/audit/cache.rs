@@ -24,7 +24,7 @@ use super::Finding;
 /// prose phrase table, windows and quoted examples; 6: unverified root
 /// installs; 7: the intent analysis of prose, `intent/`; 8: loaders,
 /// shell decoders, batch files, escapes and XOR, pickles).
-pub const SCANNER: u32 = 9;
+pub const SCANNER: u32 = 10;
 /// Largest cache file read.
 const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Most entries kept; past it the file starts over with this load's.
