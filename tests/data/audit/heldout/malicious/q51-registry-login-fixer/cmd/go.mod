@@ -1,0 +1,3 @@
+module example.invalid/registry-login-fixer
+
+go 1.22
