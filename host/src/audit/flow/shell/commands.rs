@@ -887,3 +887,14 @@ fn builds_current_folder(args: &[Value]) -> bool {
             )
     })
 }
+
+/// A command line's words, untainted, split at blanks (for the tests).
+#[cfg(test)]
+fn words(line: &str) -> Vec<Value> {
+    line.split_whitespace()
+        .map(|w| Value {
+            text: w.into(),
+            taint: Taint::default(),
+        })
+        .collect()
+}

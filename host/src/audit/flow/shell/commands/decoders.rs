@@ -54,16 +54,8 @@ fn maps_letters(args: &[Value]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::words;
     use super::*;
-
-    fn words(line: &str) -> Vec<Value> {
-        line.split_whitespace()
-            .map(|w| Value {
-                text: w.into(),
-                taint: Taint::default(),
-            })
-            .collect()
-    }
 
     #[test]
     fn decoders_are_known_by_program_and_flag() {

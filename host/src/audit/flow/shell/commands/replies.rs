@@ -125,16 +125,8 @@ pub(super) fn names_remote_host(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::words;
     use super::*;
-
-    fn words(line: &str) -> Vec<Value> {
-        line.split_whitespace()
-            .map(|w| Value {
-                text: w.into(),
-                taint: Taint::default(),
-            })
-            .collect()
-    }
 
     fn host(prog: &str, line: &str) -> Option<String> {
         answering_host(prog, &words(line))
