@@ -124,7 +124,7 @@ pub(crate) fn is_local_url(word: &str) -> bool {
 
 /// The host of a URL (or of a `user@host:path` remote): no user, port or
 /// IPv6 brackets.
-fn host_of(word: &str) -> &str {
+pub(crate) fn host_of(word: &str) -> &str {
     let rest = word.split_once("://").map_or(word, |(_, r)| r);
     let host = rest
         .split(['/', '?', '#'])

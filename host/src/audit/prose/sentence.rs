@@ -190,11 +190,12 @@ impl Marks {
     }
 }
 
+/// The text an [`Indexed`] guard holds, by address and length, and its
+/// marks once a lookup has needed them.
+type Held = (usize, usize, Option<Marks>);
+
 thread_local! {
-    /// The text an [`Indexed`] guard holds, by address and length, and its
-    /// marks.
-    static INDEX: std::cell::RefCell<Option<(usize, usize, Marks)>> =
-        const { std::cell::RefCell::new(None) };
+    static INDEX: std::cell::RefCell<Option<Held>> = const { std::cell::RefCell::new(None) };
 }
 
 /// While it lives, [`start_of`] and [`end_of`] on its text read marks
@@ -202,13 +203,13 @@ thread_local! {
 /// while the index names it by address.
 pub struct Indexed<'t> {
     _text: &'t str,
-    previous: Option<(usize, usize, Marks)>,
+    previous: Option<Held>,
 }
 
 impl<'t> Indexed<'t> {
+    /// Costs nothing until a lookup on `text` needs its marks.
     pub fn new(text: &'t str) -> Indexed<'t> {
-        let marks = Marks::of(text);
-        let key = (text.as_ptr() as usize, text.len(), marks);
+        let key = (text.as_ptr() as usize, text.len(), None);
         let previous = INDEX.with(|i| i.borrow_mut().replace(key));
         Indexed {
             _text: text,
@@ -228,9 +229,10 @@ impl Drop for Indexed<'_> {
 /// this text; `None` otherwise (the caller scans).
 fn with_index<R>(text: &str, f: impl FnOnce(&Marks) -> R) -> Option<R> {
     INDEX.with(|i| {
-        let held = i.borrow();
-        let (ptr, len, marks) = held.as_ref()?;
-        (*ptr == text.as_ptr() as usize && *len == text.len()).then(|| f(marks))
+        let mut held = i.borrow_mut();
+        let (ptr, len, marks) = held.as_mut()?;
+        let same = *ptr == text.as_ptr() as usize && *len == text.len();
+        same.then(|| f(marks.get_or_insert_with(|| Marks::of(text))))
     })
 }
 

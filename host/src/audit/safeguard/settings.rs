@@ -130,14 +130,7 @@ fn read_capture(
 ) {
     let Some(all) = c.get(0) else { return };
     if c.name("open").is_some() {
-        // An HCL block (`ingress {`) is named by the word before it.
-        let before = line[..all.start()].trim_end();
-        let word = before.rsplit([' ', '\t']).next().unwrap_or("");
-        let named = !word.is_empty()
-            && word
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        nest.open(if named { norm(word) } else { String::new() });
+        nest.open(block_name(&line[..all.start()]));
     } else if c.name("close").is_some() {
         nest.close();
     } else if !bounded(line, all.start()) {
@@ -186,6 +179,17 @@ fn read_capture(
             out.push(assignment(nest, key.as_str(), value, span));
         }
     }
+}
+
+/// The name of an HCL block (`ingress {`): the word before its brace,
+/// else none.
+fn block_name(before: &str) -> String {
+    let word = before.trim_end().rsplit([' ', '\t']).next().unwrap_or("");
+    let named = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if named { norm(word) } else { String::new() }
 }
 
 /// A flag's value that is itself `KEY=VALUE` (`-e JUPYTER_TOKEN=`,

@@ -112,22 +112,7 @@ impl Stmt<'_> {
                     let held = self.state.vars.get(recv).copied().unwrap_or_default();
                     self.set(recv.clone(), held.union(t));
                 }
-                [f] if sets_handle(f) => {
-                    // `curl_setopt($ch, CURLOPT_POSTFIELDS, $post)`: the
-                    // handle named first holds what the others give it.
-                    let args = self.split_args(call.args.clone());
-                    let handle = args.first().and_then(|a| match &self.toks[a.clone()] {
-                        [h] | [_, h] if h.kind == Kind::Ident => Some(h.text.clone()),
-                        _ => None,
-                    });
-                    if let Some(h) = handle {
-                        let given = args[1..]
-                            .iter()
-                            .fold(Taint::default(), |t, a| t.union(self.taint_of(a.clone())));
-                        let held = self.state.vars.get(&h).copied().unwrap_or_default();
-                        self.set(h, held.union(given));
-                    }
-                }
+                [f] if sets_handle(f) => self.fill_handle(&call),
                 [.., m] if m == "dup2" && self.onto_stdio(&call) => {
                     let first = self.split_args(call.args.clone()).into_iter().next();
                     let t = first.map_or(t, |a| self.taint_of(a));
@@ -135,6 +120,23 @@ impl Stmt<'_> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// `curl_setopt($ch, CURLOPT_POSTFIELDS, $post)`: the handle named
+    /// first holds what the other arguments give it.
+    fn fill_handle(&mut self, call: &Call) {
+        let args = self.split_args(call.args.clone());
+        let handle = args.first().and_then(|a| match &self.toks[a.clone()] {
+            [h] | [_, h] if h.kind == Kind::Ident => Some(h.text.clone()),
+            _ => None,
+        });
+        if let Some(h) = handle {
+            let given = args[1..]
+                .iter()
+                .fold(Taint::default(), |t, a| t.union(self.taint_of(a.clone())));
+            let held = self.state.vars.get(&h).copied().unwrap_or_default();
+            self.set(h, held.union(given));
         }
     }
 

@@ -105,10 +105,7 @@ fn credentialed_host(url: &str) -> Option<&str> {
 /// placeholder in it, not this machine or a private network, not a
 /// documentation name (RFC 2606: `example.com`, `.example`, `.test`).
 fn written_host(url: &str) -> Option<&str> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit('@').next()?;
-    let host = host.split(':').next()?;
+    let host = paths::host_of(url);
     let literal = !host.is_empty()
         && host.contains('.')
         && host

@@ -5,7 +5,7 @@
 //! host's owner chose: fetched data, whatever the transport
 //! (`finger x@host | cmd`, `ssh host cat run.sh | sh`).
 
-use super::super::super::paths::is_local_url;
+use super::super::super::paths::{host_of, is_local_url};
 use super::super::{Run, Value};
 use super::Opts;
 use crate::audit::flow::Taint;
@@ -113,9 +113,7 @@ fn socat_host(address: &str) -> Option<String> {
 /// address) is another machine: a dotted name or an address, not this
 /// one. A bare alias (`ssh prod`) is the user's own configuration.
 pub(super) fn names_remote_host(word: &str) -> bool {
-    let host = word.trim_matches(['"', '\'']);
-    let host = host.rsplit('@').next().unwrap_or(host);
-    let host = host.split(':').next().unwrap_or(host).trim_end_matches('.');
+    let host = host_of(word.trim_matches(['"', '\''])).trim_end_matches('.');
     let dotted = host.contains('.') && !host.contains('/') && !host.starts_with('.');
     let labels_ok = host
         .bytes()
